@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/txload/txload/workload"
+)
+
+// Env is what the commands may touch of the outside world.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Registry       *workload.Registry
+	Version        string
+}
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // the run failed: cannot connect, a check found a violation
+	ExitUsage       = 2 // bad usage, detected before the database is touched
+	ExitInterrupted = 130
+)
+
+// ExitError carries the exit code an error maps to.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
+
+// ExitCode maps an error returned by Execute to the process exit code. An
+// error cobra raised before any command ran (unknown flag, unknown command,
+// a malformed value) is a usage error.
+func ExitCode(err error, ran bool) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	if !ran {
+		return ExitUsage
+	}
+	return ExitFailed
+}
+
+// lockedWriter serialises writes from the ticker and the workers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Root builds the command tree. ran is set once a command's own code starts,
+// so that errors before it map to exit code 2.
+func Root(env Env, ran *bool) *cobra.Command {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	root := &cobra.Command{
+		Use:   "txload",
+		Short: "A load generator for PostgreSQL-compatible databases",
+		Long: `txload drives PostgreSQL, CockroachDB and YugabyteDB with workloads that
+measure what an isolation level, a schema or a cluster costs and what it
+lets through. With no --url (and no DATABASE_URL) it starts an embedded
+PostgreSQL of its own and removes it on exit.`,
+		Example: `  txload run bank --isolation rc,serializable --duration 10s
+  txload run bank --url postgres://root@localhost:26257/defaultdb?sslmode=disable
+  txload workloads`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			*ran = true
+		},
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.AddCommand(
+		runCommand(env),
+		initCommand(env),
+		checkCommand(env),
+		workloadsCommand(env),
+		versionCommand(env),
+	)
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	}
+	return root
+}
+
+func workloadsCommand(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "workloads",
+		Short:   "List the workloads, one line each",
+		Example: "  txload workloads",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			width := 0
+			for _, m := range env.Registry.All() {
+				width = max(width, len(m.Name))
+			}
+			for _, m := range env.Registry.All() {
+				if _, err := fmt.Fprintf(env.Stdout, "%-*s  %s\n", width, m.Name, m.Description); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func versionCommand(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print txload's version",
+		Example: "  txload version",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintf(env.Stdout, "txload %s\n", env.Version)
+			return err
+		},
+	}
+}
+
+// subcommands adds one child per workload that has the capability, built by
+// make with a fresh generator each.
+func subcommands(env Env, parent *cobra.Command, has func(workload.Generator) bool,
+	make func(workload.Meta, workload.Generator) *cobra.Command) {
+	for _, m := range env.Registry.All() {
+		g := m.New()
+		if !has(g) {
+			continue
+		}
+		c := make(m, g)
+		c.Flags().AddFlagSet(g.Flags())
+		c.Args = cobra.NoArgs
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+		parent.AddCommand(c)
+	}
+}

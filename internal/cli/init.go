@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/txload/txload/workload"
+)
+
+func initCommand(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init WORKLOAD",
+		Short: "Create and load a workload's schema",
+		Long: `init creates a workload's tables and loads them, set-based on the server.
+It is re-runnable: an existing schema with the same settings is kept;
+--drop recreates it.`,
+		Example: "  txload init bank --accounts 1000000 --url postgres://localhost/bench\n  txload init bank --drop --url postgres://localhost/bench",
+	}
+	subcommands(env, cmd, func(g workload.Generator) bool { _, ok := g.(workload.Initer); return ok },
+		func(m workload.Meta, g workload.Generator) *cobra.Command {
+			var tf targetFlags
+			var drop bool
+			c := &cobra.Command{
+				Use:     m.Name,
+				Short:   "Create and load the " + m.Name + " schema",
+				Example: m.Examples,
+				RunE: func(cmd *cobra.Command, _ []string) error {
+					if err := g.Validate(); err != nil {
+						return usageErr(err)
+					}
+					r, err := tf.resolve(env)
+					if err != nil {
+						return err
+					}
+					conn, err := r.open(cmd.Context(), env.Stderr)
+					if err != nil {
+						return err
+					}
+					defer conn.close()
+					return g.(workload.Initer).Init(cmd.Context(), conn.target, workload.InitOptions{Drop: drop, Log: env.Stderr})
+				},
+			}
+			tf.register(c.Flags())
+			c.Flags().BoolVar(&drop, "drop", false, "drop and recreate the schema if it exists")
+			return c
+		})
+	return cmd
+}

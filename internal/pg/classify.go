@@ -1,0 +1,90 @@
+package pg
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txload/txload/metrics"
+)
+
+// commitError marks an error that happened while COMMIT was in flight.
+type commitError struct{ err error }
+
+func (e commitError) Error() string { return "commit: " + e.err.Error() }
+func (e commitError) Unwrap() error { return e.err }
+
+// DuringCommit marks err as raised by COMMIT, so that a lost connection is
+// classified as an ambiguous commit: the transaction may have committed.
+func DuringCommit(err error) error {
+	if err == nil {
+		return nil
+	}
+	return commitError{err}
+}
+
+// Classify returns the failure class of err and whether it is fatal: an error
+// that retrying or reconnecting cannot cure (authentication, syntax, a missing
+// table), which must stop the run.
+func Classify(err error) (class metrics.Class, fatal bool) {
+	var ce commitError
+	duringCommit := errors.As(err, &ce)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		code := pe.Code
+		switch {
+		case code == "40001":
+			return metrics.Serialization, false
+		case code == "40P01":
+			return metrics.Deadlock, false
+		case code == "40003":
+			return metrics.AmbiguousCommit, false
+		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03":
+			if duringCommit {
+				return metrics.AmbiguousCommit, false
+			}
+			return metrics.ConnectionLost, false
+		case strings.HasPrefix(code, "23"):
+			return metrics.Constraint, false
+		case strings.HasPrefix(code, "28"), strings.HasPrefix(code, "3D"),
+			strings.HasPrefix(code, "42"), strings.HasPrefix(code, "0A"):
+			return metrics.Other, true
+		}
+		return metrics.Other, false
+	}
+	if IsConnectionError(err) {
+		if duringCommit {
+			return metrics.AmbiguousCommit, false
+		}
+		return metrics.ConnectionLost, false
+	}
+	return metrics.Other, false
+}
+
+// IsConnectionError reports whether err means the connection is gone or
+// could not be made (as opposed to an error the server returned).
+func IsConnectionError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ne) || errors.As(err, &ce) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"conn closed", "connection reset", "broken pipe", "unexpected EOF", "conn busy"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

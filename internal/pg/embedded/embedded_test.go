@@ -1,0 +1,256 @@
+package embedded
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// testLog sends progress lines to the test log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestLookup(t *testing.T) {
+	v, err := Lookup("17")
+	if err != nil || v != (Version{Major: "17", Full: "17.5.0"}) {
+		t.Fatalf("Lookup(17) = %v, %v", v, err)
+	}
+	if v, err := Lookup("18.3.0"); err != nil || v.Major != "18" {
+		t.Fatalf("Lookup(18.3.0) = %v, %v", v, err)
+	}
+	if _, err := Lookup(DefaultMajor()); err != nil {
+		t.Fatalf("default major: %v", err)
+	}
+	_, err = Lookup("foo")
+	if err == nil {
+		t.Fatal("Lookup(foo) succeeded")
+	}
+	for _, v := range Versions() {
+		if !strings.Contains(err.Error(), v.Major) {
+			t.Errorf("error %q does not list %s", err, v.Major)
+		}
+	}
+}
+
+func TestStartStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	s, err := Start(ctx, Options{Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	t.Logf("Start took %s", time.Since(t0).Round(time.Millisecond))
+
+	want := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+	if s.URL() != want {
+		t.Errorf("URL() = %q, want %q", s.URL(), want)
+	}
+	checkServer(ctx, t, s)
+
+	pid := s.proc.Pid
+	pids := append([]int{pid}, childPIDs(pid)...)
+	if len(pids) < 2 {
+		t.Errorf("postmaster %d has no children", pid)
+	}
+	if os.Geteuid() == 0 {
+		fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != unprivileged().uid {
+			t.Errorf("postmaster runs as uid %d, want %d", uid, unprivileged().uid)
+		}
+	}
+
+	dataDir := s.DataDir()
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data dir still there: %v", err)
+	}
+	for _, p := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", p)); err == nil {
+			t.Errorf("process %d survived Stop", p)
+		}
+	}
+	if left := procsUsing(dataDir); len(left) > 0 {
+		t.Errorf("processes still using %s: %v", dataDir, left)
+	}
+}
+
+// TestParentDeath kills a process holding a server with SIGKILL and checks
+// that the parent-death signal takes the server down with it.
+func TestParentDeath(t *testing.T) {
+	if os.Getenv("TXLOAD_PG_HELPER") != "" {
+		s, err := Start(t.Context(), Options{})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(s.DataDir())
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParentDeath$")
+	cmd.Env = append(os.Environ(), "TXLOAD_PG_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	dataDir := strings.TrimSpace(line)
+	if err != nil || !filepath.IsAbs(dataDir) {
+		cmd.Process.Kill()
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	defer os.RemoveAll(filepath.Dir(dataDir)) // Stop never ran
+	if len(procsUsing(dataDir)) == 0 {
+		t.Fatal("no server processes found before the kill")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left := procsUsing(dataDir)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			killPIDs(left)
+			t.Fatalf("server processes %v outlived their parent", left)
+		}
+	}
+}
+
+func TestStartCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Start(ctx, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start with canceled context: %v", err)
+	}
+}
+
+// TestConcurrentFetch starts servers in parallel against an empty cache, so
+// they race to download and extract under the lock.
+func TestConcurrentFetch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads binaries")
+	}
+	cache := t.TempDir()
+	// The server user (nobody, when root) must reach the cache.
+	for p := cache; p != os.TempDir(); p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			s, err := Start(ctx, Options{Major: "17", CacheDir: cache, Log: testLog{t}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := s.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	entries, _ := os.ReadDir(cache)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || strings.HasSuffix(e.Name(), ".jar") {
+			t.Errorf("leftover in cache: %s", e.Name())
+		}
+	}
+}
+
+// TestAllVersions checks every supported version starts with our flags.
+// It downloads all of them, so it only runs with TXLOAD_PG_ALL_VERSIONS=1.
+func TestAllVersions(t *testing.T) {
+	if os.Getenv("TXLOAD_PG_ALL_VERSIONS") == "" {
+		t.Skip("set TXLOAD_PG_ALL_VERSIONS=1 to start every version")
+	}
+	for _, v := range Versions() {
+		t.Run(v.Major, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+			defer cancel()
+			t0 := time.Now()
+			s, err := Start(ctx, Options{Major: v.Major, Log: testLog{t}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Stop()
+			t.Logf("Start took %s", time.Since(t0).Round(time.Millisecond))
+			checkServer(ctx, t, s)
+		})
+	}
+}
+
+func checkServer(ctx context.Context, t *testing.T, s *Server) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var version, who string
+	if err := conn.QueryRow(ctx, "SELECT version(), current_user").Scan(&version, &who); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(version, "PostgreSQL "+s.Version().Major+".") {
+		t.Errorf("version() = %q, want major %s", version, s.Version().Major)
+	}
+	if who != "postgres" {
+		t.Errorf("current_user = %q", who)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t SELECT g, 'x' FROM generate_series(1, 1000) g"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM t WHERE v = 'x'").Scan(&n); err != nil || n != 1000 {
+		t.Fatalf("count = %d, %v", n, err)
+	}
+}
+
+// procsUsing lists processes whose command line or working dir mentions dir.
+// Backends rewrite their command line, but keep the data dir as cwd.
+func procsUsing(dir string) []int {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
+	for _, p := range cmdlines {
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		b, _ := os.ReadFile(p)
+		cwd, _ := os.Readlink(filepath.Join(filepath.Dir(p), "cwd"))
+		if strings.Contains(string(b), dir) || strings.HasPrefix(cwd, dir) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

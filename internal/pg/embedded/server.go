@@ -1,0 +1,412 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+const (
+	defaultStartTimeout = 60 * time.Second
+	stopTimeout         = 30 * time.Second
+	portAttempts        = 3
+)
+
+// Options configure Start. The zero value starts DefaultMajor().
+type Options struct {
+	Major        string        // "18" or "18.3.0"; "" = DefaultMajor()
+	CacheDir     string        // "" = $TXLOAD_CACHE_DIR, else /var/cache/txload/postgres as root, else os.UserCacheDir()/txload/postgres
+	Log          io.Writer     // progress lines; nil = discard
+	StartTimeout time.Duration // initdb plus waiting for connections; 0 = 60s
+}
+
+// Server is a running PostgreSQL postmaster with its own temporary data dir.
+type Server struct {
+	version Version
+	port    int
+	dir     string // temp dir holding data/ and postgres.log
+	logPath string
+	logFile *os.File
+
+	proc    *os.Process
+	exited  chan struct{} // closed once proc has been reaped
+	waitErr error         // set before exited is closed
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// account is the unprivileged user the server runs as when txload is root.
+type account struct {
+	name     string
+	uid, gid uint32
+}
+
+var errPortTaken = errors.New("port already in use")
+
+// Start fetches the binaries if needed, runs initdb in a fresh temp dir and
+// starts postgres on a free loopback port, returning once it accepts
+// connections. ctx bounds only Start, not the server's lifetime; call Stop.
+//
+// The server trusts every local connection and is tuned for throughput on a
+// throwaway cluster: fsync, synchronous_commit and full_page_writes are off,
+// so an OS crash may corrupt it. See serverArgs for the settings.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	major := opts.Major
+	if major == "" {
+		major = DefaultMajor()
+	}
+	v, err := Lookup(major)
+	if err != nil {
+		return nil, err
+	}
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = defaultStartTimeout
+	}
+	cacheDir := opts.CacheDir
+	if cacheDir == "" {
+		if cacheDir, err = defaultCacheDir(); err != nil {
+			return nil, err
+		}
+	}
+
+	var as *account
+	if os.Geteuid() == 0 {
+		as = unprivileged()
+	}
+	rt, err := ensureRuntime(ctx, cacheDir, v, logw, as != nil)
+	if err != nil {
+		return nil, fmt.Errorf("preparing PostgreSQL %s binaries: %w", v.Full, err)
+	}
+	if as != nil {
+		if err := reachable(rt, as); err != nil {
+			return nil, err
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "txload-pg-")
+	if err != nil {
+		return nil, fmt.Errorf("creating temp dir: %w", err)
+	}
+	s := &Server{version: v, dir: dir, logPath: filepath.Join(dir, "postgres.log")}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Stop()
+		}
+	}()
+	if s.logFile, err = os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return nil, fmt.Errorf("creating server log: %w", err)
+	}
+	if as != nil {
+		if err := reachable(filepath.Dir(dir), as); err != nil {
+			return nil, err
+		}
+		for _, p := range []string{dir, s.logPath} {
+			if err := os.Chown(p, int(as.uid), int(as.gid)); err != nil {
+				return nil, fmt.Errorf("handing %s to user %s: %w", p, as.name, err)
+			}
+		}
+	}
+
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
+		fmt.Errorf("start timeout of %s exceeded: %w", timeout, context.DeadlineExceeded))
+	defer cancel()
+	if err := s.initdb(ctx, rt, as); err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		err = s.launch(ctx, rt, as, port)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			return nil, err
+		}
+	}
+	ok = true
+	fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s)\n", v.Full, s.port, s.DataDir())
+	return s, nil
+}
+
+// URL is a connection string for the postgres superuser and database.
+func (s *Server) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+}
+
+// Version is the PostgreSQL version the server runs.
+func (s *Server) Version() Version { return s.version }
+
+// DataDir is the cluster's data directory; it is removed by Stop.
+func (s *Server) DataDir() string { return filepath.Join(s.dir, "data") }
+
+// Stop shuts the server down (fast shutdown, SIGKILL after 30s), waits for
+// the postmaster to exit and removes the temp dir. It is idempotent and safe
+// to call concurrently, e.g. from a signal handler.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop() })
+	return s.stopErr
+}
+
+func (s *Server) stop() error {
+	var errs []error
+	if err := s.shutdown(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.logFile != nil {
+		s.logFile.Close()
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing temp dir: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// shutdown stops the postmaster, if one is running, and reaps it.
+func (s *Server) shutdown() error {
+	if s.proc == nil {
+		return nil
+	}
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	_ = s.proc.Signal(os.Interrupt) // fast shutdown: abort sessions, checkpoint, exit
+	timer := time.NewTimer(stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-s.exited:
+		return nil
+	case <-timer.C:
+	}
+	// Backends call setsid, so kill them by pid rather than process group.
+	kids := childPIDs(s.proc.Pid)
+	_ = s.proc.Kill()
+	killPIDs(kids)
+	<-s.exited
+	return fmt.Errorf("stopping postgres: no exit within %s of SIGINT, killed it", stopTimeout)
+}
+
+func (s *Server) initdb(ctx context.Context, rt string, as *account) error {
+	// Flags valid from PostgreSQL 12 through 18.
+	cmd := exec.CommandContext(ctx, filepath.Join(rt, "bin", "initdb"),
+		"-D", s.DataDir(), "-U", "postgres", "--auth=trust",
+		"--encoding=UTF8", "--locale=C", "--no-sync")
+	s.setup(cmd, rt, as, false)
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return fmt.Errorf("running initdb: %w\n%s", err, s.logTail())
+	}
+	return nil
+}
+
+// serverArgs are the postgres flags: loopback TCP only, no Unix socket, and
+// settings for a load-test box (2 cores, 24 GiB) that trade durability for speed.
+func serverArgs(dataDir string, port int) []string {
+	args := []string{"-D", dataDir, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", ""}
+	for _, kv := range []string{
+		"fsync=off", // throwaway cluster: never wait for the disk
+		"synchronous_commit=off",
+		"full_page_writes=off",
+		"max_connections=300",
+		"shared_buffers=1GB",
+		"effective_cache_size=8GB",
+		"max_wal_size=4GB", // keep checkpoints from dominating write-heavy runs
+		"checkpoint_timeout=30min",
+	} {
+		args = append(args, "-c", kv)
+	}
+	return args
+}
+
+// launch starts postgres on port and waits until it accepts connections.
+// It returns errPortTaken if another process grabbed the port first.
+func (s *Server) launch(ctx context.Context, rt string, as *account, port int) error {
+	logStart := s.logSize()
+	cmd := exec.Command(filepath.Join(rt, "bin", "postgres"), serverArgs(s.DataDir(), port)...)
+	s.setup(cmd, rt, as, true)
+
+	// Pdeathsig is tied to the thread that forks the child, so fork from a
+	// locked thread that lives as long as the server. The goroutine returns
+	// locked, which makes the runtime discard the thread after the postmaster exits.
+	started := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		s.waitErr = cmd.Wait()
+		close(exited)
+	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	s.proc, s.exited, s.port = cmd.Process, exited, port
+
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if s.ready(ctx) {
+			return nil
+		}
+		select {
+		case <-exited:
+			s.proc = nil
+			if bytes.Contains(s.logSince(logStart), []byte("Address already in use")) {
+				return errPortTaken
+			}
+			return fmt.Errorf("postgres exited during startup (%v)\n%s", s.waitErr, s.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for postgres to accept connections on port %d: %w\n%s",
+				port, context.Cause(ctx), s.logTail())
+		case <-tick.C:
+		}
+	}
+}
+
+// ready reports whether our server answers; checking data_directory ensures
+// a stranger that grabbed the port is not mistaken for it.
+func (s *Server) ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.URL())
+	if err != nil {
+		return false
+	}
+	defer conn.Close(ctx)
+	var dd string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('data_directory')").Scan(&dd); err != nil {
+		return false
+	}
+	return dd == s.DataDir()
+}
+
+func (s *Server) setup(cmd *exec.Cmd, rt string, as *account, server bool) {
+	cmd.Dir = s.dir // the server user may not be able to enter our cwd
+	cmd.Env = childEnv(filepath.Join(rt, "lib"))
+	cmd.Stdout, cmd.Stderr = s.logFile, s.logFile
+	cmd.SysProcAttr = procAttr(as, server)
+}
+
+// childEnv is our environment minus PG* and locale variables, with the
+// bundled libraries first on the search path. The binaries carry a RUNPATH of
+// $ORIGIN/../lib, but an inherited LD_LIBRARY_PATH would take precedence.
+func childEnv(lib string) []string {
+	var env []string
+	ldPath := lib
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "LD_LIBRARY_PATH":
+			if v != "" {
+				ldPath += ":" + v
+			}
+		case strings.HasPrefix(k, "PG"), strings.HasPrefix(k, "LC_"), k == "LANG", k == "LANGUAGE":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env, "LD_LIBRARY_PATH="+ldPath, "LANG=C", "LC_ALL=C")
+}
+
+// unprivileged is the user the server runs as when we are root: nobody,
+// falling back to uid/gid 65534.
+func unprivileged() *account {
+	a := &account{name: "nobody", uid: 65534, gid: 65534}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return a
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 == nil && err2 == nil {
+		a.uid, a.gid = uint32(uid), uint32(gid)
+	}
+	return a
+}
+
+// reachable checks that every directory from dir up to / is searchable by
+// others, so the server user can get at dir.
+func reachable(dir string, as *account) error {
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("checking access to %s: %w", dir, err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("user %s cannot reach %s: %s has mode %v (running as root, the server runs as %s; use a world-readable cache dir or TMPDIR)",
+				as.name, dir, p, fi.Mode().Perm(), as.name)
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return nil
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Server) logSize() int64 {
+	fi, err := os.Stat(s.logPath)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+func (s *Server) logSince(off int64) []byte {
+	b, _ := os.ReadFile(s.logPath)
+	if off > int64(len(b)) {
+		return nil
+	}
+	return b[off:]
+}
+
+// logTail returns the last lines of the server log for error messages.
+func (s *Server) logTail() string {
+	const lines = 20
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return "(no server log: " + err.Error() + ")"
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return "server log (last lines):\n" + strings.Join(all, "\n")
+}

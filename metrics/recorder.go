@@ -1,0 +1,131 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+)
+
+// Recorder is one worker's handle. Its methods are safe to call from that
+// worker while the Registry ticks, and allocate nothing.
+type Recorder struct {
+	mu    sync.Mutex // held by the worker per record and by Tick per swap
+	cur   *Snapshot
+	spare *Snapshot
+}
+
+// Success records an operation that committed after tries attempts.
+// measured is false during the warm-up: the operation is only counted.
+func (r *Recorder) Success(op int, measured bool, response, service, lag time.Duration, tries int) {
+	r.mu.Lock()
+	o := r.cur.Ops[op]
+	if !measured {
+		o.Warmup++
+		r.mu.Unlock()
+		return
+	}
+	o.OK++
+	// Values are clamped into range, so recording cannot fail.
+	_ = o.Response.RecordValue(micros(response))
+	_ = o.Service.RecordValue(micros(service))
+	_ = o.Lag.RecordValue(micros(lag))
+	if tries > 1 {
+		o.Retried++
+		o.Retries += int64(tries - 1)
+	}
+	r.mu.Unlock()
+}
+
+// Failure records an operation that gave up after tries attempts; class is
+// that of its last error.
+func (r *Recorder) Failure(op int, measured bool, class Class, tries int) {
+	r.mu.Lock()
+	o := r.cur.Ops[op]
+	if !measured {
+		o.Warmup++
+		r.mu.Unlock()
+		return
+	}
+	o.Failed[class]++
+	if tries > 1 {
+		o.Retried++
+		o.Retries += int64(tries - 1)
+	}
+	r.mu.Unlock()
+}
+
+// Error records one failed attempt, whether or not it will be retried.
+func (r *Recorder) Error(op int, measured bool, class Class) {
+	if !measured {
+		return
+	}
+	r.mu.Lock()
+	r.cur.Ops[op].Errors[class]++
+	r.mu.Unlock()
+}
+
+// Registry owns the recorders of one run and merges them on each tick.
+type Registry struct {
+	ops []string
+
+	mu        sync.Mutex
+	recorders []*Recorder
+	interval  *Snapshot
+	total     *Snapshot
+	lastTick  time.Time
+}
+
+// NewRegistry returns a registry for the named operations; the interval
+// clock starts at start.
+func NewRegistry(ops []string, start time.Time) *Registry {
+	return &Registry{
+		ops:      append([]string(nil), ops...),
+		interval: NewSnapshot(ops),
+		total:    NewSnapshot(ops),
+		lastTick: start,
+	}
+}
+
+// Ops returns the operation names, in recording order.
+func (g *Registry) Ops() []string { return g.ops }
+
+// NewRecorder returns a recorder for one worker.
+func (g *Registry) NewRecorder() *Recorder {
+	r := &Recorder{cur: NewSnapshot(g.ops), spare: NewSnapshot(g.ops)}
+	g.mu.Lock()
+	g.recorders = append(g.recorders, r)
+	g.mu.Unlock()
+	return r
+}
+
+// Tick collects what every recorder saw since the previous tick, adds it to
+// the cumulative total and returns it. The returned snapshot is reused by the
+// next Tick: read it before calling Tick again.
+func (g *Registry) Tick(now time.Time) (*Snapshot, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.interval.Reset()
+	for _, r := range g.recorders {
+		r.mu.Lock()
+		r.cur, r.spare = r.spare, r.cur
+		r.mu.Unlock()
+		// The worker now records into the other snapshot: r.spare is ours.
+		if err := g.interval.Merge(r.spare); err != nil {
+			return nil, err
+		}
+		r.spare.Reset()
+	}
+	g.interval.Elapsed = now.Sub(g.lastTick)
+	g.lastTick = now
+	if err := g.total.Merge(g.interval); err != nil {
+		return nil, err
+	}
+	return g.interval, nil
+}
+
+// Total returns the cumulative snapshot as of the last Tick. Its Elapsed is
+// set by the caller, which knows where the measured period began.
+func (g *Registry) Total() *Snapshot {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.total
+}

@@ -1,0 +1,160 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+const (
+	lowestMicros  = 1
+	highestMicros = int64(time.Hour / time.Microsecond)
+	sigFigs       = 3
+)
+
+// NewHistogram returns an empty histogram with txload's geometry:
+// microseconds from 1 µs to one hour, 3 significant digits.
+func NewHistogram() *hdr.Histogram {
+	return hdr.New(lowestMicros, highestMicros, sigFigs)
+}
+
+// micros converts d to whole microseconds clamped into [0, one hour] (HDR
+// histograms record 0 exactly),
+// so that no value is ever dropped.
+func micros(d time.Duration) int64 {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		return 0
+	}
+	if us > highestMicros {
+		return highestMicros
+	}
+	return us
+}
+
+// OpStats is everything recorded for one kind of operation.
+type OpStats struct {
+	Name string
+	// Response is end − intended start, Service is end − actual start, Lag is
+	// actual start − intended start; of committed operations, in µs.
+	Response, Service, Lag *hdr.Histogram
+	// OK counts operations that succeeded (after any retries).
+	OK int64
+	// Failed counts operations that gave up, by the class of their last error.
+	Failed [NumClasses]int64
+	// Errors counts every failed attempt, retried or not, by class.
+	Errors [NumClasses]int64
+	// Retried counts operations that needed at least one retry; Retries
+	// counts the retries themselves.
+	Retried, Retries int64
+	// Warmup counts operations that ended during the warm-up: they ran but are
+	// in no other field.
+	Warmup int64
+}
+
+func newOpStats(name string) *OpStats {
+	return &OpStats{Name: name, Response: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram()}
+}
+
+// FailedTotal is the number of operations that failed, of every class.
+func (o *OpStats) FailedTotal() int64 { return sum(o.Failed[:]) }
+
+// ErrorsTotal is the number of failed attempts, of every class.
+func (o *OpStats) ErrorsTotal() int64 { return sum(o.Errors[:]) }
+
+func sum(xs []int64) int64 {
+	var n int64
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}
+
+func (o *OpStats) merge(from *OpStats) error {
+	for _, p := range [...]struct{ to, from *hdr.Histogram }{
+		{o.Response, from.Response}, {o.Service, from.Service}, {o.Lag, from.Lag},
+	} {
+		if dropped := p.to.Merge(p.from); dropped != 0 {
+			return fmt.Errorf("merging %s histograms: %d values out of range", o.Name, dropped)
+		}
+	}
+	o.OK += from.OK
+	for c := range o.Failed {
+		o.Failed[c] += from.Failed[c]
+		o.Errors[c] += from.Errors[c]
+	}
+	o.Retried += from.Retried
+	o.Retries += from.Retries
+	o.Warmup += from.Warmup
+	return nil
+}
+
+func (o *OpStats) reset() {
+	name, resp, serv, lag := o.Name, o.Response, o.Service, o.Lag
+	resp.Reset()
+	serv.Reset()
+	lag.Reset()
+	*o = OpStats{Name: name, Response: resp, Service: serv, Lag: lag}
+}
+
+// Snapshot holds the statistics of every operation over a period.
+type Snapshot struct {
+	Ops []*OpStats
+	// Elapsed is the length of the measured period the snapshot covers.
+	Elapsed time.Duration
+}
+
+// NewSnapshot returns an empty snapshot for the named operations.
+func NewSnapshot(ops []string) *Snapshot {
+	s := &Snapshot{Ops: make([]*OpStats, len(ops))}
+	for i, name := range ops {
+		s.Ops[i] = newOpStats(name)
+	}
+	return s
+}
+
+// Merge adds from into s. Both must cover the same operations, in the same
+// order. Elapsed is not changed: periods may overlap (several workers) or
+// follow each other (ticks), and only the caller knows which.
+func (s *Snapshot) Merge(from *Snapshot) error {
+	if len(from.Ops) != len(s.Ops) {
+		return fmt.Errorf("merging snapshots: %d operations into %d", len(from.Ops), len(s.Ops))
+	}
+	for i, o := range s.Ops {
+		if o.Name != from.Ops[i].Name {
+			return fmt.Errorf("merging snapshots: operation %q into %q", from.Ops[i].Name, o.Name)
+		}
+		if err := o.merge(from.Ops[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reset empties s, keeping its histograms' memory.
+func (s *Snapshot) Reset() {
+	for _, o := range s.Ops {
+		o.reset()
+	}
+	s.Elapsed = 0
+}
+
+// Total folds every operation into one, named name: for lines that show the
+// whole workload at once.
+func (s *Snapshot) Total(name string) *OpStats {
+	t := newOpStats(name)
+	for _, o := range s.Ops {
+		_ = t.merge(o) // same geometry: nothing can be dropped
+	}
+	return t
+}
+
+// OK is the number of successful operations of every kind.
+func (s *Snapshot) OK() int64 {
+	var n int64
+	for _, o := range s.Ops {
+		n += o.OK
+	}
+	return n
+}

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Micros formats a time in µs compactly: 850µs, 3.24ms, 1.20s.
+func Micros(us int64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%dµs", us)
+	case us < 1000000:
+		return fmt.Sprintf("%.2fms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	}
+}
+
+// MicrosF formats a mean.
+func MicrosF(us float64) string { return Micros(int64(us + 0.5)) }
+
+// Seconds formats an elapsed time like 5.00s.
+func Seconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
+
+// table lays out rows in aligned columns: the first left-aligned, the rest
+// right-aligned.
+type table struct{ rows [][]string }
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) String() string {
+	var widths []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

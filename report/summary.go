@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/txload/txload/metrics"
+)
+
+// Quantiles printed in the summary.
+var summaryQuantiles = []float64{50, 90, 95, 99, 99.9}
+
+// Progress writes one progress line for an interval.
+func Progress(w io.Writer, elapsed time.Duration, warmup bool, iv *metrics.Snapshot) {
+	t := iv.Total("all")
+	secs := iv.Elapsed.Seconds()
+	done := t.OK + t.Warmup + t.FailedTotal()
+	rate := 0.0
+	if secs > 0 {
+		rate = float64(done) / secs
+	}
+	phase := ""
+	if warmup {
+		phase = " (warm-up)"
+	}
+	r := t.Response
+	if t.OK == 0 {
+		fmt.Fprintf(w, "%6.1fs %9.1f ops/s  errors %d  retries %d%s\n", elapsed.Seconds(), rate, t.ErrorsTotal(), t.Retries, phase)
+		return
+	}
+	fmt.Fprintf(w, "%6.1fs %9.1f ops/s  errors %d  retries %d  p50 %s  p95 %s  p99 %s  max %s%s\n",
+		elapsed.Seconds(), rate, t.ErrorsTotal(), t.Retries,
+		Micros(r.ValueAtQuantile(50)), Micros(r.ValueAtQuantile(95)), Micros(r.ValueAtQuantile(99)), Micros(r.Max()), phase)
+}
+
+// Header describes a run in the summary's first line.
+type Header struct {
+	Workload string
+	Server   string
+	Mode     string // "closed loop, 8 workers" or "open loop at 500 ops/s (poisson), 8 workers"
+	Labels   []string
+}
+
+// Summary writes the per-operation summary of a run.
+func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
+	fmt.Fprintf(w, "%s on %s: %s, %s measured\n", h.Workload, h.Server, h.Mode, Seconds(s.Elapsed))
+	for _, l := range h.Labels {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	for _, e := range extra {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	for _, o := range s.Ops {
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s: %d ok, %d failed, %.1f ops/s\n", o.Name, o.OK, o.FailedTotal(), rate(o.OK, s.Elapsed))
+		t := &table{}
+		head := []string{"", "mean"}
+		for _, q := range summaryQuantiles {
+			head = append(head, "p"+strconv.FormatFloat(q, 'f', -1, 64))
+		}
+		t.add(append(head, "max")...)
+		if o.OK > 0 {
+			t.add(histRow("response", o.Response)...)
+			t.add(histRow("service", o.Service)...)
+			t.add(histRow("lag", o.Lag)...)
+		}
+		fmt.Fprint(w, indent(t.String(), "  "))
+		if o.FailedTotal() > 0 {
+			fmt.Fprintf(w, "  failed by class: %s\n", byClass(o.Failed))
+		}
+		if o.ErrorsTotal() > 0 {
+			fmt.Fprintf(w, "  errors by class: %s\n", byClass(o.Errors))
+		}
+		fmt.Fprintf(w, "  retried: %d transactions, %d retries\n", o.Retried, o.Retries)
+	}
+}
+
+func histRow(name string, h *hdr.Histogram) []string {
+	row := []string{name, MicrosF(h.Mean())}
+	for _, q := range summaryQuantiles {
+		row = append(row, Micros(h.ValueAtQuantile(q)))
+	}
+	return append(row, Micros(h.Max()))
+}
+
+func byClass(counts [metrics.NumClasses]int64) string {
+	var parts []string
+	for _, c := range metrics.Classes() {
+		if counts[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
+}
+
+// Line is a labelled figure.
+type Line struct{ Label, Value string }
+
+// Lines writes labelled figures aligned like iso-load's report.
+func Lines(w io.Writer, lines []Line) {
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l.Label))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "%-*s %s\n", width+1, l.Label+":", l.Value)
+	}
+}
+
+// Row is one line of a comparison table.
+type Row struct {
+	Labels []string
+	Total  *metrics.Snapshot
+	Values map[string]int64
+}
+
+// Comparison writes one table comparing the variants of a run. valueCols
+// names figures from Row.Values, with their headings.
+func Comparison(w io.Writer, labelCols []string, valueCols [][2]string, rows []Row) {
+	t := &table{}
+	head := append([]string(nil), labelCols...)
+	head = append(head, "ops/s", "p50", "p99", "retries", "failed")
+	for _, c := range valueCols {
+		head = append(head, c[1])
+	}
+	t.add(head...)
+	for _, r := range rows {
+		all := r.Total.Total("all")
+		cells := append([]string(nil), r.Labels...)
+		cells = append(cells,
+			strconv.FormatFloat(rate(all.OK, r.Total.Elapsed), 'f', 1, 64),
+			Micros(all.Response.ValueAtQuantile(50)),
+			Micros(all.Response.ValueAtQuantile(99)),
+			strconv.FormatInt(all.Retries, 10),
+			strconv.FormatInt(all.FailedTotal(), 10))
+		for _, c := range valueCols {
+			cells = append(cells, strconv.FormatInt(r.Values[c[0]], 10))
+		}
+		t.add(cells...)
+	}
+	fmt.Fprint(w, t.String())
+}

@@ -1,0 +1,18 @@
+// Package all assembles the registry of every workload txload ships. The
+// registry is built on demand rather than filled by init functions, so no
+// package holds mutable global state.
+package all
+
+import (
+	"github.com/txload/txload/workload"
+	"github.com/txload/txload/workload/bank"
+)
+
+// Registry returns every workload.
+func Registry() *workload.Registry {
+	r, err := workload.NewRegistry(bank.Meta())
+	if err != nil {
+		panic(err) // duplicate names are a programming error caught by every test
+	}
+	return r
+}

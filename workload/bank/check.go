@@ -1,0 +1,171 @@
+package bank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/workload"
+)
+
+// audit is what the ledger, versions and balances say.
+type audit struct {
+	accounts, initial int64
+	transfers         int64 // ledger rows
+	lostUpdates       int64 // writes that overwrote versions they never read
+	lostForbidden     int64 // of those, written at repeatable read or above
+	lostAllowed       int64 // of those, written at read committed
+	mismatched        int64 // accounts whose balance ≠ initial + ledger net
+	versionMismatch   int64 // accounts whose version ≠ number of ledger writes
+	negative          int64
+	expected, actual  int64 // total balances
+	deltaRows         int64
+	levels            [3]int64 // ledger rows per isolation level
+}
+
+const auditLedgerSQL = `SELECT count(*),
+	COALESCE(sum(COALESCE(from_written - from_read - 1, 0) + COALESCE(to_written - to_read - 1, 0)), 0),
+	COALESCE(sum(CASE WHEN isolation > 0 THEN COALESCE(from_written - from_read - 1, 0) + COALESCE(to_written - to_read - 1, 0) ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN mode = 1 THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN isolation = 0 THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN isolation = 1 THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN isolation = 2 THEN 1 ELSE 0 END), 0)
+FROM bank_ledger`
+
+const auditAccountsSQL = `WITH flows AS (
+	SELECT from_id AS id, -amount AS delta FROM bank_ledger
+	UNION ALL SELECT to_id, amount FROM bank_ledger),
+net AS (SELECT id, sum(delta) AS net, count(*) AS writes FROM flows GROUP BY id)
+SELECT count(*),
+	COALESCE(sum(CASE WHEN a.balance <> m.initial_balance + COALESCE(n.net, 0) THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN a.version <> COALESCE(n.writes, 0) THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN a.balance < 0 THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(a.balance), 0),
+	max(m.initial_balance)
+FROM bank_account a LEFT JOIN net n ON n.id = a.id CROSS JOIN bank_meta m`
+
+func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	a := &audit{}
+	// One snapshot for both queries, so that a check during a run is consistent.
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.lostUpdates, &a.lostForbidden, &a.deltaRows,
+			&a.levels[0], &a.levels[1], &a.levels[2]); err != nil {
+			return fmt.Errorf("auditing the ledger: %w", err)
+		}
+		var initial *int64
+		if err := tx.QueryRow(ctx, auditAccountsSQL).Scan(&a.accounts, &a.mismatched, &a.versionMismatch, &a.negative, &a.actual, &initial); err != nil {
+			return fmt.Errorf("auditing the accounts: %w", err)
+		}
+		if initial == nil {
+			return errors.New("bank_meta is empty: run `txload init bank --drop`")
+		}
+		a.initial = *initial
+		return nil
+	})
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" {
+			return nil, fmt.Errorf("no bank schema in this database: run `txload init bank` first")
+		}
+		return nil, fmt.Errorf("check bank: %w", err)
+	}
+	a.lostAllowed = a.lostUpdates - a.lostForbidden
+	a.expected = a.accounts * a.initial
+	return a, nil
+}
+
+// violations lists what the isolation levels the ledger rows ran at forbid.
+func (a *audit) violations() []string {
+	var v []string
+	if a.lostForbidden > 0 {
+		v = append(v, fmt.Sprintf("%d lost updates written at repeatable read or serializable", a.lostForbidden))
+	}
+	if a.versionMismatch > 0 {
+		v = append(v, fmt.Sprintf("%d accounts whose version does not match their ledger rows (a write without its ledger row)", a.versionMismatch))
+	}
+	// Only a lost update at read committed may make a balance disagree with
+	// the ledger, or money appear or vanish.
+	if a.lostAllowed == 0 {
+		if a.mismatched > 0 {
+			v = append(v, fmt.Sprintf("%d accounts whose balance disagrees with the ledger", a.mismatched))
+		}
+		if a.actual != a.expected {
+			v = append(v, fmt.Sprintf("money drift of %+d", a.actual-a.expected))
+		}
+	}
+	// Transfers that read the balance refuse to overdraw it; only blind
+	// delta transfers may.
+	if a.negative > 0 && a.deltaRows == 0 && a.lostAllowed == 0 {
+		v = append(v, fmt.Sprintf("%d negative balances", a.negative))
+	}
+	return v
+}
+
+func (a *audit) result() *workload.CheckResult {
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	r := &workload.CheckResult{
+		Lines: []workload.Line{
+			{Label: "exp total balance", Value: i(a.expected)},
+			{Label: "act total balance", Value: i(a.actual)},
+			{Label: "money drift", Value: fmt.Sprintf("%+d", a.actual-a.expected)},
+			{Label: "lost updates", Value: i(a.lostUpdates)},
+			{Label: "accounts off ledger", Value: i(a.mismatched)},
+			{Label: "negative balances", Value: i(a.negative)},
+			{Label: "ledger transfers", Value: fmt.Sprintf("%d (rc %d, rr %d, ser %d)", a.transfers, a.levels[0], a.levels[1], a.levels[2])},
+		},
+		Violations: a.violations(),
+		Values: map[string]int64{
+			"expected_total": a.expected, "actual_total": a.actual, "drift": a.actual - a.expected,
+			"lost_updates": a.lostUpdates, "lost_updates_forbidden": a.lostForbidden,
+			"accounts_off_ledger": a.mismatched, "version_mismatches": a.versionMismatch,
+			"negative_balances": a.negative, "ledger_transfers": a.transfers,
+		},
+	}
+	return r
+}
+
+// Check audits ledger, versions and balances; it may run at any time.
+func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	a, err := runAudit(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return a.result(), nil
+}
+
+// RunReport is iso-load's report, then what the audit found.
+func (g *gen) RunReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
+	res, err := g.Check(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	op := total.Ops[0]
+	avg := time.Duration(op.Response.Mean() * float64(time.Microsecond))
+	head := []workload.Line{
+		{Label: "avg latency", Value: avg.Round(time.Microsecond).String()},
+		{Label: "total requests", Value: strconv.FormatInt(op.OK+op.FailedTotal(), 10)},
+	}
+	tail := []workload.Line{
+		{Label: "committed", Value: strconv.FormatInt(op.OK, 10)},
+		{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
+		{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
+	}
+	lines := append(head, res.Lines[:2]...)
+	lines = append(lines, tail...)
+	lines = append(lines, res.Lines[2:]...)
+	lines = append(lines, g.Notes()...)
+	res.Lines = lines
+	return res, nil
+}
