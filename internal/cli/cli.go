@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -141,10 +142,30 @@ func versionCommand(env Env) *cobra.Command {
 	}
 }
 
+// workloadParent makes run, init and check answer an unknown or missing
+// workload with a usage error naming the ones they know.
+func workloadParent(env Env, cmd *cobra.Command) {
+	cmd.FParseErrWhitelist = cobra.FParseErrWhitelist{UnknownFlags: true}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		if len(args) == 0 {
+			return usagef("%s needs a workload (one of: %s)", c.CommandPath(), strings.Join(names, ", "))
+		}
+		return usagef("unknown workload %q for %s (known: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+	}
+}
+
 // subcommands adds one child per workload that has the capability, built by
 // make with a fresh generator each.
 func subcommands(env Env, parent *cobra.Command, has func(workload.Generator) bool,
 	make func(workload.Meta, workload.Generator) *cobra.Command) {
+	workloadParent(env, parent)
 	for _, m := range env.Registry.All() {
 		g := m.New()
 		if !has(g) {

@@ -8,10 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +48,15 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// linuxOnly skips tests that inspect processes through /proc.
+func linuxOnly(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("inspects /proc")
+	}
+}
+
 func TestStartStop(t *testing.T) {
+	linuxOnly(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	t0 := time.Now()
@@ -71,12 +79,13 @@ func TestStartStop(t *testing.T) {
 		t.Errorf("postmaster %d has no children", pid)
 	}
 	if os.Geteuid() == 0 {
-		fi, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != unprivileged().uid {
-			t.Errorf("postmaster runs as uid %d, want %d", uid, unprivileged().uid)
+		want := fmt.Sprintf("\nUid:\t%d\t", unprivileged().uid)
+		if !strings.Contains(string(status), want) {
+			t.Errorf("postmaster does not run as uid %d:\n%s", unprivileged().uid, status)
 		}
 	}
 
@@ -103,6 +112,7 @@ func TestStartStop(t *testing.T) {
 // TestParentDeath kills a process holding a server with SIGKILL and checks
 // that the parent-death signal takes the server down with it.
 func TestParentDeath(t *testing.T) {
+	linuxOnly(t)
 	if os.Getenv("TXLOAD_PG_HELPER") != "" {
 		s, err := Start(t.Context(), Options{})
 		if err != nil {

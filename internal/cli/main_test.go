@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/workload/all"
+)
+
+var srv *pgtest.Server
+
+func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+
+// syncBuffer is a buffer the ticker and workers may write concurrently.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// txload runs the command line in-process, as main does.
+func txload(ctx context.Context, env map[string]string, args ...string) result {
+	var out, errb syncBuffer
+	ran := false
+	root := Root(Env{
+		Stdout: &out, Stderr: &errb, Registry: all.Registry(), Version: "test",
+		Getenv: func(k string) string { return env[k] },
+	}, &ran)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code := ExitCode(err, ran)
+	if err != nil {
+		errb.Write([]byte("txload: " + err.Error() + "\n"))
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+func readDoc(t *testing.T, path string) *report.Document {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("decoding %s: %v", path, err)
+	}
+	return &doc
+}
+
+func jsonPath(t *testing.T) string { return filepath.Join(t.TempDir(), "run.json") }
+
+func mustContain(t *testing.T, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("output lacks %q:\n%s", sub, s)
+		}
+	}
+}

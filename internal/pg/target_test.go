@@ -1,0 +1,267 @@
+package pg
+
+import (
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// neturl is a parsed URL the tests edit.
+type neturl struct{ *url.URL }
+
+func (u *neturl) setUser(name, password string) { u.User = url.UserPassword(name, password) }
+
+func (u *neturl) setQuery(key, value string) {
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+}
+
+func parseURL(t *testing.T, s string) *neturl {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatalf("parsing %q: %v", s, err)
+	}
+	return &neturl{u}
+}
+
+func appName(t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	var name string
+	if err := conn.QueryRow(testCtx(t), "SHOW application_name").Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// appURLs returns base three times, with application_name app1, app2, app3.
+func appURLs(t *testing.T, base string) []string {
+	var urls []string
+	for _, app := range []string{"app1", "app2", "app3"} {
+		u := parseURL(t, base)
+		u.setQuery("application_name", app)
+		urls = append(urls, u.String())
+	}
+	return urls
+}
+
+func TestTargetRoundRobin(t *testing.T) {
+	ctx := testCtx(t)
+	target, err := NewTarget(appURLs(t, srv.NewDatabase(t)))
+	if err != nil {
+		t.Fatalf("NewTarget: %v", err)
+	}
+	if n := target.Nodes(); n != 3 {
+		t.Errorf("Nodes() = %d, want 3", n)
+	}
+	want := []string{"app1", "app2", "app3", "app1", "app2", "app3", "app1"}
+	for i, w := range want {
+		conn, err := target.Connect(ctx)
+		if err != nil {
+			t.Fatalf("Connect #%d: %v", i, err)
+		}
+		got := appName(t, conn)
+		conn.Close(ctx)
+		if got != w {
+			t.Errorf("Connect #%d reached %q, want %q", i, got, w)
+		}
+	}
+	// ConnectNode picks the node and leaves the rotation alone.
+	for i, w := range []string{"app3", "app1"} {
+		conn, err := target.ConnectNode(ctx, 2*(1-i))
+		if err != nil {
+			t.Fatalf("ConnectNode: %v", err)
+		}
+		if got := appName(t, conn); got != w {
+			t.Errorf("ConnectNode(%d) reached %q, want %q", 2*(1-i), got, w)
+		}
+		conn.Close(ctx)
+	}
+	conn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if got := appName(t, conn); got != "app2" {
+		t.Errorf("Connect after ConnectNode reached %q, want app2", got)
+	}
+}
+
+// TestTargetRoundRobinConcurrent: connections made at once still spread
+// evenly.
+func TestTargetRoundRobinConcurrent(t *testing.T) {
+	ctx := testCtx(t)
+	target, err := NewTarget(appURLs(t, srv.NewDatabase(t)))
+	if err != nil {
+		t.Fatalf("NewTarget: %v", err)
+	}
+	const n = 12
+	var (
+		mu     sync.Mutex
+		counts = map[string]int{}
+		wg     sync.WaitGroup
+	)
+	for range n {
+		wg.Go(func() {
+			conn, err := target.Connect(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close(ctx)
+			var name string
+			if err := conn.QueryRow(ctx, "SHOW application_name").Scan(&name); err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			counts[name]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, app := range []string{"app1", "app2", "app3"} {
+		if counts[app] != n/3 {
+			t.Errorf("%d concurrent connects: %v, want %d on each node", n, counts, n/3)
+			break
+		}
+	}
+}
+
+func TestTargetDefaults(t *testing.T) {
+	ctx := testCtx(t)
+	base := srv.NewDatabase(t)
+	target, err := NewTarget([]string{base})
+	if err != nil {
+		t.Fatalf("NewTarget: %v", err)
+	}
+	conn, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if got := appName(t, conn); got != "txload" {
+		t.Errorf("default application_name = %q, want txload", got)
+	}
+	if got := target.configs[0].ConnectTimeout; got != DefaultConnectTimeout {
+		t.Errorf("default ConnectTimeout = %v, want %v", got, DefaultConnectTimeout)
+	}
+
+	// Settings from the URL win over the defaults.
+	u := parseURL(t, base)
+	u.setQuery("connect_timeout", "3")
+	u.setQuery("application_name", "mine")
+	target, err = NewTarget([]string{u.String()})
+	if err != nil {
+		t.Fatalf("NewTarget: %v", err)
+	}
+	if got := target.configs[0].ConnectTimeout; got != 3*time.Second {
+		t.Errorf("ConnectTimeout = %v, want 3s from the URL", got)
+	}
+	conn2, err := target.Connect(ctx)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer conn2.Close(ctx)
+	if got := appName(t, conn2); got != "mine" {
+		t.Errorf("application_name = %q, want mine from the URL", got)
+	}
+}
+
+// TestTargetConnectsWithPassword: the embedded server trusts local
+// connections, so a URL with a password works, and URLs() hides it.
+func TestTargetURLs(t *testing.T) {
+	base := parseURL(t, srv.NewDatabase(t))
+	withPW := parseURL(t, base.String())
+	withPW.setUser(base.User.Username(), "t0pSecretPW")
+	urls := []string{withPW.String(), base.String(), "host=127.0.0.1 user=alice password='kv secret' dbname=shop"}
+	target, err := NewTarget(urls)
+	if err != nil {
+		t.Fatalf("NewTarget: %v", err)
+	}
+	got := target.URLs()
+	if len(got) != len(urls) {
+		t.Fatalf("URLs() = %q, want %d entries", got, len(urls))
+	}
+	for i, u := range urls {
+		if got[i] != Redact(u) {
+			t.Errorf("URLs()[%d] = %q, want %q", i, got[i], Redact(u))
+		}
+		for _, s := range []string{"t0pSecretPW", "kv secret"} {
+			if strings.Contains(got[i], s) {
+				t.Errorf("URLs()[%d] = %q leaks %q", i, got[i], s)
+			}
+		}
+	}
+	if got[1] != base.String() {
+		t.Errorf("URLs()[1] = %q, want the password-less URL unchanged (%q)", got[1], base.String())
+	}
+	if msg := target.Scrub("auth t0pSecretPW / kv secret"); msg != "auth xxxxx / xxxxx" {
+		t.Errorf("Scrub = %q", msg)
+	}
+	// The caller's slice is copied: changing it changes nothing.
+	urls[0] = "postgres://changed@127.0.0.1/x"
+	if target.URLs()[0] != got[0] {
+		t.Errorf("NewTarget kept the caller's slice: URLs()[0] = %q", target.URLs()[0])
+	}
+
+	if testing.Short() || withPW.Hostname() != "127.0.0.1" {
+		return
+	}
+	conn, err := target.ConnectNode(testCtx(t), 0)
+	if err != nil {
+		t.Fatalf("ConnectNode(0) with a password on a trusting server: %v", err)
+	}
+	conn.Close(t.Context())
+}
+
+func TestNewTargetErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		urls   []string
+		secret string
+		want   string // the error contains this
+	}{
+		{name: "no urls", urls: nil, want: "no database URL"},
+		{name: "empty list", urls: []string{}, want: "no database URL"},
+		{
+			name: "bad port", urls: []string{"postgres://u:s3cretPW@127.0.0.1:notaport/db"},
+			secret: "s3cretPW", want: "parsing --url postgres://(unparseable URL, redacted): ",
+		},
+		{
+			name: "second url bad", urls: []string{"postgres://u@127.0.0.1/db", "postgres://u:s3cretPW@127.0.0.1:99999999/db"},
+			secret: "s3cretPW", want: "parsing --url postgres://u:xxxxx@127.0.0.1:99999999/db: ",
+		},
+		{
+			name: "bad key=value", urls: []string{"host=127.0.0.1 password=s3cretPW sslmode=bogus"},
+			secret: "s3cretPW", want: "parsing --url host=127.0.0.1 password=xxxxx sslmode=bogus: ",
+		},
+		{
+			name: "bad percent-encoding in password", urls: []string{"postgres://u:s3cret%zzPW@127.0.0.1/db"},
+			secret: "s3cret", want: "parsing --url postgres://(unparseable URL, redacted): ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target, err := NewTarget(tt.urls)
+			if err == nil {
+				t.Fatalf("NewTarget(%q) = %v, want an error", tt.urls, target)
+			}
+			t.Logf("error: %v", err)
+			if target != nil {
+				t.Errorf("NewTarget returned a target with its error")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+			if tt.secret != "" && strings.Contains(err.Error(), tt.secret) {
+				t.Errorf("error %q leaks the password", err)
+			}
+		})
+	}
+}

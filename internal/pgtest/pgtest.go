@@ -1,0 +1,103 @@
+// Package pgtest gives tests a real database: the server in TXLOAD_TEST_URL,
+// or an embedded PostgreSQL started once per test binary, with a fresh
+// database per test.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pg/embedded"
+)
+
+// Server is the server tests run against.
+type Server struct {
+	base string
+	stop func() error
+}
+
+// Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
+func Start(ctx context.Context) (*Server, error) {
+	if u := os.Getenv("TXLOAD_TEST_URL"); u != "" {
+		return &Server{base: u, stop: func() error { return nil }}, nil
+	}
+	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr})
+	if err != nil {
+		return nil, fmt.Errorf("starting the embedded test server (set TXLOAD_TEST_URL to use another): %w", err)
+	}
+	return &Server{base: srv.URL(), stop: srv.Stop}, nil
+}
+
+// Main runs a package's tests against one server. Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+func Main(m *testing.M, srv **Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	s, err := Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*srv = s
+	code := m.Run()
+	if err := s.stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping the test server:", err)
+	}
+	os.Exit(code)
+}
+
+// URL is the server's own URL.
+func (s *Server) URL() string { return s.base }
+
+// NewDatabase creates an empty database for t, dropped when t ends, and
+// returns its URL.
+func (s *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "txload_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	exec(t, ctx, s.base, "CREATE DATABASE "+name)
+	t.Cleanup(func() {
+		exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	u, err := url.Parse(s.base)
+	if err != nil {
+		t.Fatalf("parsing the test server URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func exec(t testing.TB, ctx context.Context, dsn, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Conn opens a connection to dsn, closed when t ends.
+func Conn(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", dsn, err)
+	}
+	t.Cleanup(func() { conn.Close(ctx) })
+	return conn
+}
