@@ -161,14 +161,14 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		return nil, err
 	}
 	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: ctx.Err() != nil}
-	res.Total.Elapsed = max(lastEnd.Sub(r.measureStart), 0)
-	if res.Interrupted {
-		stopAt := lastEnd
-		if stopAt.After(r.end) {
-			stopAt = r.end
-		}
-		res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
+	// The measured period is the window in which operations could start:
+	// operations still in flight at its end complete and count, but a
+	// straggler must not stretch the period the others were idle in.
+	stopAt := lastEnd
+	if stopAt.After(r.end) {
+		stopAt = r.end
 	}
+	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
 	if cfg.Rate > 0 {
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()

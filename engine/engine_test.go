@@ -351,3 +351,26 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An operation still running at the end counts, but does not stretch the
+// measured period.
+func TestStragglerDoesNotStretchPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration = 2, 2*time.Second
+		l, _, _ := load(fakeWorker{service: func(n int64) time.Duration {
+			if n == 3 {
+				return 3 * time.Second // starts at 10ms, ends at 3.01s
+			}
+			return 10 * time.Millisecond
+		}})
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := res.Total.Ops[0]
+		if res.Total.Elapsed != 2*time.Second || op.OK != 202 {
+			t.Fatalf("elapsed %s ok %d, want 2s and 202", res.Total.Elapsed, op.OK)
+		}
+	})
+}

@@ -462,9 +462,41 @@ func TestIsConnectionErrorContext(t *testing.T) {
 		checkClass(t, err, metrics.Other, false)
 	}
 
+	// A connection attempt abandoned because of the context: pgx wraps the
+	// context's error in a *pgconn.ConnectError, which alone would count as
+	// a connection error.
+	url := srv.NewDatabase(t)
+	target, err := NewTarget([]string{url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []error{context.Canceled, context.DeadlineExceeded} {
+		t.Run("connect "+want.Error(), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			if want == context.DeadlineExceeded {
+				ctx, cancel = context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+			}
+			cancel()
+			conn, err := target.Connect(ctx)
+			if err == nil {
+				conn.Close(t.Context())
+				t.Fatal("Connect with a done context succeeded")
+			}
+			t.Logf("error: %v", err)
+			var ce *pgconn.ConnectError
+			if !errors.Is(err, want) || !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T) does not wrap both %v and a *pgconn.ConnectError", err, err, want)
+			}
+			if IsConnectionError(err) {
+				t.Errorf("IsConnectionError(%v) = true", err)
+			}
+			checkClass(t, err, metrics.Other, false)
+		})
+	}
+
 	// The same, for a query the real server is running when the context is
 	// cancelled.
-	conn := pgtest.Conn(t, srv.NewDatabase(t))
+	conn := pgtest.Conn(t, url)
 	for _, tc := range []struct {
 		name string
 		ctx  func() (context.Context, context.CancelFunc)
