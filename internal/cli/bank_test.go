@@ -100,13 +100,14 @@ func TestBankIsolation(t *testing.T) {
 				}
 				commits := xactCommit(t, url) - before
 				// Beyond the transfers: init, one isolation read-back per
-				// worker, the audit, and this test's own queries. PostgreSQL
+				// worker, the audit, this test's own queries, and autovacuum
+				// and autoanalyze of the busy tables (a few dozen). PostgreSQL
 				// also counts one commit per SELECT … FOR UPDATE that failed
 				// with 40001 (observed on 15 and 18), so that pattern gets the
 				// lower bound only.
-				upper := op.OK + 40
+				upper := op.OK + 100
 				if tc.forUpdate {
-					upper = op.OK + 40 + op.Errors[metrics.Serialization.String()]
+					upper = op.OK + 100 + op.Errors[metrics.Serialization.String()]
 				}
 				if commits < op.OK || commits > upper {
 					t.Errorf("pg_stat_database counted %d commits, txload %d transfers", commits, op.OK)

@@ -472,11 +472,15 @@ func TestIsConnectionErrorContext(t *testing.T) {
 	}
 	for _, want := range []error{context.Canceled, context.DeadlineExceeded} {
 		t.Run("connect "+want.Error(), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(t.Context())
+			var ctx context.Context
+			var cancel context.CancelFunc
 			if want == context.DeadlineExceeded {
 				ctx, cancel = context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+				defer cancel()
+			} else {
+				ctx, cancel = context.WithCancel(t.Context())
+				cancel()
 			}
-			cancel()
 			conn, err := target.Connect(ctx)
 			if err == nil {
 				conn.Close(t.Context())
