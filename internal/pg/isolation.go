@@ -30,7 +30,10 @@ func (i Isolation) String() string {
 
 // Short returns rc, rr or ser.
 func (i Isolation) Short() string {
-	return [...]string{"rc", "rr", "ser"}[i]
+	if i >= 0 && int(i) < len(isolationNames) {
+		return [...]string{"rc", "rr", "ser"}[i]
+	}
+	return i.String()
 }
 
 // ParseIsolation accepts the SQL names in any case, with spaces, dashes or

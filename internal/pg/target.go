@@ -83,7 +83,8 @@ type ConnectError struct {
 }
 
 func (e *ConnectError) Error() string {
-	msg := strings.TrimPrefix(e.msg, "failed to connect to ")
+	// pgx lists each address it tried on its own line: keep one line.
+	msg := strings.Join(strings.Fields(strings.TrimPrefix(e.msg, "failed to connect to ")), " ")
 	return fmt.Sprintf("connecting to %s: %s", e.URL, msg)
 }
 

@@ -232,7 +232,7 @@ func TestNewTargetErrors(t *testing.T) {
 		{name: "empty list", urls: []string{}, want: "no database URL"},
 		{
 			name: "bad port", urls: []string{"postgres://u:s3cretPW@127.0.0.1:notaport/db"},
-			secret: "s3cretPW", want: "parsing --url postgres://(unparseable URL, redacted): ",
+			secret: "s3cretPW", want: "parsing --url postgres://u:xxxxx@127.0.0.1:notaport/db: ",
 		},
 		{
 			name: "second url bad", urls: []string{"postgres://u@127.0.0.1/db", "postgres://u:s3cretPW@127.0.0.1:99999999/db"},
@@ -244,7 +244,7 @@ func TestNewTargetErrors(t *testing.T) {
 		},
 		{
 			name: "bad percent-encoding in password", urls: []string{"postgres://u:s3cret%zzPW@127.0.0.1/db"},
-			secret: "s3cret", want: "parsing --url postgres://(unparseable URL, redacted): ",
+			secret: "s3cret", want: "parsing --url postgres://u:xxxxx@127.0.0.1/db: ",
 		},
 	}
 	for _, tt := range tests {
