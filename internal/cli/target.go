@@ -25,7 +25,7 @@ func (f *targetFlags) register(fs *pflag.FlagSet) {
 
 // resolved is a validated choice of target, not yet connected.
 type resolved struct {
-	urls     []string
+	target   *pg.Target // the URLs, parsed; nil for the embedded server
 	embedded *embedded.Version
 }
 
@@ -37,10 +37,11 @@ func (f *targetFlags) resolve(env Env) (resolved, error) {
 		}
 	}
 	if len(urls) > 0 {
-		if _, err := pg.NewTarget(urls); err != nil {
+		t, err := pg.NewTarget(urls)
+		if err != nil {
 			return resolved{}, usageErr(err)
 		}
-		return resolved{urls: urls}, nil
+		return resolved{target: t}, nil
 	}
 	v, err := embedded.Lookup(f.embeddedVersion)
 	if err != nil {
@@ -59,8 +60,7 @@ type connected struct {
 // open starts the embedded server if needed, connects once and identifies
 // the server. Progress goes to log.
 func (r resolved) open(ctx context.Context, log io.Writer) (*connected, error) {
-	c := &connected{close: func() {}}
-	urls := r.urls
+	c := &connected{close: func() {}, target: r.target}
 	where := ""
 	if r.embedded != nil {
 		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log})
@@ -72,15 +72,13 @@ func (r resolved) open(ctx context.Context, log io.Writer) (*connected, error) {
 				fmt.Fprintf(log, "stopping the embedded PostgreSQL: %v\n", err)
 			}
 		}
-		urls = []string{srv.URL()}
 		where = " (embedded)"
+		if c.target, err = pg.NewTarget([]string{srv.URL()}); err != nil {
+			c.close()
+			return nil, err
+		}
 	}
-	t, err := pg.NewTarget(urls)
-	if err != nil {
-		c.close()
-		return nil, err
-	}
-	c.target = t
+	t := c.target
 	conn, err := t.ConnectNode(ctx, 0)
 	if err != nil {
 		c.close()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/workload"
@@ -282,7 +283,7 @@ func (w *worker) finish(ctx context.Context, b *pgx.Batch) error {
 	br := w.conn.SendBatch(ctx, b)
 	var err error
 	for i := 0; i < b.Len() && err == nil; i++ {
-		var tag interface{ String() string }
+		var tag pgconn.CommandTag
 		tag, err = br.Exec()
 		if err == nil && i == b.Len()-1 && tag.String() != "COMMIT" {
 			err = fmt.Errorf("transfer: COMMIT answered %q", tag.String())

@@ -113,18 +113,32 @@ func (a *audit) violations() []string {
 	return v
 }
 
-func (a *audit) result() *workload.CheckResult {
+// totals are iso-load's balance lines.
+func (a *audit) totals() []workload.Line {
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
-	r := &workload.CheckResult{
-		Lines: []workload.Line{
-			{Label: "exp total balance", Value: i(a.expected)},
-			{Label: "act total balance", Value: i(a.actual)},
-			{Label: "money drift", Value: fmt.Sprintf("%+d", a.actual-a.expected)},
-			{Label: "lost updates", Value: i(a.lostUpdates)},
-			{Label: "accounts off ledger", Value: i(a.mismatched)},
-			{Label: "negative balances", Value: i(a.negative)},
-			{Label: "ledger transfers", Value: fmt.Sprintf("%d (rc %d, rr %d, ser %d)", a.transfers, a.levels[0], a.levels[1], a.levels[2])},
-		},
+	return []workload.Line{
+		{Label: "exp total balance", Value: i(a.expected)},
+		{Label: "act total balance", Value: i(a.actual)},
+	}
+}
+
+// anomalies are the counts the audit adds to them.
+func (a *audit) anomalies() []workload.Line {
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	return []workload.Line{
+		{Label: "money drift", Value: fmt.Sprintf("%+d", a.actual-a.expected)},
+		{Label: "lost updates", Value: i(a.lostUpdates)},
+		{Label: "accounts off ledger", Value: i(a.mismatched)},
+		{Label: "negative balances", Value: i(a.negative)},
+		{Label: "ledger transfers", Value: fmt.Sprintf("%d (rc %d, rr %d, ser %d)", a.transfers, a.levels[0], a.levels[1], a.levels[2])},
+	}
+}
+
+// result is what check prints: the totals, then the anomalies; lines is
+// how to lay them out.
+func (a *audit) result(lines []workload.Line) *workload.CheckResult {
+	return &workload.CheckResult{
+		Lines:      lines,
 		Violations: a.violations(),
 		Values: map[string]int64{
 			"expected_total": a.expected, "actual_total": a.actual, "drift": a.actual - a.expected,
@@ -133,7 +147,6 @@ func (a *audit) result() *workload.CheckResult {
 			"negative_balances": a.negative, "ledger_transfers": a.transfers,
 		},
 	}
-	return r
 }
 
 // Check audits ledger, versions and balances; it may run at any time.
@@ -142,30 +155,28 @@ func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if err != nil {
 		return nil, err
 	}
-	return a.result(), nil
+	return a.result(append(a.totals(), a.anomalies()...)), nil
 }
 
-// RunReport is iso-load's report, then what the audit found.
+// RunReport is iso-load's four lines, the run's own counts, then what the
+// audit found.
 func (g *gen) RunReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
-	res, err := g.Check(ctx, t)
+	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	op := total.Ops[0]
 	avg := time.Duration(op.Response.Mean() * float64(time.Microsecond))
-	head := []workload.Line{
+	lines := []workload.Line{
 		{Label: "avg latency", Value: avg.Round(time.Microsecond).String()},
 		{Label: "total requests", Value: strconv.FormatInt(op.OK+op.FailedTotal(), 10)},
 	}
-	tail := []workload.Line{
-		{Label: "committed", Value: strconv.FormatInt(op.OK, 10)},
-		{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
-		{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
-	}
-	lines := append(head, res.Lines[:2]...)
-	lines = append(lines, tail...)
-	lines = append(lines, res.Lines[2:]...)
-	lines = append(lines, g.Notes()...)
-	res.Lines = lines
-	return res, nil
+	lines = append(lines, a.totals()...)
+	lines = append(lines,
+		workload.Line{Label: "committed", Value: strconv.FormatInt(op.OK, 10)},
+		workload.Line{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
+		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
+	)
+	lines = append(lines, a.anomalies()...)
+	return a.result(append(lines, g.Notes()...)), nil
 }
