@@ -23,6 +23,10 @@ type Config struct {
 	MaxLag      time.Duration // open loop: stop when this far behind schedule
 	Progress    time.Duration // tick interval; 0 = only at the end
 	Seed        uint64        // arrival schedule
+	// LatencyLimit, if positive, counts operations slower than it as late;
+	// in open loop, an operation that would start later than it behind
+	// schedule is skipped (pgbench's --latency-limit).
+	LatencyLimit time.Duration
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -54,6 +58,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-lag must be positive, got %s", c.MaxLag)
 	case c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
 		return fmt.Errorf("--rate %g over --duration %s schedules no operation", c.Rate, c.Duration)
+	case c.LatencyLimit < 0:
+		return fmt.Errorf("--latency-limit must not be negative, got %s", c.LatencyLimit)
 	case c.Classify == nil:
 		return errors.New("engine: no error classifier")
 	}
@@ -87,6 +93,8 @@ type Result struct {
 	Saturated bool
 	// Interrupted: the context was cancelled (Ctrl-C) before the end.
 	Interrupted bool
+	// ConnectTime is the mean time a worker took to start (connect).
+	ConnectTime time.Duration
 }
 
 // Run executes load under cfg. On a fatal error it stops at once and returns
@@ -96,6 +104,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		return nil, err
 	}
 	workers := make([]workload.Worker, 0, cfg.Concurrency)
+	recs := make([]*metrics.Recorder, 0, cfg.Concurrency)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -103,13 +112,21 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 			w.Close(cctx)
 		}
 	}()
+	reg := metrics.NewRegistry(load.Ops, time.Now(), load.Statements...)
+	connStart := time.Now()
 	for i := 0; i < cfg.Concurrency; i++ {
 		w, err := load.NewWorker(ctx, i)
 		if err != nil {
 			return nil, fmt.Errorf("starting worker %d: %w", i, err)
 		}
+		rec := reg.NewRecorder()
+		if sw, ok := w.(workload.StatementWorker); ok {
+			sw.SetStatementRecorder(rec)
+		}
 		workers = append(workers, w)
+		recs = append(recs, rec)
 	}
+	connectTime := time.Since(connStart) / time.Duration(cfg.Concurrency)
 
 	r := &run{cfg: cfg, ops: load.Ops, stop: make(chan struct{})}
 	r.ctx, r.cancel = context.WithCancel(ctx)
@@ -117,7 +134,8 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	r.start = time.Now()
 	r.measureStart = r.start.Add(cfg.Warmup)
 	r.end = r.measureStart.Add(cfg.Duration)
-	r.reg = metrics.NewRegistry(load.Ops, r.start)
+	r.reg = reg
+	reg.Restart(r.start)
 
 	tickDone := make(chan struct{})
 	r.tickerExited = make(chan struct{})
@@ -138,7 +156,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		workersWG.Add(1)
 		go func() {
 			defer workersWG.Done()
-			rec := r.reg.NewRecorder()
+			rec := recs[i]
 			if arrivals != nil {
 				r.openWorker(i, w, rec, arrivals)
 			} else {
@@ -160,7 +178,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: ctx.Err() != nil}
+	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: ctx.Err() != nil, ConnectTime: connectTime}
 	// The measured period is the window in which operations could start:
 	// operations still in flight at its end complete and count, but a
 	// straggler must not stretch the period the others were idle in.
@@ -314,6 +332,10 @@ func (r *run) openWorker(id int, w workload.Worker, rec *metrics.Recorder, in <-
 		if measured {
 			r.startedMeasured.Add(1)
 		}
+		if r.cfg.LatencyLimit > 0 && now.Sub(intended) > r.cfg.LatencyLimit {
+			rec.Skip(w.Next(), measured)
+			continue
+		}
 		r.do(id, w, rec, intended, now, measured)
 	}
 }
@@ -321,11 +343,15 @@ func (r *run) openWorker(id int, w workload.Worker, rec *metrics.Recorder, in <-
 // do runs one operation to completion: retries, reconnects, records.
 func (r *run) do(id int, w workload.Worker, rec *metrics.Recorder, intended, start time.Time, measured bool) {
 	op := w.Next()
+	rec.Begin(measured)
 	for attempt := 1; ; attempt++ {
 		err := w.Do(r.ctx, op, attempt)
 		if err == nil {
 			end := time.Now()
 			rec.Success(op, measured, end.Sub(intended), end.Sub(start), start.Sub(intended), attempt)
+			if r.cfg.LatencyLimit > 0 && end.Sub(intended) > r.cfg.LatencyLimit {
+				rec.Late(op, measured)
+			}
 			return
 		}
 		if r.ctx.Err() != nil {

@@ -374,3 +374,64 @@ func TestStragglerDoesNotStretchPeriod(t *testing.T) {
 		}
 	})
 }
+
+// --latency-limit: operations that would start too late are skipped, those
+// that run longer than the limit are counted late.
+func TestLatencyLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration = 1, 100, Uniform, 2*time.Second
+		cfg.LatencyLimit = 50 * time.Millisecond
+		l, _, _ := load(fakeWorker{service: func(n int64) time.Duration {
+			if n == 10 {
+				return 500 * time.Millisecond // a stall: the next ~50 arrivals are too late
+			}
+			return time.Millisecond
+		}})
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := res.Total.Ops[0]
+		// The stalled one, and the first one after it: it starts just under
+		// 50 ms behind schedule and its 1 ms of service takes it over.
+		if op.Late != 2 {
+			t.Errorf("late = %d, want 2", op.Late)
+		}
+		// Arrivals every 10 ms; those due more than 50 ms before the stall
+		// ended are skipped: about 45 of them.
+		if op.Skipped < 40 || op.Skipped > 50 || op.OK+op.Skipped != 200 {
+			t.Errorf("skipped %d, ok %d, want ≈45 skipped and 200 in all", op.Skipped, op.OK)
+		}
+	})
+}
+
+type stmtWorker struct {
+	fakeWorker
+	rec workload.StatementRecorder
+}
+
+func (w *stmtWorker) SetStatementRecorder(r workload.StatementRecorder) { w.rec = r }
+func (w *stmtWorker) Do(ctx context.Context, op, attempt int) error {
+	time.Sleep(time.Millisecond)
+	w.rec.Statement(op, 0, time.Millisecond)
+	w.rec.Statement(op, 1, 2*time.Millisecond)
+	return nil
+}
+
+func TestStatementRecorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.Warmup = 1, time.Second, 100*time.Millisecond
+		l := &workload.QueryLoad{Ops: []string{"op"}, Statements: []int{2},
+			NewWorker: func(context.Context, int) (workload.Worker, error) { return &stmtWorker{}, nil }}
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := res.Total.Ops[0]
+		if len(op.Stmts) != 2 || op.Stmts[0].Count != op.OK || op.Stmts[1].Mean() != 2*time.Millisecond {
+			t.Fatalf("ok %d, stmts %+v", op.OK, op.Stmts)
+		}
+	})
+}

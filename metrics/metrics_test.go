@@ -180,3 +180,44 @@ func BenchmarkRecordParallelWithTick(b *testing.B) {
 	})
 	close(stop)
 }
+
+func TestStatementsSkipLate(t *testing.T) {
+	g := NewRegistry([]string{"a", "b"}, time.Now(), 3, 1)
+	r := g.NewRecorder()
+	r.Begin(false)
+	r.Statement(0, 0, time.Second) // warm-up: not counted
+	r.Begin(true)
+	for i := 0; i < 4; i++ {
+		r.Statement(0, 1, time.Duration(i+1)*time.Millisecond)
+	}
+	r.StatementError(0, 2, true)
+	r.StatementError(0, 2, false)
+	r.Statement(0, 7, time.Second) // beyond the statements: ignored, no panic
+	r.Skip(1, true)
+	r.Skip(1, false)
+	r.Late(0, true)
+	if _, err := g.Tick(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	r.Statement(0, 1, 5*time.Millisecond)
+	if _, err := g.Tick(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	a, b := g.Total().Ops[0], g.Total().Ops[1]
+	if got := a.Stmts[0]; got.Count != 0 {
+		t.Errorf("warm-up statement counted: %+v", got)
+	}
+	if got := a.Stmts[1]; got.Count != 5 || got.Mean() != 3*time.Millisecond {
+		t.Errorf("statement 1 = %+v, mean %s", got, got.Mean())
+	}
+	if got := a.Stmts[2]; got.Retries != 1 || got.Failures != 1 {
+		t.Errorf("statement 2 = %+v", got)
+	}
+	if b.Skipped != 1 || a.Late != 1 || len(b.Stmts) != 1 {
+		t.Errorf("skipped %d late %d stmts %d", b.Skipped, a.Late, len(b.Stmts))
+	}
+	allocs := testing.AllocsPerRun(100, func() { r.Statement(0, 1, time.Millisecond) })
+	if allocs != 0 {
+		t.Errorf("Statement allocates %.1f", allocs)
+	}
+}

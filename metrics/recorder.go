@@ -11,6 +11,64 @@ type Recorder struct {
 	mu    sync.Mutex // held by the worker per record and by Tick per swap
 	cur   *Snapshot
 	spare *Snapshot
+	// measured is whether the operation under way counts; only the
+	// worker's goroutine touches it.
+	measured bool
+}
+
+// Begin tells the recorder whether the operation about to run is measured,
+// for the per-statement records made while it runs.
+func (r *Recorder) Begin(measured bool) { r.measured = measured }
+
+// Statement records one execution of statement stmt of operation op.
+func (r *Recorder) Statement(op, stmt int, d time.Duration) {
+	if !r.measured {
+		return
+	}
+	r.mu.Lock()
+	if s := r.cur.Ops[op].Stmts; stmt < len(s) {
+		s[stmt].Count++
+		s[stmt].Total += d
+	}
+	r.mu.Unlock()
+}
+
+// StatementError records that statement stmt of operation op failed; retried
+// says whether the operation will be retried.
+func (r *Recorder) StatementError(op, stmt int, retried bool) {
+	if !r.measured {
+		return
+	}
+	r.mu.Lock()
+	if s := r.cur.Ops[op].Stmts; stmt < len(s) {
+		if retried {
+			s[stmt].Retries++
+		} else {
+			s[stmt].Failures++
+		}
+	}
+	r.mu.Unlock()
+}
+
+// Skip records an open-loop operation dropped for starting past the latency
+// limit.
+func (r *Recorder) Skip(op int, measured bool) {
+	if !measured {
+		return
+	}
+	r.mu.Lock()
+	r.cur.Ops[op].Skipped++
+	r.mu.Unlock()
+}
+
+// Late records a successful operation slower than the latency limit.
+func (r *Recorder) Late(op int, measured bool) {
+	if !measured {
+		return
+	}
+	r.mu.Lock()
+	r.cur.Ops[op].Late++
+	r.mu.Unlock()
 }
 
 // Success records an operation that committed after tries attempts.
@@ -65,7 +123,8 @@ func (r *Recorder) Error(op int, measured bool, class Class) {
 
 // Registry owns the recorders of one run and merges them on each tick.
 type Registry struct {
-	ops []string
+	ops   []string
+	stmts []int
 
 	mu        sync.Mutex
 	recorders []*Recorder
@@ -75,14 +134,24 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry for the named operations; the interval
-// clock starts at start.
-func NewRegistry(ops []string, start time.Time) *Registry {
+// clock starts at start. stmts, if given, is the number of statements of
+// each operation, for per-statement figures.
+func NewRegistry(ops []string, start time.Time, stmts ...int) *Registry {
 	return &Registry{
 		ops:      append([]string(nil), ops...),
-		interval: NewSnapshot(ops),
-		total:    NewSnapshot(ops),
+		stmts:    append([]int(nil), stmts...),
+		interval: NewSnapshot(ops, stmts...),
+		total:    NewSnapshot(ops, stmts...),
 		lastTick: start,
 	}
+}
+
+// Restart sets the start of the first interval, for a registry made before
+// the run began (while workers connected).
+func (g *Registry) Restart(start time.Time) {
+	g.mu.Lock()
+	g.lastTick = start
+	g.mu.Unlock()
 }
 
 // Ops returns the operation names, in recording order.
@@ -90,7 +159,7 @@ func (g *Registry) Ops() []string { return g.ops }
 
 // NewRecorder returns a recorder for one worker.
 func (g *Registry) NewRecorder() *Recorder {
-	r := &Recorder{cur: NewSnapshot(g.ops), spare: NewSnapshot(g.ops)}
+	r := &Recorder{cur: NewSnapshot(g.ops, g.stmts...), spare: NewSnapshot(g.ops, g.stmts...)}
 	g.mu.Lock()
 	g.recorders = append(g.recorders, r)
 	g.mu.Unlock()

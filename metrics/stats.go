@@ -51,10 +51,37 @@ type OpStats struct {
 	// Warmup counts operations that ended during the warm-up: they ran but are
 	// in no other field.
 	Warmup int64
+	// Skipped counts open-loop operations not run because they would have
+	// started later than the latency limit; Late counts those that ran and
+	// took longer than it.
+	Skipped, Late int64
+	// Stmts holds per-statement figures, for workloads that report them.
+	Stmts []StmtStats
 }
 
-func newOpStats(name string) *OpStats {
-	return &OpStats{Name: name, Response: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram()}
+// StmtStats is one statement of an operation: its executions' total time,
+// and the failures and retries it caused.
+type StmtStats struct {
+	Count    int64
+	Total    time.Duration
+	Failures int64
+	Retries  int64
+}
+
+// Mean is the statement's average latency.
+func (s StmtStats) Mean() time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Total / time.Duration(s.Count)
+}
+
+func newOpStats(name string, stmts int) *OpStats {
+	o := &OpStats{Name: name, Response: NewHistogram(), Service: NewHistogram(), Lag: NewHistogram()}
+	if stmts > 0 {
+		o.Stmts = make([]StmtStats, stmts)
+	}
+	return o
 }
 
 // FailedTotal is the number of operations that failed, of every class.
@@ -87,15 +114,28 @@ func (o *OpStats) merge(from *OpStats) error {
 	o.Retried += from.Retried
 	o.Retries += from.Retries
 	o.Warmup += from.Warmup
+	o.Skipped += from.Skipped
+	o.Late += from.Late
+	if len(from.Stmts) > 0 && len(o.Stmts) < len(from.Stmts) {
+		o.Stmts = append(o.Stmts, make([]StmtStats, len(from.Stmts)-len(o.Stmts))...)
+	}
+	for i, st := range from.Stmts {
+		t := &o.Stmts[i]
+		t.Count += st.Count
+		t.Total += st.Total
+		t.Failures += st.Failures
+		t.Retries += st.Retries
+	}
 	return nil
 }
 
 func (o *OpStats) reset() {
-	name, resp, serv, lag := o.Name, o.Response, o.Service, o.Lag
+	name, resp, serv, lag, stmts := o.Name, o.Response, o.Service, o.Lag, o.Stmts
 	resp.Reset()
 	serv.Reset()
 	lag.Reset()
-	*o = OpStats{Name: name, Response: resp, Service: serv, Lag: lag}
+	clear(stmts)
+	*o = OpStats{Name: name, Response: resp, Service: serv, Lag: lag, Stmts: stmts}
 }
 
 // Snapshot holds the statistics of every operation over a period.
@@ -105,11 +145,16 @@ type Snapshot struct {
 	Elapsed time.Duration
 }
 
-// NewSnapshot returns an empty snapshot for the named operations.
-func NewSnapshot(ops []string) *Snapshot {
+// NewSnapshot returns an empty snapshot for the named operations; stmts, if
+// given, is the number of statements of each.
+func NewSnapshot(ops []string, stmts ...int) *Snapshot {
 	s := &Snapshot{Ops: make([]*OpStats, len(ops))}
 	for i, name := range ops {
-		s.Ops[i] = newOpStats(name)
+		n := 0
+		if i < len(stmts) {
+			n = stmts[i]
+		}
+		s.Ops[i] = newOpStats(name, n)
 	}
 	return s
 }
@@ -143,10 +188,11 @@ func (s *Snapshot) Reset() {
 // Total folds every operation into one, named name: for lines that show the
 // whole workload at once.
 func (s *Snapshot) Total(name string) *OpStats {
-	t := newOpStats(name)
+	t := newOpStats(name, 0)
 	for _, o := range s.Ops {
 		_ = t.merge(o) // same geometry: nothing can be dropped
 	}
+	t.Stmts = nil // statements of different operations do not add up
 	return t
 }
 

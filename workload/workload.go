@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -63,6 +64,22 @@ type QueryLoad struct {
 	NewWorker func(ctx context.Context, id int) (Worker, error)
 	// Close, if set, releases what Ops acquired, after every worker closed.
 	Close func()
+	// Statements, if set, is the number of statements of each operation:
+	// their latencies, failures and retries are then reported one by one,
+	// through the StatementRecorder given to workers that are
+	// StatementWorkers.
+	Statements []int
+}
+
+// StatementRecorder takes per-statement figures from a worker.
+type StatementRecorder interface {
+	Statement(op, stmt int, d time.Duration)
+	StatementError(op, stmt int, retried bool)
+}
+
+// StatementWorker is a Worker that reports its statements one by one.
+type StatementWorker interface {
+	SetStatementRecorder(StatementRecorder)
 }
 
 // Worker runs operations on its own connection. Only its goroutine calls it.
