@@ -44,6 +44,9 @@ type Header struct {
 	Server   string
 	Mode     string // "closed loop, 8 workers" or "open loop at 500 ops/s (poisson), 8 workers"
 	Labels   []string
+	// Statements, if set, are the statements of each operation: the summary
+	// then lists each one's mean latency, failures and retries.
+	Statements [][]string
 }
 
 // Summary writes the per-operation summary of a run.
@@ -55,7 +58,7 @@ func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 	for _, e := range extra {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
-	for _, o := range s.Ops {
+	for i, o := range s.Ops {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "%s: %d ok, %d failed, %.1f ops/s\n", o.Name, o.OK, o.FailedTotal(), rate(o.OK, s.Elapsed))
 		t := &table{}
@@ -77,6 +80,21 @@ func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 			fmt.Fprintf(w, "  errors by class: %s\n", byClass(o.Errors))
 		}
 		fmt.Fprintf(w, "  retried: %d transactions, %d retries\n", o.Retried, o.Retries)
+		if o.Skipped > 0 || o.Late > 0 {
+			fmt.Fprintf(w, "  latency limit: %d skipped, %d late\n", o.Skipped, o.Late)
+		}
+		if i < len(h.Statements) && len(o.Stmts) > 0 {
+			st := &table{}
+			st.add("statement", "mean", "count", "failures", "retries")
+			for j, text := range h.Statements[i] {
+				if j < len(o.Stmts) {
+					s := o.Stmts[j]
+					st.add(text, Micros(s.Mean().Microseconds()), strconv.FormatInt(s.Count, 10),
+						strconv.FormatInt(s.Failures, 10), strconv.FormatInt(s.Retries, 10))
+				}
+			}
+			fmt.Fprint(w, indent(st.String(), "  "))
+		}
 	}
 }
 

@@ -53,6 +53,7 @@ type Opser interface {
 type RunOptions struct {
 	Seed        uint64 // --seed: random choices are reproducible
 	Concurrency int    // number of workers
+	MaxTries    int    // attempts per operation (--max-tries)
 }
 
 // QueryLoad is what a workload hands the engine: operation names and a way to
@@ -134,6 +135,33 @@ type Varianter interface {
 type Variant struct {
 	Labels    []Line // the combination, e.g. isolation=serializable
 	Generator Generator
+}
+
+// RunDefaulter changes the defaults of run's own flags for one workload:
+// the pgbench family defaults to pgbench's --max-tries 1, say.
+type RunDefaulter interface {
+	DefaultRunFlags() map[string]string
+}
+
+// PgbenchDescriber describes a run the way pgbench's report header does,
+// for --output pgbench.
+type PgbenchDescriber interface {
+	PgbenchInfo() PgbenchInfo
+}
+
+// PgbenchInfo is what pgbench's report says of the scripts.
+type PgbenchInfo struct {
+	Scale     int
+	QueryMode string
+	Scripts   []PgbenchScript
+}
+
+// PgbenchScript is one script: its title in the report, its weight, and its
+// commands as -r lists them.
+type PgbenchScript struct {
+	Title      string
+	Weight     int
+	Statements []string
 }
 
 // Registry holds the workloads the commands know.

@@ -173,6 +173,14 @@ func subcommands(env Env, parent *cobra.Command, has func(workload.Generator) bo
 		}
 		c := make(m, g)
 		c.Flags().AddFlagSet(g.Flags())
+		if d, ok := g.(workload.RunDefaulter); ok {
+			for name, v := range d.DefaultRunFlags() {
+				if fl := c.Flags().Lookup(name); fl != nil {
+					_ = fl.Value.Set(v) // the workload's own defaults: valid by construction
+					fl.DefValue = v
+				}
+			}
+		}
 		c.Args = cobra.NoArgs
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 		parent.AddCommand(c)

@@ -34,6 +34,10 @@ type runFlags struct {
 	json          string
 	seed          uint64
 	init          string
+	latencyLimit  time.Duration
+	output        string
+	failDetailed  bool
+	perStatement  bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -50,6 +54,10 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for the workload's random choices and the arrival schedule")
 	fs.StringVar(&f.init, "init", "fresh", "schema before the run: fresh (drop and reload) | keep (load if missing) | skip")
+	fs.DurationVar(&f.latencyLimit, "latency-limit", 0, "count transactions slower than this as late; with --rate, skip those that would start this late (0 = off)")
+	fs.StringVar(&f.output, "output", "text", "report format: text (txload's summary) | pgbench (pgbench's progress lines and report, line for line)")
+	fs.BoolVar(&f.failDetailed, "failures-detailed", false, "--output pgbench: break failures down into serialization and deadlock")
+	fs.BoolVarP(&f.perStatement, "report-per-statement", "r", false, "report each statement's latency, failures and retries")
 }
 
 func (f *runFlags) engineConfig() (engine.Config, error) {
@@ -60,7 +68,7 @@ func (f *runFlags) engineConfig() (engine.Config, error) {
 	cfg := engine.Config{
 		Concurrency: f.concurrency, Rate: f.rate, Arrival: arrival,
 		Duration: f.duration, Warmup: f.warmup, MaxTries: f.maxTries, MaxLag: f.maxLag,
-		Progress: f.progress, Seed: f.seed, Classify: pg.Classify,
+		Progress: f.progress, Seed: f.seed, Classify: pg.Classify, LatencyLimit: f.latencyLimit,
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
@@ -69,6 +77,11 @@ func (f *runFlags) engineConfig() (engine.Config, error) {
 	case "fresh", "keep", "skip":
 	default:
 		return cfg, fmt.Errorf("--init %q is not allowed (allowed: fresh, keep, skip)", f.init)
+	}
+	switch f.output {
+	case "text", "pgbench":
+	default:
+		return cfg, fmt.Errorf("--output %q is not allowed (allowed: text, pgbench)", f.output)
 	}
 	if f.json != "" {
 		if st, err := os.Stat(filepath.Dir(f.json)); err != nil || !st.IsDir() {
@@ -138,7 +151,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, m workload.Me
 	}
 	defer conn.close()
 
-	if f.progress > 0 {
+	if f.progress > 0 && f.output == "text" {
 		cfg.OnTick = func(t engine.Tick) { report.Progress(stderr, t.Elapsed, t.Warmup, t.Interval) }
 	}
 	if f.verboseErrors {
@@ -204,16 +217,31 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 			return nil, err
 		}
 	}
-	load, err := g.(workload.Opser).Ops(ctx, conn.target, workload.RunOptions{Seed: f.seed, Concurrency: f.concurrency})
+	load, err := g.(workload.Opser).Ops(ctx, conn.target, workload.RunOptions{Seed: f.seed, Concurrency: f.concurrency, MaxTries: f.maxTries})
 	if err != nil {
 		return nil, err
 	}
 	if load.Close != nil {
 		defer load.Close()
 	}
+	var prun report.PgbenchRun
+	if f.output == "pgbench" {
+		prun = pgbenchRun(g, load, f)
+		if f.progress > 0 {
+			cfg.OnTick = func(t engine.Tick) { report.PgbenchProgress(stderr, t.Elapsed, t.Interval, prun) }
+		}
+	}
 	res, runErr := engine.Run(ctx, cfg, load)
 	if res == nil {
 		return nil, runErr
+	}
+	if f.output == "pgbench" {
+		prun.ConnectTime = res.ConnectTime
+		report.PgbenchReport(env.Stdout, res.Total, prun)
+		if runErr != nil {
+			runErr = errors.New(conn.target.Scrub(runErr.Error()))
+		}
+		return &outcome{labels: v.Labels, res: res}, runErr
 	}
 	o := &outcome{labels: v.Labels, res: res}
 	var extra []string
@@ -230,7 +258,15 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 	for _, l := range v.Labels {
 		labels = append(labels, l.Label+": "+l.Value)
 	}
-	report.Summary(env.Stdout, report.Header{Workload: m.Name, Server: conn.server.String(), Mode: f.mode(), Labels: labels}, res.Total, extra)
+	h := report.Header{Workload: m.Name, Server: conn.server.String(), Mode: f.mode(), Labels: labels}
+	if f.perStatement {
+		if d, ok := g.(workload.PgbenchDescriber); ok {
+			for _, s := range d.PgbenchInfo().Scripts {
+				h.Statements = append(h.Statements, s.Statements)
+			}
+		}
+	}
+	report.Summary(env.Stdout, h, res.Total, extra)
 	if rr, ok := g.(workload.RunReporter); ok {
 		actx, cancel := auditCtx(ctx)
 		defer cancel()
@@ -250,6 +286,27 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 		runErr = errors.New(conn.target.Scrub(runErr.Error()))
 	}
 	return o, runErr
+}
+
+// pgbenchRun describes the run for pgbench's report format.
+func pgbenchRun(g workload.Generator, load *workload.QueryLoad, f *runFlags) report.PgbenchRun {
+	r := report.PgbenchRun{
+		Scale: 1, QueryMode: "simple", Clients: f.concurrency, Threads: f.concurrency, MaxTries: f.maxTries,
+		Duration: f.duration, Rate: f.rate, LatencyLimit: f.latencyLimit,
+		FailuresDetailed: f.failDetailed, PerStatement: f.perStatement, Progress: f.progress,
+	}
+	if d, ok := g.(workload.PgbenchDescriber); ok {
+		info := d.PgbenchInfo()
+		r.Scale, r.QueryMode = info.Scale, info.QueryMode
+		for _, s := range info.Scripts {
+			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: s.Title, Weight: s.Weight, Statements: s.Statements})
+		}
+		return r
+	}
+	for _, op := range load.Ops {
+		r.Scripts = append(r.Scripts, report.PgbenchScript{Title: op, Weight: 1})
+	}
+	return r
 }
 
 func labelString(ls []workload.Line) string {

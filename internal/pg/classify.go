@@ -27,10 +27,28 @@ func DuringCommit(err error) error {
 	return commitError{err}
 }
 
+// fatalError marks an error the workload knows no retry can cure.
+type fatalError struct{ err error }
+
+func (e fatalError) Error() string { return e.err.Error() }
+func (e fatalError) Unwrap() error { return e.err }
+
+// Fatal marks err as fatal: a script that names an undefined variable, say.
+func Fatal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fatalError{err}
+}
+
 // Classify returns the failure class of err and whether it is fatal: an error
 // that retrying or reconnecting cannot cure (authentication, syntax, a missing
 // table), which must stop the run.
 func Classify(err error) (class metrics.Class, fatal bool) {
+	var fe fatalError
+	if errors.As(err, &fe) {
+		return metrics.Other, true
+	}
 	var ce commitError
 	duringCommit := errors.As(err, &ce)
 	var pe *pgconn.PgError

@@ -6,11 +6,12 @@ package all
 import (
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/bank"
+	"github.com/txload/txload/workload/pgbench"
 )
 
 // Registry returns every workload.
 func Registry() *workload.Registry {
-	r, err := workload.NewRegistry(bank.Meta())
+	r, err := workload.NewRegistry(append([]workload.Meta{bank.Meta()}, pgbench.Metas()...)...)
 	if err != nil {
 		panic(err) // duplicate names are a programming error caught by every test
 	}

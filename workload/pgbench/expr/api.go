@@ -3,7 +3,6 @@ package expr
 // This file fixes the package's API; the implementation fills it in.
 
 import (
-	"errors"
 	"io"
 	"math/rand/v2"
 )
@@ -49,16 +48,18 @@ type Env struct {
 	DefaultSeed int64
 }
 
-// errNotImplemented is removed by the implementation.
-var errNotImplemented = errors.New("expr: not implemented")
-
-// Parse parses one expression as written after \set NAME or \if.
-func Parse(src string) (Node, error) { return nil, errNotImplemented }
+// Parse parses one expression as written after \set NAME or \if. Errors
+// are *SyntaxError values.
+func Parse(src string) (Node, error) { return parse(src) }
 
 // Text returns the text substituted for a variable in SQL: integers in
-// decimal, doubles as pgbench prints them, booleans true/false, NULL as "".
-func (v Value) Text() string { return "" }
+// decimal, doubles as pgbench prints them ("%.15g", with NaN, Infinity and
+// -Infinity), booleans true/false, NULL as "NULL" (what pgbench 15
+// substitutes), strings as they are.
+func (v Value) Text() string { return v.text() }
 
 // ParseValue reads a variable's text (from --define, \gset) into a Value:
-// an integer or a double when it reads as one, else a string.
-func ParseValue(s string) Value { return Value{Kind: Str, S: s} }
+// an integer or a double when it reads as one and prints back as the same
+// text, else a string. A string keeps its exact text for SQL substitution
+// and is converted as pgbench does (see Resolve) when an expression uses it.
+func ParseValue(s string) Value { return parseValue(s) }

@@ -1,9 +1,10 @@
 package script
 
-// This file fixes the package's API; the implementation fills it in.
+// This file fixes the package's API; the implementation is in the other
+// files of the package.
 
 import (
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/txload/txload/workload/pgbench/expr"
@@ -31,36 +32,62 @@ type Script struct {
 	Name     string // file name as given, or builtin name
 	Weight   int    // from FILE@WEIGHT, default 1
 	Commands []Command
+
+	// Title is how pgbench names the script in its report: the file name,
+	// or a builtin's description such as "<builtin: TPC-B (sort of)>".
+	Title string
 }
 
 // Command is one SQL command or meta-command.
 type Command struct {
 	Kind Kind
 	File string // for error messages: File:Line
-	Line int
+	Line int    // line of the command's first character (the backslash of a meta-command)
 
 	// SQL: the statement as written (with :var references), the same with
 	// $1..$n in place of the references, and the variable names in
 	// parameter order. Gset/Aset are set when \gset or \aset ended it;
 	// Prefix is their optional prefix.
+	//
+	// Text is what pgbench sends in simple mode before substituting
+	// variables: leading white space and "--" comments are dropped, and so
+	// is trailing white space; the terminating ';' is kept, "\;" becomes
+	// ";" and "\:" becomes ":". For meta-commands, Text is the command as
+	// written, from its backslash to the end of its (last) line.
 	Text       string
 	Prepared   string
 	Params     []string
 	Gset, Aset bool
 	Prefix     string
 
-	// Set: Var = Expr. If/Elif: Expr.
-	Var  string
-	Expr expr.Node
+	// ParamPos holds, for each of Params, the byte offset in Text of the
+	// ':' of its reference (which is 1+len(name) bytes long). pgbench's
+	// simple mode replaces exactly these references whose variable is
+	// set, and leaves the others as written.
+	ParamPos []int
+
+	// Compound is set when the SQL command holds several statements
+	// joined by "\;" (pgbench sends them in one query; \gset then applies
+	// to the last one, \aset to all).
+	Compound bool
+
+	// Set: Var = Expr. If/Elif: Expr. ExprSrc is the expression as
+	// written (continuation lines joined by a space).
+	Var     string
+	Expr    expr.Node
+	ExprSrc string
 
 	// Sleep: a number or a :variable, times Unit (us, ms or s; default s).
 	SleepValue int64
 	SleepVar   string
 	Unit       time.Duration
 
-	// If/Elif/Else: index of the next Elif/Else/Endif of the same \if;
-	// Endif for the others of the chain, in Next too.
+	// If/Elif/Else: index of the next Elif/Else/Endif of the same \if.
+	// Endif: its own index + 1 (where execution continues). Other kinds: 0.
 	Next int
+
+	// If/Elif/Else/Endif: index of the \endif that closes the chain.
+	End int
 }
 
 // Error is a script error that names the file and line.
@@ -70,16 +97,18 @@ type Error struct {
 	Msg  string
 }
 
-func (e *Error) Error() string { return "" }
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-var errNotImplemented = errors.New("script: not implemented")
+// Parse parses the text of a script named name, as pgbench does with the
+// contents of a --file: the Script's Name and Title are name, its Weight 1.
+func Parse(name, src string) (*Script, error) { return parse(name, name, src) }
 
-// Parse parses the text of a script named name.
-func Parse(name, src string) (*Script, error) { return nil, errNotImplemented }
-
-// ParseFileArg splits FILE[@WEIGHT] as pgbench's --file takes it.
-func ParseFileArg(arg string) (path string, weight int, err error) { return "", 0, errNotImplemented }
+// ParseFileArg splits FILE[@WEIGHT] as pgbench's --file (and --builtin)
+// takes it: at the last '@'; the weight is 1 when absent and must be an
+// integer from 0 to 2147483647.
+func ParseFileArg(arg string) (path string, weight int, err error) { return parseFileArg(arg) }
 
 // Builtin returns one of pgbench's builtin scripts: tpcb-like, simple-update,
-// select-only, with pgbench's exact text.
-func Builtin(name string) (*Script, error) { return nil, errNotImplemented }
+// select-only, with pgbench's exact text. As pgbench's -b, it accepts any
+// unambiguous prefix of a name ("tpcb", "simple", "select").
+func Builtin(name string) (*Script, error) { return builtin(name) }

@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+func writeScript(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func count(t *testing.T, url, sql string) int64 {
+	t.Helper()
+	var n int64
+	if err := pgtest.Conn(t, url).QueryRow(context.Background(), sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// tpcb-like under every protocol: each committed transaction is one history
+// row and one server commit, and the balances agree afterwards.
+func TestTPCBLikeProtocols(t *testing.T) {
+	url := srv.NewDatabase(t)
+	for _, proto := range []string{"simple", "extended", "prepared"} {
+		t.Run(proto, func(t *testing.T) {
+			js := jsonPath(t)
+			histBefore := int64(0)
+			if proto != "simple" {
+				histBefore = count(t, url, "SELECT count(*) FROM pgbench_history")
+			}
+			before := xactCommit(t, url)
+			r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--protocol", proto, "--concurrency", "4",
+				"--duration", "2s", "--progress", "0", "--json", js)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			op := readDoc(t, js).Runs[0].Ops[0]
+			if op.OK == 0 {
+				t.Fatalf("no transaction committed\n%s", r.stdout)
+			}
+			if hist := count(t, url, "SELECT count(*) FROM pgbench_history") - histBefore; hist != op.OK {
+				t.Errorf("history grew by %d, txload committed %d", hist, op.OK)
+			}
+			// Beyond the transactions: init (first subtest), the scale read,
+			// and autovacuum.
+			if commits := xactCommit(t, url) - before; commits < op.OK || commits > op.OK+100 {
+				t.Errorf("pg_stat_database counted %d commits, txload %d", commits, op.OK)
+			}
+			if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 {
+				t.Fatalf("check tpcb: exit %d\n%s", c.code, c.stdout)
+			}
+		})
+	}
+}
+
+// The seed's script, unmodified, with pgbench's report format.
+func TestSeedScriptPgbenchOutput(t *testing.T) {
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	file := writeScript(t, "tpcb-original.sql", `\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+`)
+	r := txload(t.Context(), nil, "run", "script", "--file", file+"@1", "--url", url, "--concurrency", "4", "--duration", "2s",
+		"--progress", "1s", "--output", "pgbench", "--report-per-statement")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, re := range []string{
+		`(?m)^transaction type: .*tpcb-original.sql$`, `(?m)^scaling factor: 1$`, `(?m)^query mode: simple$`,
+		`(?m)^number of clients: 4$`, `(?m)^maximum number of tries: 1$`, `(?m)^duration: 2 s$`,
+		`(?m)^number of transactions actually processed: [1-9][0-9]*$`, `(?m)^latency average = [0-9.]+ ms$`,
+		`(?m)^tps = [0-9.]+ \(without initial connection time\)$`, `(?m)^statement latencies in milliseconds`,
+		`(?m)^ +[0-9.]+ +[0-9]+ +UPDATE pgbench_accounts SET abalance = abalance \+ :delta WHERE aid = :aid;$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("pgbench report lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^progress: 1\.0 s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed$`).MatchString(r.stderr) {
+		t.Errorf("no pgbench progress line:\n%s", r.stderr)
+	}
+	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 {
+		t.Fatalf("check tpcb: exit %d\n%s", c.code, c.stdout)
+	}
+}
+
+// Every client updates the same row at serializable: without retries the
+// run reports failures by class; with retries, far fewer failures.
+func TestHotScriptRetries(t *testing.T) {
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	file := writeScript(t, "hot.sql", `BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT bbalance FROM pgbench_branches WHERE bid = 1;
+UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;
+END;
+`)
+	failed := map[string]int64{}
+	for _, tries := range []string{"1", "10"} {
+		js := jsonPath(t)
+		r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "8", "--duration", "3s",
+			"--progress", "0", "--max-tries", tries, "--json", js)
+		if r.code != 0 {
+			t.Fatalf("--max-tries %s: exit %d\n%s", tries, r.code, r.stderr)
+		}
+		op := readDoc(t, js).Runs[0].Ops[0]
+		failed[tries] = op.Failed["serialization"]
+		switch tries {
+		case "1":
+			if op.Failed["serialization"] == 0 || op.Retries != 0 {
+				t.Errorf("--max-tries 1: failed %v, retries %d", op.Failed, op.Retries)
+			}
+			mustContain(t, r.stdout, "failed by class: serialization ")
+		case "10":
+			if op.Retried == 0 || op.Retries == 0 {
+				t.Errorf("--max-tries 10: retried %d, retries %d", op.Retried, op.Retries)
+			}
+		}
+	}
+	if failed["10"]*5 > failed["1"] {
+		t.Errorf("failures: %d with 1 try, %d with 10: want far fewer", failed["1"], failed["10"])
+	}
+}
+
+// The meta-commands do what pgbench's do, checked in the data they write.
+func TestScriptFeatures(t *testing.T) {
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE seen (client int, branch text, x int, doubled int, label text, seed bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	file := writeScript(t, "features.sql", `-- a comment; with a semicolon
+\set x random(1, 10)
+\if :x > 5
+  \set branch 1
+\elif :x > 2
+  \set branch 2
+\else
+  \set branch 3
+\endif
+SELECT :x * 2 AS doubled, 'v' || :x AS label \gset
+SELECT :x AS again \aset p_
+\sleep 1 ms
+\startpipeline
+INSERT INTO seen VALUES (:client_id, CASE :branch::int WHEN 1 THEN 'big' WHEN 2 THEN 'mid' ELSE 'small' END,
+  :p_again, :doubled, :label, :tag::bigint);
+\endpipeline
+`)
+	for _, proto := range []string{"extended", "prepared"} {
+		if r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "3", "--duration", "1s",
+			"--progress", "0", "--protocol", proto, "--define", "tag=42"); r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", proto, r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := count(t, url, "SELECT count(*) FROM seen"); n == 0 {
+		t.Fatal("the script wrote nothing")
+	}
+	for what, sql := range map[string]string{
+		"\\if branches":   `SELECT count(*) FROM seen WHERE NOT ((x > 5 AND branch = 'big') OR (x BETWEEN 3 AND 5 AND branch = 'mid') OR (x <= 2 AND branch = 'small'))`,
+		"\\gset":          `SELECT count(*) FROM seen WHERE doubled <> 2 * x`,
+		"\\aset prefix":   `SELECT count(*) FROM seen WHERE x NOT BETWEEN 1 AND 10`,
+		"--define":        `SELECT count(*) FROM seen WHERE seed <> 42`,
+		"client_id":       `SELECT count(*) FROM seen WHERE client NOT BETWEEN 0 AND 2`,
+		"quoted variable": `SELECT count(*) FROM seen WHERE label <> 'v' || x`,
+	} {
+		if bad := count(t, url, sql); bad != 0 {
+			t.Errorf("%s: %d rows wrong", what, bad)
+		}
+	}
+	if n := count(t, url, "SELECT count(DISTINCT client) FROM seen"); n != 3 {
+		t.Errorf("%d clients wrote, want 3", n)
+	}
+}
+
+// The same seed draws the same values.
+func TestRandomSeedDeterministic(t *testing.T) {
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE draws (run int, client int, v bigint, g bigint, z bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	for run := 1; run <= 2; run++ {
+		file := writeScript(t, "draw.sql", `\set v random(1, 1000000)
+\set g random_gaussian(1, 1000, 3.0)
+\set z random_zipfian(1, 1000, 1.5)
+INSERT INTO draws VALUES (`+strconv.Itoa(run)+`, :client_id, :v, :g, :z);
+`)
+		if r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--rate", "50",
+			"--arrival", "uniform", "--duration", "1s", "--progress", "0", "--random-seed", "7", "--concurrency", "1"); r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	if n := count(t, url, `SELECT count(*) FROM draws`); n != 100 {
+		t.Fatalf("%d draws, want 100", n)
+	}
+	diff := count(t, url, `SELECT count(*) FROM (SELECT v, g, z FROM draws WHERE run = 1 EXCEPT ALL SELECT v, g, z FROM draws WHERE run = 2) d`)
+	if diff != 0 {
+		t.Fatalf("%d draws differ between two runs with --random-seed 7", diff)
+	}
+}
+
+func TestScriptBadInput(t *testing.T) {
+	url := srv.NewDatabase(t)
+	good := writeScript(t, "good.sql", "SELECT 1;\n")
+	for _, tc := range []struct {
+		name, file, want string
+		args             []string
+	}{
+		{name: "missing file", args: []string{"--file", "/no/such.sql"}, want: "/no/such.sql"},
+		{name: "syntax error", file: "\\set x (1 +\nSELECT 1;\n", want: "bad.sql:1:"},
+		{name: "unknown meta-command", file: "SELECT 1;\n\\frobnicate\n", want: `bad.sql:2: unknown meta-command`},
+		{name: "shell refused", file: "\\shell ls\n", want: `bad.sql:1: \shell is not supported`},
+		{name: "weight not a number", args: []string{"--file", good + "@heavy"}, want: "heavy"},
+		{name: "scale zero", args: []string{"--file", good, "--scale", "0"}, want: "--scale must be at least 1"},
+		{name: "unknown protocol", args: []string{"--file", good, "--protocol", "carrier-pigeon"}, want: `--protocol "carrier-pigeon" is not allowed`},
+		{name: "no script", args: nil, want: "run script needs --file"},
+		{name: "bad define", args: []string{"--file", good, "--define", "novalue"}, want: "--define"},
+		{name: "unknown builtin", args: []string{"--builtin", "tpcc"}, want: "tpcc"},
+		{name: "output", args: []string{"--file", good, "--output", "xml"}, want: `--output "xml" is not allowed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "script", "--url", url}, tc.args...)
+			if tc.file != "" {
+				args = append(args, "--file", writeScript(t, "bad.sql", tc.file))
+			}
+			r := txload(t.Context(), nil, args...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != ExitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line containing %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+	r := txload(t.Context(), nil, "init", "tpcb", "--url", url, "--scale", "0")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--scale must be at least 1") {
+		t.Fatalf("init --scale 0: exit %d %s", r.code, r.stderr)
+	}
+	if n := count(t, url, `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'pgbench_%'`); n != 0 {
+		t.Fatalf("bad input created %d tables", n)
+	}
+}

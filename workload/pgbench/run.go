@@ -1,0 +1,225 @@
+package pgbench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/workload"
+	"github.com/txload/txload/workload/pgbench/expr"
+	"github.com/txload/txload/workload/pgbench/script"
+)
+
+// Metas returns the pgbench family's workloads.
+func Metas() []workload.Meta {
+	metas := []workload.Meta{tpcbMeta()}
+	for _, b := range []struct{ name, desc string }{
+		{"tpcb-like", "pgbench's default transaction: update an account, a teller and a branch, insert history (TPC-B, sort of)"},
+		{"simple-update", "pgbench's simple-update: tpcb-like without the teller and branch updates"},
+		{"select-only", "pgbench's select-only: one primary-key lookup of an account"},
+	} {
+		metas = append(metas, workload.Meta{
+			Name: b.name, Description: b.desc,
+			Examples: fmt.Sprintf(`  txload run %s --concurrency 8 --duration 1m --protocol prepared
+  txload run %s --rate 1000 --latency-limit 50ms --output pgbench`, b.name, b.name),
+			New: func() workload.Generator { return newRunGen(b.name) },
+		})
+	}
+	metas = append(metas, workload.Meta{
+		Name:        "script",
+		Description: "pgbench script files run unmodified: \\set expressions, \\if, \\gset, pipelines, weights",
+		Examples: `  txload run script --file tpcb-original.sql --concurrency 8 --duration 1m --max-tries 10
+  txload run script --file read.sql@9 --file write.sql@1 --define scale=50 --protocol prepared`,
+		New: func() workload.Generator { return newRunGen("") },
+	})
+	return metas
+}
+
+// runGen runs pgbench scripts: one builtin, or the --file/--builtin list.
+type runGen struct {
+	flags   *pflag.FlagSet
+	builtin string // the workload's own builtin; "" for `script`
+	tpcb    tpcbConfig
+
+	files, builtins, defines []string
+	protocol                 string
+	randomSeed               string
+
+	scripts []*script.Script
+	vars    map[string]expr.Value
+	mode    protocol
+	scale   int
+}
+
+func newRunGen(builtin string) *runGen {
+	g := &runGen{builtin: builtin, flags: pflag.NewFlagSet(builtin, pflag.ContinueOnError)}
+	f := g.flags
+	g.tpcb.register(f)
+	if builtin == "" {
+		f.StringArrayVarP(&g.files, "file", "f", nil, "pgbench script FILE[@WEIGHT]; repeat for a mix")
+		f.StringArrayVarP(&g.builtins, "builtin", "b", nil, "pgbench builtin NAME[@WEIGHT] (tpcb-like, simple-update, select-only); repeat for a mix")
+	}
+	f.StringArrayVarP(&g.defines, "define", "D", nil, "NAME=VALUE: set a script variable; repeatable")
+	f.StringVarP(&g.protocol, "protocol", "M", "simple", "simple | extended | prepared (pgbench's --protocol)")
+	f.StringVar(&g.randomSeed, "random-seed", "", "seed of the scripts' random functions: an integer (default: --seed)")
+	return g
+}
+
+func (g *runGen) Flags() *pflag.FlagSet { return g.flags }
+
+// DefaultRunFlags: pgbench's defaults, so its users get pgbench's behaviour.
+// A builtin loads the tables when missing; a script touches no schema.
+func (g *runGen) DefaultRunFlags() map[string]string {
+	init := "keep"
+	if g.builtin == "" {
+		init = "skip"
+	}
+	return map[string]string{"max-tries": "1", "init": init}
+}
+
+func (g *runGen) Validate() error {
+	if err := g.tpcb.validate(); err != nil {
+		return err
+	}
+	m, err := parseProtocol(g.protocol)
+	if err != nil {
+		return err
+	}
+	g.mode = m
+	g.scripts = nil
+	if g.builtin != "" {
+		s, err := script.Builtin(g.builtin)
+		if err != nil {
+			return err
+		}
+		g.scripts = append(g.scripts, s)
+	}
+	for _, b := range g.builtins {
+		name, weight, err := script.ParseFileArg(b)
+		if err != nil {
+			return fmt.Errorf("--builtin %s: %w", b, err)
+		}
+		s, err := script.Builtin(name)
+		if err != nil {
+			return fmt.Errorf("--builtin: %w", err)
+		}
+		s.Weight = weight
+		g.scripts = append(g.scripts, s)
+	}
+	for _, a := range g.files {
+		path, weight, err := script.ParseFileArg(a)
+		if err != nil {
+			return fmt.Errorf("--file %s: %w", a, err)
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--file: %w", err)
+		}
+		s, err := script.Parse(path, string(src))
+		if err != nil {
+			return err
+		}
+		s.Weight = weight
+		g.scripts = append(g.scripts, s)
+	}
+	if len(g.scripts) == 0 {
+		return fmt.Errorf("run script needs --file FILE[@WEIGHT] or --builtin NAME[@WEIGHT]")
+	}
+	total := 0
+	for _, s := range g.scripts {
+		total += s.Weight
+		if g.mode == simple && hasPipeline(s) {
+			return fmt.Errorf("%s: pipelines need --protocol extended or prepared (pgbench refuses them in simple mode)", s.Name)
+		}
+	}
+	if total == 0 {
+		return fmt.Errorf("the scripts' weights add up to 0: at least one must be positive")
+	}
+	g.vars = map[string]expr.Value{}
+	for _, d := range g.defines {
+		name, value, ok := strings.Cut(d, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--define %q: want NAME=VALUE", d)
+		}
+		g.vars[name] = expr.ParseValue(value)
+	}
+	if g.randomSeed != "" {
+		if _, err := strconv.ParseUint(g.randomSeed, 10, 64); err != nil {
+			return fmt.Errorf("--random-seed %q is not a non-negative integer", g.randomSeed)
+		}
+	}
+	return nil
+}
+
+func hasPipeline(s *script.Script) bool {
+	for _, c := range s.Commands {
+		if c.Kind == script.StartPipeline {
+			return true
+		}
+	}
+	return false
+}
+
+// Init loads pgbench's tables when they are missing (run --init keep) or
+// anew (--init fresh).
+func (g *runGen) Init(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
+	return initTPCB(ctx, t, &g.tpcb, opts)
+}
+
+// Check is check tpcb, after a run of the builtins.
+func (g *runGen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	return checkTPCB(ctx, t)
+}
+
+// Scripts describes the scripts for pgbench's report.
+func (g *runGen) Scripts() []*script.Script { return g.scripts }
+
+// Scale is the scale the run used (valid after Ops).
+func (g *runGen) Scale() int { return g.scale }
+
+// QueryMode is pgbench's name of the protocol.
+func (g *runGen) QueryMode() string { return g.mode.String() }
+
+// PgbenchInfo describes the run for --output pgbench.
+func (g *runGen) PgbenchInfo() workload.PgbenchInfo {
+	info := workload.PgbenchInfo{Scale: g.scale, QueryMode: g.mode.String()}
+	for _, s := range g.scripts {
+		ps := workload.PgbenchScript{Title: s.Title, Weight: s.Weight}
+		for i := range s.Commands {
+			ps.Statements = append(ps.Statements, display(&s.Commands[i]))
+		}
+		info.Scripts = append(info.Scripts, ps)
+	}
+	return info
+}
+
+// display is a command as pgbench's -r report lists it: SQL by its first
+// line, meta-commands as written.
+func display(c *script.Command) string {
+	switch c.Kind {
+	case script.SQL:
+		first, _, _ := strings.Cut(strings.TrimSpace(c.Text), "\n")
+		return first
+	case script.Set:
+		return `\set ` + c.Var + " " + c.ExprSrc
+	case script.Sleep:
+		arg := strconv.FormatInt(c.SleepValue, 10)
+		if c.SleepVar != "" {
+			arg = ":" + c.SleepVar
+		}
+		unit := map[time.Duration]string{time.Microsecond: "us", time.Millisecond: "ms", time.Second: "s"}[c.Unit]
+		return `\sleep ` + arg + " " + unit
+	case script.If:
+		return `\if ` + c.ExprSrc
+	case script.Elif:
+		return `\elif ` + c.ExprSrc
+	}
+	return map[script.Kind]string{script.Else: `\else`, script.Endif: `\endif`, script.StartPipeline: `\startpipeline`,
+		script.EndPipeline: `\endpipeline`, script.SyncPipeline: `\syncpipeline`}[c.Kind]
+}

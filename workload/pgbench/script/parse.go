@@ -1,0 +1,429 @@
+package script
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/txload/txload/workload/pgbench/expr"
+)
+
+// maxArgs is pgbench's MAX_ARGS: a meta-command has at most maxArgs-1
+// arguments.
+const maxArgs = 256
+
+// parser holds the state of one Parse.
+type parser struct {
+	file       string
+	src        string
+	lex        sqlLexer
+	lineStarts []int // offsets of the first byte of each line
+	cmds       []Command
+	gsetLines  map[int]int // command index -> line of its \gset or \aset
+}
+
+// parse parses src; file names it in errors and title is the Script's
+// Title.
+func parse(file, title, src string) (*Script, error) {
+	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			p.lineStarts = append(p.lineStarts, i+1)
+		}
+	}
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	if len(p.cmds) == 0 {
+		return nil, &Error{File: file, Line: 1, Msg: fmt.Sprintf("empty command list for script \"%s\"", file)}
+	}
+	if err := p.checkConditionals(); err != nil {
+		return nil, err
+	}
+	if err := p.checkPipelines(); err != nil {
+		return nil, err
+	}
+	return &Script{Name: file, Title: title, Weight: 1, Commands: p.cmds}, nil
+}
+
+// lineOf returns the line (from 1) of offset off; pgbench counts '\n's.
+func (p *parser) lineOf(off int) int {
+	return sort.Search(len(p.lineStarts), func(i int) bool { return p.lineStarts[i] > off })
+}
+
+func (p *parser) errorf(off int, format string, args ...any) *Error {
+	return &Error{File: p.file, Line: p.lineOf(off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// run is pgbench's ParseScript loop: collect SQL up to a ';', a backslash
+// or the end; then, at a backslash, read the meta-command.
+func (p *parser) run() error {
+	var buf sqlBuf
+	for {
+		buf.reset()
+		res := p.lex.scan(&buf)
+		p.addSQL(&buf)
+		if res == scanBackslash {
+			if err := p.meta(p.lex.pos - 1); err != nil {
+				return err
+			}
+		}
+		if res == scanEOF {
+			return nil
+		}
+	}
+}
+
+// addSQL makes a command of the collected text, unless it holds only white
+// space and "--" comments (pgbench's skip_sql_comments).
+func (p *parser) addSQL(b *sqlBuf) {
+	text := b.text
+	i := 0
+	for {
+		if i < len(text) && isCSpace(text[i]) {
+			i++
+		} else if i+1 < len(text) && text[i] == '-' && text[i+1] == '-' {
+			j := strings.IndexByte(string(text[i:]), '\n')
+			if j < 0 {
+				return
+			}
+			i += j + 1
+		} else {
+			break
+		}
+	}
+	if i == len(text) {
+		return
+	}
+	end := len(text)
+	for end > i && isCSpace(text[end-1]) {
+		end--
+	}
+	s := string(text[i:end])
+	prepared, params, pos := parseQuery(s)
+	p.cmds = append(p.cmds, Command{
+		Kind:     SQL,
+		File:     p.file,
+		Line:     p.lineOf(b.offs[i]),
+		Text:     s,
+		Prepared: prepared,
+		Params:   params,
+		ParamPos: pos,
+		Compound: b.compound,
+	})
+}
+
+// isCSpace is C's isspace in the C locale.
+func isCSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// parseQuery is pgbench's parseQuery: every :name in the text, wherever it
+// is (quotes and comments included), becomes $1, $2, ... in order, one
+// per occurrence; a run of colons not followed by a name (as in a ::
+// cast) is skipped whole. A name starts with a letter, '_' or a non-ASCII
+// byte and goes on with those and digits.
+func parseQuery(s string) (prepared string, params []string, pos []int) {
+	var sb strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if s[i] != ':' {
+			i++
+			continue
+		}
+		j := i + 1
+		if j < len(s) && isIdentStart(s[j]) {
+			for j++; j < len(s) && isVarChar(s[j]); j++ {
+			}
+		}
+		if j == i+1 {
+			for i < len(s) && s[i] == ':' {
+				i++
+			}
+			continue
+		}
+		params = append(params, s[i+1:j])
+		pos = append(pos, i)
+		sb.WriteString(s[last:i])
+		fmt.Fprintf(&sb, "$%d", len(params))
+		last = j
+		i = j
+	}
+	if params == nil {
+		return s, nil, nil
+	}
+	sb.WriteString(s[last:])
+	return sb.String(), params, pos
+}
+
+// metaLexer reads the words of a meta-command as pgbench's exprscan.l:
+// separated by [ \t\r\f\v], up to the end of the line; a backslash at the
+// end of a line continues the command on the next.
+type metaLexer struct {
+	src string
+	pos int
+}
+
+// continuation returns the length of a continuation (\ then \n or \r\n) at
+// i, or 0.
+func continuation(src string, i int) int {
+	if i >= len(src) || src[i] != '\\' {
+		return 0
+	}
+	if strings.HasPrefix(src[i+1:], "\n") {
+		return 2
+	}
+	if strings.HasPrefix(src[i+1:], "\r\n") {
+		return 3
+	}
+	return 0
+}
+
+func isMetaSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// word returns the next word and its offset; ok is false at the end of the
+// command (the newline is consumed) or of the script.
+func (m *metaLexer) word() (w string, off int, ok bool) {
+	src := m.src
+	for m.pos < len(src) {
+		c := src[m.pos]
+		switch {
+		case isMetaSpace(c):
+			m.pos++
+		case continuation(src, m.pos) > 0:
+			m.pos += continuation(src, m.pos)
+		case c == '\n':
+			m.pos++
+			return "", 0, false
+		default:
+			start := m.pos
+			for m.pos < len(src) && !isMetaSpace(src[m.pos]) && src[m.pos] != '\n' {
+				if k := continuation(src, m.pos); k > 0 {
+					w = src[start:m.pos]
+					m.pos += k
+					return w, start, true
+				}
+				m.pos++
+			}
+			return src[start:m.pos], start, true
+		}
+	}
+	return "", 0, false
+}
+
+// rest returns the rest of the command, up to the end of its line (which is
+// consumed), continuations replaced by a space, without surrounding space.
+func (m *metaLexer) rest() string {
+	var sb strings.Builder
+	src := m.src
+	for m.pos < len(src) {
+		if k := continuation(src, m.pos); k > 0 {
+			sb.WriteByte(' ')
+			m.pos += k
+			continue
+		}
+		c := src[m.pos]
+		m.pos++
+		if c == '\n' {
+			break
+		}
+		sb.WriteByte(c)
+	}
+	return strings.TrimFunc(sb.String(), func(r rune) bool { return r < 0x80 && isMetaSpace(byte(r)) })
+}
+
+// exprWorks reports whether the expr package parses expressions. While it
+// is a stub, \set, \if and \elif keep only ExprSrc and Expr stays nil.
+var exprWorks = sync.OnceValue(func() bool {
+	_, err := parseExpr("1")
+	return err == nil
+})
+
+// parseExpr calls expr.Parse, turning a panic into an error.
+func parseExpr(src string) (n expr.Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n, err = nil, fmt.Errorf("internal error in expression parser: %v", r)
+		}
+	}()
+	return expr.Parse(src)
+}
+
+// meta reads the meta-command whose backslash is at offset bs (the lexer
+// is just after it) and adds it, merges it (\gset, \aset), or ignores it
+// (a lone backslash).
+func (p *parser) meta(bs int) error {
+	m := &metaLexer{src: p.src, pos: bs + 1}
+	defer func() { p.lex.pos = m.pos }()
+
+	name, _, ok := m.word()
+	if !ok {
+		return nil // a backslash alone on its line: pgbench ignores it
+	}
+	cmd := Command{File: p.file, Line: p.lineOf(bs)}
+	text := func() string {
+		return strings.TrimRight(p.src[bs:m.pos], "\r\n")
+	}
+
+	switch lname := asciiLower(name); lname {
+	case "set", "if", "elif":
+		cmd.Kind = map[string]Kind{"set": Set, "if": If, "elif": Elif}[lname]
+		if cmd.Kind == Set {
+			v, _, ok := m.word()
+			if !ok {
+				return p.errorf(bs, "missing argument in command \"%s\"", name)
+			}
+			cmd.Var = v
+		}
+		cmd.ExprSrc = m.rest()
+		cmd.Text = text()
+		if cmd.ExprSrc == "" {
+			return p.errorf(bs, "missing expression in command \"%s\"", name)
+		}
+		if exprWorks() {
+			n, err := parseExpr(cmd.ExprSrc)
+			if err != nil {
+				return p.errorf(bs, "%v in command \"%s\"", err, name)
+			}
+			cmd.Expr = n
+		}
+		p.cmds = append(p.cmds, cmd)
+		return nil
+	}
+
+	// The other commands: whitespace-separated words.
+	var args []string
+	var offs []int
+	for {
+		w, off, ok := m.word()
+		if !ok {
+			break
+		}
+		if len(args)+1 >= maxArgs {
+			return p.errorf(bs, "too many arguments in command \"%s\"", name)
+		}
+		args = append(args, w)
+		offs = append(offs, off)
+	}
+	cmd.Text = text()
+
+	switch lname := asciiLower(name); lname {
+	case "shell", "setshell":
+		return p.errorf(bs, "\\%s is not supported by txload (it runs no shell commands)", lname)
+	case "sleep":
+		if err := p.sleep(&cmd, name, args, bs); err != nil {
+			return err
+		}
+	case "else", "endif", "startpipeline", "endpipeline", "syncpipeline":
+		if len(args) > 0 {
+			return p.errorf(bs, "unexpected argument in command \"%s\"", name)
+		}
+		cmd.Kind = map[string]Kind{"else": Else, "endif": Endif, "startpipeline": StartPipeline,
+			"endpipeline": EndPipeline, "syncpipeline": SyncPipeline}[lname]
+	case "gset", "aset":
+		if len(args) > 1 {
+			return p.errorf(bs, "too many arguments in command \"%s\"", name)
+		}
+		// pgbench merges \gset and \aset into the previous command, which
+		// must be SQL not already ended by one (blank lines, comments and
+		// a ';' may separate them).
+		if len(p.cmds) == 0 || p.cmds[len(p.cmds)-1].Kind != SQL ||
+			p.cmds[len(p.cmds)-1].Gset || p.cmds[len(p.cmds)-1].Aset {
+			return p.errorf(bs, "\\%s must follow an SQL command", lname)
+		}
+		prev := &p.cmds[len(p.cmds)-1]
+		prev.Gset, prev.Aset = lname == "gset", lname == "aset"
+		if len(args) == 1 {
+			prev.Prefix = args[0]
+		}
+		if p.gsetLines == nil {
+			p.gsetLines = map[int]int{}
+		}
+		p.gsetLines[len(p.cmds)-1] = cmd.Line
+		return nil
+	default:
+		return p.errorf(bs, "unknown meta-command \"\\%s\"", name)
+	}
+	p.cmds = append(p.cmds, cmd)
+	return nil
+}
+
+// sleep reads \sleep's arguments as pgbench 15 does: a number (with an
+// optional sign and an optional unit glued to it: 10ms) or :variable, then
+// an optional unit us, ms or s (in any case).
+func (p *parser) sleep(cmd *Command, name string, args []string, bs int) error {
+	if len(args) < 1 {
+		return p.errorf(bs, "missing argument in command \"%s\"", name)
+	}
+	if len(args) > 2 {
+		return p.errorf(bs, "too many arguments in command \"%s\"", name)
+	}
+	cmd.Kind = Sleep
+	arg := args[0]
+	unit := ""
+	if len(args) == 2 {
+		unit = args[1]
+	}
+	if strings.HasPrefix(arg, ":") {
+		cmd.SleepVar = arg[1:]
+		if cmd.SleepVar == "" {
+			// pgbench fails on it when it runs: no variable has that name.
+			return p.errorf(bs, "undefined variable \"\" in command \"%s\"", name)
+		}
+	} else {
+		i := 0
+		if i < len(arg) && (arg[i] == '+' || arg[i] == '-') {
+			i++
+		}
+		digits := i
+		for i < len(arg) && arg[i] >= '0' && arg[i] <= '9' {
+			i++
+		}
+		if i < len(arg) {
+			if len(args) == 1 && i > digits {
+				unit = arg[i:]
+			} else {
+				return p.errorf(bs, "invalid sleep time, must be an integer (%s) in command \"%s\"", arg, name)
+			}
+		}
+		cmd.SleepValue = atoi(arg[:i])
+	}
+	switch asciiLower(unit) {
+	case "", "s":
+		cmd.Unit = time.Second
+	case "ms":
+		cmd.Unit = time.Millisecond
+	case "us":
+		cmd.Unit = time.Microsecond
+	default:
+		return p.errorf(bs, "unrecognized time unit, must be us, ms or s (%s) in command \"%s\"", unit, name)
+	}
+	return nil
+}
+
+// atoi reads [+-]digits (possibly only a sign: 0), saturating.
+func atoi(s string) int64 {
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	const limit = 1<<63 - 1
+	var v int64
+	for i := 0; i < len(s); i++ {
+		d := int64(s[i] - '0')
+		if v > (limit-d)/10 {
+			v = limit
+			break
+		}
+		v = v*10 + d
+	}
+	if neg {
+		return -v
+	}
+	return v
+}
