@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"time"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
