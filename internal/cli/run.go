@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type runFlags struct {
 	output        string
 	failDetailed  bool
 	perStatement  bool
+	cpuprofile    string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -58,6 +60,8 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.output, "output", "text", "report format: text (txload's summary) | pgbench (pgbench's progress lines and report, line for line)")
 	fs.BoolVar(&f.failDetailed, "failures-detailed", false, "--output pgbench: break failures down into serialization and deadlock")
 	fs.BoolVarP(&f.perStatement, "report-per-statement", "r", false, "report each statement's latency, failures and retries")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
+	_ = fs.MarkHidden("cpuprofile")
 }
 
 func (f *runFlags) engineConfig() (engine.Config, error) {
@@ -145,6 +149,17 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, m workload.Me
 		return err
 	}
 	stderr := &lockedWriter{w: env.Stderr}
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	conn, err := r.open(ctx, stderr)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/workload"
@@ -101,6 +102,7 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			w.templates[i] = make([]template, len(s.Commands))
 			for j := range s.Commands {
 				w.templates[i][j] = newTemplate(&s.Commands[j])
+				w.templates[i][j].name = fmt.Sprintf("txload_%d_%d", i, j)
 			}
 		}
 		if err := w.Reset(ctx); err != nil {
@@ -115,7 +117,8 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 // protocol and an argument buffer for the others.
 type template struct {
 	pieces []string // simple: text between variable references
-	args   []any    // extended/prepared: mode, then one per parameter
+	args   []any    // pipelines: mode, then one per parameter
+	name   string   // prepared: the statement's name on the connection
 }
 
 func newTemplate(c *script.Command) template {
@@ -179,6 +182,13 @@ type worker struct {
 	rec       workload.StatementRecorder
 	sb        strings.Builder
 	batch     pipeline
+
+	// The statements prepared on this connection (--protocol prepared), and
+	// buffers for the text parameters of the one under way.
+	prepared [][]bool
+	params   [][]byte
+	ends     []int
+	buf      []byte
 }
 
 func (w *worker) SetStatementRecorder(r workload.StatementRecorder) { w.rec = r }
@@ -212,6 +222,10 @@ func (w *worker) Reset(ctx context.Context) error {
 		return err
 	}
 	w.conn = conn
+	w.prepared = make([][]bool, len(w.g.scripts))
+	for i, s := range w.g.scripts {
+		w.prepared[i] = make([]bool, len(s.Commands))
+	}
 	return nil
 }
 
@@ -370,7 +384,11 @@ func (w *worker) cond(c *script.Command) (bool, error) {
 	return false, w.scriptErr(c, fmt.Errorf("cannot coerce %q to boolean", v.Text()))
 }
 
-// sql runs an SQL command with its variables bound.
+// sql runs an SQL command with its variables bound. Outside pipelines it
+// speaks the protocol through pgconn as pgbench does through libpq: text
+// parameters of unspecified type (the server infers them), statements
+// prepared once per connection under their own names, results read as
+// text and only kept for \gset and \aset.
 func (w *worker) sql(ctx context.Context, op, pc int, c *script.Command) error {
 	t := &w.templates[op][pc]
 	if w.batch.active {
@@ -381,19 +399,106 @@ func (w *worker) sql(ctx context.Context, op, pc int, c *script.Command) error {
 		w.batch.add(text, args, c)
 		return nil
 	}
-	text, args, err := w.bind(c, t, false)
-	if err != nil {
+	pgc := w.conn.PgConn()
+	if w.mode == pgx.QueryExecModeSimpleProtocol {
+		text, _, err := w.bind(c, t, false)
+		if err != nil {
+			return err
+		}
+		mrr := pgc.Exec(ctx, text)
+		var rr *pgconn.ResultReader
+		for mrr.NextResult() {
+			rr = mrr.ResultReader()
+			if err := w.read(rr, c); err != nil {
+				_ = mrr.Close()
+				return err
+			}
+		}
+		return mrr.Close()
+	}
+	if err := w.textParams(c); err != nil {
 		return err
 	}
+	var rr *pgconn.ResultReader
+	if w.mode == pgx.QueryExecModeCacheStatement {
+		name := t.name
+		if !w.prepared[op][pc] {
+			if _, err := pgc.Prepare(ctx, name, c.Prepared, nil); err != nil {
+				return err
+			}
+			w.prepared[op][pc] = true
+		}
+		rr = pgc.ExecPrepared(ctx, name, w.params, nil, nil)
+	} else {
+		rr = pgc.ExecParams(ctx, c.Prepared, w.params, nil, nil, nil)
+	}
+	return w.read(rr, c)
+}
+
+// read finishes a result: discarded, or stored by \gset / \aset.
+func (w *worker) read(rr *pgconn.ResultReader, c *script.Command) error {
 	if !c.Gset && !c.Aset {
-		_, err := w.conn.Exec(ctx, text, args...)
+		_, err := rr.Close()
 		return err
 	}
-	rows, err := w.conn.Query(ctx, text, append([]any{pgx.QueryResultFormats{pgx.TextFormatCode}}, args...)...)
-	if err != nil {
+	fields := rr.FieldDescriptions()
+	n := 0
+	for rr.NextRow() {
+		n++
+		if c.Gset && n > 1 {
+			continue
+		}
+		for i, raw := range rr.Values() {
+			v := expr.Value{Kind: expr.Null}
+			if raw != nil {
+				v = expr.ParseValue(string(raw))
+			}
+			w.vars[c.Prefix+fields[i].Name] = v
+		}
+	}
+	if _, err := rr.Close(); err != nil {
 		return err
 	}
-	return w.store(rows, c)
+	if c.Gset && n != 1 {
+		return w.scriptErr(c, fmt.Errorf("\\gset expects one row, got %d", n))
+	}
+	return nil
+}
+
+// textParams fills w.params with the text of c's parameters, in w.buf.
+func (w *worker) textParams(c *script.Command) error {
+	w.buf = w.buf[:0]
+	w.params = w.params[:0]
+	ends := w.ends[:0]
+	defer func() { w.ends = ends }()
+	for _, p := range c.Params {
+		v, ok := w.vars[p]
+		if !ok {
+			return w.scriptErr(c, fmt.Errorf("undefined variable %q", p))
+		}
+		switch v.Kind {
+		case expr.Null:
+			ends = append(ends, -1)
+			continue
+		case expr.Int:
+			w.buf = strconv.AppendInt(w.buf, v.I, 10)
+		case expr.Str:
+			w.buf = append(w.buf, v.S...)
+		default:
+			w.buf = append(w.buf, v.Text()...)
+		}
+		ends = append(ends, len(w.buf))
+	}
+	start := 0
+	for _, end := range ends {
+		if end < 0 {
+			w.params = append(w.params, nil)
+			continue
+		}
+		w.params = append(w.params, w.buf[start:end:end])
+		start = end
+	}
+	return nil
 }
 
 // bind returns the statement text and arguments: for the simple protocol
