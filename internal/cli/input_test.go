@@ -23,7 +23,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"run", "bank", "--nope"}, "unknown flag: --nope"},
-		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: bank)`},
+		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: bank, script, select-only`},
 		{"isolation", []string{"run", "bank", "--isolation", "foo"}, `--isolation: "foo" is not an isolation level`},
 		{"isolation in a list", []string{"run", "bank", "--isolation", "rc,foo"}, `"foo" is not an isolation level`},
 		{"accounts zero", []string{"run", "bank", "--accounts", "0"}, "--accounts must be at least 2"},

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -199,27 +198,8 @@ func (g *runGen) PgbenchInfo() workload.PgbenchInfo {
 	return info
 }
 
-// display is a command as pgbench's -r report lists it: SQL by its first
-// line, meta-commands as written.
+// display is a command as pgbench's -r report lists it: its first line.
 func display(c *script.Command) string {
-	switch c.Kind {
-	case script.SQL:
-		first, _, _ := strings.Cut(strings.TrimSpace(c.Text), "\n")
-		return first
-	case script.Set:
-		return `\set ` + c.Var + " " + c.ExprSrc
-	case script.Sleep:
-		arg := strconv.FormatInt(c.SleepValue, 10)
-		if c.SleepVar != "" {
-			arg = ":" + c.SleepVar
-		}
-		unit := map[time.Duration]string{time.Microsecond: "us", time.Millisecond: "ms", time.Second: "s"}[c.Unit]
-		return `\sleep ` + arg + " " + unit
-	case script.If:
-		return `\if ` + c.ExprSrc
-	case script.Elif:
-		return `\elif ` + c.ExprSrc
-	}
-	return map[script.Kind]string{script.Else: `\else`, script.Endif: `\endif`, script.StartPipeline: `\startpipeline`,
-		script.EndPipeline: `\endpipeline`, script.SyncPipeline: `\syncpipeline`}[c.Kind]
+	first, _, _ := strings.Cut(strings.TrimSpace(c.Text), "\n")
+	return first
 }

@@ -126,40 +126,14 @@ func newTemplate(c *script.Command) template {
 		return template{}
 	}
 	t := template{args: make([]any, 1+len(c.Params))}
-	rest := c.Text
-	for _, p := range c.Params {
-		i := findRef(rest, p)
-		if i < 0 {
-			break
-		}
-		t.pieces = append(t.pieces, rest[:i])
-		rest = rest[i+1+len(p):]
+	prev := 0
+	for i, p := range c.Params {
+		at := c.ParamPos[i]
+		t.pieces = append(t.pieces, c.Text[prev:at])
+		prev = at + 1 + len(p)
 	}
-	t.pieces = append(t.pieces, rest)
+	t.pieces = append(t.pieces, c.Text[prev:])
 	return t
-}
-
-// findRef finds :name in s as a variable reference: not part of a :: cast
-// and not followed by more of an identifier.
-func findRef(s, name string) int {
-	for from := 0; ; {
-		i := strings.Index(s[from:], ":"+name)
-		if i < 0 {
-			return -1
-		}
-		i += from
-		end := i + 1 + len(name)
-		prevColon := i > 0 && s[i-1] == ':'
-		nextIdent := end < len(s) && isIdent(s[end])
-		if !prevColon && !nextIdent {
-			return i
-		}
-		from = i + 1
-	}
-}
-
-func isIdent(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
 }
 
 type worker struct {

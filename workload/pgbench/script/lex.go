@@ -271,9 +271,9 @@ func cCommentEnd(src string, i int) int {
 // quotedEnd returns the end of a '...' string whose text starts at i (after
 // the opening quote): after the closing quote, or the end of the script.
 // A doubled quote is a quote in the string; with escapes (E'...'), so is
-// a backslash and a quote. A string
-// continues after a closing quote followed by white space holding a
-// newline and another quote (SQL's 'a'\n'b').
+// a backslash and a quote. A string continues after a closing quote
+// followed by white space holding a newline and another quote (SQL's
+// 'a'\n'b').
 func quotedEnd(src string, i int, escapes bool) int {
 	n := len(src)
 	for i < n {

@@ -297,9 +297,8 @@ func (p *parser) meta(bs int) error {
 
 	// The other commands: whitespace-separated words.
 	var args []string
-	var offs []int
 	for {
-		w, off, ok := m.word()
+		w, _, ok := m.word()
 		if !ok {
 			break
 		}
@@ -307,7 +306,6 @@ func (p *parser) meta(bs int) error {
 			return p.errorf(bs, "too many arguments in command \"%s\"", name)
 		}
 		args = append(args, w)
-		offs = append(offs, off)
 	}
 	cmd.Text = text()
 

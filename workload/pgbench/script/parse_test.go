@@ -224,6 +224,11 @@ func TestParse(t *testing.T) {
 			[]string{`SQL@1 "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC; SELECT 1; END;"`, `SQL@2 "SELECT f();"`}},
 		{"begin atomic with case", "create or replace procedure p() begin atomic select case when true then 1 end; end;select 2;",
 			[]string{`SQL@1 "create or replace procedure p() begin atomic select case when true then 1 end; end;"`, `SQL@1 "select 2;"`}},
+		// pgbench 15 confirms: the BEGIN ATOMIC tracking is not reset by a
+		// backslash command, so after one such a body is split (pgbench 15
+		// then fails on the server's syntax error).
+		{"begin atomic after backslash", "SELECT 1 \\sleep 0\nCREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; END;",
+			[]string{`SQL@1 "SELECT 1"`, `Sleep@1 0 * 1s`, `SQL@2 "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1;"`, `SQL@2 "END;"`}},
 		{"plain begin", "BEGIN; END;", []string{`SQL@1 "BEGIN;"`, `SQL@1 "END;"`}},
 		// pgbench 15 confirms: each occurrence is a new parameter; :: casts
 		// and :1 are not references; non-ASCII names are.
