@@ -481,12 +481,12 @@ func (w *worker) bind(c *script.Command, t *template, copyArgs bool) (string, []
 	if w.mode == pgx.QueryExecModeSimpleProtocol {
 		w.sb.Reset()
 		for i, p := range c.Params {
-			v, ok := w.vars[p]
-			if !ok {
-				return "", nil, w.scriptErr(c, fmt.Errorf("undefined variable %q", p))
-			}
 			w.sb.WriteString(t.pieces[i])
-			w.sb.WriteString(v.Text())
+			if v, ok := w.vars[p]; ok {
+				w.sb.WriteString(v.Text())
+			} else {
+				w.sb.WriteString(":" + p) // as pgbench: an unset variable stays as written
+			}
 		}
 		w.sb.WriteString(t.pieces[len(t.pieces)-1])
 		return w.sb.String(), []any{pgx.QueryExecModeSimpleProtocol}, nil

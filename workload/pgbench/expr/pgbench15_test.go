@@ -205,7 +205,6 @@ func TestPgbench15Results(t *testing.T) {
 		{"1 <= 0.5", "boolean false", "false", ""},
 		{"abc", "", "", "unexpected function name (abc)"},
 		{"random", "", "", "syntax error"},
-		{"random (1, 2)", "int 1", "1", ""},
 		{"1 IS NULL IS NULL", "boolean false", "false", ""},
 		{"NOT 1 = 2", "boolean true", "true", ""},
 		{"-2 ^ 3", "", "", "unexpected character (^)"},

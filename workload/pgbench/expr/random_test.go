@@ -7,6 +7,7 @@ import (
 	"testing"
 )
 
+// draws per distribution check.
 const draws = 200000
 
 // sample draws n values of src from a generator seeded with seed.
@@ -70,6 +71,7 @@ func TestRandomDeterministic(t *testing.T) {
 }
 
 func TestRandomBounds(t *testing.T) {
+	t.Parallel()
 	ranges := [][2]int64{
 		{1, 1}, {1, 2}, {-5, 5}, {0, 9}, {-1000000, -999990},
 		{1, 1000000}, {math.MinInt64/2 + 1, math.MaxInt64 / 2},
@@ -153,6 +155,7 @@ func checkDistribution(t *testing.T, xs []int64, lo int64, p []float64) {
 }
 
 func TestUniformDistribution(t *testing.T) {
+	t.Parallel()
 	const lo, hi = 1, 1000
 	xs := sample(t, "random(1, 1000)", 1, draws)
 	p := make([]float64, hi-lo+1)
@@ -170,6 +173,7 @@ func TestUniformDistribution(t *testing.T) {
 // density a*exp(-a*r)/(1-exp(-a)) on [0, 1): value lo+k has probability
 // (exp(-a*k/N) - exp(-a*(k+1)/N)) / (1 - exp(-a)).
 func TestExponentialDistribution(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n     int64
 		param float64
@@ -196,6 +200,7 @@ func TestExponentialDistribution(t *testing.T) {
 // standard normal truncated to [-a, a): value lo+k has probability
 // (Phi(a*(2k/N-1) + 2a/N) - Phi(a*(2k/N-1))) / (Phi(a) - Phi(-a)).
 func TestGaussianDistribution(t *testing.T) {
+	t.Parallel()
 	phi := func(x float64) float64 { return 0.5 * (1 + math.Erf(x/math.Sqrt2)) }
 	for _, tc := range []struct {
 		n     int64
@@ -232,12 +237,14 @@ func TestGaussianDistribution(t *testing.T) {
 
 // random_zipfian(1, N, s): value k has probability k^-s / H(N, s).
 func TestZipfianDistribution(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
-		n int64
-		s float64
-	}{{1000, 1.5}, {1000, 2.5}, {100, 1.1}, {10, 3}} {
+		n     int64
+		s     float64
+		draws int
+	}{{1000, 1.5, draws}, {1000, 2.5, draws}, {100, 1.1, draws / 4}, {10, 3, draws / 4}} {
 		t.Run(fmt.Sprint(tc.n, tc.s), func(t *testing.T) {
-			xs := sample(t, fmt.Sprintf("random_zipfian(1, %d, %g)", tc.n, tc.s), 4, draws)
+			xs := sample(t, fmt.Sprintf("random_zipfian(1, %d, %g)", tc.n, tc.s), 4, tc.draws)
 			p := make([]float64, tc.n)
 			var h float64
 			for k := range p {

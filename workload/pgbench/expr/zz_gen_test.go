@@ -50,7 +50,45 @@ func gen(r *rand.Rand, depth int) string {
 	}
 }
 
+var numOps = []string{"+", "-", "*", "/", "%", "&", "|", "#", "<<", ">>", "+", "-", "*"}
+var numLits = []string{"0", "1", "2", "3", "-1", "7", "10", "100", "1000", "123456789", "0.5", "1.5", "2.0", "1e3", ".25", "-2.5", "3.0", "1e6", ":x", ":d", ":s", "63", "-64", "2.5", "1e-3"}
+var numFuncs = []string{"abs(%s)", "least(%s, %s)", "greatest(%s, %s, %s)", "int(%s)", "double(%s)", "sqrt(abs(%s))", "ln(abs(%s) + 1)", "exp(%s / 1000.0)",
+	"pow(%s, 0.5)", "mod(%s, 7)", "hash(%s)", "hash_fnv1a(%s, %s)", "hash_murmur2(%s)", "permute(%s, 1000)", "permute(%s, abs(%s) + 1, %s)",
+	"random(%s, 1000000)", "random(-5, %s)", "random_gaussian(%s, 100000, 2.5)", "random_gaussian(1, 1000, abs(%s) + 2)", "random_exponential(1, 100000, abs(%s) + 0.1)", "random_zipfian(1, 100000, 1.1 + abs(%s) / 1000.0)", "random_zipfian(%s, 1000, 2.5)", "pi()",
+	"CASE WHEN %s > %s THEN %s ELSE 0 END"}
+
+func genNum(r *rand.Rand, depth int) string {
+	if depth <= 0 || r.IntN(4) == 0 {
+		return numLits[r.IntN(len(numLits))]
+	}
+	switch r.IntN(8) {
+	case 0, 1, 2:
+		return genNum(r, depth-1) + " " + numOps[r.IntN(len(numOps))] + " " + genNum(r, depth-1)
+	case 3:
+		return "(" + genNum(r, depth-1) + ")"
+	case 4:
+		return []string{"-", "+", "~"}[r.IntN(3)] + genNum(r, depth-1)
+	default:
+		f := numFuncs[r.IntN(len(numFuncs))]
+		n := strings.Count(f, "%s")
+		args := make([]any, n)
+		for i := range args {
+			args[i] = genNum(r, depth-1)
+		}
+		return fmt.Sprintf(f, args...)
+	}
+}
+
 func TestGenExprs(t *testing.T) {
+	if out := os.Getenv("GEN_NUM"); out != "" {
+		r := rand.New(rand.NewPCG(7, 3))
+		var b strings.Builder
+		for i := 0; i < 1000; i++ {
+			b.WriteString(genNum(r, 3) + "\n")
+		}
+		os.WriteFile(out, []byte(b.String()), 0o644)
+		return
+	}
 	out := os.Getenv("GEN_OUT")
 	if out == "" {
 		t.Skip()
