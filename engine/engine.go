@@ -172,7 +172,9 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	<-r.tickerExited
 
 	total, err := r.reg.Tick(lastEnd)
-	if err == nil && cfg.OnTick != nil && cfg.Progress > 0 && total.OK()+sumWarmup(total) > 0 {
+	// The tail while in-flight operations drain is a sliver of an interval:
+	// shown only when the run was interrupted, as what ran last.
+	if err == nil && ctx.Err() != nil && cfg.OnTick != nil && cfg.Progress > 0 && total.OK()+sumWarmup(total) > 0 {
 		cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total})
 	}
 	if err != nil {
