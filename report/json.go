@@ -50,6 +50,8 @@ type OpDoc struct {
 	Retried   int64            `json:"retried"`
 	Retries   int64            `json:"retries"`
 	Warmup    int64            `json:"warmup"`
+	Skipped   int64            `json:"skipped"`
+	Late      int64            `json:"late"`
 	Response  HistDoc          `json:"response"`
 	Service   HistDoc          `json:"service"`
 	Lag       HistDoc          `json:"lag"`
@@ -76,7 +78,7 @@ func NewRunDoc(s *metrics.Snapshot) (RunDoc, error) {
 		od := OpDoc{
 			Name: o.Name, OK: o.OK, OpsPerSec: rate(o.OK, s.Elapsed),
 			Failed: classMap(o.Failed), Errors: classMap(o.Errors),
-			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup,
+			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup, Skipped: o.Skipped, Late: o.Late,
 		}
 		var err error
 		for _, p := range []struct {

@@ -263,3 +263,67 @@ func TestScriptBadInput(t *testing.T) {
 		t.Fatalf("bad input created %d tables", n)
 	}
 }
+
+// --latency-limit under --rate: transactions that would start too late are
+// skipped, slow ones counted late, and pgbench's report says so.
+func TestLatencyLimitSkipsAndCounts(t *testing.T) {
+	url := srv.NewDatabase(t)
+	js := jsonPath(t)
+	// One client cannot keep up with 3000 tpcb-like transactions a second:
+	// the schedule falls behind and most would start too late.
+	r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--concurrency", "1", "--rate", "3000", "--duration", "2s",
+		"--latency-limit", "5ms", "--progress", "0", "--json", js, "--output", "pgbench")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run := readDoc(t, js).Runs[0]
+	op := run.Ops[0]
+	var failed int64
+	for _, n := range op.Failed {
+		failed += n
+	}
+	if op.Skipped == 0 || op.OK+failed+op.Skipped+run.Unstarted != run.Offered {
+		t.Fatalf("skipped %d ok %d failed %d unstarted %d, offered %d", op.Skipped, op.OK, failed, run.Unstarted, run.Offered)
+	}
+	for _, re := range []string{
+		`(?m)^number of transactions skipped: [1-9][0-9]* \([0-9.]+%\)$`,
+		`(?m)^number of transactions above the 5\.0 ms latency limit: [0-9]+/[0-9]+ \([0-9.]+%\)$`,
+		`(?m)^rate limit schedule lag: avg [0-9.]+ \(max [0-9.]+\) ms$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("report lacks %s:\n%s", re, r.stdout)
+		}
+	}
+}
+
+// pgbench's report with retries: retried and retries lines, failures by
+// kind, and per-statement failures and retries.
+func TestPgbenchOutputRetries(t *testing.T) {
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	file := writeScript(t, "hot.sql", "BEGIN ISOLATION LEVEL SERIALIZABLE;\nSELECT bbalance FROM pgbench_branches WHERE bid = 1;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nEND;\n")
+	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "8", "--duration", "2s",
+		"--progress", "1s", "--max-tries", "3", "--output", "pgbench", "--failures-detailed", "-r")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, re := range []string{
+		`(?m)^maximum number of tries: 3$`,
+		`(?m)^number of failed transactions: [0-9]+ \([0-9.]+%\)$`,
+		`(?m)^number of serialization failures: [0-9]+ \([0-9.]+%\)$`,
+		`(?m)^number of deadlock failures: 0 \(0\.000%\)$`,
+		`(?m)^number of transactions retried: [1-9][0-9]* \([0-9.]+%\)$`,
+		`(?m)^total number of retries: [1-9][0-9]*$`,
+		`(?m)^statement latencies in milliseconds, failures and retries:$`,
+		`(?m)^ +[0-9.]+ +[0-9]+ +[1-9][0-9]* +UPDATE pgbench_branches`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("report lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^progress: 1\.0 s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, [0-9]+ failed, [0-9]+ retried, [0-9]+ retries$`).MatchString(r.stderr) {
+		t.Errorf("progress line lacks retries:\n%s", r.stderr)
+	}
+}
