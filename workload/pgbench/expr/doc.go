@@ -42,6 +42,10 @@
 // rand.New(NewPRNG(seed)) they return what a pgbench client seeded with
 // seed would. hash functions and permute are bit-exact with pgbench.
 //
+// A parsed Node is immutable: it may be evaluated by many goroutines at
+// once, each with its own Env (a *rand.Rand is not safe for concurrent
+// use). Evaluation allocates nothing except for errors and debug() output.
+//
 // debug(x) writes one line to Env.Debug, in a single Write, such as
 // "debug: int 5", "debug: double 1.5", "debug: boolean true" or
 // "debug: null", and returns x.

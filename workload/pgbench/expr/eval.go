@@ -63,24 +63,27 @@ func (n *arithNode) Eval(env *Env) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
+	if a.Kind == Int && b.Kind == Int {
+		return arithInt(n.op, a.I, b.I)
+	}
 	if a.Kind == Null || b.Kind == Null {
 		return Value{}, nil
 	}
-	return arith(n.op, a, b)
+	return arith(n.op, &a, &b)
 }
 
 var errDivByZero = errors.New("division by zero")
 
-func arith(op funcID, a, b Value) (Value, error) {
+func arith(op funcID, a, b *Value) (Value, error) {
 	if a.Kind == Int && b.Kind == Int {
 		return arithInt(op, a.I, b.I)
 	}
 	if (a.Kind == Double || b.Kind == Double) && op != fMod {
-		ld, err := coerceToDouble(a)
+		ld, err := coerceToDouble(*a)
 		if err != nil {
 			return Value{}, err
 		}
-		rd, err := coerceToDouble(b)
+		rd, err := coerceToDouble(*b)
 		if err != nil {
 			return Value{}, err
 		}
@@ -104,11 +107,11 @@ func arith(op funcID, a, b Value) (Value, error) {
 		}
 		panic("expr: bad arithmetic operator")
 	}
-	li, err := coerceToInt(a)
+	li, err := coerceToInt(*a)
 	if err != nil {
 		return Value{}, err
 	}
-	ri, err := coerceToInt(b)
+	ri, err := coerceToInt(*b)
 	if err != nil {
 		return Value{}, err
 	}
@@ -191,6 +194,9 @@ func (n *bitNode) Eval(env *Env) (Value, error) {
 	b, err := n.r.Eval(env)
 	if err != nil {
 		return Value{}, err
+	}
+	if a.Kind == Int && b.Kind == Int {
+		return Value{Kind: Int, I: bitop(n.op, a.I, b.I)}, nil
 	}
 	if a.Kind == Null || b.Kind == Null {
 		return Value{}, nil

@@ -59,7 +59,7 @@ func (n *funcNode) eval(env *Env, args []Value) (Value, error) {
 func callFunc(env *Env, fn funcID, args []Value) (Value, error) {
 	switch fn {
 	case fMod:
-		return arith(fMod, args[0], args[1])
+		return arith(fMod, &args[0], &args[1])
 
 	case fPi:
 		return Value{Kind: Double, F: math.Pi}, nil

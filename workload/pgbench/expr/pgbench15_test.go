@@ -32,9 +32,7 @@ func describe(v Value) string {
 }
 
 func TestPgbench15Results(t *testing.T) {
-	tests := []struct {
-		src, debug, text, err string
-	}{
+	tests := []pgbenchCase{
 		{"5 - 3 - 1", "int 1", "1", ""},
 		{"2 << 3 + 1", "int 32", "32", ""},
 		{"-2 * 3", "int -6", "-6", ""},
@@ -228,12 +226,23 @@ func TestPgbench15Results(t *testing.T) {
 		{"9223372036854775807", "int 9223372036854775807", "9223372036854775807", ""},
 		{"0.000", "double 0", "0", ""},
 	}
+	runPgbenchTable(t, tests, &Env{})
+}
+
+type pgbenchCase struct {
+	src, debug, text, err string
+}
+
+// runPgbenchTable checks each expression's value (as debug() prints it)
+// and Text, or its error, against what pgbench 15 gave.
+func runPgbenchTable(t *testing.T, tests []pgbenchCase, env *Env) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.src, func(t *testing.T) {
 			n, err := Parse(tc.src)
 			var v Value
 			if err == nil {
-				v, err = n.Eval(&Env{})
+				v, err = n.Eval(env)
 			}
 			if tc.err != "" {
 				if err == nil {
@@ -255,6 +264,63 @@ func TestPgbench15Results(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Precedence and associativity corner cases, with pgbench 15 run as
+// "pgbench -n -t 1 -D x=7 -D d=2.5 -D b=true -D n=NULL -D s=12".
+func TestPgbench15Precedence(t *testing.T) {
+	tests := []pgbenchCase{
+		{"NOT NOT true", "boolean true", "true", ""},
+		{"- NOT true", "", "", "cannot coerce boolean to int"},
+		{"1 + NOT true AND false", "", "", "cannot coerce boolean to int"},
+		{"~ 1 IS NULL", "boolean false", "false", ""},
+		{"CASE WHEN true THEN 1 END + 1", "int 2", "2", ""},
+		{"abs(, 1, 2)", "", "", "unexpected number of arguments (abs)"},
+		{"least(, 1, 2)", "int 1", "1", ""},
+		{":x:d", "", "", "syntax error"},
+		{"1.5.5", "", "", "syntax error"},
+		{"1..2", "", "", "syntax error"},
+		{"0x10", "", "", "syntax error"},
+		{"truex", "", "", "unexpected function name (truex)"},
+		{"2 isnull = true", "", "", "cannot coerce boolean to int"},
+		{"not 1 isnull", "boolean true", "true", ""},
+		{"1 < 2 isnull", "boolean false", "false", ""},
+		{"1 = 2 and 3 = 3", "boolean false", "false", ""},
+		{"-(-9223372036854775808)", "", "", "bigint sub out of range"},
+		{"--1", "int 1", "1", ""},
+		{"1 -- 1", "int 2", "2", ""},
+		{"9223372036854775807 + -9223372036854775808", "int -1", "-1", ""},
+		{"CASE WHEN 1 THEN 2 WHEN 3 THEN 4 ELSE 5 END", "int 2", "2", ""},
+		{"case when true then 1 else 2 end is null", "boolean false", "false", ""},
+		{"abs(-9223372036854775808)", "int -9223372036854775808", "-9223372036854775808", ""},
+		{"1 << 3 << 2", "int 32", "32", ""},
+		{"hash(1,)", "", "", "syntax error"},
+		{"debug()", "", "", "unexpected number of arguments (debug)"},
+		{"Least(1)", "int 1", "1", ""},
+		{"RANDOM(1,1)", "int 1", "1", ""},
+		{"NOT true = false", "", "", "cannot coerce boolean to int"},
+		{"NOT 1 < 2 AND true", "boolean false", "false", ""},
+		{"1 IS NOT TRUE IS NOT FALSE", "boolean true", "true", ""},
+		{":b IS TRUE AND :n IS NULL", "boolean true", "true", ""},
+		{":x > :d OR :b", "boolean true", "true", ""},
+		{"- :d * 2", "double -5", "-5", ""},
+		{"~ :x", "int -8", "-8", ""},
+		{"~ :d", "int -3", "-3", ""},
+		{"true AND NOT false OR NULL", "boolean true", "true", ""},
+		{"NULL OR false", "null", "NULL", ""},
+		{"x", "", "", "unexpected function name (x)"},
+		{"1 isnull notnull", "boolean true", "true", ""},
+		{"1 is null = false", "", "", "cannot coerce boolean to int"},
+		{"(1 < 2) < true", "", "", "cannot coerce boolean to int"},
+	}
+	vars := map[string]Value{
+		"x": ParseValue("7"), "d": ParseValue("2.5"), "b": ParseValue("true"),
+		"n": ParseValue("NULL"), "s": ParseValue("12"),
+	}
+	runPgbenchTable(t, tests, &Env{Lookup: func(name string) (Value, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}})
 }
 
 func TestPgbench15HashAndPermute(t *testing.T) {
@@ -498,6 +564,103 @@ func TestPgbench15DefineValues(t *testing.T) {
 			// the text substituted for :x in SQL is the original text
 			if got := ParseValue(tc.in).Text(); got != tc.in {
 				t.Errorf("ParseValue(%q).Text() = %q", tc.in, got)
+			}
+		})
+	}
+}
+
+// Generated expressions, each run by pgbench 15 on its own as
+//
+//	pgbench -n -t 1 --random-seed=11 -D x=7 -D d=2.5 -D b=true -D n=NULL -D s=12
+//
+// (1000 such were compared, all equal; these are a sample). The random
+// functions replay pgbench's draws through NewPRNG and PgbenchSeeds.
+func TestPgbench15Generated(t *testing.T) {
+	tests := []struct {
+		src, debug, text string
+	}{
+		{"random_gaussian(:d, 100000, 2.5)", "int 8761", "8761"},
+		{"CASE WHEN ~-2.5 > +random_zipfian(:x, 1000, 2.5) THEN int((-1)) ELSE 0 END", "int 0", "0"},
+		{"((random_zipfian(2.0, 1000, 2.5)))", "int 2", "2"},
+		{"sqrt(abs(1e-3 + random_gaussian(1, 1000, abs(1e6) + 2)))", "double 22.3607021356665", "22.3607021356665"},
+		{"123456789 * random_gaussian(CASE WHEN 2.5 > 0 THEN 1.5 ELSE 0 END, 100000, 2.5)", "int 1081604928429", "1081604928429"},
+		{"permute(2.0, abs(random_zipfian(1, 100000, 1.1 + abs(2.5 | 10) / 1000.0)) + 1, 2.5 # .25 & 3.0 & 2.5)", "int 0", "0"},
+		{"7 & random_zipfian(1, 100000, 1.1 + abs(-2.5 | .25) / 1000.0)", "int 2", "2"},
+		{"random(-5, (1e6 & :s))", "int -3", "-3"},
+		{"1 - random(-5, 2.5) & (1.5) - +1e6", "int -999998", "-999998"},
+		{"1.5 | random_gaussian(1, 1000, abs(-64) + 2)", "int 487", "487"},
+		{"random_zipfian(1, 100000, 1.1 + abs(1000 - :x) / 1000.0)", "int 1", "1"},
+		{"(2) - :d + :x >> random_zipfian(:d, 1000, 2.5) | random_zipfian(1, 100000, 1.1 + abs(:s) / 1000.0)", "int 1", "1"},
+		{"int(-63) + random_gaussian(10, 100000, 2.5)", "int 8706", "8706"},
+		{"(random_gaussian(1, 1000, abs(random_gaussian(.25, 100000, 2.5)) + 2))", "int 501", "501"},
+		{"pi() << random_zipfian(1, 100000, 1.1 + abs(+0) / 1000.0)", "int 12", "12"},
+		{"random(-5, int(-2.5 - .25))", "int -4", "-4"},
+		{"-random_zipfian(7, 1000, 2.5) << ~:d >> 3", "int 288230376151711744", "288230376151711744"},
+		{"hash(random_exponential(1, 100000, abs(3.0) + 0.1))", "int -4619289265864966324", "-4619289265864966324"},
+		{"random_exponential(1, 100000, abs(least(1.5, 63) % ~-64) + 0.1)", "int 74537", "74537"},
+		{":d + random_exponential(1, 100000, abs(~-64) + 0.1)", "double 3673.5", "3673.5"},
+		{"~random(2, 1000000) << 63 * :x", "int 3170534137668829184", "3170534137668829184"},
+		{"random_zipfian(1, 100000, 1.1 + abs(random_gaussian(-3.0, 100000, 2.5)) / 1000.0)", "int 1", "1"},
+		{"random_zipfian(:d, 1000, 2.5)", "int 2", "2"},
+		{"0.5 - random_zipfian(1, 100000, 1.1 + abs(random(-5, :x)) / 1000.0)", "double -0.5", "-0.5"},
+		{"random(-random_exponential(1, 100000, abs(1000) + 0.1), 1000000)", "int 310414", "310414"},
+		{"random_exponential(1, 100000, abs(-1 & 1e3 + random_gaussian(1e-3, 100000, 2.5)) + 0.1)", "int 16", "16"},
+		{"random_zipfian(3 & hash_murmur2(1.5), 1000, 2.5)", "int 1", "1"},
+		{"-2.5 / 2.0 - 1e-3 # random_gaussian(permute(:d, abs(1.5) + 1, 1.5), 100000, 2.5)", "int -8761", "-8761"},
+		{"(sqrt(abs(random(:d, 1000000))))", "double 972.177452937477", "972.177452937477"},
+		{"random_gaussian(1, 1000, abs((pi())) + 2)", "int 300", "300"},
+		{"ln(abs(permute(100, abs(abs(1e6)) + 1, :x)) + 1)", "double 13.1173086236346", "13.1173086236346"},
+		{"1.5", "double 1.5", "1.5"},
+		{"exp(~(2.5) / 1000.0)", "double 0.367879441171442", "0.367879441171442"},
+		{"(-1e3 - 63 / 2)", "double -1031", "-1031"},
+		{"pi()", "double 3.14159265358979", "3.14159265358979"},
+		{"++2.0 - -1", "double 3", "3"},
+		{"(1000 | 63) + -1e6", "double -998977", "-998977"},
+		{"1e3", "double 1000", "1000"},
+		{"sqrt(abs(:s & 2.0)) - double(~2)", "double 3", "3"},
+		{"permute(:s, abs(63) + 1, 1000) / .25 * -sqrt(abs(:s))", "double -457.261413198184", "-457.261413198184"},
+		{"+ln(abs(-64) + 1)", "double 4.17438726989564", "4.17438726989564"},
+		{"(1e6)", "double 1000000", "1000000"},
+		{"1.5", "double 1.5", "1.5"},
+		{"2.0", "double 2", "2"},
+		{"2.5", "double 2.5", "2.5"},
+		{"ln(abs(1e-3) + 1)", "double 0.000999500333083423", "0.000999500333083423"},
+		{"CASE WHEN (.25) > CASE WHEN abs(100) > permute(2.5, 1000) THEN 2.0 ELSE 0 END THEN -2.5 ELSE 0 END", "double -2.5", "-2.5"},
+		{"0.5", "double 0.5", "0.5"},
+		{"(hash(7) / 2.5)", "double 3.3286241197844e+18", "3.3286241197844e+18"},
+		{"double(7)", "double 7", "7"},
+		{"+hash_fnv1a(2, 123456789) + 3", "int -5593462647518386059", "-5593462647518386059"},
+		{"1000 >> hash(-64) & permute(63, abs((-2.5)) + 1, 10 # 123456789)", "int 0", "0"},
+		{"10", "int 10", "10"},
+		{"123456789", "int 123456789", "123456789"},
+		{"abs(-1) - 10 * 3.0 << double(1e-3 / 7)", "int -29", "-29"},
+		{"(mod(+:x, 7))", "int 0", "0"},
+		{"mod(hash_murmur2(2) * permute(1e-3, abs(:d) + 1, 3.0), 7)", "int 5", "5"},
+		{"int((-1)) << ---2.5", "int -4611686018427387904", "-4611686018427387904"},
+		{"10", "int 10", "10"},
+		{"permute(~abs(63), 1000)", "int 221", "221"},
+	}
+	seeds, defaultSeed := PgbenchSeeds(11, 1)
+	vars := map[string]Value{
+		"x": ParseValue("7"), "d": ParseValue("2.5"), "b": ParseValue("true"),
+		"n": ParseValue("NULL"), "s": ParseValue("12"),
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			env := &Env{
+				Lookup: func(name string) (Value, bool) {
+					v, ok := vars[name]
+					return v, ok
+				},
+				Rand:        rand.New(NewPRNG(seeds[0])),
+				DefaultSeed: defaultSeed,
+			}
+			v := mustEval(t, tc.src, env)
+			if got := describe(v); got != tc.debug {
+				t.Errorf("value %s, want %s", got, tc.debug)
+			}
+			if got := v.Text(); got != tc.text {
+				t.Errorf("Text %q, want %q", got, tc.text)
 			}
 		})
 	}
