@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -325,5 +326,56 @@ func TestPgbenchOutputRetries(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^progress: 1\.0 s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, [0-9]+ failed, [0-9]+ retried, [0-9]+ retries$`).MatchString(r.stderr) {
 		t.Errorf("progress line lacks retries:\n%s", r.stderr)
+	}
+}
+
+// With the same --random-seed, a client draws exactly what pgbench's draws.
+func TestRandomSeedMatchesPgbench(t *testing.T) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE draws (n bigserial, tool text, v bigint, e bigint, z bigint, h bigint)`); err != nil {
+		t.Fatal(err)
+	}
+	script := func(tool string) string {
+		return writeScript(t, tool+".sql", `\set v random(1, 1000000000)
+\set e random_exponential(1, 1000, 2.5)
+\set z random_zipfian(1, 1000, 1.2)
+\set h hash(:v)
+INSERT INTO draws (tool, v, e, z, h) VALUES ('`+tool+`', :v, :e, :z, :h);
+`)
+	}
+	if out, err := exec.Command(pgbench, "-n", "-c", "1", "-t", "20", "--random-seed", "7", "-f", script("pgbench"), url).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	if r := txload(t.Context(), nil, "run", "script", "--file", script("txload"), "--url", url, "--concurrency", "1",
+		"--duration", "500ms", "--progress", "0", "--random-seed", "7"); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	draws := func(tool string) []string {
+		rows, err := conn.Query(context.Background(), `SELECT v || ' ' || e || ' ' || z || ' ' || h FROM draws WHERE tool = $1 ORDER BY n LIMIT 20`, tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			_ = rows.Scan(&s)
+			out = append(out, s)
+		}
+		return out
+	}
+	theirs, ours := draws("pgbench"), draws("txload")
+	if len(theirs) != 20 || len(ours) != 20 {
+		t.Fatalf("pgbench drew %d, txload %d", len(theirs), len(ours))
+	}
+	for i := range theirs {
+		if theirs[i] != ours[i] {
+			t.Fatalf("draw %d: pgbench %s, txload %s", i, theirs[i], ours[i])
+		}
 	}
 }

@@ -73,6 +73,8 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 	if g.randomSeed != "" {
 		seed, _ = strconv.ParseUint(g.randomSeed, 10, 64)
 	}
+	// Client i draws what pgbench's client i draws under --random-seed.
+	clientSeeds, defaultSeed := expr.PgbenchSeeds(seed, opts.Concurrency)
 	load := &workload.QueryLoad{}
 	weights := make([]int, len(g.scripts))
 	total := 0
@@ -85,8 +87,14 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 	load.NewWorker = func(ctx context.Context, id int) (workload.Worker, error) {
 		w := &worker{g: g, t: t, id: id, maxTries: opts.MaxTries, weights: weights, total: total,
 			mode: g.mode.execMode(), vars: make(map[string]expr.Value, len(g.vars)+8)}
-		w.pcg = rand.NewPCG(seed, uint64(id))
-		w.rng = rand.New(w.pcg)
+		cs := seed ^ uint64(id)
+		if id < len(clientSeeds) {
+			cs = clientSeeds[id]
+		}
+		w.prng = expr.NewPRNG(cs)
+		// Choosing the script has its own generator, as in pgbench, so a
+		// mix does not shift the scripts' own draws.
+		w.choice = rand.New(rand.NewPCG(cs, 0x6a09e667f3bcc908))
 		for k, v := range g.vars {
 			w.vars[k] = v
 		}
@@ -94,9 +102,9 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		w.vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(id)}
 		w.vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
 		if _, ok := w.vars["default_seed"]; !ok {
-			w.vars["default_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
+			w.vars["default_seed"] = expr.Value{Kind: expr.Int, I: defaultSeed}
 		}
-		w.env = expr.Env{Lookup: w.lookup, Rand: w.rng, Debug: os.Stderr, DefaultSeed: int64(seed)}
+		w.env = expr.Env{Lookup: w.lookup, Rand: rand.New(w.prng), Debug: os.Stderr, DefaultSeed: defaultSeed}
 		w.templates = make([][]template, len(g.scripts))
 		for i, s := range g.scripts {
 			w.templates[i] = make([]template, len(s.Commands))
@@ -144,9 +152,9 @@ type worker struct {
 	mode     pgx.QueryExecMode
 	maxTries int
 
-	pcg   *rand.PCG
-	rng   *rand.Rand
-	saved rand.PCG // the random state at the start of the transaction
+	prng   *expr.PRNG // the scripts' random functions, as pgbench's
+	choice *rand.Rand // which script to run
+	saved  expr.PRNG  // the random state at the start of the transaction
 	vars  map[string]expr.Value
 	env   expr.Env
 
@@ -177,7 +185,7 @@ func (w *worker) Next() int {
 	if len(w.weights) == 1 {
 		return 0
 	}
-	r := w.rng.IntN(w.total)
+	r := w.choice.IntN(w.total)
 	for i, cum := range w.weights {
 		if r < cum {
 			return i
@@ -213,9 +221,9 @@ func (w *worker) Close(ctx context.Context) {
 // does, so the retried transaction is the one that failed.
 func (w *worker) Do(ctx context.Context, op, attempt int) error {
 	if attempt == 1 {
-		w.saved = *w.pcg
+		w.saved = *w.prng
 	} else {
-		*w.pcg = w.saved
+		*w.prng = w.saved
 	}
 	w.batch.reset()
 	cmd, err := w.run(ctx, op)
@@ -339,23 +347,13 @@ func (w *worker) nextBranch(cmds []script.Command, j int) (int, error) {
 	}
 }
 
-// cond evaluates an \if or \elif as pgbench does: NULL and zero are false.
+// cond evaluates an \if or \elif with pgbench's truth rule.
 func (w *worker) cond(c *script.Command) (bool, error) {
 	v, err := c.Expr.Eval(&w.env)
 	if err != nil {
 		return false, w.scriptErr(c, err)
 	}
-	switch v.Kind {
-	case expr.Bool:
-		return v.B, nil
-	case expr.Int:
-		return v.I != 0, nil
-	case expr.Double:
-		return v.F != 0, nil
-	case expr.Null:
-		return false, nil
-	}
-	return false, w.scriptErr(c, fmt.Errorf("cannot coerce %q to boolean", v.Text()))
+	return v.Truth(), nil
 }
 
 // sql runs an SQL command with its variables bound. Outside pipelines it
@@ -423,11 +421,8 @@ func (w *worker) read(rr *pgconn.ResultReader, c *script.Command) error {
 			continue
 		}
 		for i, raw := range rr.Values() {
-			v := expr.Value{Kind: expr.Null}
-			if raw != nil {
-				v = expr.ParseValue(string(raw))
-			}
-			w.vars[c.Prefix+fields[i].Name] = v
+			// pgbench stores a NULL as empty text.
+			w.vars[c.Prefix+fields[i].Name] = expr.ParseValue(string(raw))
 		}
 	}
 	if _, err := rr.Close(); err != nil {
@@ -451,9 +446,6 @@ func (w *worker) textParams(c *script.Command) error {
 			return w.scriptErr(c, fmt.Errorf("undefined variable %q", p))
 		}
 		switch v.Kind {
-		case expr.Null:
-			ends = append(ends, -1)
-			continue
 		case expr.Int:
 			w.buf = strconv.AppendInt(w.buf, v.I, 10)
 		case expr.Str:
@@ -531,11 +523,7 @@ func (w *worker) store(rows pgx.Rows, c *script.Command) error {
 			continue
 		}
 		for i, raw := range rows.RawValues() {
-			v := expr.Value{Kind: expr.Null}
-			if raw != nil {
-				v = expr.ParseValue(string(raw))
-			}
-			w.vars[c.Prefix+fields[i].Name] = v
+			w.vars[c.Prefix+fields[i].Name] = expr.ParseValue(string(raw)) // NULL: empty text, as pgbench
 		}
 	}
 	if err := rows.Err(); err != nil {
