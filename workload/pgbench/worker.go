@@ -155,8 +155,8 @@ type worker struct {
 	prng   *expr.PRNG // the scripts' random functions, as pgbench's
 	choice *rand.Rand // which script to run
 	saved  expr.PRNG  // the random state at the start of the transaction
-	vars  map[string]expr.Value
-	env   expr.Env
+	vars   map[string]expr.Value
+	env    expr.Env
 
 	weights   []int
 	total     int
