@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 )
@@ -378,4 +379,22 @@ INSERT INTO draws (tool, v, e, z, h) VALUES ('`+tool+`', :v, :e, :z, :h);
 			t.Fatalf("draw %d: pgbench %s, txload %s", i, theirs[i], ours[i])
 		}
 	}
+}
+
+// Cancelling the run interrupts statements the server is still running: the
+// run's context is watched once per connection, not per query.
+func TestScriptInterruptsRunningStatement(t *testing.T) {
+	url := srv.NewDatabase(t)
+	file := writeScript(t, "sleep.sql", "SELECT pg_sleep(30);\n")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	start := time.Now()
+	r := txload(ctx, nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1m", "--progress", "0")
+	if r.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", r.code, ExitInterrupted, r.stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %s to stop a run cancelled after 1s", d)
+	}
+	mustContain(t, r.stdout, "INTERRUPTED")
 }

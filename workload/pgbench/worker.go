@@ -171,6 +171,14 @@ type worker struct {
 	params   [][]byte
 	ends     []int
 	buf      []byte
+
+	// The run's context is watched once per connection, not per query:
+	// pgconn starts a goroutine for every query whose context can be
+	// cancelled, which costs more than the query's own syscalls. On
+	// cancellation a past deadline interrupts whatever the connection is
+	// waiting for.
+	watched context.Context
+	unwatch func() bool
 }
 
 func (w *worker) SetStatementRecorder(r workload.StatementRecorder) { w.rec = r }
@@ -195,6 +203,7 @@ func (w *worker) Next() int {
 }
 
 func (w *worker) Reset(ctx context.Context) error {
+	w.stopWatching()
 	if w.conn != nil {
 		w.conn.Close(ctx)
 		w.conn = nil
@@ -211,7 +220,26 @@ func (w *worker) Reset(ctx context.Context) error {
 	return nil
 }
 
+func (w *worker) stopWatching() {
+	if w.unwatch != nil {
+		w.unwatch()
+	}
+	w.watched, w.unwatch = nil, nil
+}
+
+// watch arranges for ctx's cancellation to interrupt the connection.
+func (w *worker) watch(ctx context.Context) {
+	if ctx == w.watched {
+		return
+	}
+	w.stopWatching()
+	nc := w.conn.PgConn().Conn()
+	w.watched = ctx
+	w.unwatch = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
+}
+
 func (w *worker) Close(ctx context.Context) {
+	w.stopWatching()
 	if w.conn != nil {
 		w.conn.Close(ctx)
 	}
@@ -226,6 +254,7 @@ func (w *worker) Do(ctx context.Context, op, attempt int) error {
 		*w.prng = w.saved
 	}
 	w.batch.reset()
+	w.watch(ctx)
 	cmd, err := w.run(ctx, op)
 	if err == nil {
 		return nil
@@ -372,6 +401,7 @@ func (w *worker) sql(ctx context.Context, op, pc int, c *script.Command) error {
 		return nil
 	}
 	pgc := w.conn.PgConn()
+	ctx = context.WithoutCancel(ctx) // watched once per connection: see watch
 	if w.mode == pgx.QueryExecModeSimpleProtocol {
 		text, _, err := w.bind(c, t, false)
 		if err != nil {
