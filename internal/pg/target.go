@@ -67,7 +67,22 @@ func (t *Target) Connect(ctx context.Context) (*pgx.Conn, error) {
 
 // ConnectNode opens a connection to node i.
 func (t *Target) ConnectNode(ctx context.Context, i int) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, t.configs[i].Copy())
+	return t.connect(ctx, i, nil)
+}
+
+// ConnectWith opens a connection to the next node with its configuration
+// changed by adjust: a DialFunc, say.
+func (t *Target) ConnectWith(ctx context.Context, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
+	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
+	return t.connect(ctx, i, adjust)
+}
+
+func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
+	cfg := t.configs[i].Copy()
+	if adjust != nil {
+		adjust(cfg)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}

@@ -208,7 +208,7 @@ func (w *worker) Reset(ctx context.Context) error {
 		w.conn.Close(ctx)
 		w.conn = nil
 	}
-	conn, err := w.t.Connect(ctx)
+	conn, err := w.t.ConnectWith(ctx, func(c *pgx.ConnConfig) { c.DialFunc = pg.BlockingDial })
 	if err != nil {
 		return err
 	}
