@@ -350,6 +350,11 @@ func copyAccounts(ctx context.Context, c *pgconn.PgConn, from, to int64) error {
 	return nil
 }
 
+// maintenanceMem is the session's memory for VACUUM and index builds: the
+// server's default (64MB) makes the primary key of a large scale sort on
+// disk. It is a session setting: the server's configuration is untouched.
+const maintenanceMem = "SET maintenance_work_mem = '1GB'"
+
 // vacuum runs pgbench's VACUUM ANALYZE, one table per connection at once.
 func vacuum(ctx context.Context, t *pg.Target) error {
 	return parallel(ctx, t, []string{
@@ -377,6 +382,8 @@ func parallel(ctx context.Context, t *pg.Target, sqls []string) error {
 				return err
 			}
 			defer cn.Close(context.WithoutCancel(gctx))
+			// Best effort: a dialect without the setting still runs s.
+			_, _ = cn.Exec(gctx, maintenanceMem)
 			if _, err := cn.Exec(gctx, s); err != nil {
 				return fmt.Errorf("%s: %w", s, err)
 			}
