@@ -65,6 +65,10 @@ type QueryLoad struct {
 	NewWorker func(ctx context.Context, id int) (Worker, error)
 	// Close, if set, releases what Ops acquired, after every worker closed.
 	Close func()
+	// BlockingIO says the workers wait in blocking syscalls (see
+	// pg.BlockingDial): a thread returning from one needs a free scheduler
+	// slot, so the run gives Go twice as many as there are cores.
+	BlockingIO bool
 	// Statements, if set, is the number of statements of each operation:
 	// their latencies, failures and retries are then reported one by one,
 	// through the StatementRecorder given to workers that are

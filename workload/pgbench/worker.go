@@ -75,7 +75,7 @@ func (g *runGen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 	}
 	// Client i draws what pgbench's client i draws under --random-seed.
 	clientSeeds, defaultSeed := expr.PgbenchSeeds(seed, opts.Concurrency)
-	load := &workload.QueryLoad{}
+	load := &workload.QueryLoad{BlockingIO: true}
 	weights := make([]int, len(g.scripts))
 	total := 0
 	for i, s := range g.scripts {
