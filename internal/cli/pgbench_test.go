@@ -398,3 +398,38 @@ func TestScriptInterruptsRunningStatement(t *testing.T) {
 	}
 	mustContain(t, r.stdout, "INTERRUPTED")
 }
+
+// simple-update inserts one history row per transaction and moves only
+// account balances; select-only changes nothing.
+func TestSimpleUpdateAndSelectOnly(t *testing.T) {
+	url := srv.NewDatabase(t)
+	for _, w := range []string{"simple-update", "select-only"} {
+		t.Run(w, func(t *testing.T) {
+			js := jsonPath(t)
+			before := count(t, url+"", "SELECT count(*) FROM pg_tables WHERE tablename = 'pgbench_history'")
+			histBefore := int64(0)
+			if before == 1 {
+				histBefore = count(t, url, "SELECT count(*) FROM pgbench_history")
+			}
+			r := txload(t.Context(), nil, "run", w, "--url", url, "--concurrency", "4", "--duration", "1s", "--progress", "0",
+				"--protocol", "prepared", "--json", js)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			op := readDoc(t, js).Runs[0].Ops[0]
+			grew := count(t, url, "SELECT count(*) FROM pgbench_history") - histBefore
+			sums := count(t, url, "SELECT (SELECT sum(abalance) FROM pgbench_accounts) - (SELECT COALESCE(sum(delta), 0) FROM pgbench_history)")
+			branches := count(t, url, "SELECT COALESCE(sum(bbalance), 0) FROM pgbench_branches")
+			switch w {
+			case "simple-update":
+				if op.OK == 0 || grew != op.OK || sums != 0 || branches != 0 {
+					t.Fatalf("ok %d, history grew %d, accounts − history %d, branches %d", op.OK, grew, sums, branches)
+				}
+			case "select-only":
+				if op.OK == 0 || grew != 0 {
+					t.Fatalf("ok %d, history grew %d", op.OK, grew)
+				}
+			}
+		})
+	}
+}
