@@ -23,6 +23,8 @@ type Config struct {
 	MaxLag      time.Duration // open loop: stop when this far behind schedule
 	Progress    time.Duration // tick interval; 0 = only at the end
 	Seed        uint64        // arrival schedule
+	// Start, if set, receives the run's start time once workers are up.
+	Start func(time.Time)
 	// LatencyLimit, if positive, counts operations slower than it as late;
 	// in open loop, an operation that would start later than it behind
 	// schedule is skipped (pgbench's --latency-limit).
@@ -71,6 +73,11 @@ type Tick struct {
 	Elapsed  time.Duration // since the run started, warm-up included
 	Warmup   bool          // the interval ended during the warm-up
 	Interval *metrics.Snapshot
+	// Final marks the last interval: the tail while in-flight operations
+	// drained, often a sliver. Logs need it; progress lines may skip it.
+	Final bool
+	// End is when the interval ended.
+	End time.Time
 }
 
 // ErrorEvent is one failed attempt.
@@ -136,6 +143,9 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	r.end = r.measureStart.Add(cfg.Duration)
 	r.reg = reg
 	reg.Restart(r.start)
+	if cfg.Start != nil {
+		cfg.Start(r.start)
+	}
 
 	tickDone := make(chan struct{})
 	r.tickerExited = make(chan struct{})
@@ -172,10 +182,8 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	<-r.tickerExited
 
 	total, err := r.reg.Tick(lastEnd)
-	// The tail while in-flight operations drain is a sliver of an interval:
-	// shown only when the run was interrupted, as what ran last.
-	if err == nil && ctx.Err() != nil && cfg.OnTick != nil && cfg.Progress > 0 && total.OK()+sumWarmup(total) > 0 {
-		cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total})
+	if err == nil && cfg.OnTick != nil && cfg.Progress > 0 {
+		cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total, Final: true, End: lastEnd})
 	}
 	if err != nil {
 		return nil, err
@@ -184,8 +192,10 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	// The measured period is the window in which operations could start:
 	// operations still in flight at its end complete and count, but a
 	// straggler must not stretch the period the others were idle in.
+	// An open-loop run that finished its schedule before the end, idle,
+	// still covered the whole window.
 	stopAt := lastEnd
-	if stopAt.After(r.end) {
+	if stopAt.After(r.end) || (!res.Interrupted && !res.Saturated) {
 		stopAt = r.end
 	}
 	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
@@ -197,14 +207,6 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		return res, *f
 	}
 	return res, nil
-}
-
-func sumWarmup(s *metrics.Snapshot) int64 {
-	var n int64
-	for _, o := range s.Ops {
-		n += o.Warmup
-	}
-	return n
 }
 
 type run struct {
@@ -258,7 +260,7 @@ func (r *run) tickLoop(done chan struct{}) {
 				return
 			}
 			if r.cfg.OnTick != nil {
-				r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: now.Before(r.measureStart), Interval: iv})
+				r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: now.Before(r.measureStart), Interval: iv, End: now})
 			}
 		}
 	}

@@ -53,5 +53,14 @@ func (t *table) String() string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return trimLines(b.String())
+}
+
+// trimLines drops the spaces that padding leaves at the ends of lines.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

@@ -181,3 +181,30 @@ func Comparison(w io.Writer, labelCols []string, valueCols [][2]string, rows []R
 	}
 	fmt.Fprint(w, t.String())
 }
+
+// OpenLoop writes an open-loop run the way Noria's vote benchmark reports
+// it: the rate operations were generated at (started, per second of the
+// measured period), the rate they completed at, and for each operation the
+// 50th, 95th, 99th and 100th percentiles of sojourn time (from the intended
+// start) and remote time (from the send), in µs.
+func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64) {
+	secs := s.Elapsed.Seconds()
+	if secs <= 0 {
+		return
+	}
+	all := s.Total("all")
+	fmt.Fprintf(w, "# generated ops/s: %.2f\n", float64(started)/secs)
+	fmt.Fprintf(w, "# actual ops/s: %.2f\n", float64(all.OK+all.FailedTotal())/secs)
+	t := &table{}
+	t.add("# op", "pct", "sojourn", "remote", "")
+	for _, q := range []float64{50, 95, 99, 100} {
+		for _, o := range s.Ops {
+			if o.OK == 0 {
+				continue
+			}
+			t.add(o.Name, strconv.FormatFloat(q, 'f', -1, 64),
+				strconv.FormatInt(o.Response.ValueAtQuantile(q), 10), strconv.FormatInt(o.Service.ValueAtQuantile(q), 10), "(all µs)")
+		}
+	}
+	fmt.Fprint(w, t.String())
+}

@@ -41,6 +41,7 @@ type runFlags struct {
 	failDetailed  bool
 	perStatement  bool
 	cpuprofile    string
+	histogram     string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -61,6 +62,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.output, "output", "text", "report format: text (txload's summary) | pgbench (pgbench's progress lines and report, line for line)")
 	fs.BoolVar(&f.failDetailed, "failures-detailed", false, "--output pgbench: break failures down into serialization and deadlock")
 	fs.BoolVarP(&f.perStatement, "report-per-statement", "r", false, "report each statement's latency, failures and retries")
+	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms (sojourn, remote, lag per operation) in HdrHistogram's log format (.hlog) to this file")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
 }
@@ -88,9 +90,12 @@ func (f *runFlags) engineConfig() (engine.Config, error) {
 	default:
 		return cfg, fmt.Errorf("--output %q is not allowed (allowed: text, pgbench)", f.output)
 	}
-	if f.json != "" {
-		if st, err := os.Stat(filepath.Dir(f.json)); err != nil || !st.IsDir() {
-			return cfg, fmt.Errorf("--json %s: directory %s does not exist", f.json, filepath.Dir(f.json))
+	for _, out := range []struct{ flag, path string }{{"--json", f.json}, {"--histogram", f.histogram}} {
+		if out.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out.path)); err != nil || !st.IsDir() {
+			return cfg, fmt.Errorf("%s %s: directory %s does not exist", out.flag, out.path, filepath.Dir(out.path))
 		}
 	}
 	return cfg, nil
@@ -167,8 +172,45 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, m workload.Me
 	}
 	defer conn.close()
 
-	if f.progress > 0 && f.output == "text" {
-		cfg.OnTick = func(t engine.Tick) { report.Progress(stderr, t.Elapsed, t.Warmup, t.Interval) }
+	// The final interval is the sliver while in-flight operations drain:
+	// printed only after Ctrl-C, as what ran last.
+	show := func(t engine.Tick) bool { return f.progress > 0 && (!t.Final || ctx.Err() != nil) }
+	if f.output == "text" {
+		cfg.OnTick = func(t engine.Tick) {
+			if show(t) {
+				report.Progress(stderr, t.Elapsed, t.Warmup, t.Interval)
+			}
+		}
+	}
+	var hlog *report.Hlog
+	if f.histogram != "" {
+		hf, err := os.Create(f.histogram)
+		if err != nil {
+			return fmt.Errorf("--histogram: %w", err)
+		}
+		defer hf.Close()
+		if cfg.Progress <= 0 {
+			cfg.Progress = time.Second // intervals for the log, no progress lines
+		}
+		progress := cfg.OnTick
+		cfg.Start = func(start time.Time) {
+			if hlog == nil {
+				var err error
+				if hlog, err = report.NewHlog(hf, start); err != nil {
+					fmt.Fprintln(stderr, err)
+				}
+			}
+		}
+		cfg.OnTick = func(t engine.Tick) {
+			if progress != nil {
+				progress(t)
+			}
+			if hlog != nil {
+				if err := hlog.Interval(t.Interval, t.End); err != nil {
+					fmt.Fprintln(stderr, err)
+				}
+			}
+		}
 	}
 	if f.verboseErrors {
 		cfg.OnError = func(e engine.ErrorEvent) {
@@ -190,7 +232,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, m workload.Me
 		if len(variants) > 1 {
 			fmt.Fprintf(stderr, "variant %d/%d: %s\n", i+1, len(variants), labelString(v.Labels))
 		}
-		o, err := runOne(ctx, env, stderr, conn, cfg, f, m, v, len(variants) > 1)
+		o, err := runOne(ctx, env, stderr, conn, cfg, f, m, v, len(variants) > 1, show)
 		if o != nil {
 			outcomes = append(outcomes, *o)
 		}
@@ -225,7 +267,7 @@ func runWorkload(ctx context.Context, env Env, cmd *cobra.Command, m workload.Me
 }
 
 func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg engine.Config, f *runFlags,
-	m workload.Meta, v workload.Variant, multi bool) (*outcome, error) {
+	m workload.Meta, v workload.Variant, multi bool, show func(engine.Tick) bool) (*outcome, error) {
 	g := v.Generator
 	if in, ok := g.(workload.Initer); ok && f.init != "skip" {
 		drop := f.init == "fresh" || multi
@@ -247,8 +289,14 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 	var prun report.PgbenchRun
 	if f.output == "pgbench" {
 		prun = pgbenchRun(g, load, f)
-		if f.progress > 0 {
-			cfg.OnTick = func(t engine.Tick) { report.PgbenchProgress(stderr, t.Elapsed, t.Interval, prun) }
+		logTick := cfg.OnTick
+		cfg.OnTick = func(t engine.Tick) {
+			if show(t) {
+				report.PgbenchProgress(stderr, t.Elapsed, t.Interval, prun)
+			}
+			if logTick != nil {
+				logTick(t)
+			}
 		}
 	}
 	res, runErr := engine.Run(ctx, cfg, load)
@@ -269,8 +317,9 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 		extra = append(extra, "INTERRUPTED: the figures cover what ran before Ctrl-C")
 	}
 	if res.Saturated {
-		extra = append(extra, fmt.Sprintf("SATURATED: operations fell more than %s behind schedule; %d of %d scheduled never started",
-			f.maxLag, res.Unstarted, res.Offered))
+		all := res.Total.Total("all")
+		extra = append(extra, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
+			f.rate, f.maxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
 	} else if res.Offered > 0 {
 		extra = append(extra, fmt.Sprintf("offered %d operations, %d never started", res.Offered, res.Unstarted))
 	}
@@ -287,6 +336,10 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 		}
 	}
 	report.Summary(env.Stdout, h, res.Total, extra)
+	if res.Offered > 0 {
+		fmt.Fprintln(env.Stdout)
+		report.OpenLoop(env.Stdout, res.Total, res.Offered-res.Unstarted)
+	}
 	if rr, ok := g.(workload.RunReporter); ok {
 		actx, cancel := auditCtx(ctx)
 		defer cancel()

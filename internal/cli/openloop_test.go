@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The .hlog decodes, with HdrHistogram's own log reader, back to the counts
+// and maxima of the run's report; the open-loop lines are in the seed's shape.
+func TestHistogramLogMatchesReport(t *testing.T) {
+	url := srv.NewDatabase(t)
+	js, hl := jsonPath(t), t.TempDir()+"/run.hlog"
+	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta", "--rate", "400",
+		"--duration", "3s", "--warmup", "1s", "--progress", "0", "--json", js, "--histogram", hl)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	op := readDoc(t, js).Runs[0].Ops[0]
+	f, err := os.Open(hl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	merged := map[string]*hdr.Histogram{}
+	reader := hdr.NewHistogramLogReader(f)
+	for {
+		h, err := reader.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading the log: %v", err)
+		}
+		if h == nil {
+			break
+		}
+		if merged[h.Tag()] == nil {
+			merged[h.Tag()] = hdr.New(1, 3600_000_000, 3)
+		}
+		merged[h.Tag()].Merge(h)
+	}
+	for tag, want := range map[string]struct{ count, max int64 }{
+		"transfer-sojourn": {op.Response.Count, op.Response.Max},
+		"transfer-remote":  {op.Service.Count, op.Service.Max},
+		"transfer-lag":     {op.Lag.Count, op.Lag.Max},
+	} {
+		h := merged[tag]
+		if h == nil {
+			t.Fatalf("no %s histograms in the log (tags: %v)", tag, merged)
+		}
+		if h.TotalCount() != want.count || h.Max() != want.max {
+			t.Errorf("%s: log count %d max %d, report count %d max %d", tag, h.TotalCount(), h.Max(), want.count, want.max)
+		}
+	}
+	gen := regexp.MustCompile(`(?m)^# generated ops/s: ([0-9.]+)$`).FindStringSubmatch(r.stdout)
+	act := regexp.MustCompile(`(?m)^# actual ops/s: ([0-9.]+)$`).FindStringSubmatch(r.stdout)
+	if gen == nil || act == nil {
+		t.Fatalf("no generated/actual lines:\n%s", r.stdout)
+	}
+	g, _ := strconv.ParseFloat(gen[1], 64)
+	a, _ := strconv.ParseFloat(act[1], 64)
+	if g < 392 || g > 408 || a < g*0.98 || a > g*1.02 {
+		t.Errorf("generated %.2f (target 400), actual %.2f", g, a)
+	}
+	for _, q := range []string{"50", "95", "99", "100"} {
+		if !regexp.MustCompile(`(?m)^transfer +` + q + ` +[0-9]+ +[0-9]+ +\(all µs\)$`).MatchString(r.stdout) {
+			t.Errorf("no %s row in the open-loop table:\n%s", q, r.stdout)
+		}
+	}
+}
+
+// Far beyond capacity, the run stops once operations fall --max-lag behind,
+// says the target is beyond what the database sustains, and sojourn time
+// dwarfs remote time.
+func TestSaturation(t *testing.T) {
+	url := srv.NewDatabase(t)
+	js := jsonPath(t)
+	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta", "--rate", "200000",
+		"--concurrency", "2", "--duration", "30s", "--max-lag", "1s", "--progress", "0", "--json", js)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`SATURATED: the target of 200000 ops/s is beyond what the database sustains: .* it sustained ([0-9.]+) ops/s`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no saturation line:\n%s", r.stdout)
+	}
+	if sustained, _ := strconv.ParseFloat(m[1], 64); sustained <= 0 || sustained > 100000 {
+		t.Errorf("sustained %s ops/s", m[1])
+	}
+	run := readDoc(t, js).Runs[0]
+	op := run.Ops[0]
+	if !run.Saturated || run.ElapsedSec > 10 {
+		t.Errorf("saturated %v after %.1fs", run.Saturated, run.ElapsedSec)
+	}
+	if op.Response.P50 < 10*op.Service.P50 || op.Response.P50 < 100000 {
+		t.Errorf("sojourn p50 %d µs, remote p50 %d µs: want sojourn ≫ remote", op.Response.P50, op.Service.P50)
+	}
+	if !strings.Contains(r.stdout, "# generated ops/s:") {
+		t.Errorf("no open-loop report:\n%s", r.stdout)
+	}
+}
