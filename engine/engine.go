@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
@@ -102,6 +104,11 @@ type Result struct {
 	Interrupted bool
 	// ConnectTime is the mean time a worker took to start (connect).
 	ConnectTime time.Duration
+	// EmitLag is the open-loop scheduler's own lateness (µs): when it
+	// released each operation, against the operation's intended start.
+	// Unlike Lag it leaves out waiting for a free worker: it measures the
+	// generator, not the system under test.
+	EmitLag *hdr.Histogram
 }
 
 // Run executes load under cfg. On a fatal error it stops at once and returns
@@ -202,6 +209,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	if cfg.Rate > 0 {
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()
+		res.EmitLag = r.emitLag
 	}
 	if f := r.fatal.Load(); f != nil {
 		return res, *f
@@ -226,6 +234,7 @@ type run struct {
 	saturated       atomic.Bool
 	fatal           atomic.Pointer[error]
 	tickerExited    chan struct{}
+	emitLag         *hdr.Histogram // written by the emitter only
 }
 
 func (r *run) closeStop() { r.stopOnce.Do(func() { close(r.stop) }) }
@@ -286,6 +295,7 @@ func (r *run) closedWorker(id int, w workload.Worker, rec *metrics.Recorder) {
 // emit sends each intended start time when it comes due.
 func (r *run) emit(s *schedule, out chan<- time.Time) {
 	defer close(out)
+	r.emitLag = metrics.NewHistogram()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -302,6 +312,12 @@ func (r *run) emit(s *schedule, out chan<- time.Time) {
 				return
 			case <-r.ctx.Done():
 				return
+			}
+			// Only operations the emitter waited for measure it: one it
+			// releases late because every worker was busy measures the
+			// system, and is in Lag.
+			if !at.Before(r.measureStart) {
+				_ = r.emitLag.RecordValue(max(time.Since(at).Microseconds(), 0))
 			}
 		} else if -d > r.cfg.MaxLag {
 			r.saturate()

@@ -90,6 +90,10 @@ func TestOpenLoopExactCount(t *testing.T) {
 				if arrival == Uniform && op.Lag.Max() > 1 {
 					t.Errorf("uniform at 500/s on 4 idle workers lagged %d µs", op.Lag.Max())
 				}
+				// Under synctest timers fire exactly: the generator is never late.
+				if res.EmitLag == nil || res.EmitLag.TotalCount() == 0 || res.EmitLag.Max() != 0 {
+					t.Errorf("emission lag: %v", res.EmitLag)
+				}
 				if got := op.Service.ValueAtQuantile(50); got < 990 || got > 1010 {
 					t.Errorf("service p50 = %d µs, want 1000", got)
 				}

@@ -30,6 +30,8 @@ type RunDoc struct {
 	Saturated   bool              `json:"saturated,omitempty"`
 	Interrupted bool              `json:"interrupted,omitempty"`
 	Ops         []OpDoc           `json:"operations"`
+	// EmissionLag is the open-loop generator's own lateness.
+	EmissionLag *HistDoc          `json:"emission_lag,omitempty"`
 	Check       *CheckDoc         `json:"check,omitempty"`
 	Notes       map[string]string `json:"notes,omitempty"`
 }
@@ -70,6 +72,9 @@ type HistDoc struct {
 	// HdrHistogram V2 compressed, base64.
 	Encoded string `json:"hdr"`
 }
+
+// HistogramDoc summarises and encodes one histogram.
+func HistogramDoc(h *hdr.Histogram) (HistDoc, error) { return histDoc(h) }
 
 // NewRunDoc fills a RunDoc from a snapshot.
 func NewRunDoc(s *metrics.Snapshot) (RunDoc, error) {

@@ -101,6 +101,7 @@ PostgreSQL of its own and removes it on exit.`,
 		checkCommand(env),
 		workloadsCommand(env),
 		versionCommand(env),
+		sweepCommand(env),
 	)
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

@@ -339,6 +339,9 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 	if res.Offered > 0 {
 		fmt.Fprintln(env.Stdout)
 		report.OpenLoop(env.Stdout, res.Total, res.Offered-res.Unstarted)
+		if h := res.EmitLag; h != nil && h.TotalCount() > 0 {
+			fmt.Fprintf(env.Stdout, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max())
+		}
 	}
 	if rr, ok := g.(workload.RunReporter); ok {
 		actx, cancel := auditCtx(ctx)
@@ -425,6 +428,13 @@ func writeJSON(env Env, cmd *cobra.Command, m workload.Meta, conn *connected, f 
 			return err
 		}
 		rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = o.res.Offered, o.res.Unstarted, o.res.Saturated, o.res.Interrupted
+		if o.res.EmitLag != nil {
+			el, err := report.HistogramDoc(o.res.EmitLag)
+			if err != nil {
+				return err
+			}
+			rd.EmissionLag = &el
+		}
 		if len(o.labels) > 0 {
 			rd.Labels = map[string]string{}
 			for _, l := range o.labels {

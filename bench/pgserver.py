@@ -1,0 +1,44 @@
+"""A throwaway PostgreSQL for the bench scripts: the system's server binaries
+(pg_config --bindir), run as `nobody` when the script runs as root, on
+127.0.0.1 only, with durability off (the scripts measure clients)."""
+import os, shutil, subprocess, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def as_server_user(cmd):
+    if os.geteuid() == 0:
+        return ["su", "-s", "/bin/sh", "nobody", "-c", " ".join(cmd)]
+    return cmd
+
+
+class Server:
+    def __init__(self, port):
+        self.port = port
+        self.bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+        self.work = tempfile.mkdtemp(prefix="txload-bench-")
+        os.chmod(self.work, 0o755)
+        self.data = os.path.join(self.work, "data")
+        self.url = f"postgres://postgres@127.0.0.1:{port}/postgres?sslmode=disable"
+
+    def txload(self):
+        """Returns $TXLOAD, or a txload built from this checkout."""
+        if os.environ.get("TXLOAD"):
+            return os.environ["TXLOAD"]
+        path = os.path.join(self.work, "txload")
+        subprocess.run(["go", "build", "-o", path, "./cmd/txload"], cwd=ROOT, check=True)
+        return path
+
+    def __enter__(self):
+        if os.geteuid() == 0:
+            shutil.chown(self.work, "nobody")
+        b = self.bindir
+        subprocess.run(as_server_user([f"{b}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync", ">/dev/null"]), check=True)
+        opts = (f"-p {self.port} -h 127.0.0.1 -k {self.work} -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+                "-c max_connections=200 -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min")
+        subprocess.run(as_server_user([f"{b}/pg_ctl", "-D", self.data, "-l", f"{self.work}/log", "-w", "-o", f"'{opts}'", "start", ">/dev/null"]), check=True)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(as_server_user([f"{self.bindir}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop", ">/dev/null"]))
+        shutil.rmtree(self.work, ignore_errors=True)

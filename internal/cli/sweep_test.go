@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"image"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var stepLine = regexp.MustCompile(`(?m)^\s+\d+\s+\d.*\s(PASS|FAIL.*)$`)
+
+// A sweep of select-only on the embedded server climbs until the SLO
+// breaks, bisects, and reports a maximum; its CSV and charts match the
+// printed steps.
+func TestSweepFindsMaximum(t *testing.T) {
+	url := srv.NewDatabase(t)
+	dir := t.TempDir()
+	csvPath, png, svg := filepath.Join(dir, "sweep.csv"), filepath.Join(dir, "sweep.png"), filepath.Join(dir, "sweep.svg")
+	// The machine may be shared: a short warm-up and a loose SLO keep the
+	// first step passing, and 12800 ops/s on the embedded server still fails.
+	args := []string{"sweep", "select-only", "--url", url, "--slo", "p99<=250ms",
+		"--step-duration", "1s", "--step-warmup", "500ms", "--start", "200", "--factor", "4", "--max-steps", "6",
+		"--csv", csvPath, "--chart", png}
+	r := txload(t.Context(), nil, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "maximum sustainable rate: ", "SLO p99<=250ms")
+	t.Log(r.stdout)
+	steps := stepLine.FindAllString(r.stdout, -1)
+	if len(steps) == 0 || len(steps) > 6 {
+		t.Fatalf("%d step lines:\n%s", len(steps), r.stdout)
+	}
+	if !strings.Contains(steps[0], "PASS") {
+		t.Errorf("the first step (200 ops/s) failed:\n%s", r.stdout)
+	}
+
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rows[0], ","); got != "step,target_ops,achieved_ops,p50_us,p99_us,max_us,errors,pass" {
+		t.Errorf("CSV header %q", got)
+	}
+	if len(rows)-1 != len(steps) {
+		t.Errorf("CSV has %d rows, stdout %d steps", len(rows)-1, len(steps))
+	}
+	if rows[1][0] != "1" || rows[1][1] != "200" || rows[1][7] != "true" {
+		t.Errorf("first CSV row %q", rows[1])
+	}
+
+	b, err := os.ReadFile(png)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, format, err := image.Decode(bytes.NewReader(b)); err != nil || format != "png" {
+		t.Fatalf("chart: format %q, %v", format, err)
+	}
+
+	// The same sweep, kept short, drawn as SVG.
+	r = txload(t.Context(), nil, "sweep", "select-only", "--url", url, "--slo", "p99<=1s,max<2s",
+		"--step-duration", "1s", "--step-warmup", "0s", "--start", "200", "--max-steps", "2", "--chart", svg)
+	if r.code != 0 {
+		t.Fatalf("svg sweep: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "maximum sustainable rate: ", "stopped after --max-steps 2")
+	sb, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct{ XMLName xml.Name }
+	if err := xml.Unmarshal(sb, &root); err != nil || root.XMLName.Local != "svg" {
+		t.Fatalf("chart.svg: root %q, %v", root.XMLName.Local, err)
+	}
+}
+
+// When even --start breaks the SLO, sweep says so and exits 1.
+func TestSweepNoMaximum(t *testing.T) {
+	url := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "sweep", "select-only", "--url", url, "--slo", "max<1us",
+		"--step-duration", "1s", "--step-warmup", "0s", "--start", "100")
+	if r.code != ExitFailed {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "no sustainable rate: even --start 100 ops/s fails")
+	if n := len(stepLine.FindAllString(r.stdout, -1)); n != 1 {
+		t.Fatalf("%d steps, want 1:\n%s", n, r.stdout)
+	}
+}
+
+// Bad input is a one-line usage error naming the flag, before the database
+// is touched.
+func TestSweepBadInput(t *testing.T) {
+	url := srv.NewDatabase(t)
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{name: "slo words", args: []string{"--slo", "p99 <= fast"}, want: "--slo"},
+		{name: "slo percentile", args: []string{"--slo", "p42<=1ms"}, want: "--slo"},
+		{name: "slo empty", args: []string{"--slo", ""}, want: "--slo"},
+		{name: "slo missing", args: nil, want: "--slo"},
+		{name: "rate", args: []string{"--slo", "p99<=5ms", "--rate", "100"}, want: "--rate"},
+		{name: "chart gif", args: []string{"--slo", "p99<=5ms", "--chart", "foo.gif"}, want: "--chart"},
+		{name: "factor 1", args: []string{"--slo", "p99<=5ms", "--factor", "1"}, want: "--factor"},
+		{name: "start 0", args: []string{"--slo", "p99<=5ms", "--start", "0"}, want: "--start"},
+		{name: "error rate", args: []string{"--slo", "p99<=5ms", "--max-error-rate", "2"}, want: "--max-error-rate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"sweep", "select-only", "--url", url}, tc.args...)
+			r := txload(t.Context(), nil, args...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != ExitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line containing %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+	if n := count(t, url, `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'pgbench_%'`); n != 0 {
+		t.Fatalf("bad input created %d tables", n)
+	}
+}
+
+func TestParseSLO(t *testing.T) {
+	conds, err := parseSLO(" p99<=50ms, max<1s ,p99.9 < 200ms,mean<=3ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sloString(conds); got != "p99<=50ms,max<1s,p99.9<200ms,mean<=3ms" {
+		t.Fatalf("got %s", got)
+	}
+	if !conds[0].holds(50000) || conds[1].holds(1e6) || !conds[1].holds(999999) {
+		t.Fatal("<= and < compare wrongly")
+	}
+	for _, bad := range []string{"p99", "p99<=", "p99=<5ms", "min<5ms", "p99<=5ms,", "p99<=-5ms", "p99<=0s"} {
+		if _, err := parseSLO(bad); err == nil || !strings.Contains(err.Error(), "--slo") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
