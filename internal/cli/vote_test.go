@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// The counter variant keeps article.votes equal to the vote rows; check
+// verifies it and catches a tampered counter.
+func TestVoteCounter(t *testing.T) {
+	url := srv.NewDatabase(t)
+	js := jsonPath(t)
+	r := txload(t.Context(), nil, "run", "vote", "--url", url, "--variant", "counter", "--rate", "200", "--duration", "3s",
+		"--articles", "1000", "--write-every", "4", "--distribution", "zipf", "--progress", "0", "--json", js)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "total votes:", "votes counted per article: verified", "check: ok")
+	run := readDoc(t, js).Runs[0]
+	var writes int64
+	for _, op := range run.Ops {
+		if op.Name == "write" {
+			writes = op.OK
+		}
+	}
+	conn := pgtest.Conn(t, url)
+	var votes, sum int64
+	if err := conn.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM vote), (SELECT sum(votes) FROM article)`).Scan(&votes, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if votes == 0 || votes != sum || votes != writes {
+		t.Fatalf("%d vote rows, article.votes sums to %d, txload committed %d writes", votes, sum, writes)
+	}
+	if v := run.Check.Values; v["total_votes"] != votes || v["mismatched_articles"] != 0 {
+		t.Errorf("report values %v", v)
+	}
+	c := txload(t.Context(), nil, "check", "vote", "--url", url)
+	if c.code != 0 {
+		t.Fatalf("check exit %d\n%s\n%s", c.code, c.stdout, c.stderr)
+	}
+	mustContain(t, c.stdout, "check: ok", "votes counted per article: verified")
+	if _, err := conn.Exec(context.Background(), `UPDATE article SET votes = votes + 1 WHERE id = 500`); err != nil {
+		t.Fatal(err)
+	}
+	c = txload(t.Context(), nil, "check", "vote", "--url", url)
+	if c.code != 1 {
+		t.Fatalf("check after tampering exit %d, want 1\n%s", c.code, c.stdout)
+	}
+	mustContain(t, c.stdout, "VIOLATION: 1 articles whose votes disagree with their vote rows (first: article 500)")
+}
+
+func TestVoteJoinAndMatview(t *testing.T) {
+	for _, variant := range []string{"join", "matview"} {
+		t.Run(variant, func(t *testing.T) {
+			url := srv.NewDatabase(t)
+			js := jsonPath(t)
+			r := txload(t.Context(), nil, "run", "vote", "--url", url, "--variant", variant, "--rate", "300", "--duration", "3s",
+				"--articles", "1000", "--write-every", "3", "--read-batch", "5", "--refresh", "200ms", "--concurrency", "4",
+				"--progress", "0", "--json", js)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			mustContain(t, r.stdout, "total votes:", "votes counted per article: not maintained (join/matview variant)", "check: ok")
+			run := readDoc(t, js).Runs[0]
+			if len(run.Ops) != 2 || run.Ops[0].Name != "read" || run.Ops[1].Name != "write" || run.Ops[0].OK == 0 || run.Ops[1].OK == 0 {
+				t.Fatalf("ops %+v", run.Ops)
+			}
+			v := run.Check.Values
+			if v["total_votes"] != run.Ops[1].OK {
+				t.Errorf("server counts %d votes, txload committed %d", v["total_votes"], run.Ops[1].OK)
+			}
+			if variant == "matview" {
+				mustContain(t, r.stdout, "staleness (votes):", "view age at read:", "view refreshes:")
+				// 100 votes/s, refreshed every 200ms: some reads lag.
+				if v["view_refreshes"] < 5 || v["staleness_max"] == 0 || v["view_age_mean_us"] <= 0 {
+					t.Errorf("matview figures %v\n%s", v, r.stdout)
+				}
+			} else if strings.Contains(r.stdout, "staleness") {
+				t.Errorf("join run reports staleness:\n%s", r.stdout)
+			}
+			c := txload(t.Context(), nil, "check", "vote", "--url", url)
+			if c.code != 0 {
+				t.Fatalf("check exit %d\n%s", c.code, c.stdout)
+			}
+			mustContain(t, c.stdout, "not maintained (join/matview variant)")
+		})
+	}
+}
+
+func TestVoteUsageErrors(t *testing.T) {
+	for _, tc := range []struct{ flag, value string }{
+		{"--write-every", "0"},
+		{"--zipf-exponent", "0"},
+		{"--variant", "cache"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			url := srv.NewDatabase(t)
+			r := txload(t.Context(), nil, "run", "vote", "--url", url, "--progress", "0", tc.flag, tc.value)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.flag) {
+				t.Fatalf("stdout %q, stderr %q: want one stderr line naming %s", r.stdout, r.stderr, tc.flag)
+			}
+			var n int
+			if err := pgtest.Conn(t, url).QueryRow(context.Background(),
+				`SELECT count(*) FROM information_schema.tables WHERE table_name IN ('article', 'vote')`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Fatalf("a usage error created %d tables", n)
+			}
+		})
+	}
+}
