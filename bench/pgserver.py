@@ -36,7 +36,12 @@ class Server:
         subprocess.run(as_server_user([f"{b}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync", ">/dev/null"]), check=True)
         opts = (f"-p {self.port} -h 127.0.0.1 -k {self.work} -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
                 "-c max_connections=200 -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min")
-        subprocess.run(as_server_user([f"{b}/pg_ctl", "-D", self.data, "-l", f"{self.work}/log", "-w", "-o", f"'{opts}'", "start", ">/dev/null"]), check=True)
+        try:
+            subprocess.run(as_server_user([f"{b}/pg_ctl", "-D", self.data, "-l", f"{self.work}/log", "-w", "-o", f"'{opts}'", "start", ">/dev/null"]), check=True)
+        except subprocess.CalledProcessError:
+            log = open(f"{self.work}/log").read() if os.path.exists(f"{self.work}/log") else ""
+            shutil.rmtree(self.work, ignore_errors=True)
+            raise SystemExit(f"starting PostgreSQL on port {self.port} failed (is the port taken?):\n{log[-2000:]}")
         return self
 
     def __exit__(self, *exc):

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"runtime"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,10 @@ type Config struct {
 	MaxLag      time.Duration // open loop: stop when this far behind schedule
 	Progress    time.Duration // tick interval; 0 = only at the end
 	Seed        uint64        // arrival schedule
+	// Spin, if positive, makes the open-loop emitter yield in a loop for
+	// the last Spin before each intended start instead of sleeping through
+	// it: sub-millisecond accuracy for some CPU (see DefaultSpin).
+	Spin time.Duration
 	// Start, if set, receives the run's start time once workers are up.
 	Start func(time.Time)
 	// LatencyLimit, if positive, counts operations slower than it as late;
@@ -39,6 +44,11 @@ type Config struct {
 	// OnError, if set, receives every failed attempt (from worker goroutines).
 	OnError func(ErrorEvent)
 }
+
+// DefaultSpin is how long before an intended start the open-loop emitter
+// stops sleeping and yields in a loop instead: Go's timers wake up to a
+// millisecond late.
+const DefaultSpin = 2 * time.Millisecond
 
 // DefaultMaxLag is how far behind schedule an open-loop run may fall.
 const DefaultMaxLag = 10 * time.Second
@@ -62,6 +72,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-lag must be positive, got %s", c.MaxLag)
 	case c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
 		return fmt.Errorf("--rate %g over --duration %s schedules no operation", c.Rate, c.Duration)
+	case c.Spin < 0:
+		return fmt.Errorf("--spin must not be negative, got %s", c.Spin)
 	case c.LatencyLimit < 0:
 		return fmt.Errorf("--latency-limit must not be negative, got %s", c.LatencyLimit)
 	case c.Classify == nil:
@@ -199,10 +211,16 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	// The measured period is the window in which operations could start:
 	// operations still in flight at its end complete and count, but a
 	// straggler must not stretch the period the others were idle in.
-	// An open-loop run that finished its schedule before the end, idle,
-	// still covered the whole window.
+	// Closed loop: the window, even if a straggler ran past it (the other
+	// workers were idle then). Open loop: the window if the schedule was
+	// done by its end; past it, the time the offered work took.
 	stopAt := lastEnd
-	if stopAt.After(r.end) || (!res.Interrupted && !res.Saturated) {
+	switch {
+	case cfg.Rate == 0 && stopAt.After(r.end):
+		stopAt = r.end
+	case cfg.Rate > 0 && !res.Interrupted && !res.Saturated && stopAt.Before(r.end):
+		stopAt = r.end
+	case res.Interrupted && stopAt.After(r.end):
 		stopAt = r.end
 	}
 	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
@@ -305,13 +323,20 @@ func (r *run) emit(s *schedule, out chan<- time.Time) {
 		}
 		at := r.start.Add(off)
 		if d := time.Until(at); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-r.stop:
-				return
-			case <-r.ctx.Done():
-				return
+			// Go's timers wake up to a millisecond late: sleep until
+			// Spin before the intended time, then yield in a loop.
+			if d > r.cfg.Spin {
+				timer.Reset(d - r.cfg.Spin)
+				select {
+				case <-timer.C:
+				case <-r.stop:
+					return
+				case <-r.ctx.Done():
+					return
+				}
+			}
+			for time.Now().Before(at) {
+				runtime.Gosched()
 			}
 			// Only operations the emitter waited for measure it: one it
 			// releases late because every worker was busy measures the

@@ -42,6 +42,7 @@ type runFlags struct {
 	perStatement  bool
 	cpuprofile    string
 	histogram     string
+	spin          time.Duration
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -62,6 +63,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.output, "output", "text", "report format: text (txload's summary) | pgbench (pgbench's progress lines and report, line for line)")
 	fs.BoolVar(&f.failDetailed, "failures-detailed", false, "--output pgbench: break failures down into serialization and deadlock")
 	fs.BoolVarP(&f.perStatement, "report-per-statement", "r", false, "report each statement's latency, failures and retries")
+	fs.DurationVar(&f.spin, "spin", engine.DefaultSpin, "open loop: for this long before each intended start the scheduler yields in a loop instead of sleeping (Go's timers wake up to 1ms late); costs CPU at high rates; 0 = sleep only")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms (sojourn, remote, lag per operation) in HdrHistogram's log format (.hlog) to this file")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
@@ -76,6 +78,7 @@ func (f *runFlags) engineConfig() (engine.Config, error) {
 		Concurrency: f.concurrency, Rate: f.rate, Arrival: arrival,
 		Duration: f.duration, Warmup: f.warmup, MaxTries: f.maxTries, MaxLag: f.maxLag,
 		Progress: f.progress, Seed: f.seed, Classify: pg.Classify, LatencyLimit: f.latencyLimit,
+		Spin: f.spin,
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, err

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,5 +116,46 @@ func TestVoteUsageErrors(t *testing.T) {
 				t.Fatalf("a usage error created %d tables", n)
 			}
 		})
+	}
+}
+
+// A vote run at a modest rate offers and completes its target; far beyond
+// capacity it reports saturation, with sojourn time far above remote time.
+func TestVoteOpenLoopAccuracyAndSaturation(t *testing.T) {
+	url := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "run", "vote", "--url", url, "--articles", "1000", "--variant", "counter", "--rate", "300",
+		"--duration", "4s", "--progress", "0")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rate := func(label string) float64 {
+		m := regexp.MustCompile(`(?m)^# ` + label + ` ops/s: ([0-9.]+)$`).FindStringSubmatch(r.stdout)
+		if m == nil {
+			t.Fatalf("no %q line:\n%s", label, r.stdout)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	gen, act := rate("generated"), rate("actual")
+	if gen < 300*0.98 || gen > 300*1.02 || act < gen*0.98 || act > gen*1.02 {
+		t.Errorf("generated %.2f ops/s (target 300), actual %.2f", gen, act)
+	}
+	for _, op := range []string{"read", "write"} {
+		if !regexp.MustCompile(`(?m)^` + op + ` +99 +[0-9]+ +[0-9]+ +\(all µs\)$`).MatchString(r.stdout) {
+			t.Errorf("no %s p99 row:\n%s", op, r.stdout)
+		}
+	}
+	js := jsonPath(t)
+	// A fresh database: join votes do not maintain article.votes, which the
+	// counter run's audit would rightly flag.
+	r = txload(t.Context(), nil, "run", "vote", "--url", srv.NewDatabase(t), "--articles", "1000", "--variant", "join", "--rate", "100000",
+		"--concurrency", "2", "--duration", "30s", "--max-lag", "1s", "--progress", "0", "--json", js)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "SATURATED: the target of 100000 ops/s is beyond what the database sustains")
+	read := readDoc(t, js).Runs[0].Ops[0]
+	if read.Response.P50 < 10*read.Service.P50 {
+		t.Errorf("read sojourn p50 %d µs, remote p50 %d µs: want sojourn ≫ remote", read.Response.P50, read.Service.P50)
 	}
 }
