@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
-	"runtime"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"

@@ -341,7 +341,7 @@ func runOne(ctx context.Context, env Env, stderr io.Writer, conn *connected, cfg
 	report.Summary(env.Stdout, h, res.Total, extra)
 	if res.Offered > 0 {
 		fmt.Fprintln(env.Stdout)
-		report.OpenLoop(env.Stdout, res.Total, res.Offered-res.Unstarted)
+		report.OpenLoop(env.Stdout, res.Total, res.Offered-res.Unstarted, f.duration)
 		if h := res.EmitLag; h != nil && h.TotalCount() > 0 {
 			fmt.Fprintf(env.Stdout, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max())
 		}
