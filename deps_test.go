@@ -1,8 +1,10 @@
 package txload_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,33 +13,87 @@ import (
 
 const module = "github.com/txload/txload/"
 
-// Dependencies point one way: cli → engine, report, workload/* → workload,
-// metrics, pg. This test lists each package's imports and keeps it so.
-func TestDependencyDirection(t *testing.T) {
-	forbidden := map[string][]string{
-		"metrics":              {"engine", "report", "workload", "internal/"},
-		"engine":               {"internal/pg", "internal/cli", "report", "workload/"},
-		"report":               {"engine", "workload", "internal/"},
-		"workload":             {"engine", "report", "internal/cli", "workload/"},
-		"workload/bank":        {"engine", "report", "internal/cli"},
-		"internal/pg":          {"engine", "report", "workload", "internal/cli"},
-		"internal/pgtest":      {"engine", "report", "workload", "internal/cli"},
-		"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli"},
+// forbidden maps each package (a directory; "x/..." covers the packages under
+// x too) to what it must not import. Dependencies point one way:
+// cli → runner → engine, report, workload/* → workload, metrics, pg.
+var forbidden = map[string][]string{
+	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
+	"internal/cli":         {},
+	"internal/runner":      {"internal/cli"},
+	"engine":               {"internal/", "report", "workload/"},
+	"report/...":           {"engine", "workload", "internal/"},
+	"metrics":              {"engine", "report", "workload", "internal/"},
+	"workload":             {"engine", "report", "internal/cli", "internal/runner", "workload/"},
+	"workload/...":         {"engine", "report", "internal/cli", "internal/runner"},
+	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
+	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
+	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
+	"slo":                  {"engine", "report", "workload", "internal/"},
+	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
+	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+}
+
+// The packages that may talk to the outside world: only the CLI (and main)
+// write to stdout and stderr or read the environment; the test helper reads
+// TXLOAD_TEST_URL.
+var mayUseProcessIO = map[string]bool{"cmd/txload": true, "internal/cli": true, "internal/pgtest": true}
+
+// packages lists every directory of the module holding non-test Go files.
+func packages(t *testing.T) map[string][]string {
+	t.Helper()
+	pkgs := map[string][]string{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dir := filepath.ToSlash(filepath.Dir(path))
+			pkgs[dir] = append(pkgs[dir], path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for pkg, bad := range forbidden {
-		files, err := filepath.Glob(filepath.Join(pkg, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("package %s: no files (%v)", pkg, err)
+	return pkgs
+}
+
+// rules returns the rules that apply to pkg: its own, and those of the
+// "x/..." entries above it.
+func rules(pkg string) ([]string, bool) {
+	var out []string
+	found := false
+	for key, bad := range forbidden {
+		base, tree := strings.CutSuffix(key, "/...")
+		if pkg == base || (tree && strings.HasPrefix(pkg, base+"/")) {
+			out = append(out, bad...)
+			found = true
+		}
+	}
+	return out, found
+}
+
+// Every package has a rule, and keeps it.
+func TestDependencyDirection(t *testing.T) {
+	for pkg, files := range packages(t) {
+		if pkg == "." {
+			continue
+		}
+		bad, ok := rules(pkg)
+		if !ok {
+			t.Errorf("package %s has no dependency rule: add it to forbidden in deps_test.go", pkg)
+			continue
 		}
 		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
 			src, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			af, err := parser.ParseFile(token.NewFileSet(), f, src, parser.ImportsOnly)
+			af, err := parser.ParseFile(token.NewFileSet(), f, src, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,6 +110,21 @@ func TestDependencyDirection(t *testing.T) {
 						t.Errorf("%s imports %s: %s must not depend on %s", f, rel, pkg, b)
 					}
 				}
+			}
+			if !mayUseProcessIO[pkg] {
+				ast.Inspect(af, func(n ast.Node) bool {
+					sel, ok := n.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "os" {
+						switch sel.Sel.Name {
+						case "Stdout", "Stderr", "Getenv", "LookupEnv":
+							t.Errorf("%s uses os.%s: only the CLI reads the environment and writes to stdout/stderr", f, sel.Sel.Name)
+						}
+					}
+					return true
+				})
 			}
 		}
 	}

@@ -13,8 +13,10 @@ def as_server_user(cmd):
 
 
 class Server:
-    def __init__(self, port):
+    def __init__(self, port, cpus=None, settings=()):
         self.port = port
+        self.cpus = cpus  # pin the server to these cores (taskset), if set
+        self.settings = list(settings)  # more "name=value" server settings
         self.bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
         self.work = tempfile.mkdtemp(prefix="txload-bench-")
         os.chmod(self.work, 0o755)
@@ -35,9 +37,11 @@ class Server:
         b = self.bindir
         subprocess.run(as_server_user([f"{b}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--no-sync", ">/dev/null"]), check=True)
         opts = (f"-p {self.port} -h 127.0.0.1 -k {self.work} -c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-                "-c max_connections=200 -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min")
+                "-c max_connections=300 -c shared_buffers=1GB -c max_wal_size=4GB -c checkpoint_timeout=30min")
+        opts += "".join(f" -c {kv}" for kv in self.settings)
         try:
-            subprocess.run(as_server_user([f"{b}/pg_ctl", "-D", self.data, "-l", f"{self.work}/log", "-w", "-o", f"'{opts}'", "start", ">/dev/null"]), check=True)
+            pin = ["taskset", "-c", self.cpus] if self.cpus else []
+            subprocess.run(pin + as_server_user([f"{b}/pg_ctl", "-D", self.data, "-l", f"{self.work}/log", "-w", "-o", f"'{opts}'", "start", ">/dev/null"]), check=True)
         except subprocess.CalledProcessError:
             log = open(f"{self.work}/log").read() if os.path.exists(f"{self.work}/log") else ""
             shutil.rmtree(self.work, ignore_errors=True)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,8 @@ import (
 
 // Config is how to run. Validate it before anything touches the database.
 type Config struct {
-	Concurrency int           // workers, each with its own connection
+	Concurrency int           // clients, each with its own connection
+	Jobs        int           // I/O loops driving the clients of a Drive; 0 = one per core
 	Rate        float64       // operations per second; 0 = closed loop
 	Arrival     Arrival       // open loop only
 	Duration    time.Duration // measured period
@@ -26,11 +28,25 @@ type Config struct {
 	MaxLag      time.Duration // open loop: stop when this far behind schedule
 	Progress    time.Duration // tick interval; 0 = only at the end
 	Seed        uint64        // arrival schedule
-	// Spin, if positive, makes the open-loop emitter yield in a loop for
-	// the last Spin before each intended start instead of sleeping through
-	// it: sub-millisecond accuracy for some CPU (see DefaultSpin).
+	// Instance and Instances: this process is instance Instance (from 0)
+	// of Instances load generators running one schedule together; it
+	// offers its exact share of the operations (0 and 0: the only one).
+	Instance, Instances int
+	// Spin, if positive, makes a client waiting for an open-loop arrival
+	// yield in a loop for the last Spin before it instead of sleeping
+	// through it: sub-millisecond accuracy for some CPU (see DefaultSpin).
 	Spin time.Duration
-	// Start, if set, receives the run's start time once workers are up.
+	// DrainTimeout bounds how long operations still in flight at the end of
+	// the run are waited for (and reconnections tried); those still running
+	// then are abandoned and counted as such. The run ends by then whatever
+	// the server does.
+	DrainTimeout time.Duration
+	// ContinueOnError keeps a client running after an error that is neither
+	// retryable nor a lost connection (a division by zero, a constraint
+	// violation); by default such an error ends the client, as pgbench does,
+	// and the run reports it.
+	ContinueOnError bool
+	// Start, if set, receives the run's start time once clients are up.
 	Start func(time.Time)
 	// LatencyLimit, if positive, counts operations slower than it as late;
 	// in open loop, an operation that would start later than it behind
@@ -41,29 +57,52 @@ type Config struct {
 	Classify func(error) (metrics.Class, bool)
 	// OnTick, if set, receives each interval (from the ticking goroutine).
 	OnTick func(Tick)
-	// OnError, if set, receives every failed attempt (from worker goroutines).
+	// OnError, if set, receives every failed attempt (from client
+	// goroutines).
 	OnError func(ErrorEvent)
+	// OnEvent, if set, receives what happened to the run as a whole: the
+	// server became unreachable or reachable again, a client was aborted.
+	OnEvent func(Event)
 }
 
-// DefaultSpin is how long before an intended start the open-loop emitter
-// stops sleeping and yields in a loop instead: Go's timers wake up to a
+// DefaultSpin is how long before an intended start a waiting client stops
+// sleeping and yields in a loop instead: Go's timers wake up to a
 // millisecond late.
 const DefaultSpin = 2 * time.Millisecond
 
 // DefaultMaxLag is how far behind schedule an open-loop run may fall.
 const DefaultMaxLag = 10 * time.Second
 
+// DefaultDrainTimeout is how long operations in flight at the end of a run
+// are waited for.
+const DefaultDrainTimeout = 5 * time.Second
+
+// maxOperations bounds an open-loop schedule: beyond it float64 counts lose
+// whole operations, and no run gets there in practice.
+const maxOperations = 1 << 53
+
+// maxRate bounds an open loop's rate: the schedule places operations to
+// the nanosecond.
+const maxRate = 1e9
+
+// maxDuration bounds every duration of a run: 100 years.
+const maxDuration = 100 * 365 * 24 * time.Hour
+
 // Validate checks c; its errors name the flag and what is allowed.
 func (c Config) Validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
-	case c.Rate < 0:
-		return fmt.Errorf("--rate must be 0 (closed loop) or a positive number of operations per second, got %g", c.Rate)
-	case c.Duration <= 0:
-		return fmt.Errorf("--duration must be positive (for example 10s or 1m), got %s", c.Duration)
-	case c.Warmup < 0:
-		return fmt.Errorf("--warmup must not be negative, got %s", c.Warmup)
+	case c.Jobs < 0:
+		return fmt.Errorf("--jobs must be at least 1, got %d", c.Jobs)
+	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
+		return fmt.Errorf("--rate must be 0 (closed loop) or a positive, finite number of operations per second, got %g", c.Rate)
+	case c.Rate > maxRate:
+		return fmt.Errorf("--rate %g is more than one operation per nanosecond, the schedule's resolution (at most 1e9)", c.Rate)
+	case c.Duration <= 0 || c.Duration > maxDuration:
+		return fmt.Errorf("--duration must be positive and at most 100 years (for example 10s or 1m), got %s", c.Duration)
+	case c.Warmup < 0 || c.Warmup > maxDuration:
+		return fmt.Errorf("--warmup must be between 0 and 100 years, got %s", c.Warmup)
 	case c.MaxTries < 1:
 		return fmt.Errorf("--max-tries must be at least 1, got %d", c.MaxTries)
 	case c.Progress < 0:
@@ -72,10 +111,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--max-lag must be positive, got %s", c.MaxLag)
 	case c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
 		return fmt.Errorf("--rate %g over --duration %s schedules no operation", c.Rate, c.Duration)
+	case c.Rate*(c.Duration+c.Warmup).Seconds() > maxOperations:
+		return fmt.Errorf("--rate %g over --duration %s schedules %.3g operations, more than txload can count (2^53)", c.Rate, c.Duration+c.Warmup, c.Rate*(c.Duration+c.Warmup).Seconds())
 	case c.Spin < 0:
 		return fmt.Errorf("--spin must not be negative, got %s", c.Spin)
+	case c.DrainTimeout < 0:
+		return fmt.Errorf("--drain-timeout must not be negative, got %s", c.DrainTimeout)
 	case c.LatencyLimit < 0:
 		return fmt.Errorf("--latency-limit must not be negative, got %s", c.LatencyLimit)
+	case c.Instances < 0 || c.Instance < 0 || (c.Instances > 0 && c.Instance >= c.Instances):
+		return fmt.Errorf("--instance %d/%d: want i/N with 0 <= i < N", c.Instance, c.Instances)
 	case c.Classify == nil:
 		return errors.New("engine: no error classifier")
 	}
@@ -96,12 +141,37 @@ type Tick struct {
 
 // ErrorEvent is one failed attempt.
 type ErrorEvent struct {
-	Worker  int
+	Client  int
 	Op      string
 	Attempt int
 	Class   metrics.Class
 	Retry   bool // it will be retried
 	Err     error
+}
+
+// EventKind is the kind of an Event.
+type EventKind uint8
+
+// The events.
+const (
+	// Unreachable: a connection attempt failed and no connection has
+	// succeeded since; Err says why.
+	Unreachable EventKind = iota
+	// Reachable: a connection or an operation succeeded again after
+	// Unreachable; Down is how long the server was unreachable.
+	Reachable
+	// Aborted: a client ended after an error no retry can cure.
+	Aborted
+)
+
+// Event is something that happened to the run as a whole.
+type Event struct {
+	Kind   EventKind
+	At     time.Time
+	Client int
+	Op     string
+	Err    error
+	Down   time.Duration
 }
 
 // Result is what a run measured.
@@ -114,13 +184,25 @@ type Result struct {
 	Saturated bool
 	// Interrupted: the context was cancelled (Ctrl-C) before the end.
 	Interrupted bool
-	// ConnectTime is the mean time a worker took to start (connect).
+	// Drained: the drain timeout ended the run with operations in flight
+	// (counted as abandoned).
+	Drained bool
+	// ConnectTime is how long connecting every client took.
 	ConnectTime time.Duration
-	// EmitLag is the open-loop scheduler's own lateness (µs): when it
-	// released each operation, against the operation's intended start.
-	// Unlike Lag it leaves out waiting for a free worker: it measures the
-	// generator, not the system under test.
+	// EmitLag is the open-loop scheduler's own lateness (µs): when an idle
+	// client was released for each operation, against the operation's
+	// intended start. Unlike Lag it leaves out waiting for a free client:
+	// it measures the generator, not the system under test.
 	EmitLag *hdr.Histogram
+	// Aborted counts clients ended by an error; AbortErr is the first.
+	Aborted  int
+	AbortErr error
+	// FirstErrors holds the first error of each class, for the summary.
+	FirstErrors [metrics.NumClasses]error
+	// Outages counts the times the server became unreachable; Unreachable
+	// is how long it was, in all.
+	Outages     int
+	Unreachable time.Duration
 }
 
 // Run executes load under cfg. On a fatal error it stops at once and returns
@@ -129,120 +211,80 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	workers := make([]workload.Worker, 0, cfg.Concurrency)
-	recs := make([]*metrics.Recorder, 0, cfg.Concurrency)
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		for _, w := range workers {
-			w.Close(cctx)
-		}
-	}()
-	reg := metrics.NewRegistry(load.Ops, time.Now(), load.Statements...)
+	if load.Drive == nil && load.NewWorker == nil {
+		return nil, errors.New("engine: the workload gives neither a Drive nor workers")
+	}
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	driveCtx, cancelDrive := context.WithCancel(ctx)
+	defer cancelDrive()
+	r := &run{cfg: cfg, ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}
+	r.reg = metrics.NewRegistry(load.Ops, time.Now(), load.Statements...)
+	r.makeGroups(load)
+
+	var deadline *time.Timer
 	connStart := time.Now()
-	for i := 0; i < cfg.Concurrency; i++ {
-		w, err := load.NewWorker(ctx, i)
-		if err != nil {
-			return nil, fmt.Errorf("starting worker %d: %w", i, err)
+	ready := func(start time.Time) {
+		r.start = start
+		r.measureStart = start.Add(cfg.Warmup)
+		r.end = r.measureStart.Add(cfg.Duration)
+		r.reg.Restart(start)
+		for _, g := range r.groups {
+			g.arrivals.start = start
 		}
-		rec := reg.NewRecorder()
-		if sw, ok := w.(workload.StatementWorker); ok {
-			sw.SetStatementRecorder(rec)
+		r.connectTime = start.Sub(connStart)
+		r.readyDone.Store(true)
+		if cfg.Start != nil {
+			cfg.Start(start)
 		}
-		workers = append(workers, w)
-		recs = append(recs, rec)
+		hard := r.end.Add(cfg.DrainTimeout)
+		if cfg.Rate > 0 {
+			hard = hard.Add(cfg.MaxLag)
+		}
+		deadline = time.AfterFunc(time.Until(hard), func() {
+			r.drained.Store(true)
+			cancelDrive()
+		})
+		r.tickDone = make(chan struct{})
+		r.tickerExited = make(chan struct{})
+		go r.tickLoop()
 	}
-	connectTime := time.Since(connStart) / time.Duration(cfg.Concurrency)
-
-	r := &run{cfg: cfg, ops: load.Ops, stop: make(chan struct{})}
-	r.ctx, r.cancel = context.WithCancel(ctx)
-	defer r.cancel()
-	r.start = time.Now()
-	r.measureStart = r.start.Add(cfg.Warmup)
-	r.end = r.measureStart.Add(cfg.Duration)
-	r.reg = reg
-	reg.Restart(r.start)
-	if cfg.Start != nil {
-		cfg.Start(r.start)
+	var err error
+	if load.Drive != nil {
+		err = load.Drive(driveCtx, r.sessionGroups(), ready)
+	} else {
+		err = r.syncDrive(driveCtx, load, ready)
 	}
-
-	tickDone := make(chan struct{})
-	r.tickerExited = make(chan struct{})
-	go r.tickLoop(tickDone)
-
-	var wg sync.WaitGroup
-	var arrivals chan time.Time
-	var sched *schedule
-	if cfg.Rate > 0 {
-		arrivals = make(chan time.Time, cfg.Concurrency)
-		sched = newSchedule(cfg.Arrival, cfg.Rate, cfg.Seed, cfg.Warmup, cfg.Duration)
-		r.offered = sched.total(1)
-		wg.Add(1)
-		go func() { defer wg.Done(); r.emit(sched, arrivals) }()
-	}
-	var workersWG sync.WaitGroup
-	for i, w := range workers {
-		workersWG.Add(1)
-		go func() {
-			defer workersWG.Done()
-			rec := recs[i]
-			if arrivals != nil {
-				r.openWorker(i, w, rec, arrivals)
-			} else {
-				r.closedWorker(i, w, rec)
-			}
-		}()
-	}
-	workersWG.Wait()
-	r.closeStop()
-	wg.Wait()
 	lastEnd := time.Now()
-	close(tickDone)
-	<-r.tickerExited
-
-	total, err := r.reg.Tick(lastEnd)
-	if err == nil && cfg.OnTick != nil && cfg.Progress > 0 {
-		cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total, Final: true, End: lastEnd})
+	if deadline != nil {
+		deadline.Stop()
 	}
-	if err != nil {
+	if !r.readyDone.Load() {
+		if err == nil {
+			err = errors.New("engine: the clients never started")
+		}
 		return nil, err
 	}
-	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: ctx.Err() != nil, ConnectTime: connectTime}
-	// The measured period is the window in which operations could start:
-	// operations still in flight at its end complete and count, but a
-	// straggler must not stretch the period the others were idle in.
-	// Closed loop: the window, even if a straggler ran past it (the other
-	// workers were idle then). Open loop: the window if the schedule was
-	// done by its end; past it, the time the offered work took.
-	stopAt := lastEnd
-	switch {
-	case cfg.Rate == 0 && stopAt.After(r.end):
-		stopAt = r.end
-	case cfg.Rate > 0 && !res.Interrupted && !res.Saturated && stopAt.Before(r.end):
-		stopAt = r.end
-	case res.Interrupted && stopAt.After(r.end):
-		stopAt = r.end
+	close(r.tickDone)
+	<-r.tickerExited
+	if err != nil && r.ctx.Err() == nil {
+		r.setFatal(err)
 	}
-	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
-	if cfg.Rate > 0 {
-		res.Offered = r.offered
-		res.Unstarted = r.offered - r.startedMeasured.Load()
-		res.EmitLag = r.emitLag
-	}
-	if f := r.fatal.Load(); f != nil {
-		return res, *f
-	}
-	return res, nil
+	return r.result(lastEnd)
 }
 
 type run struct {
 	cfg    Config
 	ops    []string
-	ctx    context.Context
-	cancel context.CancelFunc
+	parent context.Context // the caller's: cancelled on interrupt
+	ctx    context.Context // the clients': also cancelled at the drain deadline
 	reg    *metrics.Registry
+	groups []*group
 
 	start, measureStart, end time.Time
+	connectTime              time.Duration
+	readyDone                atomic.Bool
 
 	stop     chan struct{} // closed when no new operation may start
 	stopOnce sync.Once
@@ -250,9 +292,193 @@ type run struct {
 	offered         int64
 	startedMeasured atomic.Int64
 	saturated       atomic.Bool
+	drained         atomic.Bool
 	fatal           atomic.Pointer[error]
+	tickDone        chan struct{}
 	tickerExited    chan struct{}
-	emitLag         *hdr.Histogram // written by the emitter only
+
+	mu          sync.Mutex // guards what follows
+	firstErrors [metrics.NumClasses]error
+	aborted     int
+	abortErr    error
+	down        atomic.Bool
+	downSince   time.Time
+	outages     int
+	unreachable time.Duration
+}
+
+// group is the clients one goroutine drives (one I/O loop of a Drive, or
+// every client of the synchronous driver, behind a lock): they share a
+// recorder and, in open loop, a share of the schedule.
+type group struct {
+	rec      *metrics.Recorder
+	clients  []*client
+	arrivals arrivals
+	emitLag  *hdr.Histogram
+}
+
+// arrivals is a group's share of the open-loop schedule, peeked one ahead.
+type arrivals struct {
+	sched *schedule
+	start time.Time
+	next  time.Time
+	have  bool
+	done  bool
+}
+
+func (a *arrivals) peek() (time.Time, bool) {
+	if !a.have && !a.done {
+		off, _, ok := a.sched.next()
+		if !ok {
+			a.done = true
+		} else {
+			a.next, a.have = a.start.Add(off), true
+		}
+	}
+	return a.next, a.have
+}
+
+func (a *arrivals) pop() { a.have = false }
+
+func (r *run) makeGroups(load *workload.QueryLoad) {
+	n := r.cfg.Concurrency
+	g := 1
+	if load.Drive != nil {
+		g = r.cfg.Jobs
+		if g == 0 {
+			g = runtime.GOMAXPROCS(0)
+		}
+		g = min(g, n)
+	}
+	var counts [][]int64
+	inst, insts := r.cfg.Instance, max(r.cfg.Instances, 1)
+	if r.cfg.Rate > 0 {
+		whole := newSchedule(r.cfg.Arrival, r.cfg.Rate, r.cfg.Seed, r.cfg.Warmup, r.cfg.Duration)
+		// This instance's exact share of each segment.
+		mine := []int64{share(whole.total(0), inst, insts), share(whole.total(1), inst, insts)}
+		r.offered = mine[1]
+		counts = split(mine, n, g)
+	}
+	id := 0
+	for i := 0; i < g; i++ {
+		gr := &group{rec: r.reg.NewRecorder()}
+		size := n/g + btoi(i < n%g)
+		if counts != nil {
+			// Uniform arrivals of every group of every instance interleave:
+			// the k-th of group i of instance inst lands on slot
+			// k·g·insts + i·insts + inst of the whole schedule.
+			phase := float64(inst+i*insts) / float64(g*insts)
+			gr.arrivals.sched = newScheduleCounts(r.cfg.Arrival, r.cfg.Seed+uint64(inst)*1000003+uint64(i), phase,
+				[]time.Duration{r.cfg.Warmup, r.cfg.Duration}, counts[i])
+			gr.emitLag = metrics.NewHistogram()
+		}
+		for j := 0; j < size; j++ {
+			c := &client{r: r, g: gr, id: id, choose: zero}
+			if load.Chooser != nil {
+				c.choose = load.Chooser(id)
+			}
+			gr.clients = append(gr.clients, c)
+			id++
+		}
+		r.groups = append(r.groups, gr)
+	}
+}
+
+func zero() int { return 0 }
+
+// share is instance i's part of total split exactly between n instances.
+func share(total int64, i, n int) int64 {
+	return total*int64(i+1)/int64(n) - total*int64(i)/int64(n)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// split shares each segment's count of operations between g groups in
+// proportion to their clients (n in all), exactly.
+func split(totals []int64, n, g int) [][]int64 {
+	out := make([][]int64, g)
+	for _, total := range totals {
+		var given int64
+		clients := 0
+		for i := 0; i < g; i++ {
+			clients += n/g + btoi(i < n%g)
+			upto := total * int64(clients) / int64(n)
+			out[i] = append(out[i], upto-given)
+			given = upto
+		}
+	}
+	return out
+}
+
+func (r *run) sessionGroups() [][]workload.Session {
+	out := make([][]workload.Session, len(r.groups))
+	for i, g := range r.groups {
+		for _, c := range g.clients {
+			out[i] = append(out[i], c)
+		}
+	}
+	return out
+}
+
+func (r *run) result(lastEnd time.Time) (*Result, error) {
+	total, err := r.reg.Tick(lastEnd)
+	if err == nil && r.cfg.OnTick != nil && r.cfg.Progress > 0 {
+		r.cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total, Final: true, End: lastEnd})
+	}
+	if err != nil {
+		return nil, err
+	}
+	interrupted := r.parent.Err() != nil
+	// Operations still in flight when the drain deadline passed.
+	if r.drained.Load() && !interrupted {
+		for _, g := range r.groups {
+			for _, c := range g.clients {
+				if c.busy {
+					g.rec.Abandoned(c.op, c.measured)
+				}
+			}
+		}
+		if _, err := r.reg.Tick(lastEnd); err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: interrupted,
+		Drained: r.drained.Load() && !interrupted, ConnectTime: r.connectTime}
+	// The measured period runs until the last operation ended, as pgbench
+	// measures it, so that a rate is never taken over less time than the
+	// operations took. An open-loop run done before the end of its window
+	// was idle until then: the window counts. An interrupted run stops at
+	// the interrupt.
+	stopAt := lastEnd
+	if r.cfg.Rate > 0 && !interrupted && !res.Saturated && stopAt.Before(r.end) {
+		stopAt = r.end
+	}
+	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
+	if r.cfg.Rate > 0 {
+		res.Offered = r.offered
+		res.Unstarted = r.offered - r.startedMeasured.Load()
+		res.EmitLag = metrics.NewHistogram()
+		for _, g := range r.groups {
+			res.EmitLag.Merge(g.emitLag)
+		}
+	}
+	r.mu.Lock()
+	res.FirstErrors = r.firstErrors
+	res.Aborted, res.AbortErr = r.aborted, r.abortErr
+	if !r.downSince.IsZero() {
+		r.unreachable += lastEnd.Sub(r.downSince)
+	}
+	res.Outages, res.Unreachable = r.outages, r.unreachable
+	r.mu.Unlock()
+	if f := r.fatal.Load(); f != nil {
+		return res, *f
+	}
+	return res, nil
 }
 
 func (r *run) closeStop() { r.stopOnce.Do(func() { close(r.stop) }) }
@@ -261,24 +487,22 @@ func (r *run) stopped() bool {
 	select {
 	case <-r.stop:
 		return true
-	case <-r.ctx.Done():
-		return true
 	default:
-		return false
+		return r.ctx.Err() != nil
 	}
 }
 
-func (r *run) tickLoop(done chan struct{}) {
+func (r *run) tickLoop() {
 	defer close(r.tickerExited)
 	if r.cfg.Progress <= 0 {
-		<-done
+		<-r.tickDone
 		return
 	}
 	t := time.NewTicker(r.cfg.Progress)
 	defer t.Stop()
 	for {
 		select {
-		case <-done:
+		case <-r.tickDone:
 			return
 		case now := <-t.C:
 			iv, err := r.reg.Tick(now)
@@ -295,66 +519,7 @@ func (r *run) tickLoop(done chan struct{}) {
 
 func (r *run) setFatal(err error) {
 	if r.fatal.CompareAndSwap(nil, &err) {
-		r.cancel()
-	}
-}
-
-func (r *run) closedWorker(id int, w workload.Worker, rec *metrics.Recorder) {
-	for !r.stopped() {
-		now := time.Now()
-		if !now.Before(r.end) {
-			r.closeStop()
-			return
-		}
-		r.do(id, w, rec, now, now, !now.Before(r.measureStart))
-	}
-}
-
-// emit sends each intended start time when it comes due.
-func (r *run) emit(s *schedule, out chan<- time.Time) {
-	defer close(out)
-	r.emitLag = metrics.NewHistogram()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		off, _, ok := s.next()
-		if !ok {
-			return
-		}
-		at := r.start.Add(off)
-		if d := time.Until(at); d > 0 {
-			// Go's timers wake up to a millisecond late: sleep until
-			// Spin before the intended time, then yield in a loop.
-			if d > r.cfg.Spin {
-				timer.Reset(d - r.cfg.Spin)
-				select {
-				case <-timer.C:
-				case <-r.stop:
-					return
-				case <-r.ctx.Done():
-					return
-				}
-			}
-			for time.Now().Before(at) {
-				runtime.Gosched()
-			}
-			// Only operations the emitter waited for measure it: one it
-			// releases late because every worker was busy measures the
-			// system, and is in Lag.
-			if !at.Before(r.measureStart) {
-				_ = r.emitLag.RecordValue(max(time.Since(at).Microseconds(), 0))
-			}
-		} else if -d > r.cfg.MaxLag {
-			r.saturate()
-			return
-		}
-		select {
-		case out <- at:
-		case <-r.stop:
-			return
-		case <-r.ctx.Done():
-			return
-		}
+		r.closeStop()
 	}
 }
 
@@ -363,93 +528,61 @@ func (r *run) saturate() {
 	r.closeStop()
 }
 
-func (r *run) openWorker(id int, w workload.Worker, rec *metrics.Recorder, in <-chan time.Time) {
-	for intended := range in {
-		if r.stopped() {
-			continue // drain: the emitter is stopping too
-		}
-		now := time.Now()
-		if now.Sub(intended) > r.cfg.MaxLag {
-			r.saturate()
-			continue
-		}
-		measured := !intended.Before(r.measureStart)
-		if measured {
-			r.startedMeasured.Add(1)
-		}
-		if r.cfg.LatencyLimit > 0 && now.Sub(intended) > r.cfg.LatencyLimit {
-			rec.Skip(w.Next(), measured)
-			continue
-		}
-		r.do(id, w, rec, intended, now, measured)
+func (r *run) event(e Event) {
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(e)
 	}
 }
 
-// do runs one operation to completion: retries, reconnects, records.
-func (r *run) do(id int, w workload.Worker, rec *metrics.Recorder, intended, start time.Time, measured bool) {
-	op := w.Next()
-	rec.Begin(measured)
-	for attempt := 1; ; attempt++ {
-		err := w.Do(r.ctx, op, attempt)
-		if err == nil {
-			end := time.Now()
-			rec.Success(op, measured, end.Sub(intended), end.Sub(start), start.Sub(intended), attempt)
-			if r.cfg.LatencyLimit > 0 && end.Sub(intended) > r.cfg.LatencyLimit {
-				rec.Late(op, measured)
-			}
-			return
-		}
-		if r.ctx.Err() != nil {
-			return // interrupted: neither a success nor a failure
-		}
-		class, fatal := r.cfg.Classify(err)
-		if fatal {
-			r.setFatal(fmt.Errorf("running %s: %w", r.ops[op], err))
-			return
-		}
-		retry := class.Retryable() && attempt < r.cfg.MaxTries
-		rec.Error(op, measured, class)
-		if r.cfg.OnError != nil {
-			r.cfg.OnError(ErrorEvent{Worker: id, Op: r.ops[op], Attempt: attempt, Class: class, Retry: retry, Err: err})
-		}
-		if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
-			if !r.reconnect(w) {
-				return
-			}
-		}
-		if !retry {
-			rec.Failure(op, measured, class, attempt)
-			return
-		}
+func (r *run) noteError(class metrics.Class, err error) {
+	r.mu.Lock()
+	if r.firstErrors[class] == nil {
+		r.firstErrors[class] = err
+	}
+	r.mu.Unlock()
+}
+
+func (r *run) abort(c *client, err error) {
+	r.mu.Lock()
+	r.aborted++
+	if r.abortErr == nil {
+		r.abortErr = err
+	}
+	r.mu.Unlock()
+	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], Err: err})
+}
+
+// unreachable notes a failed connection attempt.
+func (r *run) unreachableAt(now time.Time, err error) {
+	r.mu.Lock()
+	first := r.downSince.IsZero()
+	if first {
+		r.downSince = now
+		r.outages++
+		r.down.Store(true)
+	}
+	r.mu.Unlock()
+	if first {
+		r.event(Event{Kind: Unreachable, At: now, Err: err})
 	}
 }
 
-// reconnect re-establishes w's connection, backing off while the server is
-// away; false when the run ended first.
-func (r *run) reconnect(w workload.Worker) bool {
-	backoff := 10 * time.Millisecond
-	for {
-		err := w.Reset(r.ctx)
-		if err == nil {
-			return true
-		}
-		if r.ctx.Err() != nil {
-			return false
-		}
-		if _, fatal := r.cfg.Classify(err); fatal {
-			r.setFatal(fmt.Errorf("reconnecting: %w", err))
-			return false
-		}
-		select {
-		case <-time.After(backoff):
-		case <-r.ctx.Done():
-			return false
-		}
-		if backoff < time.Second {
-			backoff *= 2
-		}
-		if r.stopped() && time.Now().After(r.end.Add(r.cfg.MaxLag+5*time.Second)) {
-			return false
-		}
+// reachableAt notes that the server answered: a connection or an operation
+// succeeded.
+func (r *run) reachableAt(now time.Time) {
+	if !r.down.Load() {
+		return
+	}
+	r.mu.Lock()
+	var down time.Duration
+	if !r.downSince.IsZero() {
+		down = now.Sub(r.downSince)
+		r.unreachable += down
+		r.downSince = time.Time{}
+		r.down.Store(false)
+	}
+	r.mu.Unlock()
+	if down > 0 {
+		r.event(Event{Kind: Reachable, At: now, Down: down})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -38,7 +39,6 @@ type fakeWorker struct {
 	resets  *atomic.Int64
 }
 
-func (w *fakeWorker) Next() int { return 0 }
 func (w *fakeWorker) Do(ctx context.Context, op, attempt int) error {
 	n := w.n.Add(1)
 	if w.service != nil {
@@ -61,7 +61,7 @@ func load(w fakeWorker) (*workload.QueryLoad, *atomic.Int64, *atomic.Int64) {
 	w.n, w.resets = &n, &resets
 	return &workload.QueryLoad{
 		Ops: []string{"op"},
-		NewWorker: func(context.Context, int) (workload.Worker, error) {
+		NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
 			c := w
 			return &c, nil
 		},
@@ -328,37 +328,65 @@ func TestInterrupt(t *testing.T) {
 	})
 }
 
+// TestValidate: every bad number gets one line naming its flag and what
+// is allowed, before anything runs: NaN, infinities, schedules too large to
+// count, durations beyond a century.
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		mod  func(*Config)
 		want string
 	}{
-		{"concurrency", func(c *Config) { c.Concurrency = 0 }, "--concurrency"},
-		{"rate", func(c *Config) { c.Rate = -1 }, "--rate"},
-		{"duration", func(c *Config) { c.Duration = 0 }, "--duration"},
-		{"warmup", func(c *Config) { c.Warmup = -time.Second }, "--warmup"},
-		{"tries", func(c *Config) { c.MaxTries = 0 }, "--max-tries"},
-		{"progress", func(c *Config) { c.Progress = -1 }, "--progress"},
-		{"empty schedule", func(c *Config) { c.Rate = 0.1 }, "schedules no operation"},
+		{"concurrency", func(c *Config) { c.Concurrency = 0 }, "--concurrency must be at least 1, got 0"},
+		{"jobs", func(c *Config) { c.Jobs = -1 }, "--jobs must be at least 1, got -1"},
+		{"rate negative", func(c *Config) { c.Rate = -1 }, "--rate must be 0 (closed loop) or a positive, finite number of operations per second, got -1"},
+		{"rate NaN", func(c *Config) { c.Rate = math.NaN() }, "--rate must be 0 (closed loop) or a positive, finite number of operations per second, got NaN"},
+		{"rate +Inf", func(c *Config) { c.Rate = math.Inf(1) }, "--rate must be 0 (closed loop) or a positive, finite number of operations per second, got +Inf"},
+		{"rate -Inf", func(c *Config) { c.Rate = math.Inf(-1) }, "--rate must be 0 (closed loop) or a positive, finite number of operations per second, got -Inf"},
+		{"rate beyond a nanosecond", func(c *Config) { c.Rate = 1e12 }, "--rate 1e+12 is more than one operation per nanosecond, the schedule's resolution (at most 1e9)"},
+		{"rate × duration overflows", func(c *Config) { c.Rate, c.Duration = 1e9, 10000*time.Hour },
+			"--rate 1e+09 over --duration 10000h0m0s schedules 3.6e+16 operations, more than txload can count (2^53)"},
+		{"rate × warm-up overflows", func(c *Config) { c.Rate, c.Duration, c.Warmup = 1e9, time.Second, 10000*time.Hour },
+			"--rate 1e+09 over --duration 10000h0m1s schedules 3.6e+16 operations, more than txload can count (2^53)"},
+		{"duration zero", func(c *Config) { c.Duration = 0 }, "--duration must be positive and at most 100 years (for example 10s or 1m), got 0s"},
+		{"duration beyond a century", func(c *Config) { c.Duration = 2000000 * time.Hour }, "--duration must be positive and at most 100 years (for example 10s or 1m), got 2000000h0m0s"},
+		{"warmup negative", func(c *Config) { c.Warmup = -time.Second }, "--warmup must be between 0 and 100 years, got -1s"},
+		{"warmup beyond a century", func(c *Config) { c.Warmup = 1000000 * time.Hour }, "--warmup must be between 0 and 100 years, got 1000000h0m0s"},
+		{"tries", func(c *Config) { c.MaxTries = 0 }, "--max-tries must be at least 1, got 0"},
+		{"progress", func(c *Config) { c.Progress = -1 }, "--progress must be 0 (off) or positive, got -1ns"},
+		{"max lag", func(c *Config) { c.Rate, c.MaxLag = 100, 0 }, "--max-lag must be positive, got 0s"},
+		{"empty schedule", func(c *Config) { c.Rate = 0.1 }, "--rate 0.1 over --duration 5s schedules no operation"},
+		{"spin", func(c *Config) { c.Spin = -time.Millisecond }, "--spin must not be negative, got -1ms"},
+		{"drain timeout", func(c *Config) { c.DrainTimeout = -time.Second }, "--drain-timeout must not be negative, got -1s"},
+		{"latency limit", func(c *Config) { c.LatencyLimit = -time.Second }, "--latency-limit must not be negative, got -1s"},
+		{"instance", func(c *Config) { c.Instance, c.Instances = 2, 2 }, "--instance 2/2: want i/N with 0 <= i < N"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := base()
 			tc.mod(&c)
 			err := c.Validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want one naming %q", err, tc.want)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v, want %s", err, tc.want)
 			}
 		})
 	}
-	if err := base().Validate(); err != nil {
-		t.Fatal(err)
+	for name, mod := range map[string]func(*Config){
+		"closed loop":       func(*Config) {},
+		"a billion per sec": func(c *Config) { c.Rate = 1e9 },
+		"a century":         func(c *Config) { c.Rate, c.Duration = 1e6, 100*365*24*time.Hour },
+	} {
+		c := base()
+		mod(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 
-// An operation still running at the end counts, but does not stretch the
-// measured period.
-func TestStragglerDoesNotStretchPeriod(t *testing.T) {
+// An operation still running at the end counts, and the measured period runs
+// until it ended, as pgbench measures it: a rate is never taken over less
+// time than the operations took.
+func TestPeriodRunsToLastCompletion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := base()
 		cfg.Concurrency, cfg.Duration = 2, 2*time.Second
@@ -373,8 +401,8 @@ func TestStragglerDoesNotStretchPeriod(t *testing.T) {
 			t.Fatal(err)
 		}
 		op := res.Total.Ops[0]
-		if res.Total.Elapsed != 2*time.Second || op.OK != 202 {
-			t.Fatalf("elapsed %s ok %d, want 2s and 202", res.Total.Elapsed, op.OK)
+		if res.Total.Elapsed != 3010*time.Millisecond || op.OK != 202 {
+			t.Fatalf("elapsed %s ok %d, want 3.01s and 202", res.Total.Elapsed, op.OK)
 		}
 	})
 }
@@ -415,7 +443,6 @@ type stmtWorker struct {
 	rec workload.StatementRecorder
 }
 
-func (w *stmtWorker) SetStatementRecorder(r workload.StatementRecorder) { w.rec = r }
 func (w *stmtWorker) Do(ctx context.Context, op, attempt int) error {
 	time.Sleep(time.Millisecond)
 	w.rec.Statement(op, 0, time.Millisecond)
@@ -428,7 +455,9 @@ func TestStatementRecorder(t *testing.T) {
 		cfg := base()
 		cfg.Concurrency, cfg.Duration, cfg.Warmup = 1, time.Second, 100*time.Millisecond
 		l := &workload.QueryLoad{Ops: []string{"op"}, Statements: []int{2},
-			NewWorker: func(context.Context, int) (workload.Worker, error) { return &stmtWorker{}, nil }}
+			NewWorker: func(_ context.Context, _ int, rec workload.StatementRecorder) (workload.Worker, error) {
+				return &stmtWorker{rec: rec}, nil
+			}}
 		res, err := Run(t.Context(), cfg, l)
 		if err != nil {
 			t.Fatal(err)
@@ -438,4 +467,293 @@ func TestStatementRecorder(t *testing.T) {
 			t.Fatalf("ok %d, stmts %+v", op.OK, op.Stmts)
 		}
 	})
+}
+
+// The server goes away for good near the end: operations block until the
+// drain timeout, which ends the run and counts them as abandoned.
+func TestDrainTimeoutEndsRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.DrainTimeout = 3, 2*time.Second, time.Second
+		start := time.Now()
+		var blocked atomic.Int64
+		l := &workload.QueryLoad{Ops: []string{"op"},
+			NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
+				return &blockingWorker{start: start, after: 1500 * time.Millisecond, blocked: &blocked}, nil
+			}}
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("run took %s, want duration + drain timeout = 3s", d)
+		}
+		op := res.Total.Ops[0]
+		if !res.Drained || op.Abandoned != 3 || blocked.Load() != 3 || op.FailedTotal() != 0 {
+			t.Fatalf("drained=%v abandoned=%d blocked=%d failed=%d", res.Drained, op.Abandoned, blocked.Load(), op.FailedTotal())
+		}
+	})
+}
+
+type blockingWorker struct {
+	start   time.Time
+	after   time.Duration
+	blocked *atomic.Int64
+}
+
+func (w *blockingWorker) Do(ctx context.Context, _, _ int) error {
+	if time.Since(w.start) < w.after {
+		time.Sleep(10 * time.Millisecond)
+		return nil
+	}
+	w.blocked.Add(1)
+	<-ctx.Done() // a server that never answers
+	return ctx.Err()
+}
+func (w *blockingWorker) Reset(context.Context) error { return nil }
+func (w *blockingWorker) Close(context.Context)       {}
+
+// outageWorker's server is down in [down, up): operations fail with a lost
+// connection and reconnecting fails.
+type outageWorker struct {
+	start    time.Time
+	down, up time.Duration
+}
+
+func (w *outageWorker) isDown() bool {
+	e := time.Since(w.start)
+	return e >= w.down && e < w.up
+}
+
+func (w *outageWorker) Do(context.Context, int, int) error {
+	time.Sleep(10 * time.Millisecond)
+	if w.isDown() {
+		return classErr{class: metrics.ConnectionLost}
+	}
+	return nil
+}
+
+func (w *outageWorker) Reset(context.Context) error {
+	if w.isDown() {
+		return classErr{class: metrics.ConnectionLost}
+	}
+	return nil
+}
+func (w *outageWorker) Close(context.Context) {}
+
+func outageLoad(start time.Time, down, up time.Duration) *workload.QueryLoad {
+	return &workload.QueryLoad{Ops: []string{"op"},
+		NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
+			return &outageWorker{start: start, down: down, up: up}, nil
+		}}
+}
+
+// An outage in the middle: failed reconnects are counted, the run says when
+// the server went away and came back, and how long it was gone.
+func TestOutageCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 4*time.Second, 3
+		var events []Event
+		var mu sync.Mutex
+		cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+		var reconnectErrors atomic.Int64
+		cfg.OnError = func(e ErrorEvent) {
+			if e.Op == "reconnect" {
+				reconnectErrors.Add(1)
+			}
+		}
+		res, err := Run(t.Context(), cfg, outageLoad(time.Now(), time.Second, 3*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// --verbose-errors shows every failed reconnection.
+		if reconnectErrors.Load() != res.Total.Reconnects {
+			t.Errorf("%d reconnect errors reported, %d counted", reconnectErrors.Load(), res.Total.Reconnects)
+		}
+		if res.Total.Reconnects < 10 || res.Outages != 1 {
+			t.Fatalf("reconnects %d outages %d", res.Total.Reconnects, res.Outages)
+		}
+		// From the first failed attempt to the first that succeeded: the
+		// outage, plus at most the 1 s reconnection backoff.
+		if res.Unreachable < 1900*time.Millisecond || res.Unreachable > 3100*time.Millisecond {
+			t.Errorf("unreachable for %s, want 2s to 3s", res.Unreachable)
+		}
+		if len(events) != 2 || events[0].Kind != Unreachable || events[1].Kind != Reachable || events[0].Err == nil {
+			t.Fatalf("events %+v", events)
+		}
+		if op := res.Total.Ops[0]; op.OK == 0 || op.Errors[metrics.ConnectionLost] == 0 {
+			t.Fatalf("ok %d errors %v", op.OK, op.Errors)
+		}
+	})
+}
+
+// The server goes down before the end and stays down: the run still ends at
+// its duration (reconnection stops there), not when the server returns.
+func TestServerDownAtEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 3*time.Second, 10
+		start := time.Now()
+		res, err := Run(t.Context(), cfg, outageLoad(start, 2*time.Second, time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 3*time.Second+time.Second {
+			t.Fatalf("run took %s with the server down: want it to end by its duration", d)
+		}
+		op := res.Total.Ops[0]
+		if op.Failed[metrics.ConnectionLost] != 2 || res.Total.Reconnects == 0 || res.Outages != 1 {
+			t.Fatalf("failed %v reconnects %d outages %d", op.Failed, res.Total.Reconnects, res.Outages)
+		}
+	})
+}
+
+// A fatal error stops the run, and the operation that hit it is counted.
+func TestFatalCountsTheFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency = 1
+		l, _, _ := load(fakeWorker{fail: func(n int64, _ int) error {
+			if n == 5 {
+				return classErr{class: metrics.Other, fatal: true}
+			}
+			return nil
+		}, service: func(int64) time.Duration { return time.Millisecond }})
+		res, err := Run(t.Context(), cfg, l)
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if op := res.Total.Ops[0]; op.OK != 4 || op.Failed[metrics.Other] != 1 {
+			t.Fatalf("ok %d failed %v", op.OK, op.Failed)
+		}
+	})
+}
+
+// An error that no retry cures ends the client, as pgbench does; with
+// ContinueOnError the client goes on and the error is counted.
+func TestOtherErrorAbortsClient(t *testing.T) {
+	for _, cont := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Duration, cfg.ContinueOnError = 2, time.Second, cont
+			var aborted atomic.Int64
+			cfg.OnEvent = func(e Event) {
+				if e.Kind == Aborted {
+					aborted.Add(1)
+				}
+			}
+			l, _, _ := load(fakeWorker{fail: func(n int64, _ int) error {
+				if n%10 == 0 {
+					return errors.New("division by zero")
+				}
+				return nil
+			}, service: func(int64) time.Duration { return 10 * time.Millisecond }})
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := res.Total.Ops[0]
+			if res.FirstErrors[metrics.Other] == nil || res.FirstErrors[metrics.Other].Error() != "division by zero" {
+				t.Errorf("first error %v", res.FirstErrors[metrics.Other])
+			}
+			if !cont && (res.Aborted != 2 || aborted.Load() != 2 || op.Failed[metrics.Other] != 2 || op.OK >= 30) {
+				t.Fatalf("aborted %d/%d failed %v ok %d", res.Aborted, aborted.Load(), op.Failed, op.OK)
+			}
+			if cont && (res.Aborted != 0 || op.Failed[metrics.Other] < 15) {
+				t.Fatalf("continue: aborted %d failed %v", res.Aborted, op.Failed)
+			}
+		})
+	}
+}
+
+// groupDrive drives each group from one goroutine, as the driver's loops do,
+// with operations of a fixed service time run one after another per client.
+func groupDrive(service time.Duration, perGroup *[]int64) func(context.Context, [][]workload.Session, func(time.Time)) error {
+	return func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+		ready(time.Now())
+		*perGroup = make([]int64, len(groups))
+		var wg sync.WaitGroup
+		for gi, g := range groups {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, s := range g {
+					step := s.Next(time.Now())
+					for step.Kind != workload.Stop {
+						switch step.Kind {
+						case workload.Wait:
+							time.Sleep(time.Until(step.At))
+							step = s.Next(time.Now())
+						case workload.Start:
+							time.Sleep(service)
+							(*perGroup)[gi]++
+							step = s.Done(time.Now(), nil, -1)
+						default:
+							step = s.Connected(time.Now(), nil)
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return nil
+	}
+}
+
+// An asynchronous Drive gets the clients in Jobs groups, and in open loop
+// each group a share of the schedule in proportion to its clients; together
+// they offer exactly the run's count.
+func TestDriveGroupsShareSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Jobs, cfg.Rate, cfg.Arrival, cfg.Duration = 5, 2, 1000, Uniform, 2*time.Second
+		var per []int64
+		l := &workload.QueryLoad{Ops: []string{"op"}, Drive: groupDrive(0, &per)}
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := res.Total.Ops[0]
+		if op.OK != 2000 || res.Unstarted != 0 || len(per) != 2 || per[0] != 1200 || per[1] != 800 {
+			t.Fatalf("ok %d unstarted %d per group %v, want 2000 0 [1200 800]", op.OK, res.Unstarted, per)
+		}
+		// Uniform shares interleave: no arrival of one group lands on one
+		// of the other's, so with instant service nothing lags.
+		if op.Lag.Max() != 0 {
+			t.Errorf("lag max %d µs", op.Lag.Max())
+		}
+	})
+}
+
+// Three instances of one open-loop run offer exactly the operations one
+// process would, uniform arrivals interleaved without collisions.
+func TestInstancesShareSchedule(t *testing.T) {
+	var total int64
+	var lagMax int64
+	for i := 0; i < 3; i++ {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration = 2, 1000, Uniform, time.Second
+			cfg.Instance, cfg.Instances = i, 3
+			var per []int64
+			res, err := Run(t.Context(), cfg, &workload.QueryLoad{Ops: []string{"op"}, Drive: groupDrive(0, &per)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += res.Offered
+			if res.Total.Ops[0].OK != res.Offered {
+				t.Fatalf("instance %d: ok %d offered %d", i, res.Total.Ops[0].OK, res.Offered)
+			}
+			lagMax = max(lagMax, res.Total.Ops[0].Lag.Max())
+		})
+	}
+	if total != 1000 || lagMax != 0 {
+		t.Fatalf("offered %d in all, want 1000; lag max %d", total, lagMax)
+	}
+	cfg := base()
+	cfg.Instance, cfg.Instances = 3, 2
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--instance 3/2") {
+		t.Fatalf("3/2: %v", err)
+	}
 }

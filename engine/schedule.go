@@ -49,6 +49,7 @@ type schedule struct {
 	seg     int
 	k       int64   // operations emitted in the current segment
 	t       float64 // Poisson: position of the last one, in seconds from the segment start
+	phase   float64 // uniform: offset of the first arrival, as a fraction of the spacing
 }
 
 func newSchedule(arrival Arrival, rate float64, seed uint64, lengths ...time.Duration) *schedule {
@@ -78,7 +79,7 @@ func (s *schedule) next() (time.Duration, int, bool) {
 	var at float64
 	switch s.arrival {
 	case Uniform:
-		at = float64(s.k) * g.length.Seconds() / float64(g.n)
+		at = (float64(s.k) + s.phase) * g.length.Seconds() / float64(g.n)
 	default:
 		// The minimum of the remaining m uniforms on [t, T] is
 		// t + (T−t)·(1 − U^(1/m)); -expm1(log(U)/m) keeps precision for large m.
@@ -89,4 +90,18 @@ func (s *schedule) next() (time.Duration, int, bool) {
 	}
 	s.k++
 	return g.from + time.Duration(at*float64(time.Second)), s.seg, true
+}
+
+// newScheduleCounts is a schedule with counts[i] operations in the segment of
+// length lengths[i]: one group's share of the run's schedule. phase, in
+// [0, 1), shifts uniform arrivals by that fraction of their spacing, so that
+// the shares of several groups interleave evenly.
+func newScheduleCounts(arrival Arrival, seed uint64, phase float64, lengths []time.Duration, counts []int64) *schedule {
+	s := &schedule{arrival: arrival, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), phase: phase}
+	var from time.Duration
+	for i, l := range lengths {
+		s.segs = append(s.segs, segment{from: from, length: l, n: counts[i]})
+		from += l
+	}
+	return s
 }

@@ -184,9 +184,6 @@ func BenchmarkRecordParallelWithTick(b *testing.B) {
 func TestStatementsSkipLate(t *testing.T) {
 	g := NewRegistry([]string{"a", "b"}, time.Now(), 3, 1)
 	r := g.NewRecorder()
-	r.Begin(false)
-	r.Statement(0, 0, time.Second) // warm-up: not counted
-	r.Begin(true)
 	for i := 0; i < 4; i++ {
 		r.Statement(0, 1, time.Duration(i+1)*time.Millisecond)
 	}
@@ -196,6 +193,9 @@ func TestStatementsSkipLate(t *testing.T) {
 	r.Skip(1, true)
 	r.Skip(1, false)
 	r.Late(0, true)
+	r.Abandoned(1, true)
+	r.Abandoned(1, false) // warm-up: not counted
+	r.ReconnectFailed()
 	if _, err := g.Tick(time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -204,17 +204,14 @@ func TestStatementsSkipLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := g.Total().Ops[0], g.Total().Ops[1]
-	if got := a.Stmts[0]; got.Count != 0 {
-		t.Errorf("warm-up statement counted: %+v", got)
-	}
 	if got := a.Stmts[1]; got.Count != 5 || got.Mean() != 3*time.Millisecond {
 		t.Errorf("statement 1 = %+v, mean %s", got, got.Mean())
 	}
 	if got := a.Stmts[2]; got.Retries != 1 || got.Failures != 1 {
 		t.Errorf("statement 2 = %+v", got)
 	}
-	if b.Skipped != 1 || a.Late != 1 || len(b.Stmts) != 1 {
-		t.Errorf("skipped %d late %d stmts %d", b.Skipped, a.Late, len(b.Stmts))
+	if b.Skipped != 1 || a.Late != 1 || len(b.Stmts) != 1 || b.Abandoned != 1 || g.Total().Reconnects != 1 {
+		t.Errorf("skipped %d late %d stmts %d abandoned %d reconnects %d", b.Skipped, a.Late, len(b.Stmts), b.Abandoned, g.Total().Reconnects)
 	}
 	allocs := testing.AllocsPerRun(100, func() { r.Statement(0, 1, time.Millisecond) })
 	if allocs != 0 {

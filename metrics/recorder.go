@@ -11,20 +11,11 @@ type Recorder struct {
 	mu    sync.Mutex // held by the worker per record and by Tick per swap
 	cur   *Snapshot
 	spare *Snapshot
-	// measured is whether the operation under way counts; only the
-	// worker's goroutine touches it.
-	measured bool
 }
 
-// Begin tells the recorder whether the operation about to run is measured,
-// for the per-statement records made while it runs.
-func (r *Recorder) Begin(measured bool) { r.measured = measured }
-
-// Statement records one execution of statement stmt of operation op.
+// Statement records one execution of statement stmt of operation op, of a
+// measured operation.
 func (r *Recorder) Statement(op, stmt int, d time.Duration) {
-	if !r.measured {
-		return
-	}
 	r.mu.Lock()
 	if s := r.cur.Ops[op].Stmts; stmt < len(s) {
 		s[stmt].Count++
@@ -33,12 +24,9 @@ func (r *Recorder) Statement(op, stmt int, d time.Duration) {
 	r.mu.Unlock()
 }
 
-// StatementError records that statement stmt of operation op failed; retried
-// says whether the operation will be retried.
+// StatementError records that statement stmt of a measured operation op
+// failed; retried says whether the operation will be retried.
 func (r *Recorder) StatementError(op, stmt int, retried bool) {
-	if !r.measured {
-		return
-	}
 	r.mu.Lock()
 	if s := r.cur.Ops[op].Stmts; stmt < len(s) {
 		if retried {
@@ -78,6 +66,7 @@ func (r *Recorder) Success(op int, measured bool, response, service, lag time.Du
 	o := r.cur.Ops[op]
 	if !measured {
 		o.Warmup++
+		o.WarmupOK++
 		r.mu.Unlock()
 		return
 	}
@@ -108,6 +97,25 @@ func (r *Recorder) Failure(op int, measured bool, class Class, tries int) {
 		o.Retried++
 		o.Retries += int64(tries - 1)
 	}
+	r.mu.Unlock()
+}
+
+// Abandoned records an operation still in flight when the run gave up
+// waiting for it (the drain timeout): its outcome is unknown.
+func (r *Recorder) Abandoned(op int, measured bool) {
+	if !measured {
+		return
+	}
+	r.mu.Lock()
+	r.cur.Ops[op].Abandoned++
+	r.mu.Unlock()
+}
+
+// ReconnectFailed records a connection attempt that failed while replacing a
+// lost connection.
+func (r *Recorder) ReconnectFailed() {
+	r.mu.Lock()
+	r.cur.Reconnects++
 	r.mu.Unlock()
 }
 

@@ -49,12 +49,15 @@ type OpStats struct {
 	// counts the retries themselves.
 	Retried, Retries int64
 	// Warmup counts operations that ended during the warm-up: they ran but are
-	// in no other field.
-	Warmup int64
+	// in no other field. WarmupOK counts those of them that succeeded.
+	Warmup, WarmupOK int64
 	// Skipped counts open-loop operations not run because they would have
 	// started later than the latency limit; Late counts those that ran and
 	// took longer than it.
 	Skipped, Late int64
+	// Abandoned counts operations still in flight when the run stopped
+	// waiting for them (the drain timeout): their outcome is unknown.
+	Abandoned int64
 	// Stmts holds per-statement figures, for workloads that report them.
 	Stmts []StmtStats
 }
@@ -114,8 +117,10 @@ func (o *OpStats) merge(from *OpStats) error {
 	o.Retried += from.Retried
 	o.Retries += from.Retries
 	o.Warmup += from.Warmup
+	o.WarmupOK += from.WarmupOK
 	o.Skipped += from.Skipped
 	o.Late += from.Late
+	o.Abandoned += from.Abandoned
 	if len(from.Stmts) > 0 && len(o.Stmts) < len(from.Stmts) {
 		o.Stmts = append(o.Stmts, make([]StmtStats, len(from.Stmts)-len(o.Stmts))...)
 	}
@@ -141,6 +146,9 @@ func (o *OpStats) reset() {
 // Snapshot holds the statistics of every operation over a period.
 type Snapshot struct {
 	Ops []*OpStats
+	// Reconnects counts connection attempts that failed while clients
+	// replaced lost connections: an outage shows here.
+	Reconnects int64
 	// Elapsed is the length of the measured period the snapshot covers.
 	Elapsed time.Duration
 }
@@ -174,6 +182,7 @@ func (s *Snapshot) Merge(from *Snapshot) error {
 			return err
 		}
 	}
+	s.Reconnects += from.Reconnects
 	return nil
 }
 
@@ -183,6 +192,7 @@ func (s *Snapshot) Reset() {
 		o.reset()
 	}
 	s.Elapsed = 0
+	s.Reconnects = 0
 }
 
 // Total folds every operation into one, named name: for lines that show the

@@ -2,8 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -19,9 +21,13 @@ type Document struct {
 	Config   map[string]any `json:"config"`
 	Server   any            `json:"server"`
 	Runs     []RunDoc       `json:"runs"`
+	// MergedFrom names the documents a merged document was made of (by
+	// `txload merge`), in the order given.
+	MergedFrom []string `json:"merged_from,omitempty"`
 }
 
-// RunDoc is one run (one variant of a multi-variant run).
+// RunDoc is one run (one variant of a multi-variant run, one step of a
+// sweep).
 type RunDoc struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	ElapsedSec  float64           `json:"elapsed_seconds"`
@@ -29,11 +35,37 @@ type RunDoc struct {
 	Unstarted   int64             `json:"unstarted,omitempty"`
 	Saturated   bool              `json:"saturated,omitempty"`
 	Interrupted bool              `json:"interrupted,omitempty"`
-	Ops         []OpDoc           `json:"operations"`
+	// Reconnects counts failed attempts to replace lost connections.
+	Reconnects int64   `json:"reconnects,omitempty"`
+	Ops        []OpDoc `json:"operations"`
 	// EmissionLag is the open-loop generator's own lateness.
-	EmissionLag *HistDoc          `json:"emission_lag,omitempty"`
-	Check       *CheckDoc         `json:"check,omitempty"`
-	Notes       map[string]string `json:"notes,omitempty"`
+	EmissionLag *HistDoc  `json:"emission_lag,omitempty"`
+	Check       *CheckDoc `json:"check,omitempty"`
+	// Histograms is the geometry of every histogram of the run.
+	Histograms *HistSettings `json:"histograms,omitempty"`
+	// Intervals are the run's progress intervals in order, warm-up
+	// included, with their own counts and histograms: added up they give
+	// the operations' totals, and documents of several load generators
+	// merge on them interval by interval.
+	Intervals []IntervalDoc `json:"intervals,omitempty"`
+}
+
+// HistSettings is the geometry of txload's histograms: values in µs from
+// Lowest to Highest with SignificantDigits digits. Histograms merge exactly
+// only with the same geometry.
+type HistSettings struct {
+	Unit              string `json:"unit"`
+	Lowest            int64  `json:"lowest"`
+	Highest           int64  `json:"highest"`
+	SignificantDigits int64  `json:"significant_digits"`
+}
+
+func settingsOf(h *hdr.Histogram) HistSettings {
+	return HistSettings{Unit: "us", Lowest: h.LowestTrackableValue(), Highest: h.HighestTrackableValue(), SignificantDigits: h.SignificantFigures()}
+}
+
+func (s HistSettings) String() string {
+	return fmt.Sprintf("%d..%d %s, %d significant digits", s.Lowest, s.Highest, s.Unit, s.SignificantDigits)
 }
 
 // CheckDoc is what the workload's audit found.
@@ -54,6 +86,7 @@ type OpDoc struct {
 	Warmup    int64            `json:"warmup"`
 	Skipped   int64            `json:"skipped"`
 	Late      int64            `json:"late"`
+	Abandoned int64            `json:"abandoned,omitempty"`
 	Response  HistDoc          `json:"response"`
 	Service   HistDoc          `json:"service"`
 	Lag       HistDoc          `json:"lag"`
@@ -73,17 +106,54 @@ type HistDoc struct {
 	Encoded string `json:"hdr"`
 }
 
+// IntervalDoc is one progress interval: wall-clock start and end, and what
+// ended in it. Counts of zero and empty histograms are left out.
+type IntervalDoc struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Warmup: the interval ended during the warm-up; its operations are
+	// counted as warm-up only, except those that ended after the warm-up
+	// did.
+	Warmup     bool            `json:"warmup,omitempty"`
+	Reconnects int64           `json:"reconnects,omitempty"`
+	Ops        []IntervalOpDoc `json:"operations"`
+}
+
+// IntervalOpDoc is one operation in one interval. The histograms are
+// HdrHistogram V2 compressed, base64, µs ("" when empty).
+type IntervalOpDoc struct {
+	Name      string           `json:"name"`
+	OK        int64            `json:"ok,omitempty"`
+	Failed    map[string]int64 `json:"failed,omitempty"`
+	Errors    map[string]int64 `json:"errors,omitempty"`
+	Retried   int64            `json:"retried,omitempty"`
+	Retries   int64            `json:"retries,omitempty"`
+	Warmup    int64            `json:"warmup,omitempty"`
+	WarmupOK  int64            `json:"warmup_ok,omitempty"`
+	Skipped   int64            `json:"skipped,omitempty"`
+	Late      int64            `json:"late,omitempty"`
+	Abandoned int64            `json:"abandoned,omitempty"`
+	Response  string           `json:"response,omitempty"`
+	Service   string           `json:"service,omitempty"`
+	Lag       string           `json:"lag,omitempty"`
+}
+
 // HistogramDoc summarises and encodes one histogram.
 func HistogramDoc(h *hdr.Histogram) (HistDoc, error) { return histDoc(h) }
 
 // NewRunDoc fills a RunDoc from a snapshot.
 func NewRunDoc(s *metrics.Snapshot) (RunDoc, error) {
-	d := RunDoc{ElapsedSec: s.Elapsed.Seconds()}
+	d := RunDoc{ElapsedSec: s.Elapsed.Seconds(), Reconnects: s.Reconnects}
 	for _, o := range s.Ops {
 		od := OpDoc{
 			Name: o.Name, OK: o.OK, OpsPerSec: rate(o.OK, s.Elapsed),
 			Failed: classMap(o.Failed), Errors: classMap(o.Errors),
 			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup, Skipped: o.Skipped, Late: o.Late,
+			Abandoned: o.Abandoned,
+		}
+		if d.Histograms == nil {
+			hs := settingsOf(o.Response)
+			d.Histograms = &hs
 		}
 		var err error
 		for _, p := range []struct {
@@ -120,6 +190,73 @@ func classMap(counts [metrics.NumClasses]int64) map[string]int64 {
 	return m
 }
 
+// nonZero is classMap without the zero counts (nil if all are zero).
+func nonZero(counts [metrics.NumClasses]int64) map[string]int64 {
+	var m map[string]int64
+	for _, c := range metrics.Classes() {
+		if counts[c] != 0 {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[c.String()] = counts[c]
+		}
+	}
+	return m
+}
+
+// NewIntervalDoc encodes one interval snapshot that ended at end. The
+// snapshot is not kept: the engine reuses it for the next interval.
+func NewIntervalDoc(iv *metrics.Snapshot, end time.Time, warmup bool) (IntervalDoc, error) {
+	d := IntervalDoc{Start: end.Add(-iv.Elapsed), End: end, Warmup: warmup, Reconnects: iv.Reconnects,
+		Ops: make([]IntervalOpDoc, len(iv.Ops))}
+	for i, o := range iv.Ops {
+		od := IntervalOpDoc{
+			Name: o.Name, OK: o.OK, Failed: nonZero(o.Failed), Errors: nonZero(o.Errors),
+			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup, WarmupOK: o.WarmupOK,
+			Skipped: o.Skipped, Late: o.Late, Abandoned: o.Abandoned,
+		}
+		for _, p := range []struct {
+			to *string
+			h  *hdr.Histogram
+		}{{&od.Response, o.Response}, {&od.Service, o.Service}, {&od.Lag, o.Lag}} {
+			if p.h.TotalCount() == 0 {
+				continue
+			}
+			enc, err := metrics.Encode(p.h)
+			if err != nil {
+				return d, fmt.Errorf("encoding %s's interval: %w", o.Name, err)
+			}
+			*p.to = enc
+		}
+		d.Ops[i] = od
+	}
+	return d, nil
+}
+
+// Intervals collects a run's intervals for its document: call Add on each
+// engine tick (from the ticking goroutine; it encodes at once, so it does
+// not hold on to the reused snapshot), and put Docs in RunDoc.Intervals.
+type Intervals struct {
+	docs []IntervalDoc
+	err  error
+}
+
+// Add records one interval that ended at end.
+func (c *Intervals) Add(iv *metrics.Snapshot, end time.Time, warmup bool) {
+	if c.err != nil {
+		return
+	}
+	d, err := NewIntervalDoc(iv, end, warmup)
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.docs = append(c.docs, d)
+}
+
+// Docs returns the intervals collected, or the first error met.
+func (c *Intervals) Docs() ([]IntervalDoc, error) { return c.docs, c.err }
+
 // WriteJSON writes doc, indented.
 func WriteJSON(w io.Writer, doc *Document) error {
 	enc := json.NewEncoder(w)
@@ -128,4 +265,131 @@ func WriteJSON(w io.Writer, doc *Document) error {
 		return fmt.Errorf("writing JSON: %w", err)
 	}
 	return nil
+}
+
+// ReadJSON reads a document written by WriteJSON.
+func ReadJSON(r io.Reader) (*Document, error) {
+	var doc Document
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("reading a txload JSON document: %w", err)
+	}
+	if doc.Command == "" || doc.Workload == "" {
+		return nil, errors.New("reading a txload JSON document: no command or workload: not written by txload --json")
+	}
+	return &doc, nil
+}
+
+// Interval is one decoded progress interval.
+type Interval struct {
+	Start, End time.Time
+	Warmup     bool
+	// Snapshot holds what ended in the interval; Elapsed is End − Start.
+	Snapshot *metrics.Snapshot
+}
+
+// Names lists the run's operations, in order.
+func (r *RunDoc) Names() []string {
+	names := make([]string, len(r.Ops))
+	for i, o := range r.Ops {
+		names[i] = o.Name
+	}
+	return names
+}
+
+// Total decodes the run's totals: a snapshot of the measured period with
+// its histograms, as the run ended with it.
+func (r *RunDoc) Total() (*metrics.Snapshot, error) {
+	s := metrics.NewSnapshot(r.Names())
+	s.Elapsed = time.Duration(r.ElapsedSec * float64(time.Second))
+	s.Reconnects = r.Reconnects
+	for i, od := range r.Ops {
+		o := s.Ops[i]
+		o.OK, o.Retried, o.Retries, o.Warmup = od.OK, od.Retried, od.Retries, od.Warmup
+		o.Skipped, o.Late, o.Abandoned = od.Skipped, od.Late, od.Abandoned
+		var err error
+		if o.Failed, err = classCounts(od.Failed); err != nil {
+			return nil, fmt.Errorf("%s failed: %w", od.Name, err)
+		}
+		if o.Errors, err = classCounts(od.Errors); err != nil {
+			return nil, fmt.Errorf("%s errors: %w", od.Name, err)
+		}
+		for _, p := range []struct {
+			kind string
+			enc  string
+			to   **hdr.Histogram
+		}{{"response", od.Response.Encoded, &o.Response}, {"service", od.Service.Encoded, &o.Service}, {"lag", od.Lag.Encoded, &o.Lag}} {
+			if p.enc == "" {
+				continue // an older document, or a histogram left out: empty
+			}
+			if *p.to, err = metrics.Decode(p.enc); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", od.Name, p.kind, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// IntervalSnapshots decodes the run's intervals, in order.
+func (r *RunDoc) IntervalSnapshots() ([]Interval, error) {
+	names := r.Names()
+	out := make([]Interval, 0, len(r.Intervals))
+	for n, iv := range r.Intervals {
+		if len(iv.Ops) != len(names) {
+			return nil, fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(names))
+		}
+		s := metrics.NewSnapshot(names)
+		s.Elapsed = iv.End.Sub(iv.Start)
+		s.Reconnects = iv.Reconnects
+		for i, od := range iv.Ops {
+			if od.Name != names[i] {
+				return nil, fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, names[i])
+			}
+			o := s.Ops[i]
+			o.OK, o.Retried, o.Retries, o.Warmup, o.WarmupOK = od.OK, od.Retried, od.Retries, od.Warmup, od.WarmupOK
+			o.Skipped, o.Late, o.Abandoned = od.Skipped, od.Late, od.Abandoned
+			var err error
+			if o.Failed, err = classCounts(od.Failed); err != nil {
+				return nil, fmt.Errorf("interval %d %s failed: %w", n, od.Name, err)
+			}
+			if o.Errors, err = classCounts(od.Errors); err != nil {
+				return nil, fmt.Errorf("interval %d %s errors: %w", n, od.Name, err)
+			}
+			for _, p := range []struct {
+				enc string
+				to  **hdr.Histogram
+			}{{od.Response, &o.Response}, {od.Service, &o.Service}, {od.Lag, &o.Lag}} {
+				if p.enc == "" {
+					continue
+				}
+				if *p.to, err = metrics.Decode(p.enc); err != nil {
+					return nil, fmt.Errorf("interval %d %s: %w", n, od.Name, err)
+				}
+			}
+		}
+		out = append(out, Interval{Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Snapshot: s})
+	}
+	return out, nil
+}
+
+// classCounts reverses classMap.
+func classCounts(m map[string]int64) ([metrics.NumClasses]int64, error) {
+	var out [metrics.NumClasses]int64
+	for name, n := range m {
+		c, ok := classByName(name)
+		if !ok {
+			return out, fmt.Errorf("unknown failure class %q", name)
+		}
+		out[c] = n
+	}
+	return out, nil
+}
+
+func classByName(name string) (metrics.Class, bool) {
+	for _, c := range metrics.Classes() {
+		if c.String() == name {
+			return c, true
+		}
+	}
+	return 0, false
 }

@@ -85,7 +85,6 @@ type load struct {
 // record adds l to r for interval tick, with latencies that vary with the
 // transaction and the interval.
 func (l load) record(r *metrics.Recorder, op, tick int) {
-	r.Begin(true)
 	for i := range l.OK {
 		vary := func(d time.Duration) time.Duration {
 			return d + d*time.Duration(i%4)/8 + d*time.Duration(tick)/10

@@ -28,6 +28,10 @@ func Progress(w io.Writer, elapsed time.Duration, warmup bool, iv *metrics.Snaps
 	if warmup {
 		phase = " (warm-up)"
 	}
+	// Failed reconnection attempts show an outage as it happens.
+	if iv.Reconnects > 0 {
+		phase = fmt.Sprintf("  reconnects %d", iv.Reconnects) + phase
+	}
 	r := t.Response
 	if t.OK == 0 {
 		fmt.Fprintf(w, "%6.1fs %9.1f ops/s  errors %d  retries %d%s\n", elapsed.Seconds(), rate, t.ErrorsTotal(), t.Retries, phase)

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 )
 
@@ -22,18 +24,45 @@ type Meta struct {
 	New         func() Generator
 }
 
-// Generator is one configured instance of a workload.
+// Generator is one configured instance of a workload: its flags, and what it
+// can do once they are parsed.
 type Generator interface {
 	// Flags returns the workload's flags, bound to this instance.
 	Flags() *pflag.FlagSet
-	// Validate checks the configuration once flags are parsed, before the
-	// database is touched. Its error names the flag and what is allowed.
-	Validate() error
+	// Hooks returns what the workload can do. A nil hook is a capability
+	// the workload does not have; the commands say so.
+	Hooks() Hooks
 }
 
-// Initer creates and loads a workload's schema.
-type Initer interface {
-	Init(ctx context.Context, t *pg.Target, opts InitOptions) error
+// Hooks are a workload's capabilities, as plain functions. Every command
+// finds what it needs here: run needs Ops, init needs Init, check needs
+// Check.
+type Hooks struct {
+	// Validate checks the configuration once flags are parsed, before the
+	// database is touched. Its error names the flag and what is allowed.
+	Validate func() error
+	// Init creates and loads the workload's schema.
+	Init func(ctx context.Context, t *pg.Target, opts InitOptions) error
+	// Ops prepares a run: what its clients do. It fails with one line that
+	// says to run init when the schema is missing or incomplete.
+	Ops func(ctx context.Context, t *pg.Target, opts RunOptions) (*QueryLoad, error)
+	// Check audits the data the workload left behind.
+	Check func(ctx context.Context, t *pg.Target) (*CheckResult, error)
+	// Variants returns one generator per combination when the flags list
+	// several values (each variant runs on fresh data, and the run ends
+	// with a table comparing them); nil for a single combination.
+	Variants func() []Variant
+	// RunDefaults changes the defaults of run's own flags for this
+	// workload: pgbench's family defaults to --max-tries 1, say.
+	RunDefaults map[string]string
+	// Tables lists the tables the workload writes, for commands that
+	// compare or replicate them (lag).
+	Tables []string
+	// SessionState, if set, says why the configured workload needs state
+	// kept in the server session ("--protocol prepared keeps named
+	// prepared statements"), or "" when it needs none: a pooler that hands
+	// each transaction any session refuses it.
+	SessionState func() string
 }
 
 // InitOptions steers Init.
@@ -44,56 +73,98 @@ type InitOptions struct {
 	Log io.Writer
 }
 
-// Opser returns the operations a run executes.
-type Opser interface {
-	Ops(ctx context.Context, t *pg.Target, opts RunOptions) (*QueryLoad, error)
+// Logf writes a progress line to o.Log, if any.
+func (o InitOptions) Logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format, args...)
+	}
 }
 
 // RunOptions is what a workload learns of the run's own flags.
 type RunOptions struct {
 	Seed        uint64 // --seed: random choices are reproducible
-	Concurrency int    // number of workers
+	Concurrency int    // number of clients
 	MaxTries    int    // attempts per operation (--max-tries)
+	// FirstClient is the number of this process's first client among all
+	// instances of a multi-process run (client ids are FirstClient+id).
+	FirstClient int
+	// Duration and Warmup are the run's measured period and the warm-up
+	// before it, Rate its open-loop rate (0: closed loop), Progress its
+	// progress interval (0: none): for workloads that run their own loop on
+	// the server (pgio's server mode) or report figures per interval.
+	Duration, Warmup time.Duration
+	Rate             float64
+	Progress         time.Duration
+	// Log receives warnings and the workload's own progress lines (stderr).
+	Log io.Writer
 }
 
-// QueryLoad is what a workload hands the engine: operation names and a way to
-// make one worker per concurrent client.
+// QueryLoad is what a workload hands the engine for one run: the kinds of
+// operation and how each client runs them. Its clients run either as
+// Programs on the driver's I/O loops (the fast path) or as Workers, one
+// goroutine each.
 type QueryLoad struct {
-	// Ops names the kinds of operation, in the order Worker.Next indexes them.
+	// Ops names the kinds of operation.
 	Ops []string
-	// NewWorker makes worker id (0-based) with its own connection.
-	NewWorker func(ctx context.Context, id int) (Worker, error)
-	// Close, if set, releases what Ops acquired, after every worker closed.
-	Close func()
-	// BlockingIO says the workers wait in blocking syscalls (see
-	// pg.BlockingDial): a thread returning from one needs a free scheduler
-	// slot, so the run gives Go twice as many as there are cores.
-	BlockingIO bool
 	// Statements, if set, is the number of statements of each operation:
-	// their latencies, failures and retries are then reported one by one,
-	// through the StatementRecorder given to workers that are
-	// StatementWorkers.
+	// their latencies, failures and retries are then reported one by one.
 	Statements []int
+	// Chooser makes client id's chooser of the kind of its next operation
+	// (an index into Ops). Nil: every operation is Ops[0].
+	Chooser func(id int) func() int
+	// Clients, if positive, is the number of clients the load needs (pgio:
+	// its tables times its sessions per table): the run has that many in
+	// place of --concurrency.
+	Clients int
+
+	// Drive runs the clients: groups holds their sessions, one group per
+	// I/O loop, each group's sessions called from one goroutine. It connects
+	// every client, calls ready with the start time, then drives them until
+	// every session says Stop or ctx ends. Programs makes one that runs
+	// driver Programs.
+	Drive func(ctx context.Context, groups [][]Session, ready func(time.Time)) error
+	// NewWorker makes client id, with its own connection, run on a
+	// goroutine of its own. Used when Drive is nil.
+	NewWorker func(ctx context.Context, id int, rec StatementRecorder) (Worker, error)
+
+	// Report, if set, builds the workload's block of the run's report
+	// after the run, from what it measured: bank's audit, say.
+	Report func(ctx context.Context, total *metrics.Snapshot) (*CheckResult, error)
+	// Pgbench describes the run for pgbench's report format; nil for
+	// workloads that are not pgbench scripts.
+	Pgbench *PgbenchInfo
+	// Close, if set, releases what Ops acquired, after every client ended.
+	Close func()
 }
 
-// StatementRecorder takes per-statement figures from a worker.
+// Session, Step and the step kinds are the engine's side of a client, as the
+// driver sees it; see package driver.
+type (
+	Session  = driver.Session
+	Step     = driver.Step
+	StepKind = driver.StepKind
+	Program  = driver.Program
+)
+
+// The steps a session returns.
+const (
+	Stop      = driver.Stop
+	Start     = driver.Start
+	Wait      = driver.Wait
+	Reconnect = driver.Reconnect
+)
+
+// StatementRecorder takes per-statement latencies from a Worker.
 type StatementRecorder interface {
 	Statement(op, stmt int, d time.Duration)
-	StatementError(op, stmt int, retried bool)
-}
-
-// StatementWorker is a Worker that reports its statements one by one.
-type StatementWorker interface {
-	SetStatementRecorder(StatementRecorder)
 }
 
 // Worker runs operations on its own connection. Only its goroutine calls it.
 type Worker interface {
-	// Next picks the kind of operation to run next, as an index into Ops.
-	Next() int
 	// Do makes attempt number attempt (from 1) at an operation of kind op.
 	// A retry calls Do again with the same op and the next attempt number,
-	// after the failed attempt was rolled back by Do itself.
+	// after the failed attempt was rolled back by Do itself. An error may
+	// say which statement failed with AtStatement.
 	Do(ctx context.Context, op, attempt int) error
 	// Reset re-establishes the worker's connection after it was lost.
 	Reset(ctx context.Context) error
@@ -101,9 +172,30 @@ type Worker interface {
 	Close(ctx context.Context)
 }
 
-// Checker audits the data a workload left behind.
-type Checker interface {
-	Check(ctx context.Context, t *pg.Target) (*CheckResult, error)
+// StatementError is an error of statement Stmt of an operation.
+type StatementError struct {
+	Stmt int
+	Err  error
+}
+
+func (e *StatementError) Error() string { return e.Err.Error() }
+func (e *StatementError) Unwrap() error { return e.Err }
+
+// AtStatement marks err as raised by statement stmt (from 0).
+func AtStatement(err error, stmt int) error {
+	if err == nil {
+		return nil
+	}
+	return &StatementError{Stmt: stmt, Err: err}
+}
+
+// StatementOf returns the statement err was raised by, or -1.
+func StatementOf(err error) int {
+	var se *StatementError
+	if errors.As(err, &se) {
+		return se.Stmt
+	}
+	return -1
 }
 
 // CheckResult is what a check found.
@@ -115,42 +207,18 @@ type CheckResult struct {
 	Violations []string
 	// Values are the figures by key, for comparison tables and JSON.
 	Values map[string]int64
+	// Columns are the Values shown in a comparison of variants, as
+	// {key, column title}.
+	Columns [][2]string
 }
 
 // Line is one labelled figure of a report.
 type Line struct{ Label, Value string }
 
-// RunReporter builds a workload's own block of a run's report, after the
-// run: for the bank, iso-load's lines and the audit.
-type RunReporter interface {
-	RunReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*CheckResult, error)
-}
-
-// Varianter is implemented by workloads whose flags take lists: each variant
-// is one combination, run on fresh data, and the run ends with a table
-// comparing them.
-type Varianter interface {
-	// Variants returns one generator per combination, each with one value per
-	// listed flag. A single combination returns nil.
-	Variants() []Variant
-}
-
-// Variant is one combination of a Varianter.
+// Variant is one combination of a workload whose flags take lists.
 type Variant struct {
 	Labels    []Line // the combination, e.g. isolation=serializable
 	Generator Generator
-}
-
-// RunDefaulter changes the defaults of run's own flags for one workload:
-// the pgbench family defaults to pgbench's --max-tries 1, say.
-type RunDefaulter interface {
-	DefaultRunFlags() map[string]string
-}
-
-// PgbenchDescriber describes a run the way pgbench's report header does,
-// for --output pgbench.
-type PgbenchDescriber interface {
-	PgbenchInfo() PgbenchInfo
 }
 
 // PgbenchInfo is what pgbench's report says of the scripts.

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,11 +22,16 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// These signals end a run as Ctrl-C does: the summary of what ran, the
+	// embedded server stopped and its data removed, exit code 130. A
+	// closed terminal (SIGHUP) and Ctrl-\ (SIGQUIT) included, which would
+	// otherwise kill txload on the spot and leave the server's data behind.
+	ctx, stop := signal.NotifyContext(context.Background(),
+		os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer stop()
 	go func() {
 		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once
+		stop() // a second signal kills at once
 	}()
 	ran := false
 	root := cli.Root(cli.Env{
@@ -34,6 +40,15 @@ func run() int {
 	}, &ran)
 	err := root.ExecuteContext(ctx)
 	code := cli.ExitCode(err, ran)
+	if err != nil && ctx.Err() != nil && code == cli.ExitFailed {
+		// A stop signal cut short what failed: starting the embedded
+		// server, loading data (whose error may be only the connection
+		// the cancellation closed).
+		code = cli.ExitInterrupted
+		if !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("interrupted: %w", err)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "txload: %v\n", err)
 	}

@@ -44,6 +44,7 @@ func tables(t *testing.T, url string) int {
 }
 
 func TestBankIsolation(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                string
 		args                []string
@@ -131,6 +132,7 @@ func TestBankIsolation(t *testing.T) {
 // check exits 1 on anomalies the isolation level forbids: tamper with the
 // data of a serializable run and look.
 func TestCheckFindsViolations(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "100", "--duration", "1s", "--progress", "0", "--isolation", "ser"); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -192,6 +194,7 @@ func TestOpenLoopRate(t *testing.T) {
 // Killing every backend mid-run does not end it: workers reconnect, the
 // errors are counted by class, and the data stays consistent.
 func TestSurvivesTerminatedBackends(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	done := make(chan result, 1)

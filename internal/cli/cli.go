@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
 )
 
@@ -58,16 +58,22 @@ func ExitCode(err error, ran bool) int {
 	return ExitFailed
 }
 
-// lockedWriter serialises writes from the ticker and the workers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// runErr maps the runner's errors to exit codes.
+func runErr(err error) error {
+	var ue *runner.UsageError
+	var se *workload.SettingsError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ue):
+		return usageErr(ue.Err)
+	case errors.As(err, &se):
+		// Tables that exist with other settings: nothing was written.
+		return usageErr(err)
+	case errors.Is(err, runner.ErrInterrupted):
+		return &ExitError{Code: ExitInterrupted, Err: err}
+	}
+	return err
 }
 
 // Root builds the command tree. ran is set once a command's own code starts,
@@ -102,6 +108,9 @@ PostgreSQL of its own and removes it on exit.`,
 		workloadsCommand(env),
 		versionCommand(env),
 		sweepCommand(env),
+		mergeCommand(env),
+		reportCommand(env),
+		lagCommand(env),
 	)
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
@@ -151,7 +160,7 @@ func workloadParent(env Env, cmd *cobra.Command) {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		var names []string
 		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() {
+			if sub.IsAvailableCommand() && !sub.Hidden {
 				names = append(names, sub.Name())
 			}
 		}
@@ -162,24 +171,36 @@ func workloadParent(env Env, cmd *cobra.Command) {
 	}
 }
 
-// subcommands adds one child per workload that has the capability, built by
-// make with a fresh generator each.
-func subcommands(env Env, parent *cobra.Command, has func(workload.Generator) bool,
+// subcommands adds one child per workload, built by make with a fresh
+// generator each. A workload without the capability (has) gets a hidden
+// child that says so in one line.
+func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.Hooks) bool,
 	make func(workload.Meta, workload.Generator) *cobra.Command) {
 	workloadParent(env, parent)
+	var capable []string
+	for _, m := range env.Registry.All() {
+		if has(m.New().Hooks()) {
+			capable = append(capable, m.Name)
+		}
+	}
 	for _, m := range env.Registry.All() {
 		g := m.New()
-		if !has(g) {
+		h := g.Hooks()
+		if !has(h) {
+			parent.AddCommand(&cobra.Command{
+				Use: m.Name, Hidden: true, DisableFlagParsing: true,
+				RunE: func(*cobra.Command, []string) error {
+					return usagef("workload %s has no %s (it has: %s; %s works for: %s)", m.Name, verb, runner.Capabilities(h), verb, strings.Join(capable, ", "))
+				},
+			})
 			continue
 		}
 		c := make(m, g)
 		c.Flags().AddFlagSet(g.Flags())
-		if d, ok := g.(workload.RunDefaulter); ok {
-			for name, v := range d.DefaultRunFlags() {
-				if fl := c.Flags().Lookup(name); fl != nil {
-					_ = fl.Value.Set(v) // the workload's own defaults: valid by construction
-					fl.DefValue = v
-				}
+		for name, v := range h.RunDefaults {
+			if fl := c.Flags().Lookup(name); fl != nil {
+				_ = fl.Value.Set(v) // the workload's own defaults: valid by construction
+				fl.DefValue = v
 			}
 		}
 		c.Args = cobra.NoArgs

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/txload/txload/internal/pgtest"
@@ -12,6 +14,7 @@ import (
 // Lists in --isolation and --selection run every combination on fresh data
 // and end with one comparison table.
 func TestVariantsComparison(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000",
@@ -47,6 +50,7 @@ func TestVariantsComparison(t *testing.T) {
 // init is set-based and re-runnable: the same settings keep the data, other
 // settings are refused, --drop recreates.
 func TestInitRerunAndDrop(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	count := func() (n int64) {
 		if err := pgtest.Conn(t, url).QueryRow(context.Background(), "SELECT count(*) FROM bank_account").Scan(&n); err != nil {
@@ -62,7 +66,7 @@ func TestInitRerunAndDrop(t *testing.T) {
 		t.Fatalf("re-run: exit %d\n%s", r.code, r.stderr)
 	}
 	r = txload(t.Context(), nil, "init", "bank", "--url", url, "--accounts", "7000")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "--drop recreates it") || count() != 5000 {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--drop recreates it") || count() != 5000 {
 		t.Fatalf("other settings: exit %d\n%s", r.code, r.stderr)
 	}
 	if r := txload(t.Context(), nil, "init", "bank", "--url", url, "--accounts", "7000", "--drop"); r.code != 0 || count() != 7000 {
@@ -88,6 +92,7 @@ func TestInitRerunAndDrop(t *testing.T) {
 // --verbose-errors prints every failed attempt, one line each, and the
 // progress line carries errors and retries.
 func TestVerboseErrorsAndProgress(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "ser", "--selection", "2",
@@ -122,6 +127,7 @@ func TestVerboseErrorsAndProgress(t *testing.T) {
 
 // The histograms in --json decode back to exactly what the run reported.
 func TestJSONHistogramsDecode(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--duration", "1s", "--progress", "0", "--json", js); r.code != 0 {
@@ -148,5 +154,45 @@ func TestJSONHistogramsDecode(t *testing.T) {
 	doc := readDoc(t, js)
 	if urls, _ := doc.Config["urls"].([]any); len(urls) != 1 || doc.Server == nil {
 		t.Errorf("config urls %v server %v", doc.Config["urls"], doc.Server)
+	}
+}
+
+// Three instances of one run, each --instance i/3 at the total --rate and
+// --concurrency: together they offer exactly what one process would, and
+// the ledger holds exactly what they committed.
+func TestInstancesShareTheRun(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "bank", "--url", url); r.code != 0 {
+		t.Fatalf("init: %d\n%s", r.code, r.stderr)
+	}
+	var wg sync.WaitGroup
+	results := make([]result, 3)
+	paths := make([]string, 3)
+	for i := range 3 {
+		paths[i] = jsonPath(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = txload(t.Context(), nil, "run", "bank", "--url", url, "--instance", fmt.Sprintf("%d/3", i),
+				"--rate", "300", "--concurrency", "7", "--duration", "2s", "--progress", "0", "--json", paths[i], "--isolation", "rc", "--transfer", "delta")
+		}()
+	}
+	wg.Wait()
+	var offered, ok int64
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("instance %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, r.stdout, "run `txload check bank`")
+		run := readDoc(t, paths[i]).Runs[0]
+		offered += run.Offered
+		ok += run.Ops[0].OK
+	}
+	if offered != 600 {
+		t.Fatalf("the instances offered %d operations, want 600", offered)
+	}
+	if n := count(t, url, "SELECT count(*) FROM bank_ledger"); n != ok {
+		t.Fatalf("ledger %d rows, instances committed %d", n, ok)
 	}
 }

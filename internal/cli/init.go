@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
+	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
 )
 
@@ -12,10 +15,11 @@ func initCommand(env Env) *cobra.Command {
 		Short: "Create and load a workload's schema",
 		Long: `init creates a workload's tables and loads them, set-based on the server.
 It is re-runnable: an existing schema with the same settings is kept;
---drop recreates it.`,
+--drop recreates it. An init that is interrupted leaves the schema marked
+incomplete: runs and checks refuse it until init is run again.`,
 		Example: "  txload init bank --accounts 1000000 --url postgres://localhost/bench\n  txload init bank --drop --url postgres://localhost/bench",
 	}
-	subcommands(env, cmd, func(g workload.Generator) bool { _, ok := g.(workload.Initer); return ok },
+	subcommands(env, cmd, "init", func(h workload.Hooks) bool { return h.Init != nil },
 		func(m workload.Meta, g workload.Generator) *cobra.Command {
 			var tf targetFlags
 			var drop bool
@@ -24,19 +28,15 @@ It is re-runnable: an existing schema with the same settings is kept;
 				Short:   "Create and load the " + m.Name + " schema",
 				Example: m.Examples,
 				RunE: func(cmd *cobra.Command, _ []string) error {
-					if err := g.Validate(); err != nil {
-						return usageErr(err)
-					}
-					r, err := tf.resolve(env)
+					conn, h, err := openFor(cmd, env, g, &tf)
 					if err != nil {
 						return err
 					}
-					conn, err := r.open(cmd.Context(), env.Stderr)
-					if err != nil {
-						return err
+					defer conn.Close()
+					if conn.Embedded {
+						fmt.Fprintln(env.Stderr, "note: no --url: this loads a throwaway embedded server, removed when init ends; give --url to keep the data")
 					}
-					defer conn.close()
-					return g.(workload.Initer).Init(cmd.Context(), conn.target, workload.InitOptions{Drop: drop, Log: env.Stderr})
+					return runErr(h.Init(cmd.Context(), conn.Target, workload.InitOptions{Drop: drop, Log: env.Stderr}))
 				},
 			}
 			tf.register(c.Flags())
@@ -44,4 +44,20 @@ It is re-runnable: an existing schema with the same settings is kept;
 			return c
 		})
 	return cmd
+}
+
+// openFor validates a workload's flags and the target, then opens it.
+func openFor(cmd *cobra.Command, env Env, g workload.Generator, tf *targetFlags) (*runner.Conn, workload.Hooks, error) {
+	h := g.Hooks()
+	if h.Validate != nil {
+		if err := h.Validate(); err != nil {
+			return nil, h, usageErr(err)
+		}
+	}
+	r, err := tf.options(env).Resolve()
+	if err != nil {
+		return nil, h, runErr(err)
+	}
+	conn, err := r.Open(cmd.Context(), env.Stderr)
+	return conn, h, runErr(err)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -11,11 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/txload/txload/workload/all"
 )
 
 // Bad input gets one line naming the flag, exit 2, and the database is not
 // touched.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	for _, tc := range []struct {
 		name string
@@ -23,10 +27,10 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"run", "bank", "--nope"}, "unknown flag: --nope"},
-		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: bank, script, select-only`},
+		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: bank, pgio, script, select-only`},
 		{"isolation", []string{"run", "bank", "--isolation", "foo"}, `--isolation: "foo" is not an isolation level`},
 		{"isolation in a list", []string{"run", "bank", "--isolation", "rc,foo"}, `"foo" is not an isolation level`},
-		{"accounts zero", []string{"run", "bank", "--accounts", "0"}, "--accounts must be at least 2"},
+		{"accounts zero", []string{"run", "bank", "--accounts", "0"}, "--accounts must be between 2 and 2147483647 (an INT column), got 0"},
 		{"selection above accounts", []string{"run", "bank", "--accounts", "100", "--selection", "200"}, "--selection must be between 2 and --accounts (100)"},
 		{"selection not a number", []string{"run", "bank", "--selection", "ten"}, `--selection "ten" is not a whole number`},
 		{"rate negative", []string{"run", "bank", "--rate", "-1"}, "--rate must be 0"},
@@ -37,13 +41,41 @@ func TestBadInput(t *testing.T) {
 		{"max tries", []string{"run", "bank", "--max-tries", "0"}, "--max-tries must be at least 1"},
 		{"init mode", []string{"run", "bank", "--init", "maybe"}, "--init \"maybe\" is not allowed"},
 		{"json dir", []string{"run", "bank", "--json", "/no/such/dir/x.json"}, "--json /no/such/dir/x.json"},
-		{"init accounts", []string{"init", "bank", "--accounts", "-5"}, "--accounts must be at least 2"},
+		{"init accounts", []string{"init", "bank", "--accounts", "-5"}, "--accounts must be between 2 and 2147483647 (an INT column), got -5"},
 		{"check extra arg", []string{"check", "bank", "extra"}, "unknown command \"extra\""},
 		{"embedded version", []string{"run", "bank", "--embedded-version", "9"}, "--embedded-version"},
+		{"rate NaN", []string{"run", "bank", "--rate", "NaN"}, "--rate must be 0 (closed loop) or a positive, finite number"},
+		{"rate infinite", []string{"run", "bank", "--rate", "Inf"}, "--rate must be 0 (closed loop) or a positive, finite number"},
+		{"rate overflows", []string{"run", "bank", "--rate", "1e9", "--duration", "500000h"}, "more than txload can count"},
+		{"rate beyond a nanosecond", []string{"run", "bank", "--rate", "1e12", "--duration", "1s"}, "--rate 1e+12 is more than one operation per nanosecond, the schedule's resolution (at most 1e9)"},
+		{"isolation snapshot", []string{"run", "bank", "--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser; PostgreSQL's repeatable read is snapshot isolation)`},
+		{"total balance overflows", []string{"run", "bank", "--initial-balance", "1000000000000000000"}, "--initial-balance 1000000000000000000 × --accounts 100000 overflows the total balance (at most 9223372036854775807)"},
+		{"read batch above articles", []string{"run", "vote", "--read-batch", "1000000", "--articles", "1000"}, "--read-batch must be between 1 and --articles (1000), got 1000000"},
+		{"zipf exponent NaN", []string{"run", "vote", "--distribution", "zipf", "--zipf-exponent", "NaN"}, "--zipf-exponent must be a finite number greater than 0, got NaN"},
+		{"binary script", []string{"run", "script", "--file", "/bin/sh"}, "/bin/sh:1: not "},
+		{"url with an unescaped password", []string{"run", "bank", "--url", "postgres://alice:p#ss@ss/w0rd@127.0.0.1:1/shop"},
+			"--url postgres://xxxxx@127.0.0.1:1/shop does not parse cleanly: a password with @, /, ? or # must be percent-encoded"},
+		{"duration beyond a century", []string{"run", "bank", "--duration", "1000000h"}, "--duration must be positive and at most 100 years"},
+		{"drain timeout", []string{"run", "bank", "--drain-timeout", "-1s"}, "--drain-timeout must not be negative"},
+		{"json is a directory", []string{"run", "bank", "--json", os.TempDir()}, "is a directory"},
+		{"json not writable", []string{"run", "bank", "--json", "/proc/run.json"}, "--json /proc/run.json: cannot create a file in /proc"},
+		{"histogram dir", []string{"run", "bank", "--histogram", "/no/such/dir/x.hlog"}, "--histogram /no/such/dir/x.hlog: directory /no/such/dir does not exist"},
+		{"sweep csv dir", []string{"sweep", "bank", "--slo", "p99<=1s", "--csv", "/no/such/x.csv"}, "--csv /no/such/x.csv"},
+		{"empty url", []string{"run", "bank", "--url", ""}, "--url is empty"},
+		{"embedded version with url", []string{"run", "bank", "--embedded-version", "17"}, "--embedded-version applies only to the embedded server"},
+		{"init of a workload without init", []string{"init", "script"}, "workload script has no init (it has: run, sweep; init works for: bank, pgio, select-only"},
+		{"check of a workload without check", []string{"check", "script"}, "workload script has no check"},
+		{"instance beyond N", []string{"run", "bank", "--instance", "3/2"}, `--instance "3/2": want i/N, instance i of N counted from 0`},
+		{"instance of none", []string{"run", "bank", "--instance", "0/0"}, `--instance "0/0": want i/N`},
+		{"instances without an index", []string{"run", "bank", "--instances", "3"}, "--instances 3 needs $JOB_COMPLETION_INDEX"},
+		{"instances and fresh init", []string{"run", "bank", "--instance", "0/2", "--init", "fresh"}, "--init fresh with --instance: the instances would load the schema at once"},
+		{"fewer clients than instances", []string{"run", "bank", "--instance", "0/4", "--concurrency", "2"}, "--concurrency 2 is the clients of all 4 instances together"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.args
-			if tc.name != "embedded version" {
+			switch tc.name {
+			case "embedded version", "empty url", "url with an unescaped password":
+			default:
 				args = append(args, "--url", url)
 			}
 			r := txload(t.Context(), nil, args...)
@@ -65,6 +97,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestUnreachableURL(t *testing.T) {
+	t.Parallel()
 	start := time.Now()
 	r := txload(t.Context(), nil, "run", "bank", "--url", "postgres://alice:s3cr3t-pw@127.0.0.1:1/bank?connect_timeout=5")
 	if r.code != ExitFailed {
@@ -74,6 +107,9 @@ func TestUnreachableURL(t *testing.T) {
 		t.Fatalf("the password leaked:\n%s", r.stderr)
 	}
 	mustContain(t, r.stderr, "connecting to postgres://alice:xxxxx@127.0.0.1:1/bank")
+	if n := strings.Count(r.stderr, "connection refused"); n != 1 {
+		t.Errorf("the refusal is told %d times, want once:\n%s", n, r.stderr)
+	}
 	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("gave up after %s", d)
 	}
@@ -98,6 +134,7 @@ func buildTxload(t *testing.T) string {
 // Ctrl-C prints the summary of what ran, stops the embedded server and
 // leaves no postgres process behind.
 func TestInterruptStopsEmbedded(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts its own embedded server")
 	}
@@ -175,4 +212,70 @@ func postgresUsing(dir string) []string {
 		}
 	}
 	return pids
+}
+
+// Refusals that need the server's answer come after connecting but before
+// anything is written: URLs that are not nodes of one database, and more
+// connections than the server has free.
+func TestPreflightRefusals(t *testing.T) {
+	t.Parallel()
+	a, b := srv.NewDatabase(t), srv.NewDatabase(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"two databases", []string{"run", "bank", "--url", a, "--url", b}, "are not nodes of one database"},
+		{"connections", []string{"run", "bank", "--url", a, "--concurrency", "100000"}, "the run needs 100002 connections but the server has"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := txload(t.Context(), nil, append(tc.args, "--duration", "1s")...)
+			if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("exit %d, want 2 and %q\n%s", r.code, tc.want, r.stderr)
+			}
+		})
+	}
+	if n := tables(t, a) + tables(t, b); n != 0 {
+		t.Fatalf("refused runs created %d bank tables", n)
+	}
+}
+
+// An init interrupted before it completed leaves the schema marked
+// incomplete: a run on it and a check refuse it with one line that says to
+// run init again; init then rebuilds it.
+func TestInterruptedInitRefused(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var stderr syncBuffer
+	go func() {
+		// Cancel once the accounts are being generated.
+		for !strings.Contains(stderr.String(), "generating data") {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	ran := false
+	root := Root(Env{Stdout: io.Discard, Stderr: &stderr, Registry: all.Registry(), Version: "test", Getenv: func(string) string { return "" }}, &ran)
+	root.SetArgs([]string{"init", "tpcb", "--scale", "20", "--url", url})
+	if err := root.ExecuteContext(ctx); err == nil {
+		t.Fatalf("the interrupted init succeeded:\n%s", stderr.String())
+	}
+	for _, args := range [][]string{
+		{"run", "tpcb-like", "--url", url, "--duration", "1s"},
+		{"run", "tpcb-like", "--url", url, "--duration", "1s", "--init", "skip"},
+		{"check", "tpcb", "--url", url},
+	} {
+		r := txload(t.Context(), nil, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "the tpcb schema is incomplete (an init was interrupted): run `txload init tpcb --drop`") {
+			t.Fatalf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init after the interruption: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := txload(t.Context(), nil, "run", "select-only", "--url", url, "--duration", "1s", "--progress", "0"); r.code != 0 {
+		t.Fatalf("run after a complete init: exit %d\n%s", r.code, r.stderr)
+	}
 }

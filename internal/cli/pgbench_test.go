@@ -35,6 +35,7 @@ func count(t *testing.T, url, sql string) int64 {
 // tpcb-like under every protocol: each committed transaction is one history
 // row and one server commit, and the balances agree afterwards.
 func TestTPCBLikeProtocols(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	for _, proto := range []string{"simple", "extended", "prepared"} {
 		t.Run(proto, func(t *testing.T) {
@@ -44,7 +45,7 @@ func TestTPCBLikeProtocols(t *testing.T) {
 				histBefore = count(t, url, "SELECT count(*) FROM pgbench_history")
 			}
 			before := xactCommit(t, url)
-			r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--protocol", proto, "--concurrency", "4",
+			r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--init", "keep", "--protocol", proto, "--concurrency", "4",
 				"--duration", "2s", "--progress", "0", "--json", js)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -70,6 +71,7 @@ func TestTPCBLikeProtocols(t *testing.T) {
 
 // The seed's script, unmodified, with pgbench's report format.
 func TestSeedScriptPgbenchOutput(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)
@@ -113,6 +115,7 @@ END;
 // Every client updates the same row at serializable: without retries the
 // run reports failures by class; with retries, far fewer failures.
 func TestHotScriptRetries(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)
@@ -151,6 +154,7 @@ END;
 
 // The meta-commands do what pgbench's do, checked in the data they write.
 func TestScriptFeatures(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	conn := pgtest.Conn(t, url)
 	if _, err := conn.Exec(context.Background(), `CREATE TABLE seen (client int, branch text, x int, doubled int, label text, seed bigint)`); err != nil {
@@ -201,6 +205,7 @@ INSERT INTO seen VALUES (:client_id, CASE :branch::int WHEN 1 THEN 'big' WHEN 2 
 
 // The same seed draws the same values.
 func TestRandomSeedDeterministic(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	conn := pgtest.Conn(t, url)
 	if _, err := conn.Exec(context.Background(), `CREATE TABLE draws (run int, client int, v bigint, g bigint, z bigint)`); err != nil {
@@ -227,6 +232,7 @@ INSERT INTO draws VALUES (`+strconv.Itoa(run)+`, :client_id, :v, :g, :z);
 }
 
 func TestScriptBadInput(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	good := writeScript(t, "good.sql", "SELECT 1;\n")
 	for _, tc := range []struct {
@@ -273,7 +279,7 @@ func TestLatencyLimitSkipsAndCounts(t *testing.T) {
 	js := jsonPath(t)
 	// One client cannot keep up with 3000 tpcb-like transactions a second:
 	// the schedule falls behind and most would start too late.
-	r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--concurrency", "1", "--rate", "3000", "--duration", "2s",
+	r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--init", "keep", "--concurrency", "1", "--rate", "3000", "--duration", "2s",
 		"--latency-limit", "5ms", "--progress", "0", "--json", js, "--output", "pgbench")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -301,6 +307,7 @@ func TestLatencyLimitSkipsAndCounts(t *testing.T) {
 // pgbench's report with retries: retried and retries lines, failures by
 // kind, and per-statement failures and retries.
 func TestPgbenchOutputRetries(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)
@@ -332,6 +339,7 @@ func TestPgbenchOutputRetries(t *testing.T) {
 
 // With the same --random-seed, a client draws exactly what pgbench's draws.
 func TestRandomSeedMatchesPgbench(t *testing.T) {
+	t.Parallel()
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Skip("pgbench is not installed: nothing to compare with")
@@ -384,6 +392,7 @@ INSERT INTO draws (tool, v, e, z, h) VALUES ('`+tool+`', :v, :e, :z, :h);
 // Cancelling the run interrupts statements the server is still running: the
 // run's context is watched once per connection, not per query.
 func TestScriptInterruptsRunningStatement(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	file := writeScript(t, "sleep.sql", "SELECT pg_sleep(30);\n")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
@@ -402,6 +411,7 @@ func TestScriptInterruptsRunningStatement(t *testing.T) {
 // simple-update inserts one history row per transaction and moves only
 // account balances; select-only changes nothing.
 func TestSimpleUpdateAndSelectOnly(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	for _, w := range []string{"simple-update", "select-only"} {
 		t.Run(w, func(t *testing.T) {
@@ -411,7 +421,7 @@ func TestSimpleUpdateAndSelectOnly(t *testing.T) {
 			if before == 1 {
 				histBefore = count(t, url, "SELECT count(*) FROM pgbench_history")
 			}
-			r := txload(t.Context(), nil, "run", w, "--url", url, "--concurrency", "4", "--duration", "1s", "--progress", "0",
+			r := txload(t.Context(), nil, "run", w, "--url", url, "--init", "keep", "--concurrency", "4", "--duration", "1s", "--progress", "0",
 				"--protocol", "prepared", "--json", js)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -431,5 +441,20 @@ func TestSimpleUpdateAndSelectOnly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The builtins never create tables behind the user's back: on a database
+// without pgbench's tables they fail with pgbench's hint, and create nothing.
+func TestBuiltinNeedsInit(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "run", "select-only", "--url", url, "--duration", "1s", "--progress", "0")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stderr, "pgbench's tables do not exist in this database: initialize them first")
+	if n := count(t, url, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"); n != 0 {
+		t.Fatalf("a run without --init created %d tables", n)
 	}
 }

@@ -64,6 +64,7 @@ func primaryKeys(t *testing.T, url string) []string {
 // init tpcb gives what pgbench -i gives: the same columns and types, the
 // same row counts, the same keys.
 func TestInitTPCBMatchesPgbench(t *testing.T) {
+	t.Parallel()
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Skip("pgbench is not installed: nothing to compare with")
@@ -109,6 +110,7 @@ func TestInitTPCBMatchesPgbench(t *testing.T) {
 }
 
 func TestInitTPCBOptions(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	r := txload(t.Context(), nil, "init", "tpcb", "--url", url, "--scale", "2", "--partitions", "3", "--partition-method", "hash",
 		"--fillfactor", "80", "--unlogged-tables", "--init-conns", "3")
@@ -144,5 +146,30 @@ func TestInitTPCBOptions(t *testing.T) {
 	}
 	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 1 || !strings.Contains(c.stdout, "VIOLATION: balances disagree") {
 		t.Fatalf("check after tampering: exit %d\n%s", c.code, c.stdout)
+	}
+}
+
+// init tpcb on pgbench's tables made with other settings exits 2, naming
+// the difference and --drop, and leaves them as they are.
+func TestInitTPCBOtherSettingsExit2(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: the tables are to be made by pgbench -i")
+	}
+	url := srv.NewDatabase(t)
+	if out, err := exec.Command(pgbench, "-i", "-s", "2", "-q", url).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	r := txload(t.Context(), nil, "init", "tpcb", "--url", url, "--scale", "3", "--unlogged-tables")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "pgbench's tables exist with other settings: scale 2 (asked 3), unlogged false (asked true); --drop recreates them") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var n int
+	if err := pgtest.Conn(t, url).QueryRow(context.Background(), "SELECT count(*) FROM pgbench_branches").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("branches %d (%v)", n, err)
+	}
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url, "--scale", "3", "--drop"); r.code != 0 {
+		t.Fatalf("--drop: exit %d\n%s", r.code, r.stderr)
 	}
 }

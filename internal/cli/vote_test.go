@@ -13,6 +13,7 @@ import (
 // The counter variant keeps article.votes equal to the vote rows; check
 // verifies it and catches a tampered counter.
 func TestVoteCounter(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "vote", "--url", url, "--variant", "counter", "--rate", "200", "--duration", "3s",
@@ -55,6 +56,7 @@ func TestVoteCounter(t *testing.T) {
 }
 
 func TestVoteJoinAndMatview(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{"join", "matview"} {
 		t.Run(variant, func(t *testing.T) {
 			url := srv.NewDatabase(t)
@@ -93,6 +95,7 @@ func TestVoteJoinAndMatview(t *testing.T) {
 }
 
 func TestVoteUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ flag, value string }{
 		{"--write-every", "0"},
 		{"--zipf-exponent", "0"},

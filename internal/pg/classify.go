@@ -61,7 +61,7 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 			return metrics.Deadlock, false
 		case code == "40003":
 			return metrics.AmbiguousCommit, false
-		case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03":
+		case (strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03") && !sessionGoesOn(pe):
 			if duringCommit {
 				return metrics.AmbiguousCommit, false
 			}
@@ -83,6 +83,13 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 	return metrics.Other, false
 }
 
+// sessionGoesOn says the server reported an error of class 08 (a protocol
+// violation: a Bind with the wrong number of parameters) as an ERROR, after
+// which the session goes on: not a lost connection.
+func sessionGoesOn(pe *pgconn.PgError) bool {
+	return pe.Severity == "ERROR" || pe.SeverityUnlocalized == "ERROR"
+}
+
 // IsConnectionError reports whether err means the connection is gone or
 // could not be made (as opposed to an error the server returned).
 func IsConnectionError(err error) bool {
@@ -91,7 +98,7 @@ func IsConnectionError(err error) bool {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+		return (strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03") && !sessionGoesOn(pe)
 	}
 	var ne net.Error
 	var ce *pgconn.ConnectError

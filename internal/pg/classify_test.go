@@ -591,3 +591,24 @@ func TestDuringCommit(t *testing.T) {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 }
+
+// A protocol violation the server reports as an ERROR (a Bind with the
+// wrong number of parameters) leaves the session usable: not a lost
+// connection, and no reconnection.
+func TestProtocolViolationIsNotALostConnection(t *testing.T) {
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	_, err := conn.PgConn().ExecParams(t.Context(), "SELECT 1", [][]byte{[]byte("1")}, nil, nil, nil).Close()
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "08P01" {
+		t.Fatalf("err = %v, want 08P01", err)
+	}
+	if class, fatal := Classify(err); class != metrics.Other || fatal || IsConnectionError(err) {
+		t.Fatalf("classified %s fatal=%v connection=%v", class, fatal, IsConnectionError(err))
+	}
+	// A FATAL of the same class is a lost connection.
+	lost := &pgconn.PgError{Severity: "FATAL", Code: "08006"}
+	if class, _ := Classify(lost); class != metrics.ConnectionLost {
+		t.Fatalf("FATAL 08006 classified %s", class)
+	}
+}

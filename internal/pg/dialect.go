@@ -50,7 +50,7 @@ func ParseBanner(banner string) (Server, error) {
 // Detect asks the server what it is.
 func Detect(ctx context.Context, conn *pgx.Conn) (Server, error) {
 	var banner string
-	if err := conn.QueryRow(ctx, "SELECT version()").Scan(&banner); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT version()", pgx.QueryExecModeSimpleProtocol).Scan(&banner); err != nil {
 		return Server{}, fmt.Errorf("detecting server version: %w", err)
 	}
 	return ParseBanner(banner)

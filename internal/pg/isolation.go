@@ -37,20 +37,44 @@ func (i Isolation) Short() string {
 }
 
 // ParseIsolation accepts the SQL names in any case, with spaces, dashes or
-// underscores, and the short forms rc, rr, ser.
+// underscores, and the short forms rc, rr, ser. Nothing else: a name such as
+// snapshot would have to be mapped to a level that some servers run
+// differently, and the flag is parsed before any server is known.
 func ParseIsolation(s string) (Isolation, error) {
-	n := strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return r == ' ' || r == '-' || r == '_'
-	}), " ")
+	n := normalIsolation(s)
 	switch n {
 	case "read committed", "rc":
 		return ReadCommitted, nil
-	case "repeatable read", "rr", "snapshot", "si":
+	case "repeatable read", "rr":
 		return RepeatableRead, nil
 	case "serializable", "ser":
 		return Serializable, nil
 	}
-	return 0, fmt.Errorf("%q is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser)", s)
+	hint := ""
+	switch n {
+	case "snapshot", "si", "snapshot isolation":
+		hint = "; PostgreSQL's repeatable read is snapshot isolation"
+	case "read uncommitted", "ru":
+		hint = "; PostgreSQL runs read uncommitted as read committed"
+	}
+	return 0, fmt.Errorf("%q is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser%s)", s, hint)
+}
+
+func normalIsolation(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return r == ' ' || r == '-' || r == '_'
+	}), " ")
+}
+
+// serverIsolation reads the level a server says a transaction runs at
+// (SHOW transaction_isolation). Servers may name repeatable read snapshot,
+// as CockroachDB did before 23.2.
+func serverIsolation(s string) (Isolation, error) {
+	switch normalIsolation(s) {
+	case "snapshot":
+		return RepeatableRead, nil
+	}
+	return ParseIsolation(s)
 }
 
 // BeginSQL is the statement that opens a transaction at i.
@@ -72,9 +96,13 @@ func Effective(ctx context.Context, conn *pgx.Conn, i Isolation) (Isolation, err
 	if err != nil {
 		return 0, fmt.Errorf("reading back the isolation level: %w", err)
 	}
-	eff, err := ParseIsolation(got)
+	eff, err := serverIsolation(got)
 	if err != nil {
 		return 0, fmt.Errorf("reading back the isolation level: %w", err)
 	}
 	return eff, nil
 }
+
+// ServerIsolation reads the level a server reports for a transaction
+// (SHOW transaction_isolation, current_setting('transaction_isolation')).
+func ServerIsolation(s string) (Isolation, error) { return serverIsolation(s) }

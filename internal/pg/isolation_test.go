@@ -28,8 +28,6 @@ func TestParseIsolation(t *testing.T) {
 		{"Repeatable_Read", RepeatableRead},
 		{"rr", RepeatableRead},
 		{"RR", RepeatableRead},
-		{"snapshot", RepeatableRead},
-		{"si", RepeatableRead},
 		{"serializable", Serializable},
 		{"SERIALIZABLE", Serializable},
 		{"Serializable", Serializable},
@@ -54,6 +52,7 @@ func TestParseIsolationRejects(t *testing.T) {
 	for _, in := range []string{
 		"foo", "", " ", "read", "committed", "readcommitted", "repeatable",
 		"read uncommitted", "serial", "serialisable", "r c", "rc rr", "-",
+		"snapshot", "SNAPSHOT", "si", "snapshot isolation", "ru",
 	} {
 		t.Run(in, func(t *testing.T) {
 			got, err := ParseIsolation(in)
@@ -70,6 +69,31 @@ func TestParseIsolationRejects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseIsolationMessages: the one line a refused --isolation gets.
+// snapshot used to run repeatable read without a word.
+func TestParseIsolationMessages(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"snapshot", `"snapshot" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser; PostgreSQL's repeatable read is snapshot isolation)`},
+		{"SI", `"SI" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser; PostgreSQL's repeatable read is snapshot isolation)`},
+		{"read uncommitted", `"read uncommitted" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser; PostgreSQL runs read uncommitted as read committed)`},
+		{"linearizable", `"linearizable" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser)`},
+		{"\x00\n", `"\x00\n" is not an isolation level (allowed: read committed, repeatable read, serializable, or rc, rr, ser)`},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := ParseIsolation(tt.in)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("ParseIsolation(%q) = %v, want %s", tt.in, err, tt.want)
+			}
+		})
+	}
+	// What a server answers to SHOW transaction_isolation is read leniently.
+	for in, want := range map[string]Isolation{"snapshot": RepeatableRead, "repeatable read": RepeatableRead, "read committed": ReadCommitted, "serializable": Serializable} {
+		if got, err := serverIsolation(in); err != nil || got != want {
+			t.Errorf("serverIsolation(%q) = %v, %v, want %v", in, got, err, want)
+		}
 	}
 }
 

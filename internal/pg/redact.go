@@ -3,6 +3,7 @@ package pg
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -35,9 +36,63 @@ func userinfo(conn string) (prefix, info, rest string, ok bool) {
 	return conn[:i+3], head[:at], conn[i+3+at:], true
 }
 
+// ambiguous reports whether a URL-form connection string may hold a password
+// outside the places Redact masks. Every '@' before the first '/' is fine:
+// the userinfo ends at the last of them. An '@' after it is ambiguous when an
+// unescaped '/', '?' or '#' in a password may have stranded the password's
+// tail there: when it is in the path, after a '#', after a "port" that is not
+// a number (user:pass/word@host), or in a query that is not key=value pairs.
+// An '@' in a query value of an otherwise well-formed URL is data.
+func ambiguous(conn string) bool {
+	i := strings.Index(conn, "://")
+	if i < 0 {
+		return false
+	}
+	p := conn[i+3:]
+	at := strings.LastIndex(p, "@")
+	slash := strings.Index(p, "/")
+	if at < 0 || slash < 0 || at < slash {
+		return false
+	}
+	if strings.Contains(p[:at], "#") {
+		return true // a connection string has no fragment
+	}
+	end := strings.IndexAny(p, "/?")
+	auth, rest := p[:end], p[end:]
+	if a := strings.LastIndex(auth, "@"); a >= 0 {
+		auth = auth[a+1:]
+	}
+	for _, h := range strings.Split(auth, ",") {
+		if j := strings.LastIndex(h, "]"); j >= 0 {
+			h = h[j+1:]
+		}
+		if _, port, has := strings.Cut(h, ":"); has && strings.Trim(port, "0123456789") != "" {
+			return true
+		}
+	}
+	path, query, _ := strings.Cut(rest, "?")
+	if strings.Contains(path, "@") {
+		return true
+	}
+	for _, kv := range strings.Split(query, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.Trim(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" || !strings.Contains(kv, "=") && kv != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Redact returns a connection string with its passwords replaced, whether
 // it is a URL (postgres://user:secret@host/db?password=…) or key=value pairs.
+// A URL that does not parse cleanly (see ambiguous) keeps nothing between
+// :// and its last '@': where the password ends cannot be told.
 func Redact(conn string) string {
+	if ambiguous(conn) {
+		i := strings.Index(conn, "://") + 3
+		at := strings.LastIndex(conn, "@")
+		return conn[:i] + redacted + queryPassword.ReplaceAllString(conn[at:], "${1}"+redacted)
+	}
 	prefix, info, rest, ok := userinfo(conn)
 	if !ok {
 		return dsnPassword.ReplaceAllString(conn, "${1}"+redacted)
@@ -71,6 +126,15 @@ func passwords(conns []string) []string {
 		if _, p, has := strings.Cut(info, ":"); has {
 			add(p)
 		}
+		if ambiguous(c) {
+			// What the user may have meant as the password: all from the
+			// first ':' of the userinfo to the last '@'.
+			i := strings.Index(c, "://") + 3
+			between := c[i:strings.LastIndex(c, "@")]
+			if _, p, has := strings.Cut(between, ":"); has {
+				add(p)
+			}
+		}
 		for _, m := range queryPassword.FindAllStringSubmatch(rest, -1) {
 			add(m[2])
 		}
@@ -81,6 +145,10 @@ func passwords(conns []string) []string {
 // Scrub removes every password in secrets from msg, raw and in the escaped
 // forms a URL may carry it in.
 func Scrub(msg string, secrets []string) string {
+	// Longest first: one secret may hold another (the password pgx reads
+	// from an ambiguous URL, and the longer one its user meant).
+	secrets = slices.Clone(secrets)
+	slices.SortStableFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s == "" {
 			continue

@@ -307,3 +307,92 @@ func TestRedactSecretsInEveryForm(t *testing.T) {
 		t.Errorf("an empty secret garbles the message: %q", got)
 	}
 }
+
+// TestRedactAmbiguous: an unescaped '#', '@', '/' or '?' in a password
+// strands its tail after the userinfo; such a URL keeps nothing between ://
+// and its last '@', while an '@' in a query value of a clean URL is data.
+func TestRedactAmbiguous(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		secrets        []string // must appear neither in Redact's output nor in a scrubbed message
+	}{
+		{
+			name:    "# and @ and / in the password",
+			in:      "postgres://alice:p#ss@ss/w0rd@localhost:5432/shop",
+			want:    "postgres://xxxxx@localhost:5432/shop",
+			secrets: []string{"p#ss@ss/w0rd", "ss/w0rd", "w0rd"},
+		},
+		{
+			name:    "@ and / in the password",
+			in:      "postgres://alice:p@ss/w0rd@localhost/shop",
+			want:    "postgres://xxxxx@localhost/shop",
+			secrets: []string{"p@ss/w0rd", "w0rd"},
+		},
+		{
+			name:    "/ right after user:pass",
+			in:      "postgres://alice:pass/word?x=y@localhost/shop",
+			want:    "postgres://xxxxx@localhost/shop",
+			secrets: []string{"pass/word", "word?x=y"},
+		},
+		{
+			name:    "? then / in the password",
+			in:      "postgres://alice:2024?Sum/mer@localhost/shop",
+			want:    "postgres://xxxxx@localhost/shop",
+			secrets: []string{"2024?Sum/mer", "Sum/mer"},
+		},
+		{
+			name:    "# then / after a numeric port",
+			in:      "postgres://alice:2024#Sum/mer@localhost/shop?sslmode=disable",
+			want:    "postgres://xxxxx@localhost/shop?sslmode=disable",
+			secrets: []string{"2024#Sum/mer", "Sum/mer"},
+		},
+		{
+			name:    "ambiguous, with a query password too",
+			in:      "postgres://alice:p@ss/w0rd@localhost/shop?password=other2PW",
+			want:    "postgres://xxxxx@localhost/shop?password=xxxxx",
+			secrets: []string{"w0rd", "other2PW"},
+		},
+		{
+			name: "@ in a query value of a clean URL",
+			in:   "postgres://alice:s3cretPW@db.example.com/shop?application_name=me@host",
+			want: "postgres://alice:xxxxx@db.example.com/shop?application_name=me@host",
+		},
+		{
+			name: "@ in a query value, no userinfo",
+			in:   "postgres://db.example.com:5432/shop?application_name=me@host",
+			want: "postgres://db.example.com:5432/shop?application_name=me@host",
+		},
+		{
+			name: "ipv6 host and @ in a query value",
+			in:   "postgres://alice:s3cretPW@[::1]:5432/shop?application_name=me@host",
+			want: "postgres://alice:xxxxx@[::1]:5432/shop?application_name=me@host",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Redact(tt.in)
+			if got != tt.want {
+				t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			scrubbed := Scrub("cannot use "+tt.in, passwords([]string{tt.in}))
+			for _, s := range tt.secrets {
+				if strings.Contains(got, s) {
+					t.Errorf("Redact(%q) = %q: still contains %q", tt.in, got, s)
+				}
+				if strings.Contains(scrubbed, s) {
+					t.Errorf("Scrub leaves %q in %q", s, scrubbed)
+				}
+			}
+			// Whatever pgx takes for the password is hidden too.
+			if cfg, err := pgx.ParseConfig(tt.in); err == nil && cfg.Password != "" {
+				// (A one-letter password is in "postgres" anyway.)
+				if len(cfg.Password) > 3 && strings.Contains(got, cfg.Password) {
+					t.Errorf("Redact(%q) = %q: leaks the password pgx reads, %q", tt.in, got, cfg.Password)
+				}
+				if !slices.Contains(passwords([]string{tt.in}), cfg.Password) {
+					t.Errorf("passwords(%q) misses the password pgx reads, %q", tt.in, cfg.Password)
+				}
+			}
+		})
+	}
+}

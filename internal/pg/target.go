@@ -2,12 +2,16 @@ package pg
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Target is the database a run drives: one URL, or the nodes of a cluster,
@@ -17,18 +21,35 @@ type Target struct {
 	configs []*pgx.ConnConfig
 	secrets []string
 	next    atomic.Uint64
+	pooled  bool
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
 const DefaultConnectTimeout = 10 * time.Second
 
+// ErrEmptyURL: no URL, or an empty one. pgx would read "" as libpq's
+// defaults (a Unix socket, the OS user's name), which is never what an empty
+// --url meant. It is bad input: the CLI exits 2.
+var ErrEmptyURL = errors.New("--url is empty: give a database URL such as postgres://user@host:5432/db")
+
 // NewTarget parses urls. It touches no server: a bad URL is a usage error.
+// An empty URL (or none) is ErrEmptyURL.
 func NewTarget(urls []string) (*Target, error) {
 	if len(urls) == 0 {
-		return nil, fmt.Errorf("no database URL")
+		return nil, ErrEmptyURL
+	}
+	for _, u := range urls {
+		if strings.TrimSpace(u) == "" {
+			return nil, ErrEmptyURL
+		}
 	}
 	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls)}
 	for _, u := range urls {
+		if ambiguous(u) {
+			// pgx would read part of the password as the host or the
+			// database, and print it in its errors.
+			return nil, fmt.Errorf("--url %s does not parse cleanly: a password with @, /, ? or # must be percent-encoded (@ as %%40, / as %%2F, ? as %%3F, # as %%23)", Redact(u))
+		}
 		cfg, err := pgx.ParseConfig(u)
 		if err != nil {
 			return nil, fmt.Errorf("parsing --url %s: %s", Redact(u), t.Scrub(err.Error()))
@@ -98,9 +119,64 @@ type ConnectError struct {
 }
 
 func (e *ConnectError) Error() string {
-	// pgx lists each address it tried on its own line: keep one line.
-	msg := strings.Join(strings.Fields(strings.TrimPrefix(e.msg, "failed to connect to ")), " ")
-	return fmt.Sprintf("connecting to %s: %s", e.URL, msg)
+	return fmt.Sprintf("connecting to %s: %s", e.URL, connectDetail(e.msg))
+}
+
+var (
+	// pgx's prefix: the URL in the message names the user and database.
+	pgxConnectPrefix = regexp.MustCompile("^failed to connect to `[^`]*`:\\s*")
+	// "127.0.0.1:1 (127.0.0.1): dial error: dial tcp 127.0.0.1:1: connect: …"
+	// names the address twice.
+	dialRepeat = regexp.MustCompile(`^(\S+) (\([^)]*\)): dial error: dial \w+ (\S+): `)
+)
+
+// connectDetail makes pgx's account of a failed connection one line that
+// says each thing once. pgx lists every attempt on its own line: with
+// sslmode=prefer it tries each address twice (TLS, then plain) and gets the
+// same refusal twice, and a name that does not resolve is reported as
+// "hostname resolving error: X" followed by X.
+func connectDetail(msg string) string {
+	msg = pgxConnectPrefix.ReplaceAllString(msg, "")
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.Join(strings.Fields(l), " ")
+		if m := dialRepeat.FindStringSubmatch(l); m != nil && m[1] == m[3] {
+			l = m[1] + " " + m[2] + ": " + l[len(m[0]):]
+		}
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		if slices.Contains(out, l) {
+			continue
+		}
+		dup := false
+		for j, other := range lines {
+			// A line that another, longer one repeats in full adds nothing.
+			if j != i && len(other) > len(l) && strings.Contains(other, l) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 func (e *ConnectError) Unwrap() error { return e.err }
+
+// ConnectRaw opens a protocol-level connection (pgconn) to the next node in
+// round-robin order, for executors that speak the protocol themselves.
+func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
+	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
+	cfg := t.configs[i].Config.Copy()
+	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+	}
+	return pc, nil
+}

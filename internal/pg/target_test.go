@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"errors"
 	"net/url"
 	"os"
 	"strings"
@@ -227,9 +228,13 @@ func TestNewTargetErrors(t *testing.T) {
 		urls   []string
 		secret string
 		want   string // the error contains this
+		empty  bool   // the error is ErrEmptyURL, for the CLI's exit code 2
 	}{
-		{name: "no urls", urls: nil, want: "no database URL"},
-		{name: "empty list", urls: []string{}, want: "no database URL"},
+		{name: "no urls", urls: nil, want: "--url is empty: give a database URL such as postgres://user@host:5432/db", empty: true},
+		{name: "empty list", urls: []string{}, want: "--url is empty", empty: true},
+		{name: "empty url", urls: []string{""}, want: "--url is empty", empty: true},
+		{name: "blank url", urls: []string{" \t"}, want: "--url is empty", empty: true},
+		{name: "second url empty", urls: []string{"postgres://u@127.0.0.1/db", ""}, want: "--url is empty", empty: true},
 		{
 			name: "bad port", urls: []string{"postgres://u:s3cretPW@127.0.0.1:notaport/db"},
 			secret: "s3cretPW", want: "parsing --url postgres://u:xxxxx@127.0.0.1:notaport/db: ",
@@ -241,6 +246,14 @@ func TestNewTargetErrors(t *testing.T) {
 		{
 			name: "bad key=value", urls: []string{"host=127.0.0.1 password=s3cretPW sslmode=bogus"},
 			secret: "s3cretPW", want: "parsing --url host=127.0.0.1 password=xxxxx sslmode=bogus: ",
+		},
+		{
+			name: "unescaped # @ / in password", urls: []string{"postgres://alice:p#ss@ss/w0rd@127.0.0.1:1/shop"},
+			secret: "ss/w0rd", want: "--url postgres://xxxxx@127.0.0.1:1/shop does not parse cleanly: a password with @, /, ? or # must be percent-encoded (@ as %40, / as %2F, ? as %3F, # as %23)",
+		},
+		{
+			name: "unescaped / after user:pass", urls: []string{"postgres://alice:pass/word@127.0.0.1/shop"},
+			secret: "pass/word", want: "--url postgres://xxxxx@127.0.0.1/shop does not parse cleanly",
 		},
 		{
 			name: "bad percent-encoding in password", urls: []string{"postgres://u:s3cret%zzPW@127.0.0.1/db"},
@@ -260,8 +273,77 @@ func TestNewTargetErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
+			if got := errors.Is(err, ErrEmptyURL); got != tt.empty {
+				t.Errorf("errors.Is(%v, ErrEmptyURL) = %v, want %v", err, got, tt.empty)
+			}
 			if tt.secret != "" && strings.Contains(err.Error(), tt.secret) {
 				t.Errorf("error %q leaks the password", err)
+			}
+		})
+	}
+}
+
+// TestConnectErrorOnce: pgx reports each attempt on a line of its own, and
+// with sslmode=prefer it makes two per address (TLS, then plain): the
+// message says each failure once, on one line.
+func TestConnectErrorOnce(t *testing.T) {
+	tests := []struct {
+		name, url string
+		want      string // exact message; "" when it depends on the resolver
+		contains  []string
+	}{
+		{
+			name: "refused",
+			url:  "postgres://alice:hunter2PW@127.0.0.1:1/shop",
+			want: "connecting to postgres://alice:xxxxx@127.0.0.1:1/shop: 127.0.0.1:1 (127.0.0.1): connect: connection refused",
+		},
+		{
+			name: "refused without TLS",
+			url:  "postgres://alice@127.0.0.1:1/shop?sslmode=disable",
+			want: "connecting to postgres://alice@127.0.0.1:1/shop?sslmode=disable: 127.0.0.1:1 (127.0.0.1): connect: connection refused",
+		},
+		{
+			name: "two refusing hosts",
+			url:  "postgres://alice@127.0.0.1:1,127.0.0.1:2/shop",
+			want: "connecting to postgres://alice@127.0.0.1:1,127.0.0.1:2/shop: 127.0.0.1:1 (127.0.0.1): connect: connection refused; 127.0.0.1:2 (127.0.0.1): connect: connection refused",
+		},
+		{
+			name:     "name that does not resolve",
+			url:      "postgres://alice@no-such-host.invalid:5432/shop",
+			contains: []string{"connecting to postgres://alice@no-such-host.invalid:5432/shop: hostname resolving error: lookup no-such-host.invalid"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			target, err := NewTarget([]string{tt.url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := target.Connect(testCtx(t))
+			if err == nil {
+				conn.Close(testCtx(t))
+				t.Fatalf("connecting to %s succeeded", tt.url)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message has several lines: %q", msg)
+			}
+			if tt.want != "" && msg != tt.want {
+				t.Errorf("message\n %q, want\n %q", msg, tt.want)
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(msg, c) {
+					t.Errorf("message %q lacks %q", msg, c)
+				}
+			}
+			// No failure is told twice.
+			for _, part := range strings.Split(strings.TrimPrefix(msg, "connecting to "+Redact(tt.url)+": "), "; ") {
+				if n := strings.Count(msg, part); n > 1 {
+					t.Errorf("message %q says %q %d times", msg, part, n)
+				}
+				if i := strings.Index(part, "lookup "); i >= 0 && strings.Count(msg, part[i:]) > 1 {
+					t.Errorf("message %q repeats %q", msg, part[i:])
+				}
 			}
 		})
 	}

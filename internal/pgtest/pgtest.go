@@ -29,7 +29,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if u := os.Getenv("TXLOAD_TEST_URL"); u != "" {
 		return &Server{base: u, stop: func() error { return nil }}, nil
 	}
-	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr})
+	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr, CacheDir: os.Getenv("TXLOAD_CACHE_DIR")})
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded test server (set TXLOAD_TEST_URL to use another): %w", err)
 	}

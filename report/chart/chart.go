@@ -1,22 +1,25 @@
-// Package chart draws txload's charts with gonum/plot.
+// Package chart draws the sweep's latency-throughput chart as SVG, with the
+// same plotting code as the HTML report (report/plot).
 package chart
 
 import (
+	"errors"
 	"fmt"
-	"image/color"
+	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"github.com/txload/txload/report/plot"
 )
 
-// Point is one measured step: the throughput it achieved, its latencies
-// and whether it passed.
+// Point is one measured step: the rate it targeted, the throughput it
+// achieved, its latencies and whether it passed.
 type Point struct {
+	Target     float64 // operations per second asked for
 	Throughput float64 // operations per second achieved
 	P50, P99   float64 // milliseconds
 	Pass       bool
@@ -36,86 +39,90 @@ func Supported(path string) bool {
 	return false
 }
 
+// Unsupported is the one line that says why path cannot be drawn.
+func Unsupported(path string) string {
+	return fmt.Sprintf("--chart %s: the file name must end in .png or .svg", path)
+}
+
 // minMillis keeps log-scale values positive.
 const minMillis = 0.001
 
-// LatencyThroughput writes a chart of p50 and p99 latency (ms, log scale)
-// against achieved throughput to path, as PNG or SVG by its extension.
-// Passing steps are filled marks, failing ones hollow; lines join the steps
-// in throughput order.
+// Sweep returns the chart of p50 and p99 latency (ms, log scale) against
+// achieved throughput, the steps joined in order of target rate (a
+// bisection's steps come out of order: joined in step order they would
+// zig-zag). Passing steps are filled marks, failing ones hollow, each
+// labelled with its target.
+func Sweep(title string, points []Point) *plot.Chart {
+	sorted := append([]Point(nil), points...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Target == sorted[j].Target { // no targets given: by throughput
+			return sorted[i].Throughput < sorted[j].Throughput
+		}
+		return sorted[i].Target < sorted[j].Target
+	})
+	c := &plot.Chart{
+		ID:    "sweep",
+		Title: title,
+		X:     plot.Axis{Label: "achieved throughput (ops/s)"},
+		Y:     plot.Axis{Label: "response time (log scale)", Log: true, Format: plot.Millis},
+	}
+	for i, s := range []struct {
+		name string
+		get  func(Point) float64
+		dash string
+	}{{"p50", func(p Point) float64 { return p.P50 }, plot.Solid}, {"p99", func(p Point) float64 { return p.P99 }, plot.Dashed}} {
+		ser := plot.Series{Name: s.name + " (hollow: step failed)", Color: plot.Palette[i], Dash: s.dash, Marks: true}
+		for _, p := range sorted {
+			ser.X = append(ser.X, p.Throughput)
+			ser.Y = append(ser.Y, math.Max(s.get(p), minMillis))
+			ser.Hollow = append(ser.Hollow, !p.Pass)
+			label := ""
+			if i == 1 {
+				label = strconv.FormatFloat(p.Target, 'f', -1, 64) + "/s"
+			}
+			ser.Labels = append(ser.Labels, label)
+		}
+		c.Series = append(c.Series, ser)
+	}
+	return c
+}
+
+// WriteSVG writes the Sweep chart to w as a standalone SVG file.
+func WriteSVG(w io.Writer, title string, points []Point) error {
+	if _, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"); err != nil {
+		return err
+	}
+	c := Sweep(title, points)
+	c.Width, c.Height = 800, 480
+	return c.SVG(w)
+}
+
+// WritePNG writes the Sweep chart to w as a PNG image.
+func WritePNG(w io.Writer, title string, points []Point) error {
+	c := Sweep(title, points)
+	c.Width, c.Height = 800, 480
+	return c.PNG(w)
+}
+
+// LatencyThroughput writes the Sweep chart to path, as PNG or SVG by its
+// extension.
 func LatencyThroughput(path string, title string, points []Point) error {
 	if !Supported(path) {
-		return fmt.Errorf("chart %s: unsupported format (use %s)", path, strings.Join(Formats, " or "))
+		return errors.New(Unsupported(path))
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "achieved throughput (ops/s)"
-	p.Y.Label.Text = "latency (ms, log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-
-	series := []struct {
-		name  string
-		get   func(Point) float64
-		color color.Color
-	}{
-		{"p50", func(pt Point) float64 { return pt.P50 }, color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}},
-		{"p99", func(pt Point) float64 { return pt.P99 }, color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}},
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing chart %s: %w", path, err)
 	}
-	sorted := append([]Point(nil), points...)
-	for i := 1; i < len(sorted); i++ { // insertion sort by throughput: few points
-		for j := i; j > 0 && sorted[j].Throughput < sorted[j-1].Throughput; j-- {
-			sorted[j], sorted[j-1] = sorted[j-1], sorted[j]
-		}
+	write := WriteSVG
+	if strings.EqualFold(filepath.Ext(path), ".png") {
+		write = WritePNG
 	}
-	for _, s := range series {
-		var all, pass, fail plotter.XYs
-		for _, pt := range sorted {
-			xy := plotter.XY{X: pt.Throughput, Y: math.Max(s.get(pt), minMillis)}
-			all = append(all, xy)
-			if pt.Pass {
-				pass = append(pass, xy)
-			} else {
-				fail = append(fail, xy)
-			}
-		}
-		if len(all) > 1 {
-			l, err := plotter.NewLine(all)
-			if err != nil {
-				return fmt.Errorf("chart: %w", err)
-			}
-			l.Color = s.color
-			l.Width = vg.Points(1)
-			p.Add(l)
-		}
-		for _, grp := range []struct {
-			xys  plotter.XYs
-			pass bool
-		}{{pass, true}, {fail, false}} {
-			if len(grp.xys) == 0 {
-				continue
-			}
-			sc, err := plotter.NewScatter(grp.xys)
-			if err != nil {
-				return fmt.Errorf("chart: %w", err)
-			}
-			sc.Color = s.color
-			sc.Radius = vg.Points(3.5)
-			if grp.pass {
-				sc.Shape = draw.CircleGlyph{}
-				p.Legend.Add(s.name+" pass", sc)
-			} else {
-				sc.Shape = draw.CrossGlyph{}
-				sc.Radius = vg.Points(4.5)
-				p.Legend.Add(s.name+" FAIL", sc)
-			}
-			p.Add(sc)
-		}
+	if err := write(f, title, points); err != nil {
+		f.Close()
+		return fmt.Errorf("writing chart %s: %w", path, err)
 	}
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing chart %s: %w", path, err)
 	}
 	return nil

@@ -140,6 +140,7 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 	return &workload.CheckResult{
 		Lines:      lines,
 		Violations: a.violations(),
+		Columns:    [][2]string{{"lost_updates", "lost updates"}, {"drift", "drift"}},
 		Values: map[string]int64{
 			"expected_total": a.expected, "actual_total": a.actual, "drift": a.actual - a.expected,
 			"lost_updates": a.lostUpdates, "lost_updates_forbidden": a.lostForbidden,
@@ -149,8 +150,8 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 	}
 }
 
-// Check audits ledger, versions and balances; it may run at any time.
-func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+// check audits ledger, versions and balances; it may run at any time.
+func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
@@ -158,9 +159,11 @@ func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	return a.result(append(a.totals(), a.anomalies()...)), nil
 }
 
-// RunReport is iso-load's four lines, the run's own counts, then what the
-// audit found.
-func (g *gen) RunReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
+// runReport is iso-load's four lines, the run's own counts, then what the
+// audit found. before is the ledger's size before the run: the transfers the
+// ledger gained beyond those txload saw commit are ambiguous commits that did
+// commit.
+func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, before int64, obs *observed) (*workload.CheckResult, error) {
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
@@ -177,6 +180,11 @@ func (g *gen) RunReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 		workload.Line{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
 		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
 	)
+	rec := workload.Reconcile(op, a.transfers-before)
+	rec.Committed -= obs.declined.Load() // rolled back: no ledger row
+	lines = append(lines, rec.Lines("ledger")...)
 	lines = append(lines, a.anomalies()...)
-	return a.result(append(lines, g.Notes()...)), nil
+	res := a.result(append(lines, obs.notes(g.cfg.isolation)...))
+	rec.Into(res)
+	return res, nil
 }

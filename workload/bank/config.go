@@ -1,7 +1,9 @@
 package bank
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -62,10 +64,9 @@ type gen struct {
 	raw   struct {
 		isolation, selection, transfer string
 	}
-	cfg      config
-	isos     []pg.Isolation
-	sels     []int
-	observed observed // effective isolation levels seen by the workers
+	cfg  config
+	isos []pg.Isolation
+	sels []int
 }
 
 func newGenerator() *gen {
@@ -82,16 +83,34 @@ func newGenerator() *gen {
 
 func (g *gen) Flags() *pflag.FlagSet { return g.flags }
 
-func (g *gen) Validate() error {
+// Hooks: the bank can be initialised, run, checked, and run as variants.
+func (g *gen) Hooks() workload.Hooks {
+	return workload.Hooks{
+		Validate: g.validate,
+		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
+			return g.schema().Init(ctx, t, o)
+		},
+		Ops:      g.ops,
+		Check:    g.check,
+		Variants: g.variants,
+		Tables:   []string{"bank_account", "bank_ledger", "bank_meta"},
+	}
+}
+
+func (g *gen) validate() error {
 	c := &g.cfg
-	if c.accounts < 2 {
-		return fmt.Errorf("--accounts must be at least 2, got %d", c.accounts)
+	if c.accounts < 2 || c.accounts > math.MaxInt32 {
+		return fmt.Errorf("--accounts must be between 2 and %d (an INT column), got %d", math.MaxInt32, c.accounts)
 	}
 	if c.amount < 1 {
 		return fmt.Errorf("--amount must be at least 1, got %d", c.amount)
 	}
 	if c.initialBalance < 0 {
 		return fmt.Errorf("--initial-balance must not be negative, got %d", c.initialBalance)
+	}
+	// The audit adds up every balance: the total must fit in a BIGINT.
+	if c.initialBalance > math.MaxInt64/int64(c.accounts) {
+		return fmt.Errorf("--initial-balance %d × --accounts %d overflows the total balance (at most %d)", c.initialBalance, c.accounts, int64(math.MaxInt64))
 	}
 	t, err := parseTransfer(g.raw.transfer)
 	if err != nil {
@@ -136,8 +155,8 @@ func splitList(s string) []string {
 	return out
 }
 
-// Variants returns one generator per (isolation, selection), or nil for one.
-func (g *gen) Variants() []workload.Variant {
+// variants returns one generator per (isolation, selection), or nil for one.
+func (g *gen) variants() []workload.Variant {
 	if len(g.isos)*len(g.sels) <= 1 {
 		return nil
 	}

@@ -53,7 +53,6 @@ type runGen struct {
 	scripts []*script.Script
 	vars    map[string]expr.Value
 	mode    protocol
-	scale   int
 }
 
 func newRunGen(builtin string) *runGen {
@@ -72,17 +71,32 @@ func newRunGen(builtin string) *runGen {
 
 func (g *runGen) Flags() *pflag.FlagSet { return g.flags }
 
-// DefaultRunFlags: pgbench's defaults, so its users get pgbench's behaviour.
-// A builtin loads the tables when missing; a script touches no schema.
-func (g *runGen) DefaultRunFlags() map[string]string {
-	init := "keep"
-	if g.builtin == "" {
-		init = "skip"
+// Hooks: the builtins and scripts run; the builtins also init and check
+// pgbench's tables. pgbench's defaults apply: one try per transaction, and
+// the builtins touch no schema a user made (see requireTables).
+func (g *runGen) Hooks() workload.Hooks {
+	h := workload.Hooks{
+		Validate:    g.validate,
+		Ops:         g.ops,
+		RunDefaults: map[string]string{"max-tries": "1", "init": "skip"},
+		SessionState: func() string {
+			if g.mode == prepared {
+				return "--protocol prepared keeps named prepared statements in the server session"
+			}
+			return ""
+		},
 	}
-	return map[string]string{"max-tries": "1", "init": init}
+	if g.builtin != "" {
+		h.Init = func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
+			return initTPCB(ctx, t, &g.tpcb, opts)
+		}
+		h.Check = checkTPCB
+		h.Tables = tpcbTables
+	}
+	return h
 }
 
-func (g *runGen) Validate() error {
+func (g *runGen) validate() error {
 	if err := g.tpcb.validate(); err != nil {
 		return err
 	}
@@ -165,29 +179,9 @@ func hasPipeline(s *script.Script) bool {
 	return false
 }
 
-// Init loads pgbench's tables when they are missing (run --init keep) or
-// anew (--init fresh).
-func (g *runGen) Init(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
-	return initTPCB(ctx, t, &g.tpcb, opts)
-}
-
-// Check is check tpcb, after a run of the builtins.
-func (g *runGen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-	return checkTPCB(ctx, t)
-}
-
-// Scripts describes the scripts for pgbench's report.
-func (g *runGen) Scripts() []*script.Script { return g.scripts }
-
-// Scale is the scale the run used (valid after Ops).
-func (g *runGen) Scale() int { return g.scale }
-
-// QueryMode is pgbench's name of the protocol.
-func (g *runGen) QueryMode() string { return g.mode.String() }
-
-// PgbenchInfo describes the run for --output pgbench.
-func (g *runGen) PgbenchInfo() workload.PgbenchInfo {
-	info := workload.PgbenchInfo{Scale: g.scale, QueryMode: g.mode.String()}
+// pgbenchInfo describes the run for --output pgbench.
+func (g *runGen) pgbenchInfo(scale int) *workload.PgbenchInfo {
+	info := &workload.PgbenchInfo{Scale: scale, QueryMode: g.mode.String()}
 	for _, s := range g.scripts {
 		ps := workload.PgbenchScript{Title: s.Title, Weight: s.Weight}
 		for i := range s.Commands {

@@ -97,9 +97,9 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 	}
 }
 
-// Check verifies, for a counter run, that every article's votes equal its
+// check verifies, for a counter run, that every article's votes equal its
 // vote rows; it may run at any time.
-func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
@@ -107,15 +107,17 @@ func (g *gen) Check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	return a.result(a.lines()), nil
 }
 
-// RunReport is the audit and, for --variant matview, the view's staleness.
-func (g *gen) RunReport(ctx context.Context, t *pg.Target, _ *metrics.Snapshot) (*workload.CheckResult, error) {
+// runReport is the audit, the votes reconciled with the vote rows the run
+// added, and, for --variant matview, the view's staleness.
+func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, rs *runState) (*workload.CheckResult, error) {
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	res := a.result(a.lines())
-	rs := g.run
-	if g.cfg.variant != "matview" || rs == nil {
+	rec := workload.Reconcile(total.Ops[1], a.votes-rs.baseline)
+	res := a.result(append(a.lines(), rec.Lines("vote table")...))
+	rec.Into(res)
+	if g.cfg.variant != "matview" {
 		return res, nil
 	}
 	reads := rs.reads.Load()

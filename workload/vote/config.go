@@ -1,12 +1,14 @@
 package vote
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -36,7 +38,6 @@ type config struct {
 type gen struct {
 	flags *pflag.FlagSet
 	cfg   config
-	run   *runState // the current run's, set by Ops
 }
 
 func newGenerator() *gen {
@@ -54,7 +55,20 @@ func newGenerator() *gen {
 
 func (g *gen) Flags() *pflag.FlagSet { return g.flags }
 
-func (g *gen) Validate() error {
+// Hooks: vote can be initialised, run and checked.
+func (g *gen) Hooks() workload.Hooks {
+	return workload.Hooks{
+		Validate: g.validate,
+		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
+			return g.schema().Init(ctx, t, o)
+		},
+		Ops:    g.ops,
+		Check:  g.check,
+		Tables: []string{"article", "vote"},
+	}
+}
+
+func (g *gen) validate() error {
 	c := &g.cfg
 	if c.articles < 1 {
 		return fmt.Errorf("--articles must be at least 1, got %d", c.articles)
@@ -68,10 +82,10 @@ func (g *gen) Validate() error {
 		return fmt.Errorf("--distribution %q is not allowed (allowed: uniform, zipf)", c.distribution)
 	}
 	if !(c.zipfExponent > 0) || math.IsInf(c.zipfExponent, 1) {
-		return fmt.Errorf("--zipf-exponent must be greater than 0, got %g", c.zipfExponent)
+		return fmt.Errorf("--zipf-exponent must be a finite number greater than 0, got %g", c.zipfExponent)
 	}
-	if c.readBatch < 1 {
-		return fmt.Errorf("--read-batch must be at least 1, got %d", c.readBatch)
+	if c.readBatch < 1 || int64(c.readBatch) > c.articles {
+		return fmt.Errorf("--read-batch must be between 1 and --articles (%d), got %d", c.articles, c.readBatch)
 	}
 	switch c.variant {
 	case "join", "counter", "matview":

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
 
@@ -36,54 +38,22 @@ CREATE MATERIALIZED VIEW article_votes AS
 	UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
 CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id)`
 
-const dropSQL = `DROP MATERIALIZED VIEW IF EXISTS article_votes; DROP TABLE IF EXISTS vote, article`
-
-// Init creates and loads the schema server-side, in one transaction.
-func (g *gen) Init(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT count(*) = 2 FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name IN ('article', 'vote')`).Scan(&exists); err != nil {
-		return fmt.Errorf("looking for the vote schema: %w", err)
-	}
-	if exists && !opts.Drop {
-		var n int64
-		var view bool
-		if err := conn.QueryRow(ctx, `SELECT count(*), to_regclass('article_votes') IS NOT NULL FROM article`).Scan(&n, &view); err == nil &&
-			n == g.cfg.articles && view {
-			logf(opts, "init: vote schema already holds %d articles; --drop recreates it\n", n)
+// schema declares the vote tables for init.
+func (g *gen) schema() workload.Schema {
+	n := g.cfg.articles
+	return workload.Schema{
+		Workload: "vote",
+		Tables:   []string{"vote", "article"},
+		Settings: fmt.Sprintf("articles=%d", n),
+		Drop:     `DROP MATERIALIZED VIEW IF EXISTS article_votes`,
+		Create:   schema,
+		Load: func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO article (id, title) SELECT g, 'Article #' || g FROM generate_series(1, $1::BIGINT) AS g`, n); err != nil {
+				return fmt.Errorf("loading %d articles: %w", n, err)
+			}
 			return nil
-		}
-		return fmt.Errorf("init vote: the vote schema exists with other settings; --drop recreates it")
-	}
-	start := time.Now()
-	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, dropSQL); err != nil {
-			return fmt.Errorf("dropping vote tables: %w", err)
-		}
-		if _, err := tx.Exec(ctx, schema); err != nil {
-			return fmt.Errorf("creating vote tables: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO article (id, title) SELECT g, 'Article #' || g FROM generate_series(1, $1::BIGINT) AS g`,
-			g.cfg.articles); err != nil {
-			return fmt.Errorf("loading %d articles: %w", g.cfg.articles, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("init vote: %w", err)
-	}
-	logf(opts, "init: %d articles in %.2fs\n", g.cfg.articles, time.Since(start).Seconds())
-	return nil
-}
-
-func logf(opts workload.InitOptions, format string, args ...any) {
-	if opts.Log != nil {
-		fmt.Fprintf(opts.Log, format, args...)
+		},
+		Describe: fmt.Sprintf("%d articles", n),
 	}
 }
 
@@ -126,35 +96,39 @@ func (r *runState) observe(staleness, ageMicros int64) {
 	}
 }
 
-// Ops returns read and write; with --variant matview it starts the
+// ops returns read and write; with --variant matview it starts the
 // refresher, stopped by the load's Close.
-func (g *gen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
 	rs := &runState{}
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if err := g.schema().Require(ctx, conn); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM vote`).Scan(&rs.baseline); err != nil {
 		conn.Close(ctx)
-		if isUndefined(err) {
-			return nil, errNoSchema
-		}
 		return nil, fmt.Errorf("counting votes: %w", err)
 	}
-	g.run = rs
 	load := &workload.QueryLoad{
-		Ops: []string{"read", "write"},
-		NewWorker: func(ctx context.Context, id int) (workload.Worker, error) {
-			rng := rand.New(rand.NewPCG(opts.Seed, uint64(id)))
-			w := &worker{g: g, rs: rs, t: t, rng: rng, ids: make([]int64, g.cfg.readBatch)}
-			if g.cfg.distribution == "zipf" {
-				w.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
-			}
-			if err := w.Reset(ctx); err != nil {
-				return nil, err
-			}
-			return w, nil
+		Ops:     []string{"read", "write"},
+		Chooser: writeEvery(g.cfg.writeEvery),
+		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
+			return g.runReport(ctx, t, total, rs)
 		},
+	}
+	st := newStatements(g.cfg.variant, t.Pooled())
+	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+		return driver.Run(ctx, t, groups, func(id int) driver.Program {
+			rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
+			p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch)}
+			if g.cfg.distribution == "zipf" {
+				p.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
+			}
+			return p
+		}, ready)
 	}
 	if g.cfg.variant != "matview" {
 		conn.Close(ctx)
@@ -177,6 +151,21 @@ func (g *gen) Ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		})
 	}
 	return load, nil
+}
+
+// writeEvery makes each client's chooser: every n-th of its operations is a
+// vote (1), the others reads (0).
+func writeEvery(n int) func(int) func() int {
+	return func(int) func() int {
+		k := 0
+		return func() int {
+			k++
+			if k%n == 0 {
+				return 1
+			}
+			return 0
+		}
+	}
 }
 
 var errNoSchema = errors.New("no vote schema in this database: run `txload init vote` first")
@@ -229,141 +218,4 @@ func (g *gen) refresher(ctx context.Context, t *pg.Target, conn *pgx.Conn, rs *r
 			rs.refreshErrors.Add(1)
 		}
 	}
-}
-
-type worker struct {
-	g    *gen
-	rs   *runState
-	t    *pg.Target
-	conn *pgx.Conn
-	rng  *rand.Rand
-	zipf *Zipf
-	n    int     // operations picked so far
-	ids  []int64 // a read's articles, or a write's in ids[0]
-	user int64
-}
-
-func (w *worker) pick() int64 {
-	if w.zipf != nil {
-		return w.zipf.Next()
-	}
-	return 1 + w.rng.Int64N(w.g.cfg.articles)
-}
-
-// Next makes every --write-every-th operation a write, and picks its
-// articles now so that a retry repeats them.
-func (w *worker) Next() int {
-	w.n++
-	if w.n%w.g.cfg.writeEvery == 0 {
-		w.ids[0] = w.pick()
-		w.user = w.rng.Int64N(1 << 40)
-		return 1
-	}
-	for i := range w.ids {
-		w.ids[i] = w.pick()
-	}
-	return 0
-}
-
-func (w *worker) Reset(ctx context.Context) error {
-	if w.conn != nil {
-		w.conn.Close(ctx)
-		w.conn = nil
-	}
-	conn, err := w.t.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	w.conn = conn
-	return nil
-}
-
-func (w *worker) Close(ctx context.Context) {
-	if w.conn != nil {
-		w.conn.Close(ctx)
-	}
-}
-
-func (w *worker) Do(ctx context.Context, op, _ int) error {
-	if op == 0 {
-		return w.read(ctx)
-	}
-	err := w.write(ctx)
-	if err == nil {
-		w.rs.committed.Add(1)
-		return nil
-	}
-	if !w.conn.IsClosed() {
-		// Best effort: a failed statement leaves the transaction aborted.
-		_, _ = w.conn.Exec(ctx, "ROLLBACK")
-	}
-	if pg.IsConnectionError(err) {
-		return pg.DuringCommit(err) // the vote may have committed
-	}
-	return err
-}
-
-func (w *worker) write(ctx context.Context) error {
-	a := w.ids[0]
-	if w.g.cfg.variant != "counter" {
-		_, err := w.conn.Exec(ctx, insertSQL, a, w.user)
-		return err
-	}
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(insertSQL, a, w.user)
-	b.Queue(bumpSQL, a)
-	b.Queue("COMMIT")
-	br := w.conn.SendBatch(ctx, b)
-	var err error
-	for i := 0; i < b.Len() && err == nil; i++ {
-		var tag pgconn.CommandTag
-		tag, err = br.Exec()
-		switch {
-		case err != nil:
-		case i == 2 && tag.RowsAffected() != 1:
-			err = fmt.Errorf("vote: article %d does not exist", a)
-		case i == 3 && tag.String() != "COMMIT":
-			err = fmt.Errorf("vote: COMMIT answered %q", tag.String())
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (w *worker) read(ctx context.Context) error {
-	var id, votes int64
-	var title string
-	switch w.g.cfg.variant {
-	case "join", "counter":
-		q := readJoinSQL
-		if w.g.cfg.variant == "counter" {
-			q = readCounterSQL
-		}
-		rows, err := w.conn.Query(ctx, q, w.ids)
-		if err != nil {
-			return err
-		}
-		_, err = pgx.ForEachRow(rows, []any{&id, &title, &votes}, func() error { return nil })
-		return err
-	}
-	var viewVotes, ageMicros int64
-	n := 0
-	rows, err := w.conn.Query(ctx, readMatviewSQL, w.ids)
-	if err != nil {
-		return err
-	}
-	if _, err := pgx.ForEachRow(rows, []any{&id, &title, &votes, &viewVotes, &ageMicros}, func() error { n++; return nil }); err != nil {
-		return err
-	}
-	if n == 0 {
-		return nil // none of the articles exists: nothing read from the view
-	}
-	// Votes whose commit the worker has not yet counted may already be in
-	// the view: staleness is never negative.
-	stale := max(w.rs.baseline+w.rs.committed.Load()-viewVotes, 0)
-	w.rs.observe(stale, max(ageMicros, 0))
-	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,6 @@ const (
 // Root gets a world-readable system dir because the server runs as nobody,
 // who cannot enter /root.
 func defaultCacheDir() (string, error) {
-	if d := os.Getenv("TXLOAD_CACHE_DIR"); d != "" {
-		return d, nil
-	}
 	if os.Geteuid() == 0 {
 		return "/var/cache/txload/postgres", nil
 	}
@@ -63,17 +61,20 @@ func jarURL(plat string, v Version) string {
 }
 
 // ensureRuntime returns the directory holding bin/, lib/ and share/ for v,
-// downloading and extracting it into cacheDir on first use. A lock file
-// serialises fetching between processes; readers of a finished tree need no lock
-// because it appears by rename.
-func ensureRuntime(ctx context.Context, cacheDir string, v Version, log io.Writer, public bool) (string, error) {
+// downloading and extracting it into cacheDir on first use, and extracting
+// it again when it is damaged: its files are checked against the manifest
+// extraction wrote (sizes always, contents where a modification time
+// changed, every file's contents with full). The jar is kept to extract
+// from. A lock file serialises fetching and repairs between processes;
+// readers of a finished tree need no lock because it appears by rename.
+func ensureRuntime(ctx context.Context, cacheDir string, v Version, log io.Writer, public, full bool) (string, error) {
 	plat, err := platform()
 	if err != nil {
 		return "", err
 	}
 	key := v.Full + "-" + runtime.GOOS + "-" + runtime.GOARCH
 	dir := filepath.Join(cacheDir, key)
-	if complete(dir) {
+	if m, err := readManifest(dir); err == nil && m.check(dir, full) == "" {
 		return dir, nil
 	}
 	if err := mkdirAll(cacheDir, public); err != nil {
@@ -84,28 +85,81 @@ func ensureRuntime(ctx context.Context, cacheDir string, v Version, log io.Write
 		return "", err
 	}
 	defer unlock()
-	if complete(dir) { // another process fetched it while we waited
-		return dir, nil
-	}
 	jar := filepath.Join(cacheDir, key+".jar")
-	if _, err := os.Stat(jar); err != nil {
-		fmt.Fprintf(log, "fetching PostgreSQL %s from Maven Central (first run only)\n", v.Full)
-		if err := download(ctx, jarURL(plat, v), jar); err != nil {
-			return "", err
+	getJar := func(why string) error {
+		if _, err := os.Stat(jar); err == nil {
+			return nil
 		}
+		fmt.Fprintf(log, "fetching PostgreSQL %s from Maven Central (%s)\n", v.Full, why)
+		return download(ctx, jarURL(plat, v), jar)
+	}
+	// Checked again: another process may have fetched or repaired it while
+	// we waited.
+	m, err := readManifest(dir)
+	switch {
+	case err == nil:
+		problem := m.check(dir, full)
+		if problem == "" {
+			return dir, nil
+		}
+		fmt.Fprintf(log, "the PostgreSQL %s binaries in %s are damaged (%s): extracting them again\n", v.Full, dir, problem)
+	case errors.Is(err, errNoManifest) && complete(dir):
+		// Extracted by a txload that wrote no manifest: check it against
+		// the jar, once.
+		if err := getJar("once, to check the binaries extracted by an earlier txload"); err != nil {
+			fmt.Fprintf(log, "cannot check the PostgreSQL %s binaries in %s against their archive (%v): using them as they are\n", v.Full, dir, err)
+			return dir, nil
+		}
+		problem, err := checkAgainstJar(jar, dir)
+		if err != nil {
+			os.Remove(jar) // possibly corrupt; fetch afresh next time
+			return "", fmt.Errorf("reading %s: %w", jar, err)
+		}
+		if problem == "" {
+			return dir, nil
+		}
+		fmt.Fprintf(log, "the PostgreSQL %s binaries in %s are damaged (%s): extracting them again\n", v.Full, dir, problem)
+	}
+	why := "first run only"
+	if complete(dir) {
+		why = "to extract the binaries again"
+	}
+	if err := getJar(why); err != nil {
+		return "", err
 	}
 	fmt.Fprintf(log, "extracting PostgreSQL %s into %s\n", v.Full, dir)
-	if err := os.RemoveAll(dir); err != nil { // an incomplete leftover
-		return "", fmt.Errorf("removing stale %s: %w", dir, err)
-	}
 	if err := extractJar(jar, dir); err != nil {
 		os.Remove(jar) // possibly corrupt; fetch afresh next time
 		return "", fmt.Errorf("extracting %s: %w", jar, err)
 	}
-	os.Remove(jar)
+	if m, err := readManifest(dir); err != nil || m.check(dir, true) != "" {
+		return "", fmt.Errorf("the PostgreSQL %s binaries extracted into %s do not match their archive: is the disk full or failing?", v.Full, dir)
+	}
 	return dir, nil
 }
 
+// checkAgainstJar compares a runtime dir that has no manifest with the
+// archive's contents, and writes the manifest if they match.
+func checkAgainstJar(jar, dir string) (problem string, err error) {
+	tr, closeJar, err := openTxz(jar)
+	if err != nil {
+		return "", err
+	}
+	defer closeJar()
+	m, err := manifestOfArchive(tr)
+	if err != nil {
+		return "", err
+	}
+	if problem := m.check(dir, true); problem != "" {
+		return problem, nil
+	}
+	if err := m.write(dir); err != nil {
+		return "", fmt.Errorf("writing the manifest: %w", err)
+	}
+	return "", nil
+}
+
+// complete reports whether dir holds an extracted runtime.
 func complete(dir string) bool {
 	fi, err := os.Stat(filepath.Join(dir, "bin", "postgres"))
 	return err == nil && fi.Mode().IsRegular()
@@ -201,15 +255,12 @@ func download(ctx context.Context, url, dst string) (err error) {
 	return os.Rename(tmp.Name(), dst)
 }
 
-// extractJar unpacks the single .txz inside jar into dst via a temp dir and
-// a rename. Symlinks and exec bits are kept; everything is made readable by
-// all so an unprivileged server user can run it.
-func extractJar(jar, dst string) error {
+// openTxz opens the single .txz inside jar as a tar stream.
+func openTxz(jar string) (*tar.Reader, func(), error) {
 	zr, err := zip.OpenReader(jar)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer zr.Close()
 	var txz *zip.File
 	for _, f := range zr.File {
 		if strings.HasSuffix(f.Name, ".txz") {
@@ -218,24 +269,41 @@ func extractJar(jar, dst string) error {
 		}
 	}
 	if txz == nil {
-		return errors.New("no .txz inside")
+		zr.Close()
+		return nil, nil, errors.New("no .txz inside")
 	}
 	rc, err := txz.Open()
 	if err != nil {
-		return err
+		zr.Close()
+		return nil, nil, err
 	}
-	defer rc.Close()
+	closeAll := func() { rc.Close(); zr.Close() }
 	xr, err := xz.NewReader(bufio.NewReaderSize(rc, 1<<20))
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", txz.Name, err)
+		closeAll()
+		return nil, nil, fmt.Errorf("reading %s: %w", txz.Name, err)
 	}
+	return tar.NewReader(xr), closeAll, nil
+}
+
+// extractJar unpacks the single .txz inside jar into dst via a temp dir and
+// a rename, with a manifest of what it wrote. Symlinks and exec bits are
+// kept; everything is made readable by all so an unprivileged server user
+// can run it. A dst already there (damaged) is replaced.
+func extractJar(jar, dst string) error {
+	tr, closeJar, err := openTxz(jar)
+	if err != nil {
+		return err
+	}
+	defer closeJar()
 	tmp, err := os.MkdirTemp(filepath.Dir(dst), ".extract-*")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp) // no-op once renamed
-	if err := untar(tar.NewReader(xr), tmp); err != nil {
-		return fmt.Errorf("reading %s: %w", txz.Name, err)
+	m, err := untar(tr, tmp)
+	if err != nil {
+		return fmt.Errorf("reading the archive: %w", err)
 	}
 	// Dirs not listed in the archive got umask-dependent modes; open them up.
 	err = filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
@@ -247,68 +315,103 @@ func extractJar(jar, dst string) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, dst)
+	if err := m.write(tmp); err != nil {
+		return fmt.Errorf("writing the manifest: %w", err)
+	}
+	return replaceDir(tmp, dst)
 }
 
-func untar(tr *tar.Reader, dir string) error {
+// replaceDir renames src to dst, moving a dst that exists aside first and
+// removing it after: a server started from it keeps its open files.
+func replaceDir(src, dst string) error {
+	if _, err := os.Lstat(dst); err == nil {
+		old, err := os.MkdirTemp(filepath.Dir(dst), ".damaged-*")
+		if err != nil {
+			return err
+		}
+		if err := os.Rename(dst, filepath.Join(old, "tree")); err != nil {
+			os.Remove(old)
+			return err
+		}
+		defer os.RemoveAll(old)
+	}
+	return os.Rename(src, dst)
+}
+
+// untar writes the archive's files into dir and returns their manifest.
+func untar(tr *tar.Reader, dir string) (*manifest, error) {
+	var rec recorder
+	sums := map[string][]byte{}
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil
+			return rec.done(), nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		name := filepath.Clean(filepath.FromSlash(h.Name))
 		if name == "." {
 			continue
 		}
 		if !filepath.IsLocal(name) {
-			return fmt.Errorf("entry %q escapes the archive", h.Name)
+			return nil, fmt.Errorf("entry %q escapes the archive", h.Name)
 		}
 		target := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
+			return nil, err
 		}
-		mode := h.FileInfo().Mode().Perm()
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
+				return nil, err
 			}
 		case tar.TypeReg:
-			if mode&0o111 != 0 {
-				mode |= 0o111
+			mode := extractedMode(h)
+			n, sum, err := writeFile(target, tr, mode)
+			if err != nil {
+				return nil, err
 			}
-			if err := writeFile(target, tr, mode|0o444); err != nil {
-				return err
-			}
+			rec.file(name, n, mode, sum)
+			sums[name] = sum
 		case tar.TypeSymlink:
 			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
+				return nil, err
 			}
+			rec.link(name, h.Linkname)
 		case tar.TypeLink:
-			if !filepath.IsLocal(h.Linkname) {
-				return fmt.Errorf("hard link %q escapes the archive", h.Name)
+			link := filepath.Clean(filepath.FromSlash(h.Linkname))
+			if !filepath.IsLocal(link) {
+				return nil, fmt.Errorf("hard link %q escapes the archive", h.Name)
 			}
-			if err := os.Link(filepath.Join(dir, h.Linkname), target); err != nil {
-				return err
+			if err := os.Link(filepath.Join(dir, link), target); err != nil {
+				return nil, err
+			}
+			fi, err := os.Lstat(target)
+			if err != nil {
+				return nil, err
+			}
+			if sum, ok := sums[link]; ok {
+				rec.file(name, fi.Size(), fi.Mode().Perm(), sum)
 			}
 		}
 	}
 }
 
-func writeFile(path string, r io.Reader, mode fs.FileMode) error {
+// writeFile writes r to a new file at path and returns its size and SHA-256.
+func writeFile(path string, r io.Reader, mode fs.FileMode) (int64, []byte, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
-	if _, err := io.Copy(f, r); err != nil {
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if err != nil {
 		f.Close()
-		return err
+		return 0, nil, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return 0, nil, err
 	}
-	return os.Chmod(path, mode) // bypass the umask
+	return n, h.Sum(nil), os.Chmod(path, mode) // bypass the umask
 }

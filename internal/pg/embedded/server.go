@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,18 +30,25 @@ const (
 // Options configure Start. The zero value starts DefaultMajor().
 type Options struct {
 	Major        string        // "18" or "18.3.0"; "" = DefaultMajor()
-	CacheDir     string        // "" = $TXLOAD_CACHE_DIR, else /var/cache/txload/postgres as root, else os.UserCacheDir()/txload/postgres
+	CacheDir     string        // "" = /var/cache/txload/postgres as root, else os.UserCacheDir()/txload/postgres
 	Log          io.Writer     // progress lines; nil = discard
 	StartTimeout time.Duration // initdb plus waiting for connections; 0 = 60s
+	// Settings are extra server settings, "name=value", applied after
+	// txload's own (which they override): wal_level=logical, say.
+	Settings []string
 }
 
 // Server is a running PostgreSQL postmaster with its own temporary data dir.
 type Server struct {
 	version Version
 	port    int
-	dir     string // temp dir holding data/ and postgres.log
+	dir     string   // temp dir holding data/, postgres.log and the owner file
+	owner   *os.File // the owner file, locked while the dir is ours
 	logPath string
 	logFile *os.File
+	rt      string   // the binaries
+	as      *account // the user the server runs as; nil: ours
+	extra   []string // Options.Settings
 
 	proc    *os.Process
 	exited  chan struct{} // closed once proc has been reaped
@@ -58,6 +66,13 @@ type account struct {
 
 var errPortTaken = errors.New("port already in use")
 
+// interruptedError is Start's error when its ctx was canceled: the logs of
+// the steps it cut short say nothing the user needs.
+type interruptedError struct{ cause error }
+
+func (e *interruptedError) Error() string   { return "interrupted" }
+func (e *interruptedError) Unwrap() []error { return []error{context.Canceled, e.cause} }
+
 // Start fetches the binaries if needed, runs initdb in a fresh temp dir and
 // starts postgres on a free loopback port, returning once it accepts
 // connections. ctx bounds only Start, not the server's lifetime; call Stop.
@@ -65,7 +80,16 @@ var errPortTaken = errors.New("port already in use")
 // The server trusts every local connection and is tuned for throughput on a
 // throwaway cluster: fsync, synchronous_commit and full_page_writes are off,
 // so an OS crash may corrupt it. See serverArgs for the settings.
-func Start(ctx context.Context, opts Options) (*Server, error) {
+//
+// A ctx canceled during Start (Ctrl-C) makes it clean up and return an
+// error that says only "interrupted" and wraps context.Canceled. Start
+// first removes the temp dirs of servers whose txload process is gone.
+func Start(ctx context.Context, opts Options) (_ *Server, err error) {
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			err = &interruptedError{cause: context.Cause(ctx)}
+		}
+	}()
 	major := opts.Major
 	if major == "" {
 		major = DefaultMajor()
@@ -73,6 +97,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	v, err := Lookup(major)
 	if err != nil {
 		return nil, err
+	}
+	for _, kv := range opts.Settings {
+		if name, _, ok := strings.Cut(kv, "="); !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("server setting %q: want name=value", kv)
+		}
 	}
 	logw := opts.Log
 	if logw == nil {
@@ -93,27 +122,54 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if os.Geteuid() == 0 {
 		as = unprivileged()
 	}
-	rt, err := ensureRuntime(ctx, cacheDir, v, logw, as != nil)
-	if err != nil {
-		return nil, fmt.Errorf("preparing PostgreSQL %s binaries: %w", v.Full, err)
-	}
-	if as != nil {
-		if err := reachable(rt, as); err != nil {
+	removeStale(os.TempDir(), logw)
+	for attempt := 1; ; attempt++ {
+		// The second time, every file of the binaries is checked (and
+		// extracted again where damaged): the first start failed.
+		rt, err := ensureRuntime(ctx, cacheDir, v, logw, as != nil, attempt > 1)
+		if err != nil {
+			return nil, fmt.Errorf("preparing PostgreSQL %s binaries: %w", v.Full, err)
+		}
+		if as != nil {
+			if err := reachable(rt, as); err != nil {
+				return nil, err
+			}
+		}
+		s, err := start(ctx, v, rt, as, timeout, opts.Settings)
+		if err == nil {
+			fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s)\n", v.Full, s.port, s.DataDir())
+			return s, nil
+		}
+		if attempt > 1 || ctx.Err() != nil || !damaged(rt) {
 			return nil, err
 		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		fmt.Fprintf(logw, "PostgreSQL did not start (%s); its binaries differ from what was extracted\n", first)
 	}
+}
 
-	dir, err := os.MkdirTemp("", "txload-pg-")
+// damaged reports whether the binaries in rt differ from their manifest,
+// every file's contents checked.
+func damaged(rt string) bool {
+	m, err := readManifest(rt)
+	return err == nil && m.check(rt, true) != ""
+}
+
+// start runs initdb in a fresh temp dir and starts postgres on a free port.
+func start(ctx context.Context, v Version, rt string, as *account, timeout time.Duration, settings []string) (_ *Server, err error) {
+	dir, err := os.MkdirTemp("", tempPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating temp dir: %w", err)
 	}
-	s := &Server{version: v, dir: dir, logPath: filepath.Join(dir, "postgres.log")}
-	ok := false
+	s := &Server{version: v, dir: dir, logPath: filepath.Join(dir, "postgres.log"), rt: rt, as: as, extra: settings}
 	defer func() {
-		if !ok {
+		if err != nil {
 			_ = s.Stop()
 		}
 	}()
+	if s.owner, err = own(dir); err != nil {
+		return nil, err
+	}
 	if s.logFile, err = os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, fmt.Errorf("creating server log: %w", err)
 	}
@@ -141,15 +197,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		err = s.launch(ctx, rt, as, port)
 		if err == nil {
-			break
+			return s, nil
 		}
 		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
 			return nil, err
 		}
 	}
-	ok = true
-	fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s)\n", v.Full, s.port, s.DataDir())
-	return s, nil
 }
 
 // URL is a connection string for the postgres superuser and database.
@@ -181,6 +234,9 @@ func (s *Server) stop() error {
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing temp dir: %w", err))
+	}
+	if s.owner != nil {
+		s.owner.Close() // after the removal: until then the dir is ours
 	}
 	return errors.Join(errs...)
 }
@@ -216,8 +272,22 @@ func (s *Server) initdb(ctx context.Context, rt string, as *account) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(rt, "bin", "initdb"),
 		"-D", s.DataDir(), "-U", "postgres", "--auth=trust",
 		"--encoding=UTF8", "--locale=C", "--no-sync")
-	s.setup(cmd, rt, as, false)
-	if err := cmd.Run(); err != nil {
+	s.setup(cmd, rt, as, syscall.SIGKILL)
+	// Canceled, initdb is killed with the processes it started (the
+	// bootstrap postgres, in its process group), which would otherwise
+	// write on into a dir being removed.
+	cmd.Cancel = func() error {
+		killGroup(cmd.Process.Pid)
+		return nil
+	}
+	// From a locked thread, as the postmaster (see launch), so that initdb
+	// dies with txload instead of writing on into a dir nobody owns.
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		done <- cmd.Run()
+	}()
+	if err := <-done; err != nil {
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
@@ -227,8 +297,9 @@ func (s *Server) initdb(ctx context.Context, rt string, as *account) error {
 }
 
 // serverArgs are the postgres flags: loopback TCP only, no Unix socket, and
-// settings for a load-test box (2 cores, 24 GiB) that trade durability for speed.
-func serverArgs(dataDir string, port int) []string {
+// settings for a load-test box (2 cores, 24 GiB) that trade durability for speed,
+// then the extra settings (a later -c of a setting wins).
+func serverArgs(dataDir string, port int, extra []string) []string {
 	args := []string{"-D", dataDir, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", ""}
 	for _, kv := range []string{
 		"fsync=off", // throwaway cluster: never wait for the disk
@@ -239,7 +310,14 @@ func serverArgs(dataDir string, port int) []string {
 		"effective_cache_size=8GB",
 		"max_wal_size=4GB", // keep checkpoints from dominating write-heavy runs
 		"checkpoint_timeout=30min",
+		// Per-statement block counts (shared_blks_hit/read) for workloads
+		// that report them, pgio's LIOPS: the view needs the library loaded
+		// at start; CREATE EXTENSION in a database then exposes it.
+		"shared_preload_libraries=pg_stat_statements",
 	} {
+		args = append(args, "-c", kv)
+	}
+	for _, kv := range extra {
 		args = append(args, "-c", kv)
 	}
 	return args
@@ -249,8 +327,8 @@ func serverArgs(dataDir string, port int) []string {
 // It returns errPortTaken if another process grabbed the port first.
 func (s *Server) launch(ctx context.Context, rt string, as *account, port int) error {
 	logStart := s.logSize()
-	cmd := exec.Command(filepath.Join(rt, "bin", "postgres"), serverArgs(s.DataDir(), port)...)
-	s.setup(cmd, rt, as, true)
+	cmd := exec.Command(filepath.Join(rt, "bin", "postgres"), serverArgs(s.DataDir(), port, s.extra)...)
+	s.setup(cmd, rt, as, syscall.SIGQUIT)
 
 	// Pdeathsig is tied to the thread that forks the child, so fork from a
 	// locked thread that lives as long as the server. The goroutine returns
@@ -310,11 +388,13 @@ func (s *Server) ready(ctx context.Context) bool {
 	return dd == s.DataDir()
 }
 
-func (s *Server) setup(cmd *exec.Cmd, rt string, as *account, server bool) {
+// setup runs cmd in the temp dir, logging to the server log; the kernel
+// sends it deathSig if the thread that forked it (see launch) exits.
+func (s *Server) setup(cmd *exec.Cmd, rt string, as *account, deathSig syscall.Signal) {
 	cmd.Dir = s.dir // the server user may not be able to enter our cwd
 	cmd.Env = childEnv(filepath.Join(rt, "lib"))
 	cmd.Stdout, cmd.Stderr = s.logFile, s.logFile
-	cmd.SysProcAttr = procAttr(as, server)
+	cmd.SysProcAttr = procAttr(as, deathSig)
 }
 
 // childEnv is our environment minus PG* and locale variables, with the

@@ -13,8 +13,20 @@ import (
 
 func tryLock(*os.File) (bool, error) { return false, errors.ErrUnsupported }
 
-func procAttr(*account, bool) *syscall.SysProcAttr { return nil }
+func procAttr(*account, syscall.Signal) *syscall.SysProcAttr { return nil }
 
 func killPIDs([]int) {}
 
 func childPIDs(int) []int { return nil }
+
+func alive(int) bool { return false }
+
+func quit(int) {}
+
+const canSeeUsers = false
+
+func dirUsers(string) map[string][]int { return nil }
+
+func killGroup(int) {}
+
+func serverProcess(int) bool { return false }

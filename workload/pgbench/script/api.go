@@ -90,17 +90,29 @@ type Command struct {
 	End int
 }
 
-// Error is a script error that names the file and line.
+// Error is a script error that names the file and line. Its text shows
+// the bytes of a script that are not printable text escaped (\x1b, \u2028),
+// so that a binary file cannot garble a terminal.
 type Error struct {
 	File string
 	Line int
 	Msg  string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s:%d: %s", Printable(e.File), e.Line, Printable(e.Msg))
+}
+
+// Printable returns s with every byte that is not valid UTF-8 written as
+// \xNN and every rune that is not printable (control characters, line and
+// paragraph separators, tabs) as \xNN, \uNNNN or \UNNNNNNNN; the rest,
+// backslashes included, as it is.
+func Printable(s string) string { return printable(s) }
 
 // Parse parses the text of a script named name, as pgbench does with the
 // contents of a --file: the Script's Name and Title are name, its Weight 1.
+// A script must be UTF-8 text (the text txload sends is UTF-8): an invalid
+// byte or a NUL is an error that gives its offset.
 func Parse(name, src string) (*Script, error) { return parse(name, name, src) }
 
 // ParseFileArg splits FILE[@WEIGHT] as pgbench's --file (and --builtin)

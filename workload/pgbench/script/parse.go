@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/txload/txload/workload/pgbench/expr"
 )
@@ -27,6 +28,9 @@ type parser struct {
 // parse parses src; file names it in errors and title is the Script's
 // Title.
 func parse(file, title, src string) (*Script, error) {
+	if err := checkText(file, src); err != nil {
+		return nil, err
+	}
 	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}}
 	for i := 0; i < len(src); i++ {
 		if src[i] == '\n' {
@@ -236,23 +240,6 @@ func (m *metaLexer) rest() string {
 	return strings.TrimFunc(sb.String(), func(r rune) bool { return r < 0x80 && isMetaSpace(byte(r)) })
 }
 
-// exprWorks reports whether the expr package parses expressions. While it
-// is a stub, \set, \if and \elif keep only ExprSrc and Expr stays nil.
-var exprWorks = sync.OnceValue(func() bool {
-	_, err := parseExpr("1")
-	return err == nil
-})
-
-// parseExpr calls expr.Parse, turning a panic into an error.
-func parseExpr(src string) (n expr.Node, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			n, err = nil, fmt.Errorf("internal error in expression parser: %v", r)
-		}
-	}()
-	return expr.Parse(src)
-}
-
 // meta reads the meta-command whose backslash is at offset bs (the lexer
 // is just after it) and adds it, merges it (\gset, \aset), or ignores it
 // (a lone backslash).
@@ -284,13 +271,11 @@ func (p *parser) meta(bs int) error {
 		if cmd.ExprSrc == "" {
 			return p.errorf(bs, "missing expression in command \"%s\"", name)
 		}
-		if exprWorks() {
-			n, err := parseExpr(cmd.ExprSrc)
-			if err != nil {
-				return p.errorf(bs, "%v in command \"%s\"", err, name)
-			}
-			cmd.Expr = n
+		n, err := expr.Parse(cmd.ExprSrc)
+		if err != nil {
+			return p.errorf(bs, "%v in command \"%s\"", err, name)
 		}
+		cmd.Expr = n
 		p.cmds = append(p.cmds, cmd)
 		return nil
 	}
@@ -424,4 +409,55 @@ func atoi(s string) int64 {
 		return -v
 	}
 	return v
+}
+
+// checkText refuses a script that is not UTF-8 text: a binary file, or
+// text in another encoding (pgbench would send its bytes as they are, and
+// the server would refuse them as UTF-8).
+func checkText(file, src string) error {
+	line := 1
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRuneInString(src[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return &Error{File: file, Line: line, Msg: fmt.Sprintf("not UTF-8 text: byte 0x%02x at offset %d (a script is SQL text in UTF-8)", src[i], i)}
+		case r == 0:
+			return &Error{File: file, Line: line, Msg: fmt.Sprintf("not a text file: NUL byte at offset %d (a script is SQL text in UTF-8)", i)}
+		case r == '\n':
+			line++
+		}
+		i += n
+	}
+	return nil
+}
+
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unicode.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -17,13 +17,6 @@ import (
 // sends is visible with --debug against a scratch server ("client 0
 // sending ...").
 
-// exprWorksForTest says whether the expr package parses expressions yet;
-// while it is a stub, Expr stays nil and tests check ExprSrc only.
-func exprWorksForTest() bool {
-	_, err := expr.Parse("1")
-	return err == nil
-}
-
 // summary is a one-line golden description of a command.
 func summary(c Command) string {
 	var s string
@@ -93,10 +86,9 @@ func diffLines(t *testing.T, got, want []string) {
 }
 
 // checkCommon checks what holds for every parsed command: File, Expr set
-// for expressions once expr works, ParamPos pointing at the references.
+// for expressions, ParamPos pointing at the references.
 func checkCommon(t *testing.T, s *Script, file string) {
 	t.Helper()
-	works := exprWorksForTest()
 	for i, c := range s.Commands {
 		if c.File != file {
 			t.Errorf("command %d: File = %q, want %q", i, c.File, file)
@@ -106,7 +98,7 @@ func checkCommon(t *testing.T, s *Script, file string) {
 		}
 		switch c.Kind {
 		case Set, If, Elif:
-			if works && c.Expr == nil {
+			if c.Expr == nil {
 				t.Errorf("command %d (%s): Expr is nil", i, c.Text)
 			}
 		case SQL:
@@ -350,28 +342,38 @@ func TestSleepValues(t *testing.T) {
 	}
 }
 
+// \set, \if and \elif keep their expression's source and its parse,
+// which evaluates as expr's own.
 func TestExpressions(t *testing.T) {
 	s, err := Parse("t.sql", "\\set a 1 + 2\n\\if :a = 3\n\\elif :a < 3\n\\endif\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"1 + 2", ":a = 3", ":a < 3"} {
+	env := &expr.Env{Lookup: func(string) (expr.Value, bool) { return expr.Value{Kind: expr.Int, I: 3}, true }}
+	for i, tc := range []struct {
+		src  string
+		want expr.Value
+	}{
+		{"1 + 2", expr.Value{Kind: expr.Int, I: 3}},
+		{":a = 3", expr.Value{Kind: expr.Bool, B: true}},
+		{":a < 3", expr.Value{Kind: expr.Bool, B: false}},
+	} {
 		c := s.Commands[i]
-		if c.ExprSrc != want {
-			t.Errorf("command %d: ExprSrc = %q, want %q", i, c.ExprSrc, want)
+		if c.ExprSrc != tc.src {
+			t.Errorf("command %d: ExprSrc = %q, want %q", i, c.ExprSrc, tc.src)
 		}
-		if exprWorksForTest() {
-			n, err := expr.Parse(want)
-			if err != nil || c.Expr == nil {
-				t.Errorf("command %d: Expr %v, expr.Parse: %v", i, c.Expr, err)
-				continue
-			}
-			env := &expr.Env{Lookup: func(string) (expr.Value, bool) { return expr.Value{Kind: expr.Int, I: 3}, true }}
-			v1, err1 := c.Expr.Eval(env)
-			v2, err2 := n.Eval(env)
-			if v1 != v2 || (err1 == nil) != (err2 == nil) {
-				t.Errorf("command %d: Eval = %v, %v; want %v, %v", i, v1, err1, v2, err2)
-			}
+		if c.Expr == nil {
+			t.Errorf("command %d (%s): Expr is nil", i, c.Text)
+			continue
+		}
+		n, err := expr.Parse(tc.src)
+		if err != nil {
+			t.Fatalf("expr.Parse(%q): %v", tc.src, err)
+		}
+		v1, err1 := c.Expr.Eval(env)
+		v2, err2 := n.Eval(env)
+		if err1 != nil || err2 != nil || v1 != tc.want || v2 != tc.want {
+			t.Errorf("command %d: Eval = %v, %v; expr's = %v, %v; want %v", i, v1, err1, v2, err2, tc.want)
 		}
 	}
 }

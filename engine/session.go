@@ -1,0 +1,197 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/workload"
+)
+
+// client is the engine's side of one client: the schedule, the timing from
+// the intended start, retries, reconnection and recording. It implements
+// workload.Session; whatever drives the client calls it from one goroutine.
+type client struct {
+	r      *run
+	g      *group
+	id     int
+	choose func() int
+
+	// The operation under way.
+	op, attempt     int
+	intended, start time.Time
+	measured        bool
+	busy            bool // an operation started and has not ended
+	retryAfterReset bool // the operation is retried once reconnected
+
+	backoff  time.Duration
+	attempts int // failed connection attempts since the last success
+}
+
+var _ workload.Session = (*client)(nil)
+
+// ID is the client's number.
+func (c *client) ID() int { return c.id }
+
+// Next starts the next operation when it is due: at once in closed loop,
+// at the next arrival of the group's schedule in open loop.
+func (c *client) Next(now time.Time) workload.Step { return c.next(now, true) }
+
+func (c *client) next(now time.Time, idle bool) workload.Step {
+	r := c.r
+	if r.stopped() {
+		return workload.Step{Kind: workload.Stop}
+	}
+	if r.cfg.Rate == 0 {
+		if !now.Before(r.end) {
+			return workload.Step{Kind: workload.Stop}
+		}
+		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
+	}
+	a := &c.g.arrivals
+	for {
+		at, ok := a.peek()
+		if !ok {
+			return workload.Step{Kind: workload.Stop}
+		}
+		if at.After(now) {
+			return workload.Step{Kind: workload.Wait, At: at}
+		}
+		a.pop()
+		late := now.Sub(at)
+		if late > r.cfg.MaxLag {
+			r.saturate()
+			return workload.Step{Kind: workload.Stop}
+		}
+		measured := !at.Before(r.measureStart)
+		if measured {
+			r.startedMeasured.Add(1)
+			// Only an idle client waiting for the arrival measures the
+			// generator: one released late because it was busy measures
+			// the system, and is in Lag.
+			if idle {
+				_ = c.g.emitLag.RecordValue(max(late.Microseconds(), 0))
+			}
+		}
+		op := c.choose()
+		if r.cfg.LatencyLimit > 0 && late > r.cfg.LatencyLimit {
+			c.g.rec.Skip(op, measured)
+			continue
+		}
+		return c.begin(op, at, now, measured)
+	}
+}
+
+func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
+	c.op, c.attempt, c.intended, c.start, c.measured, c.busy = op, 1, intended, now, measured, true
+	return workload.Step{Kind: workload.Start, Op: op, Attempt: 1, Intended: intended}
+}
+
+func (c *client) retry() workload.Step {
+	c.attempt++
+	c.busy = true
+	return workload.Step{Kind: workload.Start, Op: c.op, Attempt: c.attempt, Intended: c.intended}
+}
+
+// Done ends the attempt under way and decides what follows.
+func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
+	r, rec := c.r, c.g.rec
+	if err == nil {
+		c.busy = false
+		rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
+		if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
+			rec.Late(c.op, c.measured)
+		}
+		r.reachableAt(now)
+		return c.next(now, false)
+	}
+	if r.ctx.Err() != nil {
+		// Interrupted, or the drain deadline: neither a success nor a
+		// failure (the deadline counts it as abandoned).
+		return workload.Step{Kind: workload.Stop}
+	}
+	c.busy = false
+	class, fatal := r.cfg.Classify(err)
+	retry := !fatal && class.Retryable() && c.attempt < r.cfg.MaxTries
+	if c.measured && stmt >= 0 {
+		rec.StatementError(c.op, stmt, retry)
+	}
+	rec.Error(c.op, c.measured, class)
+	r.noteError(class, err)
+	if r.cfg.OnError != nil {
+		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], Attempt: c.attempt, Class: class, Retry: retry, Err: err})
+	}
+	if !retry {
+		rec.Failure(c.op, c.measured, class, c.attempt)
+	}
+	if fatal {
+		r.setFatal(fmt.Errorf("running %s: %w", r.ops[c.op], err))
+		return workload.Step{Kind: workload.Stop}
+	}
+	if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
+		c.retryAfterReset = retry
+		c.busy = retry
+		return workload.Step{Kind: workload.Reconnect, At: now}
+	}
+	if retry {
+		return c.retry()
+	}
+	if !class.Retryable() && !r.cfg.ContinueOnError {
+		r.abort(c, err)
+		return workload.Step{Kind: workload.Stop}
+	}
+	return c.next(now, false)
+}
+
+// Connected decides what follows a connection attempt.
+func (c *client) Connected(now time.Time, err error) workload.Step {
+	r := c.r
+	if err == nil {
+		c.backoff, c.attempts = 0, 0
+		r.reachableAt(now)
+		if c.retryAfterReset {
+			c.retryAfterReset = false
+			return c.retry()
+		}
+		return c.next(now, false)
+	}
+	if r.ctx.Err() != nil {
+		return workload.Step{Kind: workload.Stop}
+	}
+	_, fatal := r.cfg.Classify(err)
+	giveUp := fatal || r.stopped() || !now.Before(r.end)
+	if !fatal {
+		c.attempts++
+		c.g.rec.ReconnectFailed()
+		r.unreachableAt(now, err)
+		if r.cfg.OnError != nil {
+			r.cfg.OnError(ErrorEvent{Client: c.id, Op: "reconnect", Attempt: c.attempts, Class: metrics.ConnectionLost, Retry: !giveUp, Err: err})
+		}
+	}
+	if giveUp {
+		c.giveUp()
+		if fatal {
+			r.setFatal(fmt.Errorf("reconnecting: %w", err))
+		}
+		return workload.Step{Kind: workload.Stop}
+	}
+	c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
+	return workload.Step{Kind: workload.Reconnect, At: now.Add(c.backoff)}
+}
+
+// giveUp ends a client waiting to reconnect because the run is over: the
+// operation that was to be retried failed with a lost connection. At the
+// drain deadline it stays in flight, to be counted as abandoned.
+func (c *client) giveUp() {
+	if c.retryAfterReset && c.r.ctx.Err() == nil {
+		c.retryAfterReset, c.busy = false, false
+		c.g.rec.Failure(c.op, c.measured, metrics.ConnectionLost, c.attempt)
+	}
+}
+
+// Statement records a statement's latency, for a measured operation.
+func (c *client) Statement(op, stmt int, d time.Duration) {
+	if c.measured {
+		c.g.rec.Statement(op, stmt, d)
+	}
+}

@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// An error no retry cures ends the client, as pgbench does: the run says
+// which, with the server's message, its SQLSTATE and the script's file and
+// line, and exits 1. --continue-on-error keeps the clients going, exits 0
+// and shows the first message in the summary.
+func TestScriptErrorAbortsClients(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	file := writeScript(t, "div.sql", "\\set x 0\nSELECT 1 / :x;\n")
+	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s", "--progress", "0")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stderr, "div.sql:2: ERROR: division by zero (SQLSTATE 22012)", "client 0 aborted")
+	mustContain(t, r.stdout, "ABORTED: 2 clients ended on an error no retry cures")
+	last := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if l := last[len(last)-1]; !strings.Contains(l, "2 clients aborted") || !strings.Contains(l, "division by zero (SQLSTATE 22012)") {
+		t.Errorf("last line %q", l)
+	}
+
+	r = txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
+		"--progress", "0", "--continue-on-error")
+	if r.code != 0 {
+		t.Fatalf("--continue-on-error: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "first other error: ", "div.sql:2: ERROR: division by zero (SQLSTATE 22012)", "failed by class: other")
+}
+
+// A Bind the server refuses with a protocol violation (08P01) is not a lost
+// connection: it ends the client with its message and the run exits 1.
+func TestProtocolViolationReported(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	file := writeScript(t, "bind.sql", "SELECT $1;\n")
+	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "1", "--duration", "1s",
+		"--progress", "0", "--protocol", "extended")
+	if r.code != 1 || !strings.Contains(r.stderr, "SQLSTATE 08P") || strings.Contains(r.stdout, "connection") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+
+// tps and latency are taken over the measured period until the last
+// transaction ended, as pgbench takes them: a script that sleeps 3 s, run
+// for 1 s on 2 clients, gives pgbench's tps within 5%.
+func TestSleepingScriptRateLikePgbench(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed (Debian: postgresql-contrib; .ci/run installs it)")
+	}
+	url := srv.NewDatabase(t)
+	file := writeScript(t, "sleep.sql", "\\sleep 3 s\n")
+	out, err := exec.CommandContext(t.Context(), pgbench, "-n", "-f", file, "-c", "2", "-T", "1", url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	m := tpsLine.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("pgbench printed no tps:\n%s", out)
+	}
+	theirs, _ := strconv.ParseFloat(string(m[1]), 64)
+	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
+		"--progress", "0", "--output", "pgbench")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	m = tpsLine.FindSubmatch([]byte(r.stdout))
+	if m == nil {
+		t.Fatalf("no tps line:\n%s", r.stdout)
+	}
+	ours, _ := strconv.ParseFloat(string(m[1]), 64)
+	if ours < theirs*0.95 || ours > theirs*1.05 {
+		t.Fatalf("tps %g, pgbench %g:\n%s", ours, theirs, r.stdout)
+	}
+	mustContain(t, r.stdout, "latency average = 300")
+}
+
+// In a pipeline, --protocol extended leaves no prepared statement on the
+// server; --protocol prepared does. The script counts them from inside.
+func TestPipelineHonoursProtocol(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE seen (proto text, prepared int)`); err != nil {
+		t.Fatal(err)
+	}
+	file := writeScript(t, "pipe.sql", `\startpipeline
+SELECT 1 AS one;
+INSERT INTO seen SELECT :proto, count(*) FROM pg_prepared_statements;
+\endpipeline
+`)
+	for _, proto := range []string{"extended", "prepared"} {
+		if r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "1", "--duration", "300ms",
+			"--progress", "0", "--protocol", proto, "--define", "proto="+proto); r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s\n%s", proto, r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := count(t, url, `SELECT count(*) FROM seen WHERE proto = 'extended' AND prepared > 0`); n != 0 {
+		t.Errorf("%d pipelines under --protocol extended saw prepared statements", n)
+	}
+	if n := count(t, url, `SELECT count(*) FROM seen WHERE proto = 'prepared' AND prepared > 0`); n == 0 {
+		t.Errorf("no pipeline under --protocol prepared saw its prepared statements")
+	}
+}
+
+// For each protocol, txload sends the server the statements pgbench sends:
+// pg_stat_statements lists the same normalized statements, each called as
+// many times per transaction, after the same number of tpcb-like
+// transactions from each.
+func TestStatementsLikePgbench(t *testing.T) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed (Debian: postgresql-contrib; .ci/run installs it)")
+	}
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		t.Skipf("pg_stat_statements is not loaded on the test server: %v", err)
+	}
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	statements := func() []string {
+		rows, err := conn.Query(ctx, `SELECT s.query || ' x' || s.calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+			WHERE d.datname = current_database() AND s.query ~* 'pgbench_|^(BEGIN|END|COMMIT)'
+			  AND s.query !~* 'count\(\*\)|vacuum|truncate' ORDER BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	reset := func() {
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_statements_reset()"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, proto := range []string{"simple", "extended", "prepared"} {
+		t.Run(proto, func(t *testing.T) {
+			reset()
+			if out, err := exec.CommandContext(t.Context(), pgbench, "-n", "-M", proto, "-c", "1", "-t", "50", url).CombinedOutput(); err != nil {
+				t.Fatalf("pgbench: %v\n%s", err, out)
+			}
+			theirs := statements()
+			reset()
+			// 50 transactions: one client at a rate that fits 50 in the run.
+			r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--protocol", proto, "--concurrency", "1",
+				"--rate", "50", "--arrival", "uniform", "--duration", "1s", "--progress", "0")
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			ours := statements()
+			if len(theirs) == 0 || !slices.Equal(theirs, ours) {
+				t.Fatalf("pgbench:\n  %s\ntxload:\n  %s", strings.Join(theirs, "\n  "), strings.Join(ours, "\n  "))
+			}
+		})
+	}
+}
+
+// The server crashes (immediate shutdown) and restarts several times during
+// a tpcb-like run with retries: pgbench_history grows by exactly the
+// committed transactions plus the ambiguous ones that did commit (the
+// reconciliation would report a violation otherwise), and no history row is
+// there twice.
+func TestServerCrashesHistoryExact(t *testing.T) {
+	s := ownServer(t)
+	url := s.URL() + "&options=-c%20synchronous_commit%3Don"
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	done := make(chan result, 1)
+	go func() {
+		done <- txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--concurrency", "8", "--duration", "9s",
+			"--max-tries", "10", "--progress", "1s", "--protocol", "prepared")
+	}()
+	for range 3 {
+		time.Sleep(2 * time.Second)
+		if err := s.Halt(true); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if err := s.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "UNREACHABLE: the server could not be reached", "check: ok", "ambiguous: ")
+	if n := count(t, url, `SELECT count(*) FROM (SELECT 1 FROM pgbench_history GROUP BY tid, bid, aid, delta, mtime HAVING count(*) > 1) d`); n != 0 {
+		t.Fatalf("%d history rows are there twice:\n%s", n, r.stdout)
+	}
+	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 {
+		t.Fatalf("check tpcb: exit %d\n%s", c.code, c.stdout)
+	}
+	t.Log(r.stdout)
+}

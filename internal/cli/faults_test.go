@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pg/embedded"
+)
+
+// ownServer starts an embedded server for a test that stops and restarts
+// it, so that other tests keep theirs.
+func ownServer(t *testing.T) *embedded.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a server of its own")
+	}
+	s, err := embedded.Start(t.Context(), embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+// The server stops before the end of the run and stays down: the run still
+// ends at its duration plus the drain timeout, says the server was
+// unreachable, and exits 1 (its audit could not run). Ctrl-C while the
+// server is down exits 130.
+func TestRunEndsWithServerDown(t *testing.T) {
+	s := ownServer(t)
+	for _, interrupt := range []bool{false, true} {
+		t.Run(map[bool]string{false: "to the end", true: "ctrl-c"}[interrupt], func(t *testing.T) {
+			if interrupt {
+				if err := s.Restart(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan result, 1)
+			start := time.Now()
+			go func() {
+				done <- txload(ctx, nil, "run", "bank", "--url", s.URL(), "--duration", "3s", "--drain-timeout", "1s", "--progress", "500ms")
+			}()
+			time.Sleep(1500 * time.Millisecond)
+			if err := s.Halt(false); err != nil {
+				t.Fatal(err)
+			}
+			if interrupt {
+				time.Sleep(time.Second)
+				cancel()
+			}
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the run did not end 30 s after the server went away")
+			}
+			took := time.Since(start)
+			want := 1
+			if interrupt {
+				want = ExitInterrupted
+			}
+			if r.code != want {
+				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, want, r.stdout, r.stderr)
+			}
+			if !interrupt && took > 3*time.Second+time.Second+2*time.Second {
+				t.Errorf("the run took %s: want its 3 s and the 1 s drain timeout (and the 1 s reconnect backoff)", took)
+			}
+			mustContain(t, r.stderr, "server unreachable: ")
+			mustContain(t, r.stdout, "UNREACHABLE: the server could not be reached")
+		})
+	}
+}
+
+var ambiguousLine = regexp.MustCompile(`ambiguous:\s+(\d+) \((\d+) of them committed, per the ledger: (\d+) rows = (\d+) committed \+ (\d+)\)`)
+
+// The server crashes and comes back mid-run: the outage is reported with its
+// length, failed reconnects are counted, and the transfers whose COMMIT was
+// in flight are reconciled with the ledger: committed + committed-ambiguous
+// = the ledger's rows, and no more came from ambiguous ones than there were.
+func TestOutageReconciled(t *testing.T) {
+	t.Parallel()
+	s := ownServer(t)
+	js := jsonPath(t)
+	done := make(chan result, 1)
+	// The embedded server acknowledges commits before their WAL is written
+	// (synchronous_commit=off): a crash loses some, and the reconciliation
+	// says so (a violation). This run asks for durable commits.
+	url := s.URL() + "&options=-c%20synchronous_commit%3Don"
+	go func() {
+		done <- txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta",
+			"--selection", "100000", "--concurrency", "8", "--duration", "6s", "--progress", "500ms", "--json", js)
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	if err := s.Halt(true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := s.Restart(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stderr, "server unreachable: ", "server reachable again after ")
+	mustContain(t, r.stdout, "UNREACHABLE: the server could not be reached 1 times", "check: ok")
+	if !regexp.MustCompile(`reconnects \d+`).MatchString(r.stderr) {
+		t.Errorf("no progress line counts reconnects:\n%s", r.stderr)
+	}
+	m := ambiguousLine.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no reconciliation line:\n%s", r.stdout)
+	}
+	n := make([]int64, len(m))
+	for i := 1; i < len(m); i++ {
+		n[i], _ = strconv.ParseInt(m[i], 10, 64)
+	}
+	ambiguous, committedAmbiguous, rows, committed := n[1], n[2], n[3], n[4]
+	var doc struct {
+		Runs []struct {
+			Ops   []struct{ OK int64 } `json:"operations"`
+			Check struct{ Values map[string]int64 }
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ledger := doc.Runs[0].Check.Values["ledger_transfers"]
+	if rows != ledger || committed != doc.Runs[0].Ops[0].OK || committed+committedAmbiguous != ledger ||
+		committedAmbiguous < 0 || committedAmbiguous > ambiguous {
+		t.Fatalf("ledger %d, committed %d, ambiguous %d of which %d committed:\n%s", ledger, committed, ambiguous, committedAmbiguous, r.stdout)
+	}
+	t.Logf("ledger %d = committed %d + %d of %d ambiguous", ledger, committed, committedAmbiguous, ambiguous)
+}

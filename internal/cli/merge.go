@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/htmlreport"
+)
+
+// readDocs reads the --json documents named in args; a file that cannot be
+// read or is not a txload document is a usage error.
+func readDocs(args []string) ([]*report.Document, error) {
+	docs := make([]*report.Document, len(args))
+	for i, path := range args {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usagef("%s: %v", path, errors.Unwrap(err))
+		}
+		docs[i], err = report.ReadJSON(f)
+		f.Close()
+		if err != nil {
+			return nil, usagef("%s: %v", path, err)
+		}
+	}
+	return docs, nil
+}
+
+// writeOut writes to path through a temporary file renamed into place, or
+// to stdout when path is "".
+func writeOut(env Env, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(env.Stdout)
+	}
+	if err := runner.WriteFile(path, write); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "wrote %s\n", path)
+	return nil
+}
+
+func mergeCommand(env Env) *cobra.Command {
+	var output, out string
+	cmd := &cobra.Command{
+		Use:   "merge A.json B.json ...",
+		Short: "Merge the --json results of several load generators into one report",
+		Long: `merge adds up the --json documents of load generators that ran one workload
+together (txload run ... --instance i/N --json FILE on each) and prints the
+report one process would have printed: counts summed, histograms added (so
+percentiles and maxima are exact, not averaged), the measured period the
+longest of theirs, progress intervals aligned on the wall clock.
+
+Documents of different workloads, commands or variants, or whose histograms
+have different settings, are refused (exit 2).`,
+		Example: `  txload merge run-0.json run-1.json run-2.json
+  txload merge run-*.json --output json -o merged.json
+  txload merge run-*.json --output html -o merged.html`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			switch output {
+			case "text", "pgbench", "json", "html":
+			default:
+				return usagef("--output %q is not allowed (allowed: text, pgbench, json, html)", output)
+			}
+			if out != "" {
+				if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
+					return runErr(err)
+				}
+			}
+			docs, err := readDocs(args)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(args))
+			for i, a := range args {
+				names[i] = filepath.Base(a)
+			}
+			merged, err := report.Merge(docs, names)
+			if me := (*report.MergeError)(nil); errors.As(err, &me) {
+				return usageErr(err)
+			} else if err != nil {
+				return err
+			}
+			return writeOut(env, out, func(w io.Writer) error {
+				switch output {
+				case "pgbench":
+					return report.WritePgbench(w, merged)
+				case "json":
+					return report.WriteJSON(w, merged)
+				case "html":
+					return htmlreport.Write(w, []*report.Document{merged}, htmlreport.Options{Title: "txload merge " + merged.Workload, Names: []string{"merged"}, Version: env.Version})
+				}
+				return report.WriteSummary(w, merged)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "format: text (run's summary) | pgbench (pgbench's report) | json (a merged --json document) | html (the report of txload report)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of stdout")
+	return cmd
+}

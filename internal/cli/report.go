@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report/htmlreport"
+)
+
+func reportCommand(env Env) *cobra.Command {
+	var out, title string
+	cmd := &cobra.Command{
+		Use:   "report RUN.json [RUN2.json ...]",
+		Short: "Write the HTML report of runs' --json results: charts, configuration, server",
+		Long: `report draws runs' --json documents as one self-contained HTML file that
+works offline: throughput and p50/p95/p99/max over time per operation, the
+HDR percentile spectrum, failures and retries by class over time, sojourn
+against remote time for open-loop runs, schedule lag, sweep curves, the
+configuration (passwords redacted) and the server. Two or more runs (several
+documents, or the variants of one) are drawn on the same charts.`,
+		Example: `  txload run bank --isolation rc,serializable --json bank.json && txload report bank.json -o bank.html
+  txload report before.json after.json -o compare.html
+  txload report sweep.json -o sweep.html`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
+				return runErr(err)
+			}
+			docs, err := readDocs(args)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(args))
+			for i, a := range args {
+				names[i] = filepath.Base(a)
+			}
+			return writeOut(env, out, func(w io.Writer) error {
+				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "the HTML file to write")
+	cmd.Flags().StringVar(&title, "title", "", "the page's title (default: txload report)")
+	return cmd
+}

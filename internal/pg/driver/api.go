@@ -1,0 +1,98 @@
+// Package driver runs PostgreSQL clients on a few I/O loops: each loop owns
+// its share of the connections on non-blocking sockets and one epoll
+// descriptor, and every client is a small state machine (a Program) that
+// queues protocol messages into its connection's buffers and is called back
+// when their results are in. It knows the wire protocol, not the schedule:
+// what a client does next is its Session's decision (the engine's).
+package driver
+
+import (
+	"time"
+)
+
+// StepKind is what a Session tells its client to do next.
+type StepKind uint8
+
+// The steps.
+const (
+	// Stop: the client is done; its connection may be closed.
+	Stop StepKind = iota
+	// Start attempt Step.Attempt (from 1) of operation Step.Op now.
+	Start
+	// Wait: ask Next again at Step.At (an open-loop arrival, a backoff).
+	Wait
+	// Reconnect: replace the connection, not before Step.At, then report
+	// the outcome with Connected.
+	Reconnect
+)
+
+// Step is a Session's decision.
+type Step struct {
+	Kind        StepKind
+	Op, Attempt int       // Start
+	At          time.Time // Wait, Reconnect
+	// Intended is when the operation should have started (open loop: its
+	// arrival; closed loop: now). Informational for the executor.
+	Intended time.Time
+}
+
+// Session is the engine's side of one client: it decides what the client
+// does next and records what it did. An executor calls a session only from
+// the goroutine that drives its client, never concurrently.
+type Session interface {
+	// ID is the client's number, from 0.
+	ID() int
+	// Next is asked when the client is idle: once it is connected, and
+	// again at the time a Wait step gave.
+	Next(now time.Time) Step
+	// Done ends the attempt under way: err is nil when it succeeded; stmt is
+	// the index of the statement that failed (-1: none, or not known). Its
+	// step may be the retry (Start with the same Op), the next operation, a
+	// Wait, a Reconnect or Stop.
+	Done(now time.Time, err error, stmt int) Step
+	// Connected reports a connection attempt the session asked for with
+	// Reconnect: err is nil when it succeeded.
+	Connected(now time.Time, err error) Step
+	// Statement records the latency of statement stmt of operation op, for
+	// per-statement reports.
+	Statement(op, stmt int, d time.Duration)
+}
+
+// ActionKind is what a Program waits for.
+type ActionKind uint8
+
+// The actions.
+const (
+	// Await: send what was queued and call Resume once every result of it
+	// has arrived.
+	Await ActionKind = iota
+	// Sleep until Action.At, then call Resume (pgbench's \sleep).
+	Sleep
+	// Finish the attempt with Action.Err (nil: success) at statement
+	// Action.Stmt.
+	Finish
+)
+
+// Action is what a Program returns.
+type Action struct {
+	Kind ActionKind
+	At   time.Time
+	Err  error
+	Stmt int
+}
+
+// Program is one client's transaction logic. The executor calls it from the
+// client's loop only. It must not block: it queues requests on its Conn and
+// returns; nothing it does per transaction should allocate.
+type Program interface {
+	// Start begins attempt (from 1) of operation op, after the previous one
+	// was finished (and rolled back by the executor if it left a
+	// transaction open).
+	Start(c *Conn, op, attempt int) Action
+	// Resume continues after an Await (read the results with c.Result) or
+	// a Sleep.
+	Resume(c *Conn) Action
+	// Connected is told that c is a new connection: statements prepared on
+	// the previous one are gone.
+	Connected(c *Conn)
+}

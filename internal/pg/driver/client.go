@@ -1,0 +1,171 @@
+package driver
+
+import (
+	"errors"
+	"time"
+)
+
+// waitKind is what a client waits for next, for its loop to arrange.
+type waitKind uint8
+
+const (
+	waitIO      waitKind = iota // its exchange: flush, then read until done
+	waitTimer                   // until at: a Sleep ends (Resume)
+	waitArrival                 // until at: ask the session again (Wait)
+	waitDial                    // until at: then connect anew
+	waitStopped                 // nothing more
+)
+
+// client is one session with its program and connection: the state machine
+// both kinds of loop drive. Its methods set wait and at.
+type client struct {
+	id   int
+	sess Session
+	prog Program
+	conn *Conn
+
+	wait waitKind
+	at   time.Time
+
+	op, attempt int
+	finErr      error // an attempt that failed, while its ROLLBACK runs
+	finStmt     int
+	queued      bool // waiting in its loop's line of idle clients
+	writable    bool // registered for writability (epoll)
+	slot        int  // index in its loop
+}
+
+var errAwaitNothing = errors.New("driver: the program awaited an exchange but queued nothing")
+
+// apply carries out a session's step.
+func (c *client) apply(step Step, now time.Time) {
+	for {
+		switch step.Kind {
+		case Stop:
+			c.wait = waitStopped
+			return
+		case Wait:
+			c.wait, c.at = waitArrival, step.At
+			return
+		case Reconnect:
+			c.wait, c.at = waitDial, step.At
+			return
+		}
+		c.op, c.attempt = step.Op, step.Attempt
+		c.conn.begin()
+		c.conn.Now = now
+		a := c.prog.Start(c.conn, step.Op, step.Attempt)
+		next, more := c.act(a, now)
+		if !more {
+			return
+		}
+		step = next
+	}
+}
+
+// act carries out a program's action; a step when the attempt ended at
+// once and the session's next step is to be applied.
+func (c *client) act(a Action, now time.Time) (Step, bool) {
+	switch a.Kind {
+	case Await:
+		if !c.conn.pending() {
+			return c.finish(errAwaitNothing, -1, now)
+		}
+		c.wait = waitIO
+		return Step{}, false
+	case Sleep:
+		c.wait, c.at = waitTimer, a.At
+		return Step{}, false
+	}
+	return c.finish(a.Err, a.Stmt, now)
+}
+
+// finish ends an attempt. A failed one that left a transaction open is
+// rolled back first, so that the next attempt starts clean.
+func (c *client) finish(err error, stmt int, now time.Time) (Step, bool) {
+	if err != nil && c.conn.broken == nil && !c.conn.Idle() {
+		c.finErr, c.finStmt = err, stmt
+		c.conn.begin()
+		c.conn.internal = true
+		c.conn.queue(nil, CaptureNone, true)
+		c.conn.wbuf = appendQueryString(c.conn.wbuf, "ROLLBACK")
+		c.conn.seg++
+		c.conn.syncs++
+		c.wait = waitIO
+		return Step{}, false
+	}
+	return c.sess.Done(now, err, stmt), true
+}
+
+// exchanged: the exchange the client awaited is complete.
+func (c *client) exchanged(now time.Time) {
+	if c.conn.internal {
+		c.conn.internal = false
+		c.apply(c.sess.Done(now, c.finErr, c.finStmt), now)
+		c.finErr = nil
+		return
+	}
+	c.conn.Now = now
+	if next, more := c.act(c.prog.Resume(c.conn), now); more {
+		c.apply(next, now)
+	}
+}
+
+// failed: the connection broke during the exchange (or while idle).
+func (c *client) failed(err error, now time.Time) {
+	conn := c.conn
+	conn.broken = err
+	if conn.internal {
+		// The ROLLBACK did not get through: the attempt failed as it did.
+		conn.internal = false
+		c.apply(c.sess.Done(now, c.finErr, c.finStmt), now)
+		return
+	}
+	err = conn.lost(err)
+	stmt := conn.cur
+	if stmt >= conn.Results() {
+		stmt = -1
+	}
+	c.apply(c.sess.Done(now, err, c.stmtIndex(stmt)), now)
+}
+
+// stmtIndex maps an exchange's statement to the program's numbering when
+// the program says how (Statementer); else -1.
+func (c *client) stmtIndex(i int) int {
+	if s, ok := c.prog.(Statementer); ok && i >= 0 {
+		return s.Statement(i)
+	}
+	return -1
+}
+
+// fired: the time the client waited for has come.
+func (c *client) fired(now time.Time) {
+	switch c.wait {
+	case waitTimer:
+		c.conn.Now = now
+		if next, more := c.act(c.prog.Resume(c.conn), now); more {
+			c.apply(next, now)
+		}
+	case waitArrival:
+		c.apply(c.sess.Next(now), now)
+	}
+}
+
+// connected: a connection attempt ended; conn is the new connection.
+func (c *client) connected(conn *Conn, err error, now time.Time) {
+	if err != nil {
+		c.apply(c.sess.Connected(now, err), now)
+		return
+	}
+	c.conn = conn
+	conn.rec = c.sess
+	c.prog.Connected(conn)
+	c.apply(c.sess.Connected(now, nil), now)
+}
+
+// Statementer is a Program that tells which of its statements the i-th
+// statement queued in the current exchange is, for per-statement failure
+// counts when the connection is lost.
+type Statementer interface {
+	Statement(i int) int
+}

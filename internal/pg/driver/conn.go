@@ -1,0 +1,451 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+// Stmt is a statement a program runs, made once per program and reused:
+// its text, how it is prepared, and what losing the connection while it
+// runs means.
+type Stmt struct {
+	// SQL is the text, with $n parameters for Bind.
+	SQL string
+	// Name, for Bind, is the statement's name on the connection: it is
+	// prepared once per connection. "" runs it as the unnamed statement,
+	// parsed anew each time (pgbench's extended protocol).
+	Name string
+	// Commits marks a statement that ends a transaction (COMMIT, END):
+	// a connection lost while it runs leaves its outcome unknown.
+	Commits bool
+	// Begins marks a statement that opens a transaction block (BEGIN,
+	// START TRANSACTION): losing it before any other loses nothing.
+	Begins bool
+}
+
+// Capture says which rows of a result a program keeps.
+type Capture uint8
+
+// The captures.
+const (
+	CaptureNone  Capture = iota
+	CaptureFirst         // the first row (\gset)
+	CaptureLast          // the last row (\aset)
+	CaptureAll           // every row (small results only)
+)
+
+type span struct{ off, n int32 } // n < 0: NULL
+
+// Result is what one queued statement returned.
+type Result struct {
+	// Err is the server's error (*pgconn.PgError), or the one that ended an
+	// earlier statement of the same pipeline segment.
+	Err error
+	// Rows is the number of rows it returned.
+	Rows int
+	// Columns is the number of columns of the rows kept.
+	Columns int
+
+	tag     span
+	ended   bool // a simple Query's result set ended: another may follow
+	names   []span
+	vals    []span
+	capture Capture
+	stmt    *Stmt
+	arena   *[]byte
+	kept    int // rows kept in vals
+}
+
+// Tag is the command tag: "UPDATE 1".
+func (r *Result) Tag() []byte { return r.bytes(r.tag) }
+
+// Name is the name of column i.
+func (r *Result) Name(i int) []byte { return r.bytes(r.names[i]) }
+
+// Kept is the number of rows kept, as the capture asked.
+func (r *Result) Kept() int { return r.kept }
+
+// Value is column col of kept row row, and false for NULL. It is valid until
+// the program's Start or Resume returns.
+func (r *Result) Value(row, col int) ([]byte, bool) {
+	s := r.vals[row*r.Columns+col]
+	if s.n < 0 {
+		return nil, false
+	}
+	return r.bytes(s), true
+}
+
+func (r *Result) bytes(s span) []byte {
+	if s.n <= 0 {
+		return nil
+	}
+	return (*r.arena)[s.off : s.off+s.n : s.off+s.n]
+}
+
+// request is a queued statement: its result, the Sync segment it ends in,
+// and whether it is a simple Query (one result set per compound part).
+type request struct {
+	simple  bool
+	seg     int
+	parsed  bool // a Parse of a named statement went with it
+	parseOK bool // ... and the server took it
+}
+
+// Conn is one connection a loop drives: its socket, its read and write
+// buffers, and the statements in flight with their results.
+type Conn struct {
+	// Now is when the loop last resumed the program: the end of the
+	// exchange it awaited.
+	Now time.Time
+	// PID and key identify the backend, for cancel requests.
+	pid  uint32
+	key  []byte
+	addr net.Addr
+
+	fd int      // raw non-blocking socket; -1 with nc
+	nc net.Conn // a connection driven with blocking reads (TLS)
+
+	rbuf       []byte
+	rpos, rend int
+	wbuf       []byte
+	wpos       int
+
+	tx       byte // status of the last ReadyForQuery: 'I', 'T' or 'E'
+	pipeline bool
+	seg      int // segments started (Syncs queued)
+	reqs     []request
+	results  []Result
+	cur      int // the request whose responses arrive
+	syncs    int // Syncs in flight: ReadyForQuery messages still due
+	arena    []byte
+	prepared map[*Stmt]bool
+	broken   error // the connection failed
+	internal bool  // the exchange in flight is the executor's own (ROLLBACK)
+	params   Params
+	complete bool // the last exchange is over: the next request starts another
+	rec      interface {
+		Statement(op, stmt int, d time.Duration)
+	}
+}
+
+// Statement records the latency of statement stmt of operation op, for
+// per-statement reports.
+func (c *Conn) Statement(op, stmt int, d time.Duration) {
+	if c.rec != nil {
+		c.rec.Statement(op, stmt, d)
+	}
+}
+
+func newConn() *Conn {
+	return &Conn{fd: -1, rbuf: make([]byte, 16<<10), wbuf: make([]byte, 0, 4<<10),
+		tx: 'I', prepared: map[*Stmt]bool{}, arena: make([]byte, 0, 1<<10)}
+}
+
+// Idle says the connection is outside a transaction block.
+func (c *Conn) Idle() bool { return c.tx == 'I' }
+
+// Pipeline starts (true) or ends (false) pipeline mode: statements queued
+// in it share a Sync, and an error skips the rest of their segment, as the
+// server does. Ending it queues the segment's Sync.
+func (c *Conn) Pipeline(on bool) {
+	c.fresh()
+	if !on && c.pipeline {
+		c.Sync()
+	}
+	c.pipeline = on
+}
+
+// Sync ends a pipeline segment (pgbench's \syncpipeline).
+func (c *Conn) Sync() {
+	c.fresh()
+	c.wbuf = appendSync(c.wbuf)
+	c.seg++
+	c.syncs++
+}
+
+// fresh starts a new exchange when the last one is over: its results are
+// dropped.
+func (c *Conn) fresh() {
+	if c.complete {
+		c.begin()
+	}
+}
+
+func (c *Conn) queue(s *Stmt, capture Capture, simple bool) {
+	c.fresh()
+	c.reqs = append(c.reqs, request{simple: simple, seg: c.seg})
+	if cap(c.results) > len(c.results) {
+		c.results = c.results[:len(c.results)+1]
+	} else {
+		c.results = append(c.results, Result{})
+	}
+	r := &c.results[len(c.results)-1]
+	names, vals := r.names[:0], r.vals[:0]
+	*r = Result{capture: capture, stmt: s, arena: &c.arena, names: names, vals: vals, tag: span{n: -1}}
+}
+
+// Simple queues text, the statement with its values substituted, as a
+// simple Query (pgbench's simple protocol). It has a Sync of its own.
+func (c *Conn) Simple(text []byte, s *Stmt, capture Capture) {
+	c.queue(s, capture, true)
+	c.wbuf = appendQuery(c.wbuf, text)
+	c.seg++
+	c.syncs++
+}
+
+// Params appends a statement's text parameters; Send queues it.
+type Params struct {
+	c            *Conn
+	at, count, n int
+	capture      Capture
+	stmt         *Stmt
+	parsed       bool
+}
+
+// Bind queues s with parameters to come: Parse first if s is unnamed or not
+// yet prepared on this connection, then Bind. Add the parameters in order,
+// then Send.
+func (c *Conn) Bind(s *Stmt, capture Capture) *Params {
+	c.fresh()
+	parsed := false
+	if s.Name == "" || !c.prepared[s] {
+		c.wbuf = appendParse(c.wbuf, s.Name, s.SQL)
+		if s.Name != "" {
+			c.prepared[s] = true
+			parsed = true
+		}
+	}
+	p := &c.params
+	*p = Params{c: c, capture: capture, stmt: s, parsed: parsed}
+	c.wbuf, p.at, p.count = appendBindStart(c.wbuf, s.Name)
+	return p
+}
+
+// Text adds a parameter's text.
+func (p *Params) Text(v []byte) *Params {
+	b := p.c.wbuf
+	b = append(b, 0, 0, 0, 0)
+	at := len(b) - 4
+	b = append(b, v...)
+	putLen(b[at:], len(v))
+	p.c.wbuf = b
+	p.n++
+	return p
+}
+
+// String adds a parameter's text.
+func (p *Params) String(v string) *Params {
+	b := p.c.wbuf
+	b = append(b, 0, 0, 0, 0)
+	at := len(b) - 4
+	b = append(b, v...)
+	putLen(b[at:], len(v))
+	p.c.wbuf = b
+	p.n++
+	return p
+}
+
+// Int adds an integer parameter.
+func (p *Params) Int(v int64) *Params {
+	b := p.c.wbuf
+	b = append(b, 0, 0, 0, 0)
+	at := len(b) - 4
+	b = strconv.AppendInt(b, v, 10)
+	putLen(b[at:], len(b)-at-4)
+	p.c.wbuf = b
+	p.n++
+	return p
+}
+
+// Null adds a NULL parameter.
+func (p *Params) Null() *Params {
+	p.c.wbuf = append(p.c.wbuf, 0xff, 0xff, 0xff, 0xff)
+	p.n++
+	return p
+}
+
+// Send queues the statement: Describe, Execute, and its Sync outside a
+// pipeline.
+func (p *Params) Send() {
+	c := p.c
+	c.wbuf = appendBindEnd(c.wbuf, p.at, p.count, p.n)
+	c.wbuf = appendDescribePortal(c.wbuf)
+	c.wbuf = appendExecute(c.wbuf)
+	c.queue(p.stmt, p.capture, false)
+	c.reqs[len(c.reqs)-1].parsed = p.parsed
+	if !c.pipeline {
+		c.Sync()
+	}
+}
+
+func putLen(b []byte, n int) {
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+}
+
+// Results is the number of statements queued in the last exchange.
+func (c *Conn) Results() int { return len(c.results) }
+
+// Result is the result of statement i of the last exchange, in queue order.
+func (c *Conn) Result(i int) *Result { return &c.results[i] }
+
+// begin starts an exchange: the results of the previous one are dropped.
+func (c *Conn) begin() {
+	c.reqs, c.results, c.cur, c.seg, c.syncs = c.reqs[:0], c.results[:0], 0, 0, 0
+	c.arena = c.arena[:0]
+	c.pipeline = false
+	c.complete = false
+}
+
+// pending says whether the exchange awaits responses.
+func (c *Conn) pending() bool { return c.syncs > 0 }
+
+// handle processes one backend message of the exchange in flight; done
+// when its last ReadyForQuery arrived.
+func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
+	var r *Result
+	if c.cur < len(c.results) {
+		r = &c.results[c.cur]
+	}
+	switch typ {
+	case 'Z':
+		if len(body) < 1 {
+			return false, errShortMessage
+		}
+		c.tx = body[0]
+		c.syncs--
+		// A simple Query ends here; so does every statement of the segment
+		// that the server skipped after an error.
+		seg := -1
+		if c.cur < len(c.reqs) {
+			seg = c.reqs[c.cur].seg
+		}
+		for c.cur < len(c.reqs) && c.reqs[c.cur].seg == seg {
+			c.cur++
+		}
+		c.complete = c.syncs == 0
+		return c.complete, nil
+	case 'E':
+		pe := parseError(body)
+		if r == nil {
+			return false, pe // an error outside any statement: FATAL
+		}
+		r.Err = pe
+		// The server skips the rest of the segment: those statements fail
+		// with it too. A named statement whose Parse did not get through
+		// is not prepared.
+		for i := c.cur; i < len(c.reqs) && c.reqs[i].seg == c.reqs[c.cur].seg; i++ {
+			c.results[i].Err = pe
+			if q := c.reqs[i]; q.parsed && !q.parseOK {
+				delete(c.prepared, c.results[i].stmt)
+			}
+		}
+	case 'T':
+		if r == nil {
+			return false, fmt.Errorf("protocol: RowDescription outside a statement")
+		}
+		r.restart()
+		if r.capture != CaptureNone {
+			err := rowDescription(body, func(_ int, name []byte) {
+				r.names = append(r.names, c.keep(name))
+			})
+			r.Columns = len(r.names)
+			if err != nil {
+				return false, err
+			}
+		}
+	case 'D':
+		if r == nil {
+			return false, fmt.Errorf("protocol: DataRow outside a statement")
+		}
+		r.restart()
+		r.Rows++
+		switch {
+		case r.capture == CaptureNone:
+		case r.capture == CaptureFirst && r.kept > 0:
+		default:
+			if r.capture == CaptureLast && r.kept > 0 {
+				r.vals, r.kept = r.vals[:0], 0
+			}
+			if err := dataRow(body, func(_ int, v []byte) {
+				if v == nil {
+					r.vals = append(r.vals, span{n: -1})
+					return
+				}
+				r.vals = append(r.vals, c.keep(v))
+			}); err != nil {
+				return false, err
+			}
+			r.kept++
+		}
+	case 'C', 'I':
+		if r == nil {
+			return false, fmt.Errorf("protocol: CommandComplete outside a statement")
+		}
+		r.restart()
+		if typ == 'C' && len(body) > 0 {
+			r.tag = c.keep(body[:len(body)-1])
+		}
+		if c.reqs[c.cur].simple {
+			// A \; compound may send another result set: only the last
+			// one counts, as pgbench keeps it.
+			r.ended = true
+		} else {
+			c.cur++
+		}
+	case 'G', 'H', 'W':
+		return false, errors.New("COPY is not supported in load scripts")
+	case '1':
+		if c.cur < len(c.reqs) {
+			c.reqs[c.cur].parseOK = true
+		}
+	case '2', '3', 'n', 't', 's', 'N', 'S', 'A', 'K':
+	default:
+		return false, fmt.Errorf("protocol: unexpected message %q", typ)
+	}
+	return false, nil
+}
+
+// restart forgets a compound's earlier result set when the next begins.
+func (r *Result) restart() {
+	if r.ended {
+		r.ended, r.Rows, r.Columns, r.kept = false, 0, 0, 0
+		r.names, r.vals = r.names[:0], r.vals[:0]
+		r.tag = span{n: -1}
+	}
+}
+
+func (c *Conn) keep(b []byte) span {
+	off := len(c.arena)
+	c.arena = append(c.arena, b...)
+	return span{off: int32(off), n: int32(len(b))}
+}
+
+// lost builds the error of an exchange cut by a lost connection: the
+// transaction may have committed when a COMMIT was in flight, or when a
+// statement ran outside a transaction block; it may be retried only when
+// its block was open and no COMMIT had been sent.
+func (c *Conn) lost(err error) error {
+	if c.internal {
+		return err
+	}
+	ambiguous := false
+	for i := c.cur; i < len(c.results); i++ {
+		if s := c.results[i].stmt; s != nil && s.Commits {
+			ambiguous = true
+		}
+	}
+	if c.cur < len(c.results) && c.tx == 'I' {
+		if s := c.results[c.cur].stmt; s == nil || !s.Begins {
+			ambiguous = true
+		}
+	}
+	if ambiguous {
+		return pg.DuringCommit(err)
+	}
+	return err
+}

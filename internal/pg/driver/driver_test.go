@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/metrics"
+)
+
+var srv *pgtest.Server
+
+func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+
+// loopSession runs max operations back to back and keeps the errors.
+type loopSession struct {
+	id, n, max int
+	mu         sync.Mutex
+	errs       []error
+	stopOnErr  bool
+}
+
+func (s *loopSession) ID() int { return s.id }
+func (s *loopSession) Next(time.Time) Step {
+	if s.n >= s.max {
+		return Step{Kind: Stop}
+	}
+	s.n++
+	return Step{Kind: Start, Op: 0, Attempt: 1}
+}
+func (s *loopSession) Done(now time.Time, err error, _ int) Step {
+	if err != nil {
+		s.mu.Lock()
+		s.errs = append(s.errs, err)
+		s.mu.Unlock()
+		if s.stopOnErr {
+			return Step{Kind: Stop}
+		}
+	}
+	return s.Next(now)
+}
+func (s *loopSession) Connected(now time.Time, err error) Step { return s.Next(now) }
+func (s *loopSession) Statement(int, int, time.Duration)       {}
+
+// stepsProgram sends its statements one exchange each, simple protocol.
+type stepsProgram struct {
+	stmts []*Stmt
+	i     int
+}
+
+func (p *stepsProgram) Start(c *Conn, _, _ int) Action {
+	p.i = 0
+	return p.next(c)
+}
+
+func (p *stepsProgram) next(c *Conn) Action {
+	if p.i == len(p.stmts) {
+		return Action{Kind: Finish}
+	}
+	s := p.stmts[p.i]
+	p.i++
+	c.Simple([]byte(s.SQL), s, CaptureNone)
+	return Action{Kind: Await}
+}
+
+func (p *stepsProgram) Resume(c *Conn) Action {
+	if r := c.Result(0); r.Err != nil {
+		return Action{Kind: Finish, Err: r.Err, Stmt: p.i - 1}
+	}
+	return p.next(c)
+}
+func (p *stepsProgram) Connected(*Conn) {}
+
+// A connection lost while a statement runs is retryable only inside an
+// open transaction block with no COMMIT sent; while COMMIT is in flight, or
+// for a statement run outside a block, the outcome is unknown (ambiguous).
+func TestLostConnectionClass(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stmts []*Stmt
+		want  metrics.Class
+	}{
+		{"inside a block", []*Stmt{{SQL: "BEGIN", Begins: true}, {SQL: "SELECT pg_sleep(5)"}, {SQL: "COMMIT", Commits: true}}, metrics.ConnectionLost},
+		{"commit in flight", []*Stmt{{SQL: "BEGIN", Begins: true}, {SQL: "SELECT 1"}, {SQL: "SELECT pg_sleep(5); COMMIT", Commits: true}}, metrics.AmbiguousCommit},
+		{"outside a block", []*Stmt{{SQL: "SELECT pg_sleep(5)"}}, metrics.AmbiguousCommit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := srv.NewDatabase(t) + "&application_name=victim"
+			tg, err := pg.NewTarget([]string{url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &loopSession{max: 1, stopOnErr: true}
+			admin := pgtest.Conn(t, srv.URL())
+			killed := make(chan struct{})
+			defer func() { <-killed }()
+			go func() {
+				defer close(killed)
+				// Kill the backend once it sleeps.
+				for i := 0; i < 500; i++ {
+					time.Sleep(10 * time.Millisecond)
+					var n int
+					_ = admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+						WHERE application_name = 'victim' AND query LIKE '%pg_sleep%' AND state = 'active'`).Scan(&n)
+					if n > 0 {
+						return
+					}
+				}
+			}()
+			err = Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return &stepsProgram{stmts: tc.stmts} }, func(time.Time) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.errs) != 1 {
+				t.Fatalf("errors %v", s.errs)
+			}
+			if class, _ := pg.Classify(s.errs[0]); class != tc.want {
+				t.Fatalf("classified %s (%v), want %s", class, s.errs[0], tc.want)
+			}
+		})
+	}
+}
+
+// selectProgram is pgbench's select-only, prepared: the per-transaction
+// path of the benchmark below.
+type selectProgram struct {
+	stmt *Stmt
+	aid  int64
+}
+
+func (p *selectProgram) Start(c *Conn, _, _ int) Action {
+	p.aid = p.aid%100000 + 1
+	c.Bind(p.stmt, CaptureNone).Int(p.aid).Send()
+	return Action{Kind: Await}
+}
+func (p *selectProgram) Resume(c *Conn) Action {
+	return Action{Kind: Finish, Err: c.Result(0).Err, Stmt: 0}
+}
+func (p *selectProgram) Connected(*Conn) {}
+
+// The executor's per-transaction path allocates nothing: b.N prepared
+// selects on 4 clients of one loop, against the real server.
+func BenchmarkSelectPrepared(b *testing.B) {
+	url := srv.NewDatabase(b)
+	conn := pgtest.Conn(b, url)
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE acc (aid int PRIMARY KEY, abalance int);
+		INSERT INTO acc SELECT g, 0 FROM generate_series(1, 100000) g`); err != nil {
+		b.Fatal(err)
+	}
+	tg, err := pg.NewTarget([]string{url})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const clients = 4
+	stmt := &Stmt{SQL: "SELECT abalance FROM acc WHERE aid = $1", Name: "sel"}
+	group := make([]Session, clients)
+	sessions := make([]*loopSession, clients)
+	for i := range group {
+		sessions[i] = &loopSession{id: i, max: b.N / clients}
+		group[i] = sessions[i]
+	}
+	b.ReportAllocs()
+	var start time.Time
+	err = Run(context.Background(), tg, [][]Session{group}, func(int) Program { return &selectProgram{stmt: stmt} },
+		func(t time.Time) { start = t; b.ResetTimer() })
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range sessions {
+		if len(s.errs) > 0 {
+			b.Fatal(s.errs[0])
+		}
+	}
+	_ = start
+}

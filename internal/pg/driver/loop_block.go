@@ -1,0 +1,129 @@
+package driver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+// blockingLoop runs a group's clients as a goroutine each, with blocking
+// reads: for TLS connections, and on systems without epoll. Its sessions
+// are called under a lock, as a Session requires.
+type blockingLoop struct {
+	t       *pg.Target
+	clients []*client
+	mu      sync.Mutex
+}
+
+func newBlockingLoop(t *pg.Target, cs []*client) *blockingLoop {
+	return &blockingLoop{t: t, clients: cs}
+}
+
+func (l *blockingLoop) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, c := range l.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.drive(ctx, c)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (l *blockingLoop) drive(ctx context.Context, c *client) {
+	// Cancellation interrupts a blocked read: the socket is closed.
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		conn := c.conn
+		l.mu.Unlock()
+		if conn != nil {
+			if conn.pending() {
+				cancel(conn)
+			}
+			if conn.nc != nil {
+				_ = conn.nc.SetDeadline(time.Now())
+			}
+		}
+	})
+	defer stop()
+	l.mu.Lock()
+	c.apply(c.sess.Next(time.Now()), time.Now())
+	l.mu.Unlock()
+	for ctx.Err() == nil {
+		l.mu.Lock()
+		wait, at, conn := c.wait, c.at, c.conn
+		l.mu.Unlock()
+		switch wait {
+		case waitStopped:
+			conn.close()
+			return
+		case waitIO:
+			err := l.exchange(conn)
+			l.mu.Lock()
+			if err != nil {
+				c.failed(err, time.Now())
+			} else {
+				c.exchanged(time.Now())
+			}
+			l.mu.Unlock()
+		case waitTimer, waitArrival:
+			if !sleep(ctx, at) {
+				break
+			}
+			l.mu.Lock()
+			c.fired(time.Now())
+			l.mu.Unlock()
+		case waitDial:
+			if conn != nil {
+				conn.close()
+			}
+			if !sleep(ctx, at) {
+				break
+			}
+			nc, err := dial(ctx, l.t, false)
+			l.mu.Lock()
+			c.connected(nc, err, time.Now())
+			l.mu.Unlock()
+		}
+	}
+	l.mu.Lock()
+	if c.conn != nil {
+		c.conn.close()
+	}
+	l.mu.Unlock()
+}
+
+// exchange sends what is queued and reads until the exchange is complete.
+func (l *blockingLoop) exchange(c *Conn) error {
+	if err := c.flush(); err != nil {
+		return err
+	}
+	for {
+		if _, err := c.fill(); err != nil {
+			return err
+		}
+		done, err := c.process()
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,362 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+func rawLoops() bool { return true }
+
+// epollLoop drives a group's clients on one thread: their sockets in one
+// epoll set, their timers in one heap. One wake-up serves every socket that
+// is ready; nothing is allocated per exchange.
+type epollLoop struct {
+	t       *pg.Target
+	clients []*client
+	epfd    int
+	wake    int // eventfd: reconnections done, cancellation
+	events  []syscall.EpollEvent
+	timers  timerHeap
+	line    []*client // idle clients waiting for an arrival, head first
+	live    int
+
+	mu      sync.Mutex
+	dialed  []dialed
+	stopped bool
+}
+
+type dialed struct {
+	c    *client
+	conn *Conn
+	err  error
+}
+
+const wakeSlot = -1
+
+func newEpollLoop(t *pg.Target, cs []*client) (*epollLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating an epoll set: %w", err)
+	}
+	wake, _, e := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if e != 0 {
+		syscall.Close(epfd)
+		return nil, fmt.Errorf("creating an eventfd: %w", e)
+	}
+	l := &epollLoop{t: t, clients: cs, epfd: epfd, wake: int(wake), events: make([]syscall.EpollEvent, len(cs)+1), live: len(cs)}
+	if err := l.add(int(wake), wakeSlot); err != nil {
+		return nil, err
+	}
+	for i, c := range cs {
+		c.slot = i
+		if err := l.add(c.conn.fd, i); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *epollLoop) add(fd, slot int) error {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(slot)}
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("watching a socket: %w", err)
+	}
+	return nil
+}
+
+func (l *epollLoop) watch(c *client, writable bool) {
+	if c.writable == writable {
+		return
+	}
+	c.writable = writable
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(c.slot)}
+	if writable {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	_ = syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_MOD, c.conn.fd, &ev)
+}
+
+func (l *epollLoop) signal() {
+	one := [8]byte{1}
+	_, _ = rawWrite(l.wake, one[:])
+}
+
+func (l *epollLoop) run(ctx context.Context) error {
+	// A thread of its own: the kernel wakes it directly when a socket is
+	// ready, and its timers are precise (no slack).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_TIMERSLACK, 1, 0, 0, 0, 0)
+	defer l.close()
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		l.stopped = true
+		l.mu.Unlock()
+		l.signal()
+	})
+	defer stop()
+
+	now := time.Now()
+	for _, c := range l.clients {
+		c.apply(c.sess.Next(now), now)
+		l.after(c, now)
+	}
+	for l.live > 0 {
+		timeout := time.Duration(-1)
+		if at, ok := l.timers.next(); ok {
+			timeout = max(time.Until(at), 0)
+		}
+		n, err := epollWait(l.epfd, l.events, timeout)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("waiting for sockets: %w", err)
+		}
+		now = time.Now()
+		for _, ev := range l.events[:max(n, 0)] {
+			if ev.Fd == wakeSlot {
+				if l.woken(now) {
+					return nil
+				}
+				continue
+			}
+			l.ready(l.clients[ev.Fd], ev.Events, now)
+		}
+		l.fire(now)
+	}
+	return nil
+}
+
+// ready handles a client's socket events.
+func (l *epollLoop) ready(c *client, events uint32, now time.Time) {
+	conn := c.conn
+	if c.wait != waitIO || conn == nil || conn.fd < 0 {
+		if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && conn != nil && conn.fd >= 0 {
+			// Data or a hang-up while idle: the server closed the
+			// connection (or sent a notice): read it, and notice a loss at
+			// the next exchange.
+			if _, err := conn.fill(); err != nil {
+				conn.broken = err
+				l.unwatch(c)
+			}
+			conn.rpos = conn.rend
+		}
+		return
+	}
+	if events&syscall.EPOLLOUT != 0 {
+		if err := conn.flush(); err == nil {
+			l.watch(c, false)
+		} else if err != errWouldBlock {
+			l.fail(c, err, now)
+			return
+		}
+	}
+	if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
+		return
+	}
+	if _, err := conn.fill(); err != nil {
+		l.fail(c, err, now)
+		return
+	}
+	done, err := conn.process()
+	switch {
+	case err != nil:
+		l.fail(c, err, now)
+	case done:
+		c.exchanged(now)
+		l.after(c, now)
+	}
+}
+
+func (l *epollLoop) fail(c *client, err error, now time.Time) {
+	l.unwatch(c)
+	c.failed(err, now)
+	l.after(c, now)
+}
+
+func (l *epollLoop) unwatch(c *client) {
+	if c.conn != nil && c.conn.fd >= 0 {
+		_ = syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.conn.fd, nil)
+		c.writable = false
+	}
+}
+
+// after arranges what the client now waits for.
+func (l *epollLoop) after(c *client, now time.Time) {
+	switch c.wait {
+	case waitIO:
+		conn := c.conn
+		if conn.broken != nil {
+			l.fail(c, conn.broken, now)
+			return
+		}
+		switch err := conn.flush(); {
+		case err == errWouldBlock:
+			l.watch(c, true)
+		case err != nil:
+			l.fail(c, err, now)
+		}
+	case waitTimer:
+		l.timers.push(timer{at: c.at, c: c})
+	case waitArrival:
+		// Idle clients wait in line: only the head asks when the next
+		// arrival is due.
+		c.queued = true
+		l.line = append(l.line, c)
+		if len(l.line) == 1 {
+			l.timers.push(timer{at: c.at, c: c, head: true})
+		}
+	case waitDial:
+		l.unwatch(c)
+		if c.conn != nil {
+			c.conn.close()
+		}
+		if !c.at.After(now) {
+			l.dial(c)
+		} else {
+			l.timers.push(timer{at: c.at, c: c})
+		}
+	case waitStopped:
+		l.unwatch(c)
+		if c.conn != nil {
+			c.conn.close()
+		}
+		l.live--
+	}
+}
+
+func (l *epollLoop) dial(c *client) {
+	redial(context.Background(), l.t, true, func(conn *Conn, err error) {
+		l.mu.Lock()
+		l.dialed = append(l.dialed, dialed{c: c, conn: conn, err: err})
+		l.mu.Unlock()
+		l.signal()
+	})
+}
+
+// woken handles the eventfd: finished connection attempts, cancellation.
+// It reports whether the loop must stop.
+func (l *epollLoop) woken(now time.Time) bool {
+	var buf [8]byte
+	_, _ = rawRead(l.wake, buf[:])
+	l.mu.Lock()
+	ds, stopped := l.dialed, l.stopped
+	l.dialed = nil
+	l.mu.Unlock()
+	if stopped {
+		for _, d := range ds {
+			if d.conn != nil {
+				d.conn.close()
+			}
+		}
+		return true
+	}
+	for _, d := range ds {
+		c := d.c
+		if d.err == nil {
+			if d.conn.fd < 0 { // TLS after all: not for this loop
+				d.conn.close()
+				d.err = errors.New("the server now asks for TLS, which an I/O loop cannot drive")
+			} else {
+				if err := l.add(d.conn.fd, c.slot); err != nil {
+					d.conn.close()
+					d.err = err
+				}
+			}
+		}
+		if d.err != nil {
+			c.connected(nil, d.err, now)
+		} else {
+			c.connected(d.conn, nil, now)
+		}
+		l.after(c, now)
+	}
+	return false
+}
+
+// fire runs the timers that are due.
+func (l *epollLoop) fire(now time.Time) {
+	for {
+		at, ok := l.timers.next()
+		if !ok || at.After(now) {
+			return
+		}
+		t := l.timers.pop()
+		c := t.c
+		switch {
+		case t.head:
+			l.serveLine(now)
+		case c.wait == waitDial:
+			l.dial(c)
+		default:
+			c.fired(now)
+			l.after(c, now)
+		}
+	}
+}
+
+// serveLine asks the idle clients, head first, until one must wait again.
+func (l *epollLoop) serveLine(now time.Time) {
+	for len(l.line) > 0 {
+		c := l.line[0]
+		step := c.sess.Next(now)
+		if step.Kind == Wait {
+			c.at = step.At
+			l.timers.push(timer{at: step.At, c: c, head: true})
+			return
+		}
+		copy(l.line, l.line[1:])
+		l.line = l.line[:len(l.line)-1]
+		c.queued = false
+		c.apply(step, now)
+		l.after(c, now)
+	}
+}
+
+// close ends the loop: sockets of busy clients get a cancel request first,
+// so that a statement blocked in the server does not outlive the run.
+func (l *epollLoop) close() {
+	for _, c := range l.clients {
+		if c.conn != nil && c.conn.fd >= 0 {
+			if c.conn.pending() {
+				go cancel(c.conn)
+			}
+			c.conn.close()
+		}
+	}
+	syscall.Close(l.wake)
+	syscall.Close(l.epfd)
+}
+
+// epollWait waits up to timeout (negative: forever) with nanosecond
+// precision (epoll_pwait2); it returns the number of events.
+func epollWait(epfd int, events []syscall.EpollEvent, timeout time.Duration) (int, error) {
+	var ts *syscall.Timespec
+	var t syscall.Timespec
+	if timeout >= 0 {
+		t = syscall.NsecToTimespec(int64(timeout))
+		ts = &t
+	}
+	if timeout == 0 {
+		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+		if e != 0 {
+			return 0, e
+		}
+		return int(n), nil
+	}
+	n, _, e := syscall.Syscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// sysEpollPwait2 is epoll_pwait2's number, the same on every Linux
+// architecture (Linux 5.11).
+const sysEpollPwait2 = 441

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package driver
+
+import (
+	"errors"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+func rawLoops() bool { return false }
+
+func newEpollLoop(*pg.Target, []*client) (runner, error) {
+	return nil, errors.New("I/O loops need Linux")
+}

@@ -1,0 +1,121 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+// Run drives the sessions of groups on I/O loops, one per group: it connects
+// every client (in parallel), calls ready with the start time, then runs
+// each client's program as its session decides until every session says
+// Stop or ctx ends. programs makes client id's program.
+//
+// On Linux a group's clients on plain TCP or Unix sockets run on one epoll
+// loop locked to its own thread; TLS connections, and every connection on
+// other systems, run as a goroutine each, their group's sessions called
+// under a lock.
+func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id int) Program, ready func(time.Time)) error {
+	raw := rawLoops()
+	var all []*client
+	for _, g := range groups {
+		for _, s := range g {
+			all = append(all, &client{id: s.ID(), sess: s, prog: programs(s.ID())})
+		}
+	}
+	// Connect every client, a few at a time.
+	sem := make(chan struct{}, 16)
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for i, c := range all {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c.conn, errs[i] = dial(ctx, t, raw)
+		}()
+	}
+	wg.Wait()
+	// TLS cannot be driven raw: then every client runs with blocking reads.
+	if raw {
+		for i, c := range all {
+			if errs[i] == nil && c.conn.fd < 0 {
+				raw = false
+			}
+		}
+		if !raw {
+			for i, c := range all {
+				if errs[i] == nil && c.conn.fd >= 0 {
+					c.conn.close()
+					c.conn, errs[i] = dial(ctx, t, false)
+				}
+			}
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			for _, c := range all {
+				if c.conn != nil {
+					c.conn.close()
+				}
+			}
+			return fmt.Errorf("starting client %d: %w", all[i].id, err)
+		}
+		all[i].conn.rec = all[i].sess
+		all[i].prog.Connected(all[i].conn)
+	}
+	loops := make([]runner, 0, len(groups))
+	k := 0
+	for _, g := range groups {
+		cs := all[k : k+len(g)]
+		k += len(g)
+		var l runner
+		var err error
+		if raw {
+			l, err = newEpollLoop(t, cs)
+		} else {
+			l = newBlockingLoop(t, cs)
+		}
+		if err != nil {
+			for _, c := range all {
+				c.conn.close()
+			}
+			return err
+		}
+		loops = append(loops, l)
+	}
+	if n := len(loops) + 2; runtime.GOMAXPROCS(0) < n && raw {
+		// Each loop holds a thread; the ticker and the scheduler need one.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
+	}
+	ready(time.Now())
+	errc := make(chan error, len(loops))
+	for _, l := range loops {
+		go func() { errc <- l.run(ctx) }()
+	}
+	var first error
+	for range loops {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// runner is one loop.
+type runner interface {
+	run(ctx context.Context) error
+}
+
+// redial connects c anew in the background and hands the result to done.
+func redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)) {
+	go func() {
+		conn, err := dial(ctx, t, raw)
+		done(conn, err)
+	}()
+}

@@ -1,0 +1,37 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UsageError is bad input, found before the database was touched: the CLI
+// exits with code 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usage marks err as a usage error.
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &UsageError{Err: err}
+}
+
+// Usagef is Usage of a formatted message.
+func Usagef(format string, args ...any) error { return Usage(fmt.Errorf(format, args...)) }
+
+// ErrInterrupted: the run was interrupted (Ctrl-C); the reports cover what
+// ran. The CLI exits with code 130.
+var ErrInterrupted = errors.New("interrupted: the summary covers what ran")
+
+// ViolationError is a check that found anomalies the isolation level
+// forbids, or a result the server's own count contradicts.
+type ViolationError struct{ Violations []string }
+
+func (e *ViolationError) Error() string {
+	return "check found anomalies the isolation level forbids: " + strings.Join(e.Violations, "; ")
+}

@@ -1,0 +1,153 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/pflag"
+
+	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/workload"
+)
+
+// hello is the smallest complete workload (the README's "How to add a
+// workload"): one flag, a schema, one operation, a check.
+type hello struct {
+	flags *pflag.FlagSet
+	rows  int
+}
+
+func helloMeta() workload.Meta {
+	return workload.Meta{
+		Name:        "hello",
+		Description: "bump a counter in one of --rows rows",
+		New: func() workload.Generator {
+			g := &hello{flags: pflag.NewFlagSet("hello", pflag.ContinueOnError)}
+			g.flags.IntVar(&g.rows, "rows", 10, "rows in the table")
+			return g
+		},
+	}
+}
+
+func (g *hello) Flags() *pflag.FlagSet { return g.flags }
+
+func (g *hello) Hooks() workload.Hooks {
+	return workload.Hooks{
+		Validate: func() error {
+			if g.rows < 1 {
+				return fmt.Errorf("--rows must be at least 1, got %d", g.rows)
+			}
+			return nil
+		},
+		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
+			return g.schema().Init(ctx, t, o)
+		},
+		Ops:   g.ops,
+		Check: g.check,
+	}
+}
+
+// schema: init creates and loads the table in one transaction, and marks it
+// complete; runs refuse a table it did not complete.
+func (g *hello) schema() workload.Schema {
+	return workload.Schema{
+		Workload: "hello",
+		Tables:   []string{"hello"},
+		Settings: fmt.Sprintf("rows=%d", g.rows),
+		Create:   "CREATE TABLE hello (id INT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0)",
+		Load: func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "INSERT INTO hello (id) SELECT generate_series(1, $1::INT)", g.rows)
+			return err
+		},
+		Describe: fmt.Sprintf("%d rows", g.rows),
+	}
+}
+
+// ops hands the engine one kind of operation and a worker per client, each
+// on its own connection.
+func (g *hello) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+	return &workload.QueryLoad{
+		Ops: []string{"bump"},
+		NewWorker: func(ctx context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
+			w := &helloWorker{t: t, id: 1 + (opts.FirstClient+id)%g.rows}
+			return w, w.Reset(ctx)
+		},
+	}, nil
+}
+
+type helloWorker struct {
+	t    *pg.Target
+	conn *pgx.Conn
+	id   int
+}
+
+func (w *helloWorker) Do(ctx context.Context, op, attempt int) error {
+	_, err := w.conn.Exec(ctx, "UPDATE hello SET n = n + 1 WHERE id = $1", w.id)
+	return err
+}
+
+func (w *helloWorker) Reset(ctx context.Context) error {
+	if w.conn != nil {
+		w.conn.Close(ctx)
+	}
+	var err error
+	w.conn, err = w.t.Connect(ctx)
+	return err
+}
+
+func (w *helloWorker) Close(ctx context.Context) { w.conn.Close(ctx) }
+
+// check reports the bumps the table holds.
+func (g *hello) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, "SELECT sum(n) FROM hello").Scan(&n); err != nil {
+		return nil, err
+	}
+	return &workload.CheckResult{Lines: []workload.Line{{Label: "bumps", Value: fmt.Sprint(n)}}, Values: map[string]int64{"bumps": n}}, nil
+}
+
+var srv *pgtest.Server
+
+func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+
+// The example workload runs through the runner as any other: init, the
+// engine, the summary; the table holds exactly the committed bumps.
+func TestHelloWorkload(t *testing.T) {
+	url := srv.NewDatabase(t)
+	m := helloMeta()
+	g := m.New()
+	var out, errb bytes.Buffer
+	opts := runner.Options{
+		Command: "run", Init: "fresh", Output: "text", Stdout: &out, Stderr: &errb,
+		Engine: engine.Config{Concurrency: 4, Duration: time.Second, MaxTries: 1, Arrival: engine.Poisson},
+	}
+	if err := runner.Run(t.Context(), m, g, runner.TargetOptions{URLs: []string{url}}, opts); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "hello on PostgreSQL") || !strings.Contains(out.String(), "bump: ") {
+		t.Fatalf("summary:\n%s", out.String())
+	}
+	tg, _ := pg.NewTarget([]string{url})
+	res, err := g.Hooks().Check(t.Context(), tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok int64
+	fmt.Sscanf(out.String()[strings.Index(out.String(), "bump: "):], "bump: %d ok", &ok)
+	if ok == 0 || res.Values["bumps"] != ok {
+		t.Fatalf("table holds %d bumps, the run committed %d\n%s", res.Values["bumps"], ok, out.String())
+	}
+}

@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/pg"
+)
+
+// Options is one invocation of a command that runs load.
+type Options struct {
+	// Command names the command, for JSON: "run", "sweep".
+	Command string
+	// Engine is the run's schedule and limits. Classify is set by Run.
+	Engine engine.Config
+	// Init is what happens to the schema before the run: fresh (drop and
+	// reload), keep (load if missing), skip.
+	Init string
+	// InitSet says --init was given: without it, a run of pgbench's builtins
+	// on a user's database never creates tables (it does on the embedded
+	// server, which holds nothing).
+	InitSet bool
+	// Seed seeds the workload's random choices and the arrival schedule.
+	Seed uint64
+	// FirstClient numbers this process's clients among all instances.
+	FirstClient int
+	// Output is the report format: text or pgbench.
+	Output string
+	// FailuresDetailed and PerStatement are pgbench's report options.
+	FailuresDetailed, PerStatement bool
+	// VerboseErrors prints every failed attempt on Stderr.
+	VerboseErrors bool
+	// JSON, Histogram and CPUProfile are output files ("" = none).
+	JSON, Histogram, CPUProfile string
+	// Config is the flags as given, for JSON; never a password.
+	Config map[string]string
+	// Version is txload's.
+	Version string
+	// Stdout takes the reports, Stderr progress and diagnostics.
+	Stdout, Stderr io.Writer
+}
+
+// ParseInstance reads --instance: "i/N", instance i (from 0) of N.
+func ParseInstance(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--instance %q: want i/N, instance i of N counted from 0 (0 <= i < N), e.g. 0/3", s)
+	}
+	return i, n, nil
+}
+
+// Share makes o this instance's share of a run of several load generators:
+// its slice of the clients (numbered after those of the instances before
+// it); the engine takes its share of the schedule. Instances share a
+// database whose schema is loaded once, before them.
+func (o *Options) Share(i, n int) error {
+	c := o.Engine.Concurrency
+	if c < n {
+		return Usagef("--concurrency %d is the clients of all %d instances together: give at least one each", c, n)
+	}
+	if o.InitSet && o.Init != "skip" {
+		return Usagef("--init %s with --instance: the instances would load the schema at once; run `txload init` once before them and give --init skip", o.Init)
+	}
+	o.Init, o.InitSet = "skip", true
+	o.Engine.Instance, o.Engine.Instances = i, n
+	o.Engine.Concurrency = c/n + btoi(i < c%n)
+	o.FirstClient = i*(c/n) + min(i, c%n)
+	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Validate checks o before anything touches the database: every value, and
+// that every output file can be created.
+func (o *Options) Validate() error {
+	cfg := o.Engine
+	cfg.Classify = pg.Classify
+	if err := cfg.Validate(); err != nil {
+		return Usage(err)
+	}
+	switch o.Init {
+	case "fresh", "keep", "skip":
+	default:
+		return Usagef("--init %q is not allowed (allowed: fresh, keep, skip)", o.Init)
+	}
+	switch o.Output {
+	case "text", "pgbench":
+	default:
+		return Usagef("--output %q is not allowed (allowed: text, pgbench)", o.Output)
+	}
+	return CheckOutputs(map[string]string{"--json": o.JSON, "--histogram": o.Histogram, "--cpuprofile": o.CPUProfile})
+}
+
+// CheckOutputs makes sure each output file (by flag) can be written before
+// the run starts, so that minutes of load are not lost to a typo, a
+// directory or a read-only file system.
+func CheckOutputs(files map[string]string) error {
+	for flag, path := range files {
+		if path == "" {
+			continue
+		}
+		if err := checkWritable(path); err != nil {
+			return Usagef("%s %s: %v", flag, path, err)
+		}
+	}
+	return nil
+}
+
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return errors.New("is a directory")
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return errors.Unwrap(err)
+		}
+		return f.Close()
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	f, err := os.CreateTemp(dir, ".txload-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file in %s: %v", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// WriteFile writes a file through a temporary one renamed into place, so that
+// a reader never sees it half-written.
+func WriteFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// lockedWriter serialises writes from the ticker and the clients.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Locked returns w made safe for concurrent writers.
+func Locked(w io.Writer) io.Writer {
+	if _, ok := w.(*lockedWriter); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+// auditTimeout bounds the audit after a run: it runs even after Ctrl-C.
+const auditTimeout = time.Minute

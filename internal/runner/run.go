@@ -1,0 +1,438 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/workload"
+)
+
+// Outcome is what one variant of a run produced.
+type Outcome struct {
+	Labels []workload.Line
+	Result *engine.Result
+	Check  *workload.CheckResult
+	Load   *workload.QueryLoad
+	// Intervals are the run's progress intervals, for --json.
+	Intervals *report.Intervals
+}
+
+// Prepare validates everything a run is given, before any server is
+// touched: the options, the target and the workload's flags.
+func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *Options) (Resolved, workload.Hooks, error) {
+	h := g.Hooks()
+	if h.Ops == nil {
+		return Resolved{}, h, Usagef("workload %s does not run load (it has: %s)", m.Name, Capabilities(h))
+	}
+	if err := opts.Validate(); err != nil {
+		return Resolved{}, h, err
+	}
+	if h.Validate != nil {
+		if err := h.Validate(); err != nil {
+			return Resolved{}, h, Usage(err)
+		}
+	}
+	r, err := target.Resolve()
+	if err == nil && r.Embedded() && opts.Engine.Instances > 1 {
+		err = Usagef("--instance needs --url: the instances must drive one database")
+	}
+	return r, h, err
+}
+
+// Capabilities lists the commands a workload's hooks support.
+func Capabilities(h workload.Hooks) string {
+	var out []string
+	if h.Init != nil {
+		out = append(out, "init")
+	}
+	if h.Ops != nil {
+		out = append(out, "run", "sweep")
+	}
+	if h.Check != nil {
+		out = append(out, "check")
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, ", ")
+}
+
+// Run runs workload m on the target: every variant, its reports, its files.
+func Run(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options) error {
+	r, h, err := Prepare(m, g, target, &opts)
+	if err != nil {
+		return err
+	}
+	opts.Stderr = Locked(opts.Stderr)
+	stop, err := startProfile(opts.CPUProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	conn, err := r.Open(ctx, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
+		return err
+	}
+	if err := conn.CheckSessionState(h); err != nil {
+		return err
+	}
+	variants := []workload.Variant{{Generator: g}}
+	if h.Variants != nil {
+		if vs := h.Variants(); vs != nil {
+			variants = vs
+		}
+	}
+	var outcomes []Outcome
+	var runErr error
+	for i, v := range variants {
+		if len(variants) > 1 {
+			fmt.Fprintf(opts.Stderr, "variant %d/%d: %s\n", i+1, len(variants), LabelString(v.Labels))
+		}
+		o, err := RunOne(ctx, conn, m, v, opts, len(variants) > 1)
+		if o != nil {
+			outcomes = append(outcomes, *o)
+		}
+		if err != nil {
+			runErr = err
+			break
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(variants) > 1 && len(outcomes) > 0 {
+		printComparison(opts.Stdout, outcomes)
+	}
+	if opts.JSON != "" && len(outcomes) > 0 {
+		if err := writeJSON(conn, m, opts, outcomes); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C: what failed after it (an audit on a server that went
+		// away) is said, and the exit says interrupted.
+		if runErr != nil {
+			fmt.Fprintf(opts.Stderr, "after the interrupt: %s\n", conn.Target.Scrub(runErr.Error()))
+		}
+		return ErrInterrupted
+	}
+	if runErr != nil {
+		msg := conn.Target.Scrub(runErr.Error())
+		if hint := pg.PoolerHint(runErr); hint != "" {
+			msg += " (" + hint + ")"
+		}
+		return errors.New(msg)
+	}
+	for _, o := range outcomes {
+		if err := outcomeErr(o); err != nil {
+			return errors.New(conn.Target.Scrub(err.Error()))
+		}
+	}
+	return nil
+}
+
+// outcomeErr is the error a variant's outcome makes the run end with: a
+// client aborted, a violation found.
+func outcomeErr(o Outcome) error {
+	if res := o.Result; res != nil && res.Aborted > 0 {
+		return fmt.Errorf("%d clients aborted: %w", res.Aborted, res.AbortErr)
+	}
+	if o.Check != nil && len(o.Check.Violations) > 0 {
+		return &ViolationError{Violations: o.Check.Violations}
+	}
+	return nil
+}
+
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, Usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
+}
+
+// initMode is what happens to the schema before a run: fresh data for
+// each variant of several; and a builtin on a user's database does not
+// create tables unless --init was given.
+func initMode(conn *Conn, opts Options, multi bool) string {
+	switch {
+	case multi && opts.Init != "skip":
+		return "fresh"
+	case !opts.InitSet && opts.Init == "skip" && conn.Embedded:
+		return "keep" // a fresh embedded server holds nothing
+	}
+	return opts.Init
+}
+
+// Load prepares a run: the schema as asked, then the workload's operations.
+func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, multi bool) (*workload.QueryLoad, error) {
+	h := g.Hooks()
+	if mode := initMode(conn, opts, multi); h.Init != nil && mode != "skip" {
+		if err := h.Init(ctx, conn.Target, workload.InitOptions{Drop: mode == "fresh", Log: opts.Stderr}); err != nil {
+			return nil, err
+		}
+	}
+	e := opts.Engine
+	load, err := h.Ops(ctx, conn.Target, workload.RunOptions{Seed: opts.Seed, Concurrency: e.Concurrency,
+		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
+		Progress: e.Progress, Log: opts.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	return load, nil
+}
+
+// RunOne runs one variant and prints its report.
+func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant, opts Options, multi bool) (*Outcome, error) {
+	load, err := Load(ctx, conn, v.Generator, opts, multi)
+	if err != nil {
+		return nil, err
+	}
+	if load.Close != nil {
+		defer load.Close()
+	}
+	if load.Clients > 0 {
+		opts.Engine.Concurrency = load.Clients
+	}
+	cfg, closeOut, intervals, err := wire(ctx, conn, load, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, runErr := engine.Run(ctx, cfg, load)
+	closeOut()
+	if res == nil {
+		return nil, runErr
+	}
+	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: intervals}
+	if opts.Output == "pgbench" {
+		prun := PgbenchRun(load, opts)
+		prun.ConnectTime = res.ConnectTime
+		report.PgbenchReport(opts.Stdout, res.Total, prun)
+		return o, runErr
+	}
+	var labels []string
+	for _, l := range v.Labels {
+		labels = append(labels, l.Label+": "+l.Value)
+	}
+	h := report.Header{Workload: m.Name, Server: conn.Server.String(), Mode: Mode(opts), Labels: labels}
+	if opts.PerStatement && load.Pgbench != nil {
+		for _, s := range load.Pgbench.Scripts {
+			h.Statements = append(h.Statements, s.Statements)
+		}
+	}
+	report.Summary(opts.Stdout, h, res.Total, Notes(res, opts, conn.Target))
+	if res.Offered > 0 {
+		fmt.Fprintln(opts.Stdout)
+		report.OpenLoop(opts.Stdout, res.Total, res.Offered-res.Unstarted, opts.Engine.Duration)
+		if h := res.EmitLag; h != nil && h.TotalCount() > 0 {
+			fmt.Fprintf(opts.Stdout, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max())
+		}
+	}
+	if load.Report != nil && opts.Engine.Instances > 1 {
+		fmt.Fprintf(opts.Stdout, "\n%s's audit: once every instance is done, run `txload check %s` (and merge the instances' --json with `txload merge`)\n", m.Name, m.Name)
+	} else if load.Report != nil {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+		defer cancel()
+		chk, err := load.Report(actx, res.Total)
+		if err != nil {
+			if runErr == nil {
+				runErr = err
+			}
+		} else {
+			o.Check = chk
+			fmt.Fprintln(opts.Stdout)
+			PrintCheck(opts.Stdout, chk)
+		}
+	}
+	fmt.Fprintln(opts.Stdout)
+	return o, runErr
+}
+
+// Notes are the lines under a summary's header: how the run ended, and
+// what the user must know to read it.
+func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
+	var out []string
+	if res.Interrupted {
+		out = append(out, "INTERRUPTED: the figures cover what ran before Ctrl-C")
+	}
+	if res.Saturated {
+		all := res.Total.Total("all")
+		out = append(out, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
+			opts.Engine.Rate, opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
+	} else if res.Offered > 0 {
+		out = append(out, fmt.Sprintf("offered %d operations, %d never started", res.Offered, res.Unstarted))
+	}
+	if res.Drained {
+		all := res.Total.Total("all")
+		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %d operations still in flight %s after the end were abandoned; their outcome is unknown",
+			all.Abandoned, opts.Engine.DrainTimeout))
+	}
+	if res.Outages > 0 {
+		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %d times, %s in all; %d reconnection attempts failed",
+			res.Outages, res.Unreachable.Round(time.Millisecond), res.Total.Reconnects))
+	}
+	if res.Aborted > 0 {
+		out = append(out, fmt.Sprintf("ABORTED: %d clients ended on an error no retry cures (--continue-on-error keeps them running): %s",
+			res.Aborted, t.Scrub(res.AbortErr.Error())))
+	}
+	for c, err := range res.FirstErrors {
+		if err != nil && (res.AbortErr == nil || err != res.AbortErr) {
+			out = append(out, fmt.Sprintf("first %s error: %s", metrics.Class(c), t.Scrub(oneLine(err.Error()))))
+		}
+	}
+	return out
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Mode describes the loop for the summary's header.
+func Mode(opts Options) string {
+	e := opts.Engine
+	if e.Rate > 0 {
+		return fmt.Sprintf("open loop at %g ops/s (%s), %d workers", e.Rate, e.Arrival, e.Concurrency)
+	}
+	return fmt.Sprintf("closed loop, %d workers", e.Concurrency)
+}
+
+// LabelString is a variant's labels on one line.
+func LabelString(ls []workload.Line) string {
+	var parts []string
+	for _, l := range ls {
+		parts = append(parts, l.Label+"="+l.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// PrintCheck prints a check's lines and verdict.
+func PrintCheck(w io.Writer, res *workload.CheckResult) {
+	report.Lines(w, Lines(res.Lines))
+	if len(res.Violations) == 0 {
+		fmt.Fprintln(w, "check: ok")
+		return
+	}
+	for _, v := range res.Violations {
+		fmt.Fprintf(w, "VIOLATION: %s\n", v)
+	}
+}
+
+// Lines converts a workload's lines for the report package.
+func Lines(ls []workload.Line) []report.Line {
+	out := make([]report.Line, len(ls))
+	for i, l := range ls {
+		out[i] = report.Line{Label: l.Label, Value: l.Value}
+	}
+	return out
+}
+
+func printComparison(w io.Writer, outcomes []Outcome) {
+	var labelCols []string
+	for _, l := range outcomes[0].Labels {
+		labelCols = append(labelCols, l.Label)
+	}
+	var cols [][2]string
+	var rows []report.Row
+	for _, o := range outcomes {
+		row := report.Row{Total: o.Result.Total}
+		for _, l := range o.Labels {
+			row.Labels = append(row.Labels, l.Value)
+		}
+		if o.Check != nil {
+			row.Values = o.Check.Values
+			if cols == nil {
+				cols = o.Check.Columns
+			}
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintln(w, "comparison:")
+	report.Comparison(w, labelCols, cols, rows)
+}
+
+// PgbenchRun describes the run for pgbench's report format.
+func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
+	e := opts.Engine
+	r := report.PgbenchRun{
+		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: e.Concurrency, MaxTries: e.MaxTries,
+		Duration: e.Duration, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
+		FailuresDetailed: opts.FailuresDetailed, PerStatement: opts.PerStatement, Progress: e.Progress,
+	}
+	if info := load.Pgbench; info != nil {
+		r.Scale, r.QueryMode = info.Scale, info.QueryMode
+		for _, s := range info.Scripts {
+			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: s.Title, Weight: s.Weight, Statements: s.Statements})
+		}
+		return r
+	}
+	for _, op := range load.Ops {
+		r.Scripts = append(r.Scripts, report.PgbenchScript{Title: op, Weight: 1})
+	}
+	return r
+}
+
+func writeJSON(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
+	config := map[string]any{}
+	for k, v := range opts.Config {
+		config[k] = v
+	}
+	config["urls"] = conn.Target.URLs()
+	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server}
+	for _, o := range outcomes {
+		rd, err := report.NewRunDoc(o.Result.Total)
+		if err != nil {
+			return err
+		}
+		if o.Intervals != nil {
+			if rd.Intervals, err = o.Intervals.Docs(); err != nil {
+				return err
+			}
+		}
+		res := o.Result
+		rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
+		if res.EmitLag != nil {
+			el, err := report.HistogramDoc(res.EmitLag)
+			if err != nil {
+				return err
+			}
+			rd.EmissionLag = &el
+		}
+		if len(o.Labels) > 0 {
+			rd.Labels = map[string]string{}
+			for _, l := range o.Labels {
+				rd.Labels[l.Label] = l.Value
+			}
+		}
+		if o.Check != nil {
+			rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations}
+			if rd.Check.Violations == nil {
+				rd.Check.Violations = []string{}
+			}
+		}
+		doc.Runs = append(doc.Runs, rd)
+	}
+	if err := WriteFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+		return fmt.Errorf("writing --json: %w", err)
+	}
+	fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.JSON)
+	return nil
+}

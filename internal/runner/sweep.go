@@ -1,0 +1,277 @@
+package runner
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/txload/txload/engine"
+	"github.com/txload/txload/report/chart"
+	"github.com/txload/txload/slo"
+	"github.com/txload/txload/workload"
+)
+
+// SweepOptions is a capacity search: the steps' rates and how each is judged.
+type SweepOptions struct {
+	SLO          string
+	Start        float64
+	Factor       float64
+	StepDuration time.Duration
+	StepWarmup   time.Duration
+	MaxErrorRate float64
+	MaxSteps     int
+	Precision    float64
+	CSV, Chart   string
+}
+
+// Validate checks the search's settings; the SLO is parsed once here.
+func (s SweepOptions) Validate() (slo.SLO, error) {
+	objective, err := slo.Parse(s.SLO)
+	switch {
+	case errors.Is(err, slo.ErrEmpty):
+		return slo.SLO{}, Usagef("--slo is required: %s", slo.Grammar)
+	case err != nil:
+		return slo.SLO{}, Usagef("--slo: %v", err)
+	}
+	switch {
+	case !(s.Start > 0) || math.IsInf(s.Start, 0):
+		return slo.SLO{}, Usagef("--start must be a positive number of operations per second, got %g", s.Start)
+	case !(s.Factor > 1) || math.IsInf(s.Factor, 0):
+		return slo.SLO{}, Usagef("--factor must be greater than 1, got %g", s.Factor)
+	case s.StepDuration <= 0:
+		return slo.SLO{}, Usagef("--step-duration must be positive (for example 10s), got %s", s.StepDuration)
+	case s.StepWarmup < 0:
+		return slo.SLO{}, Usagef("--step-warmup must not be negative, got %s", s.StepWarmup)
+	case !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1):
+		return slo.SLO{}, Usagef("--max-error-rate must be in [0,1], got %g", s.MaxErrorRate)
+	case s.MaxSteps < 1:
+		return slo.SLO{}, Usagef("--max-steps must be at least 1, got %d", s.MaxSteps)
+	case !(s.Precision > 0) || math.IsInf(s.Precision, 0):
+		return slo.SLO{}, Usagef("--precision must be positive, got %g", s.Precision)
+	case s.Start*s.StepDuration.Seconds() < 1:
+		return slo.SLO{}, Usagef("--start %g over --step-duration %s schedules no operation", s.Start, s.StepDuration)
+	}
+	if s.Chart != "" && !chart.Supported(s.Chart) {
+		return slo.SLO{}, Usagef("%s", chart.Unsupported(s.Chart))
+	}
+	return objective, CheckOutputs(map[string]string{"--csv": s.CSV, "--chart": s.Chart})
+}
+
+// Sweep finds the highest rate workload m sustains within the SLO: each step
+// is an open-loop run of opts at the step's rate.
+func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options, s SweepOptions) error {
+	opts.Engine.Rate = s.Start
+	opts.Engine.Duration, opts.Engine.Warmup = s.StepDuration, s.StepWarmup
+	opts.Engine.MaxLag = min(s.StepDuration, engine.DefaultMaxLag)
+	objective, err := s.Validate()
+	if err != nil {
+		return err
+	}
+	search, err := slo.NewSearch(s.Start, s.Factor, s.Precision, s.MaxSteps)
+	if err != nil {
+		return Usage(err)
+	}
+	r, h, err := Prepare(m, g, target, &opts)
+	if err != nil {
+		return err
+	}
+	if h.Variants != nil {
+		if vs := h.Variants(); vs != nil {
+			if len(vs) != 1 {
+				return Usagef("sweep measures one variant at a time; %s gives %d (%s, ...): choose one", m.Name, len(vs), LabelString(vs[0].Labels))
+			}
+			g = vs[0].Generator
+		}
+	}
+	opts.Stderr = Locked(opts.Stderr)
+	conn, err := r.Open(ctx, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
+		return err
+	}
+	if err := conn.CheckSessionState(h); err != nil {
+		return err
+	}
+	load, err := Load(ctx, conn, g, opts, false)
+	if err != nil {
+		return errors.New(conn.Target.Scrub(err.Error()))
+	}
+	if load.Close != nil {
+		defer load.Close()
+	}
+	w := opts.Stdout
+	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %d workers, %s arrivals\n",
+		m.Name, objective, s.StepDuration, s.StepWarmup, opts.Engine.Concurrency, opts.Engine.Arrival)
+	fmt.Fprintf(w, "%4s  %12s  %12s  %10s  %10s  %10s  %7s  %s\n",
+		"step", "target/s", "achieved/s", "p50", "p99", "max", "errors", "result")
+
+	var steps []sweepStep
+	var outcomes []Outcome
+	var runErr error
+	for next, ok := search.Next(); ok; next, ok = search.Next() {
+		step := opts
+		step.Engine.Rate = next
+		cfg, closeOut, intervals, err := wire(ctx, conn, load, step)
+		if err != nil {
+			runErr = err
+			break
+		}
+		res, err := engine.Run(ctx, cfg, load)
+		closeOut()
+		if err != nil {
+			runErr = errors.New(conn.Target.Scrub(err.Error()))
+			break
+		}
+		if ctx.Err() != nil { // interrupted: this step's figures are partial
+			break
+		}
+		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)
+		steps = append(steps, st)
+		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: intervals})
+		printStep(w, st)
+		search.Observe(next, st.pass)
+	}
+	found := search.Result()
+	lo, hi := found.Lo, found.Hi
+
+	var outErr error
+	if load.Report != nil && len(outcomes) > 0 {
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+		chk, err := load.Report(actx, outcomes[len(outcomes)-1].Result.Total)
+		cancel()
+		if err != nil {
+			outErr = err
+		} else {
+			fmt.Fprintln(w)
+			PrintCheck(w, chk)
+			outcomes[len(outcomes)-1].Check = chk
+		}
+	}
+	if s.CSV != "" && len(steps) > 0 {
+		if err := WriteFile(s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
+			outErr = fmt.Errorf("writing --csv: %w", err)
+		} else {
+			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.CSV)
+		}
+	}
+	if s.Chart != "" && len(steps) > 0 {
+		pts := make([]chart.Point, len(steps))
+		for i, st := range steps {
+			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass}
+		}
+		title := fmt.Sprintf("txload sweep %s — SLO %s", m.Name, objective)
+		if err := chart.LatencyThroughput(s.Chart, title, pts); err != nil {
+			if outErr == nil {
+				outErr = err
+			}
+		} else {
+			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.Chart)
+		}
+	}
+	if opts.JSON != "" && len(outcomes) > 0 {
+		if err := writeJSON(conn, m, opts, outcomes); err != nil && outErr == nil {
+			outErr = err
+		}
+	}
+
+	switch {
+	case runErr != nil:
+		return runErr
+	case ctx.Err() != nil:
+		return ErrInterrupted
+	case lo == 0:
+		fmt.Fprintf(w, "no sustainable rate: even --start %s ops/s fails (SLO %s)\n", fmtRate(s.Start), objective)
+		if outErr != nil {
+			return outErr
+		}
+		return fmt.Errorf("no sustainable rate: even --start %s ops/s fails", fmtRate(s.Start))
+	}
+	var bound string
+	stopReason := fmt.Sprintf("stopped after --max-steps %d", s.MaxSteps)
+	switch {
+	case hi == 0:
+		bound = fmt.Sprintf(" (a lower bound: no step failed; %s)", stopReason)
+	case found.Stop == slo.MaxSteps:
+		bound = fmt.Sprintf(" (between %s and %s: %s before --precision %g)", fmtRate(lo), fmtRate(hi), stopReason, s.Precision)
+	default:
+		bound = fmt.Sprintf(" (%s fails)", fmtRate(hi))
+	}
+	fmt.Fprintf(w, "maximum sustainable rate: %s ops/s (SLO %s)%s\n", fmtRate(lo), objective, bound)
+	return outErr
+}
+
+// sweepStep is one measured step.
+type sweepStep struct {
+	n                 int
+	target, achieved  float64
+	p50, p99, maxResp int64 // µs
+	errors            int64
+	pass              bool
+	why               string
+}
+
+// judge decides whether a step at target passed.
+func judge(res *engine.Result, target float64, objective slo.SLO, maxErrorRate float64, n int) sweepStep {
+	t := res.Total.Total("all")
+	figures := slo.Step{
+		Target: target, Elapsed: res.Total.Elapsed,
+		OK: t.OK, Failed: t.FailedTotal(), FailedAttempts: t.ErrorsTotal(),
+		Saturated: res.Saturated, Unstarted: res.Unstarted, Offered: res.Offered,
+		Response: t.Response,
+	}
+	why := slo.Judge(figures, objective, maxErrorRate)
+	texts := make([]string, len(why))
+	for i, r := range why {
+		texts[i] = r.Text
+	}
+	return sweepStep{
+		n: n, target: target, achieved: figures.Achieved(),
+		p50: t.Response.ValueAtQuantile(50), p99: t.Response.ValueAtQuantile(99), maxResp: t.Response.Max(),
+		errors: figures.Errors(),
+		pass:   len(why) == 0, why: strings.Join(texts, "; "),
+	}
+}
+
+func printStep(w io.Writer, s sweepStep) {
+	result := "PASS"
+	if !s.pass {
+		result = "FAIL: " + s.why
+	}
+	fmt.Fprintf(w, "%4d  %12s  %12.1f  %10s  %10s  %10s  %7d  %s\n", s.n, fmtRate(s.target), s.achieved,
+		fmtMicros(float64(s.p50)), fmtMicros(float64(s.p99)), fmtMicros(float64(s.maxResp)), s.errors, result)
+}
+
+func fmtRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+func fmtMicros(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.3fs", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.3fms", us/1e3)
+	}
+	return fmt.Sprintf("%.0fµs", us)
+}
+
+func writeSweepCSV(f io.Writer, steps []sweepStep) error {
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"step", "target_ops", "achieved_ops", "p50_us", "p99_us", "max_us", "errors", "pass"})
+	for _, s := range steps {
+		_ = w.Write([]string{
+			strconv.Itoa(s.n), fmtRate(s.target), strconv.FormatFloat(s.achieved, 'f', 2, 64),
+			strconv.FormatInt(s.p50, 10), strconv.FormatInt(s.p99, 10), strconv.FormatInt(s.maxResp, 10),
+			strconv.FormatInt(s.errors, 10), strconv.FormatBool(s.pass),
+		})
+	}
+	w.Flush()
+	return w.Error()
+}

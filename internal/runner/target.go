@@ -1,0 +1,235 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/workload"
+)
+
+// TargetOptions choose the database: URLs (the nodes of one database), or
+// an embedded server.
+type TargetOptions struct {
+	URLs            []string
+	EmbeddedVersion string
+	// EmbeddedVersionSet: the version was asked for; with URLs that is a
+	// usage error (it would be ignored).
+	EmbeddedVersionSet bool
+	// CacheDir holds the embedded server's binaries ("" = the default).
+	CacheDir string
+	// Pooler says what sits between txload and the server: auto (detect
+	// a pooler), none, transaction or session (a pooler in that mode).
+	Pooler string
+}
+
+// Resolved is a validated choice of target, not yet connected.
+type Resolved struct {
+	target   *pg.Target // the URLs, parsed; nil for the embedded server
+	embedded *embedded.Version
+	cacheDir string
+	pooler   string
+}
+
+// Embedded says the run starts its own throwaway server.
+func (r Resolved) Embedded() bool { return r.embedded != nil }
+
+// Resolve validates the choice of target without touching any server.
+func (o TargetOptions) Resolve() (Resolved, error) {
+	switch o.Pooler {
+	case "", "auto", "none", "transaction", "session":
+	default:
+		return Resolved{}, Usagef("--pooler %q is not allowed (allowed: auto, none, transaction, session)", o.Pooler)
+	}
+	for _, u := range o.URLs {
+		if strings.TrimSpace(u) == "" {
+			return Resolved{}, Usagef("--url is empty: give a database URL such as postgres://user@host:5432/db")
+		}
+	}
+	if len(o.URLs) > 0 {
+		if o.EmbeddedVersionSet {
+			return Resolved{}, Usagef("--embedded-version applies only to the embedded server, not to --url or DATABASE_URL")
+		}
+		t, err := pg.NewTarget(o.URLs)
+		if err != nil {
+			return Resolved{}, Usage(err)
+		}
+		return Resolved{target: t, pooler: o.Pooler}, nil
+	}
+	v, err := embedded.Lookup(o.EmbeddedVersion)
+	if err != nil {
+		return Resolved{}, Usagef("--embedded-version: %v", err)
+	}
+	return Resolved{embedded: &v, cacheDir: o.CacheDir}, nil
+}
+
+// Conn is an open target; Close stops the embedded server, if any.
+type Conn struct {
+	Target   *pg.Target
+	Server   pg.Server
+	Embedded bool
+	// Pooler is the connection pooler the target is reached through, if
+	// any; behind one that pools transactions, no session state is used.
+	Pooler pg.Pooler
+	close  func()
+}
+
+// Close releases the target.
+func (c *Conn) Close() { c.close() }
+
+// Open starts the embedded server if needed, connects to every node and
+// identifies the server. Several URLs must be nodes of one database.
+// Progress goes to log.
+func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
+	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil}
+	where := ""
+	if r.embedded != nil {
+		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log, CacheDir: r.cacheDir})
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
+		}
+		c.close = func() {
+			if err := srv.Stop(); err != nil {
+				fmt.Fprintf(log, "stopping the embedded PostgreSQL: %v\n", err)
+			}
+		}
+		where = " (embedded)"
+		if c.Target, err = pg.NewTarget([]string{srv.URL()}); err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	t := c.Target
+	var first string
+	for i := 0; i < t.Nodes(); i++ {
+		conn, err := t.ConnectNode(ctx, i)
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		id, err := identify(ctx, conn)
+		if err == nil && i == 0 {
+			c.Server, err = pg.Detect(ctx, conn)
+			first = id
+			if err == nil {
+				c.Pooler, err = pooler(ctx, r.pooler, t, conn)
+			}
+		}
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+		if id != first {
+			c.close()
+			return nil, Usagef("--url %s and --url %s are not nodes of one database (%s; %s): give the nodes of one cluster",
+				t.URLs()[0], t.URLs()[i], first, id)
+		}
+	}
+	if where == "" {
+		where = " at " + t.URLs()[0]
+		if t.Nodes() > 1 {
+			where += fmt.Sprintf(" and %d more nodes", t.Nodes()-1)
+		}
+	}
+	fmt.Fprintf(log, "server: %s%s\n", c.Server, where)
+	if c.Pooler.Found {
+		how := "session state is kept"
+		if c.Pooler.TransactionPooling() {
+			t.SetPooled()
+			how = "statements are unnamed and no session state is used"
+		}
+		fmt.Fprintf(log, "through %s: %s (--pooler says otherwise)\n", c.Pooler, how)
+	}
+	return c, nil
+}
+
+// pooler finds the pooler on the way to the server, as --pooler says.
+func pooler(ctx context.Context, mode string, t *pg.Target, conn *pgx.Conn) (pg.Pooler, error) {
+	switch mode {
+	case "none":
+		return pg.Pooler{}, nil
+	case "transaction", "session":
+		p, err := pg.DetectPooler(ctx, t, 0, conn)
+		if !p.Found {
+			p = pg.Pooler{Found: true, Name: "a connection pooler"}
+		}
+		p.Mode = mode
+		return p, err
+	}
+	return pg.DetectPooler(ctx, t, 0, conn)
+}
+
+// CheckSessionState refuses a workload that needs session state (named
+// prepared statements) behind a pooler that loses it.
+func (c *Conn) CheckSessionState(h workload.Hooks) error {
+	if h.SessionState == nil || !c.Pooler.TransactionPooling() || c.Pooler.PreparedStatements {
+		return nil
+	}
+	if need := h.SessionState(); need != "" {
+		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use --protocol extended or simple", need, c.Pooler)
+	}
+	return nil
+}
+
+// simple runs a probe with the simple protocol: before a pooler is known,
+// a named statement could meet one another client left in the session.
+const simple = pgx.QueryExecModeSimpleProtocol
+
+// identify names the database a connection reached: the cluster's identity
+// where the dialect gives one (PostgreSQL's system identifier, CockroachDB's
+// cluster id) and the database's name.
+func identify(ctx context.Context, conn *pgx.Conn) (string, error) {
+	var db string
+	if err := conn.QueryRow(ctx, "SELECT current_database()", simple).Scan(&db); err != nil {
+		return "", fmt.Errorf("identifying the database: %w", err)
+	}
+	for _, q := range []string{
+		"SELECT system_identifier::text FROM pg_control_system()",
+		"SELECT crdb_internal.cluster_id()::text",
+	} {
+		var id string
+		// Each probe in its own statement: an error (the function does not
+		// exist, or is not granted) leaves the connection usable.
+		if err := conn.QueryRow(ctx, q, simple).Scan(&id); err == nil {
+			return fmt.Sprintf("cluster %s, database %s", id, db), nil
+		}
+	}
+	return "database " + db, nil
+}
+
+// CheckConnections refuses a run that needs more connections than the
+// server has free: max_connections, less the slots reserved for superusers
+// (and reserved_connections), less those in use.
+func (c *Conn) CheckConnections(ctx context.Context, need int) error {
+	conn, err := c.Target.ConnectNode(ctx, 0)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var max, reserved, used int
+	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
+		current_setting('superuser_reserved_connections')::int + COALESCE(current_setting('reserved_connections', true)::int, 0),
+		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int`, simple).Scan(&max, &reserved, &used)
+	if err != nil {
+		return nil // not PostgreSQL's views (CockroachDB): nothing to compare with
+	}
+	var super bool
+	_ = conn.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`, simple).Scan(&super)
+	free := max - used
+	if !super {
+		free -= reserved
+	}
+	// Our own connection is among those in use; it closes before the run.
+	free++
+	if need > free*c.Target.Nodes() {
+		return Usagef("the run needs %d connections but the server has %d free (max_connections %d, %d reserved, %d in use): lower --concurrency or raise max_connections",
+			need, free, max, reserved, used)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ConfigString is a configuration value of doc as text ("" if absent).
+func (d *Document) ConfigString(key string) string {
+	v, ok := d.Config[key]
+	if !ok || v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func (d *Document) configFloat(key string) float64 {
+	f, _ := strconv.ParseFloat(d.ConfigString(key), 64)
+	return f
+}
+
+func (d *Document) configInt(key string) int {
+	n, _ := strconv.Atoi(d.ConfigString(key))
+	return n
+}
+
+func (d *Document) configDuration(key string) time.Duration {
+	v, _ := time.ParseDuration(d.ConfigString(key))
+	return v
+}
+
+// ServerString names the server like the summary's first line:
+// "PostgreSQL 18.3".
+func (d *Document) ServerString() string {
+	m, ok := d.Server.(map[string]any)
+	if !ok {
+		if d.Server == nil {
+			return "an unknown server"
+		}
+		return fmt.Sprint(d.Server)
+	}
+	s := strings.TrimSpace(fmt.Sprint(m["dialect"]) + " " + fmt.Sprint(m["version"]))
+	return strings.ReplaceAll(s, "<nil>", "?")
+}
+
+// Mode describes the document's loop for the summary's header, as the run
+// printed it.
+func (d *Document) Mode() string {
+	workers := d.ConfigString("concurrency")
+	if rate := d.configFloat("rate"); rate > 0 {
+		arrival := d.ConfigString("arrival")
+		if arrival == "" {
+			arrival = "poisson"
+		}
+		return fmt.Sprintf("open loop at %g ops/s (%s), %s workers", rate, arrival, workers)
+	}
+	return fmt.Sprintf("closed loop, %s workers", workers)
+}
+
+// WriteSummary writes the summary that a run prints (Summary, and for an
+// open loop the OpenLoop block) for each run of doc, from its totals: for a
+// merged document, the report one process would have printed.
+func WriteSummary(w io.Writer, doc *Document) error {
+	for i, run := range doc.Runs {
+		total, err := run.Total()
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		var labels []string
+		for _, k := range slices.Sorted(maps.Keys(run.Labels)) {
+			labels = append(labels, k+": "+run.Labels[k])
+		}
+		var notes []string
+		if n := len(doc.MergedFrom); n > 0 {
+			notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(doc.MergedFrom, ", ")))
+		}
+		if run.Interrupted {
+			notes = append(notes, "INTERRUPTED: the figures cover what ran before Ctrl-C")
+		}
+		if run.Saturated {
+			notes = append(notes, fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", run.Unstarted, run.Offered))
+		} else if run.Offered > 0 {
+			notes = append(notes, fmt.Sprintf("offered %d operations, %d never started", run.Offered, run.Unstarted))
+		}
+		h := Header{Workload: doc.Workload, Server: doc.ServerString(), Mode: doc.Mode(), Labels: labels}
+		Summary(w, h, total, notes)
+		if run.Offered > 0 {
+			fmt.Fprintln(w)
+			window := doc.configDuration("duration")
+			if window <= 0 {
+				window = total.Elapsed
+			}
+			OpenLoop(w, total, run.Offered-run.Unstarted, window)
+			if e := run.EmissionLag; e != nil && e.Count > 0 {
+				fmt.Fprintf(w, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", e.P50, e.P99, e.Max)
+			}
+		}
+		if c := run.Check; c != nil {
+			fmt.Fprintln(w)
+			var lines []Line
+			for _, k := range slices.Sorted(maps.Keys(c.Values)) {
+				lines = append(lines, Line{Label: k, Value: strconv.FormatInt(c.Values[k], 10)})
+			}
+			Lines(w, lines)
+			if len(c.Violations) == 0 {
+				fmt.Fprintln(w, "check: ok")
+			}
+			for _, v := range c.Violations {
+				fmt.Fprintf(w, "VIOLATION: %s\n", v)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// builtinTitles are pgbench's names for its builtin scripts.
+var builtinTitles = map[string]string{
+	"tpcb-like":     "<builtin: TPC-B (sort of)>",
+	"simple-update": "<builtin: simple update>",
+	"select-only":   "<builtin: select only>",
+}
+
+// PgbenchRunOf describes doc's run for PgbenchReport from its
+// configuration. Per-statement figures are not in documents: -r is left out.
+func PgbenchRunOf(doc *Document) PgbenchRun {
+	clients := doc.configInt("concurrency")
+	r := PgbenchRun{
+		Scale: max(doc.configInt("scale"), 1), QueryMode: doc.ConfigString("protocol"),
+		Clients: clients, Threads: clients, MaxTries: doc.configInt("max-tries"),
+		Duration: doc.configDuration("duration"), Rate: doc.configFloat("rate"),
+		LatencyLimit: doc.configDuration("latency-limit"), Progress: doc.configDuration("progress"),
+		FailuresDetailed: doc.ConfigString("failures-detailed") == "true",
+	}
+	if r.QueryMode == "" {
+		r.QueryMode = "simple"
+	}
+	if len(doc.Runs) > 0 {
+		for _, name := range doc.Runs[0].Names() {
+			title := name
+			if t, ok := builtinTitles[name]; ok {
+				title = t
+			}
+			r.Scripts = append(r.Scripts, PgbenchScript{Title: title, Weight: 1})
+		}
+	}
+	return r
+}
+
+// WritePgbench writes each run of doc in pgbench's report format.
+func WritePgbench(w io.Writer, doc *Document) error {
+	run := PgbenchRunOf(doc)
+	for i, rd := range doc.Runs {
+		total, err := rd.Total()
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		PgbenchReport(w, total, run)
+	}
+	return nil
+}

@@ -1,0 +1,320 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/txload/txload/metrics"
+)
+
+// MergeError says why documents cannot be merged: they are not results of
+// one run (different workloads, commands, variants or operations) or their
+// histograms differ in geometry. It is the user's input that is wrong.
+type MergeError struct{ Msg string }
+
+func (e *MergeError) Error() string { return e.Msg }
+
+func mergeErrf(format string, args ...any) error {
+	return &MergeError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Merge adds up the documents of several load generators that ran one
+// workload at the same time (`--instance i/N`), as if one process had run it
+// all: counts are summed and histograms added, so percentiles and maxima are
+// exact; the measured period is the longest of theirs; intervals are
+// aligned on the wall clock. names are the documents' names, for errors and
+// for MergedFrom.
+//
+// Intervals are put in buckets as long as the typical (median) interval:
+// a document's first interval goes to the bucket its start falls in
+// (floor(start / length)), each next one to the bucket as many lengths
+// after it, so that one load generator's intervals never share a bucket
+// whatever the phase of its ticks. A merged interval spans its
+// contributors (earliest start to latest end). A run gets merged intervals
+// only when every document has them.
+//
+// The audit (check) of a run is not a sum: the first document that has one
+// gives it (instances leave the audit to `txload check`, run once after all
+// of them).
+func Merge(docs []*Document, names []string) (*Document, error) {
+	if len(docs) == 0 {
+		return nil, mergeErrf("merge needs at least one document")
+	}
+	if len(names) != len(docs) {
+		names = make([]string, len(docs))
+		for i := range docs {
+			names[i] = "document " + strconv.Itoa(i+1)
+		}
+	}
+	first := docs[0]
+	for i, d := range docs[1:] {
+		n := names[i+1]
+		switch {
+		case d.Workload != first.Workload:
+			return nil, mergeErrf("merge: %s is a run of %s, %s of %s: only documents of one workload merge", names[0], first.Workload, n, d.Workload)
+		case d.Command != first.Command:
+			return nil, mergeErrf("merge: %s comes from txload %s, %s from txload %s: only documents of one command merge", names[0], first.Command, n, d.Command)
+		case len(d.Runs) != len(first.Runs):
+			return nil, mergeErrf("merge: %s has %d runs, %s %d: only documents of the same variants merge", names[0], len(first.Runs), n, len(d.Runs))
+		}
+		for r := range d.Runs {
+			a, b := first.Runs[r], d.Runs[r]
+			if !maps.Equal(a.Labels, b.Labels) {
+				return nil, mergeErrf("merge: run %d is %s in %s but %s in %s: only documents of the same variants merge", r+1, labelText(a.Labels), names[0], labelText(b.Labels), n)
+			}
+			if !slices.Equal(a.Names(), b.Names()) {
+				return nil, mergeErrf("merge: %s has operations %v, %s %v: only documents of the same operations merge", names[0], a.Names(), n, b.Names())
+			}
+		}
+	}
+	out := &Document{Version: first.Version, Command: first.Command, Workload: first.Workload,
+		Config: mergedConfig(docs), Server: first.Server, MergedFrom: append([]string(nil), names...)}
+	var geometry *HistSettings
+	var geometryOf string
+	for r := range first.Runs {
+		rd, err := mergeRun(docs, names, r, &geometry, &geometryOf)
+		if err != nil {
+			return nil, err
+		}
+		out.Runs = append(out.Runs, rd)
+	}
+	return out, nil
+}
+
+func labelText(l map[string]string) string {
+	if len(l) == 0 {
+		return "unlabelled"
+	}
+	keys := slices.Sorted(maps.Keys(l))
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += " "
+		}
+		s += k + "=" + l[k]
+	}
+	return s
+}
+
+// mergedConfig is the first document's configuration, without what only
+// held for one load generator; a merge of independent runs (not
+// --instance shares of one) adds up their clients.
+func mergedConfig(docs []*Document) map[string]any {
+	cfg := maps.Clone(docs[0].Config)
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	// Every flag is in a run's configuration, given or not: a share of one
+	// run has --instance or --instances set.
+	shared := false
+	if v, ok := cfg["instance"]; ok && v != nil && fmt.Sprint(v) != "" {
+		shared = true
+	}
+	if v, ok := cfg["instances"]; ok && v != nil && fmt.Sprint(v) != "0" && fmt.Sprint(v) != "" {
+		shared = true
+	}
+	if !shared {
+		total, all := 0, true
+		for _, d := range docs {
+			n, err := strconv.Atoi(fmt.Sprint(d.Config["concurrency"]))
+			if err != nil {
+				all = false
+				break
+			}
+			total += n
+		}
+		if all {
+			cfg["concurrency"] = strconv.Itoa(total)
+		}
+	}
+	for _, k := range []string{"instance", "instances", "json", "histogram", "cpuprofile", "metrics-addr", "html"} {
+		delete(cfg, k)
+	}
+	return cfg
+}
+
+// checkGeometry makes sure every histogram of s has the geometry of the
+// first one seen.
+func checkGeometry(s *metrics.Snapshot, name string, geometry **HistSettings, geometryOf *string) error {
+	for _, o := range s.Ops {
+		for _, h := range []*HistSettings{ptr(settingsOf(o.Response)), ptr(settingsOf(o.Service)), ptr(settingsOf(o.Lag))} {
+			if *geometry == nil {
+				*geometry, *geometryOf = h, name
+				continue
+			}
+			if *h != **geometry {
+				return mergeErrf("merge: the histograms of %s are %s, those of %s %s: histograms of different settings do not merge exactly", *geometryOf, *geometry, name, h)
+			}
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, geometryOf *string) (RunDoc, error) {
+	base := docs[0].Runs[r]
+	var total *metrics.Snapshot
+	var emitSum *metrics.Snapshot // emission lag, carried as a one-op snapshot's response histogram
+	out := RunDoc{Labels: maps.Clone(base.Labels)}
+	haveIntervals := true
+	for i, d := range docs {
+		run := d.Runs[r]
+		if run.Histograms != nil && *geometry != nil && *run.Histograms != **geometry {
+			return out, mergeErrf("merge: the histograms of %s are %s, those of %s %s: histograms of different settings do not merge exactly", *geometryOf, *geometry, names[i], run.Histograms)
+		}
+		s, err := run.Total()
+		if err != nil {
+			return out, fmt.Errorf("merge: %s: %w", names[i], err)
+		}
+		if err := checkGeometry(s, names[i], geometry, geometryOf); err != nil {
+			return out, err
+		}
+		if total == nil {
+			total = s
+		} else {
+			if err := total.Merge(s); err != nil {
+				return out, fmt.Errorf("merge: %s: %w", names[i], err)
+			}
+			total.Elapsed = max(total.Elapsed, s.Elapsed)
+		}
+		out.Offered += run.Offered
+		out.Unstarted += run.Unstarted
+		out.Saturated = out.Saturated || run.Saturated
+		out.Interrupted = out.Interrupted || run.Interrupted
+		if out.Check == nil && run.Check != nil {
+			out.Check = run.Check
+		}
+		if run.EmissionLag != nil && run.EmissionLag.Encoded != "" {
+			h, err := metrics.Decode(run.EmissionLag.Encoded)
+			if err != nil {
+				return out, fmt.Errorf("merge: %s emission lag: %w", names[i], err)
+			}
+			if emitSum == nil {
+				emitSum = metrics.NewSnapshot([]string{"emit"})
+			}
+			one := metrics.NewSnapshot([]string{"emit"})
+			one.Ops[0].Response = h
+			if err := checkGeometry(one, names[i], geometry, geometryOf); err != nil {
+				return out, err
+			}
+			if err := emitSum.Merge(one); err != nil {
+				return out, fmt.Errorf("merge: %s emission lag: %w", names[i], err)
+			}
+		}
+		if len(run.Intervals) == 0 {
+			haveIntervals = false
+		}
+	}
+	rd, err := NewRunDoc(total)
+	if err != nil {
+		return out, err
+	}
+	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.Check =
+		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.Check
+	if emitSum != nil {
+		hd, err := histDoc(emitSum.Ops[0].Response)
+		if err != nil {
+			return rd, err
+		}
+		rd.EmissionLag = &hd
+	}
+	if haveIntervals {
+		if rd.Intervals, err = mergeIntervals(docs, names, r, geometry, geometryOf); err != nil {
+			return rd, err
+		}
+	}
+	return rd, nil
+}
+
+type bucket struct {
+	start, end time.Time
+	warmup     bool
+	snap       *metrics.Snapshot
+}
+
+func mergeIntervals(docs []*Document, names []string, r int, geometry **HistSettings, geometryOf *string) ([]IntervalDoc, error) {
+	var lengths []time.Duration
+	decoded := make([][]Interval, len(docs))
+	for i, d := range docs {
+		ivs, err := d.Runs[r].IntervalSnapshots()
+		if err != nil {
+			return nil, fmt.Errorf("merge: %s: %w", names[i], err)
+		}
+		decoded[i] = ivs
+		for _, iv := range ivs {
+			lengths = append(lengths, iv.End.Sub(iv.Start))
+			if err := checkGeometry(iv.Snapshot, names[i], geometry, geometryOf); err != nil {
+				return nil, err
+			}
+		}
+	}
+	length := IntervalLength(lengths)
+	buckets := map[int64]*bucket{}
+	for _, ivs := range decoded {
+		if len(ivs) == 0 {
+			continue
+		}
+		t0 := ivs[0].Start
+		b0 := floorDiv(t0.UnixNano(), int64(length))
+		for _, iv := range ivs {
+			k := b0 + int64(roundDiv(iv.Start.Sub(t0), length))
+			b := buckets[k]
+			if b == nil {
+				b = &bucket{start: iv.Start, end: iv.End, warmup: iv.Warmup, snap: iv.Snapshot}
+				buckets[k] = b
+				continue
+			}
+			if err := b.snap.Merge(iv.Snapshot); err != nil {
+				return nil, fmt.Errorf("merge: intervals: %w", err)
+			}
+			if iv.Start.Before(b.start) {
+				b.start = iv.Start
+			}
+			if iv.End.After(b.end) {
+				b.end = iv.End
+			}
+			b.warmup = b.warmup && iv.Warmup
+		}
+	}
+	keys := slices.Sorted(maps.Keys(buckets))
+	out := make([]IntervalDoc, 0, len(keys))
+	for _, k := range keys {
+		b := buckets[k]
+		b.snap.Elapsed = b.end.Sub(b.start)
+		d, err := NewIntervalDoc(b.snap, b.end, b.warmup)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// IntervalLength is the typical length of intervals: their median, to the
+// millisecond (at least one), so that a late tick or the final sliver of a
+// run does not change it.
+func IntervalLength(lengths []time.Duration) time.Duration {
+	if len(lengths) == 0 {
+		return time.Second
+	}
+	s := slices.Clone(lengths)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return max(s[len(s)/2].Round(time.Millisecond), time.Millisecond)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func roundDiv(d, unit time.Duration) int64 {
+	return int64((d + unit/2) / unit)
+}

@@ -1,0 +1,259 @@
+package report_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
+)
+
+// fakeRun records n intervals of one load generator whose ticks start at
+// start and come every second plus jitter[i]; in interval i it commits
+// ok(i) operations of op "a" with response times that depend on seed and
+// fails one "b" per interval with a serialization error after 2 tries.
+func fakeRun(t *testing.T, seed int, start time.Time, n int, jitter []time.Duration) *report.Document {
+	t.Helper()
+	g := metrics.NewRegistry([]string{"a", "b"}, start)
+	r := g.NewRecorder()
+	var ivs report.Intervals
+	end := start
+	for i := range n {
+		for j := range 100 + 10*seed + i {
+			us := time.Duration((j*37+seed*1000+i*13)%20000+1) * time.Microsecond
+			r.Success(0, true, us+time.Duration(seed)*time.Millisecond, us, time.Duration(seed)*time.Millisecond, 1+j%3/2)
+		}
+		r.Error(1, true, metrics.Serialization)
+		r.Failure(1, true, metrics.Serialization, 2)
+		end = end.Add(time.Second)
+		if i < len(jitter) {
+			end = end.Add(jitter[i])
+		}
+		iv, err := g.Tick(end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ivs.Add(iv, end, false)
+	}
+	total := g.Total()
+	total.Elapsed = end.Sub(start)
+	rd, err := report.NewRunDoc(total)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd.Intervals, err = ivs.Docs(); err != nil {
+		t.Fatal(err)
+	}
+	return &report.Document{Version: "test", Command: "run", Workload: "w",
+		Config: map[string]any{"concurrency": "4", "instance": "x/3", "rate": "0"},
+		Server: map[string]any{"dialect": "PostgreSQL", "version": "18.1"}, Runs: []report.RunDoc{rd}}
+}
+
+// roundTrip writes doc as JSON and reads it back, as merge does with files.
+func roundTrip(t *testing.T, doc *report.Document) *report.Document {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ReadJSON(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+func decode(t *testing.T, s string) *hdr.Histogram {
+	t.Helper()
+	h, err := metrics.Decode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestIntervalsRoundTripToTotals(t *testing.T) {
+	doc := roundTrip(t, fakeRun(t, 1, time.Unix(1000, 0), 4, nil))
+	run := doc.Runs[0]
+	total, err := run.Total()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivs, err := run.IntervalSnapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ivs) != 4 {
+		t.Fatalf("%d intervals, want 4", len(ivs))
+	}
+	sum := metrics.NewSnapshot(run.Names())
+	for i, iv := range ivs {
+		if want := time.Unix(1000+int64(i), 0); !iv.Start.Equal(want) || iv.End.Sub(iv.Start) != time.Second {
+			t.Errorf("interval %d: %s..%s, want from %s for 1s", i, iv.Start, iv.End, want)
+		}
+		if err := sum.Merge(iv.Snapshot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, o := range total.Ops {
+		s := sum.Ops[i]
+		if o.OK != s.OK || o.Failed != s.Failed || o.Errors != s.Errors || o.Retries != s.Retries || o.Retried != s.Retried {
+			t.Errorf("%s: total %+v, intervals add up to %+v", o.Name, o, s)
+		}
+		if !o.Response.Equals(s.Response) || !o.Service.Equals(s.Service) || !o.Lag.Equals(s.Lag) {
+			t.Errorf("%s: the intervals' histograms do not add up to the total's", o.Name)
+		}
+	}
+	if total.Ops[0].OK != 110+111+112+113 {
+		t.Errorf("ok = %d", total.Ops[0].OK)
+	}
+}
+
+func TestMergeExact(t *testing.T) {
+	// Three load generators whose ticks fall at different phases of the
+	// second; the third's jitter straddles a second boundary.
+	base := time.Unix(2000, 0)
+	docs := []*report.Document{
+		roundTrip(t, fakeRun(t, 0, base.Add(100*time.Millisecond), 5, nil)),
+		roundTrip(t, fakeRun(t, 1, base.Add(800*time.Millisecond), 5, nil)),
+		roundTrip(t, fakeRun(t, 2, base.Add(999*time.Millisecond), 5, []time.Duration{2 * time.Millisecond, -3 * time.Millisecond, 2 * time.Millisecond, 0, 1 * time.Millisecond})),
+	}
+	merged, err := report.Merge(docs, []string{"a.json", "b.json", "c.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = roundTrip(t, merged)
+	m := merged.Runs[0]
+	for i, op := range m.Ops {
+		var ok, failed, retries int64
+		byHand := metrics.NewHistogram()
+		for _, d := range docs {
+			o := d.Runs[0].Ops[i]
+			ok += o.OK
+			failed += o.Failed["serialization"]
+			retries += o.Retries
+			byHand.Merge(decode(t, o.Response.Encoded))
+		}
+		if op.OK != ok || op.Failed["serialization"] != failed || op.Retries != retries {
+			t.Errorf("%s: ok %d failed %d retries %d, want %d %d %d", op.Name, op.OK, op.Failed["serialization"], op.Retries, ok, failed, retries)
+		}
+		got := decode(t, op.Response.Encoded)
+		if !got.Equals(byHand) {
+			t.Errorf("%s: merged histogram differs from the three added by hand", op.Name)
+		}
+		for _, q := range []float64{50, 90, 99, 99.9, 100} {
+			if a, b := got.ValueAtQuantile(q), byHand.ValueAtQuantile(q); a != b {
+				t.Errorf("%s p%g = %d, by hand %d", op.Name, q, a, b)
+			}
+		}
+		if op.Response.P99 != byHand.ValueAtQuantile(99) || op.Response.Max != byHand.Max() {
+			t.Errorf("%s: p99 %d max %d, by hand %d %d", op.Name, op.Response.P99, op.Response.Max, byHand.ValueAtQuantile(99), byHand.Max())
+		}
+	}
+	if want := 5*time.Second + 2*time.Millisecond; m.ElapsedSec != want.Seconds() {
+		t.Errorf("elapsed %gs, want the longest, %s", m.ElapsedSec, want)
+	}
+	// Intervals: five buckets, one interval of each generator in each.
+	if len(m.Intervals) != 5 {
+		t.Fatalf("%d merged intervals, want 5: %+v", len(m.Intervals), m.Intervals)
+	}
+	ivs, err := m.IntervalSnapshots()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, iv := range ivs {
+		if want := int64(100 + 110 + 120 + 3*i); iv.Snapshot.Ops[0].OK != want {
+			t.Errorf("merged interval %d: %d ok, want %d", i, iv.Snapshot.Ops[0].OK, want)
+		}
+		if iv.Snapshot.Ops[1].Failed[metrics.Serialization] != 3 {
+			t.Errorf("merged interval %d: %d failed, want 3", i, iv.Snapshot.Ops[1].Failed[metrics.Serialization])
+		}
+		if !iv.Start.Equal(base.Add(time.Duration(i)*time.Second + 100*time.Millisecond)) {
+			t.Errorf("merged interval %d starts at %s", i, iv.Start)
+		}
+	}
+	if strings.Join(merged.MergedFrom, ",") != "a.json,b.json,c.json" {
+		t.Errorf("merged_from %v", merged.MergedFrom)
+	}
+	if _, ok := merged.Config["instance"]; ok {
+		t.Errorf("the merged configuration keeps one instance's --instance")
+	}
+	var out bytes.Buffer
+	if err := report.WriteSummary(&out, merged); err != nil {
+		t.Fatal(err)
+	}
+	mustHave(t, out.String(), "w on PostgreSQL 18.1: closed loop, 4 workers", "merged from 3 documents: a.json, b.json, c.json",
+		"a: 1680 ok, 0 failed", "b: 0 ok, 15 failed", "failed by class: serialization 15")
+}
+
+func mustHave(t *testing.T, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("output lacks %q:\n%s", sub, s)
+		}
+	}
+}
+
+func TestMergeRefuses(t *testing.T) {
+	base := time.Unix(3000, 0)
+	other := fakeRun(t, 1, base, 2, nil)
+	other.Workload = "bank"
+	coarse := fakeRun(t, 1, base, 2, nil)
+	h := hdr.New(1, 3600000000, 2)
+	_ = h.RecordValue(1234)
+	enc, err := metrics.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coarse.Runs[0].Ops[0].Response.Encoded = enc
+	coarse.Runs[0].Histograms = nil
+	variant := fakeRun(t, 1, base, 2, nil)
+	variant.Runs[0].Labels = map[string]string{"isolation": "serializable"}
+	for _, tt := range []struct {
+		name string
+		doc  *report.Document
+		want string
+	}{
+		{"workload", other, "merge: a.json is a run of w, b.json of bank: only documents of one workload merge"},
+		{"geometry", coarse, "histograms of different settings do not merge exactly"},
+		{"variants", variant, "run 1 is unlabelled in a.json but isolation=serializable in b.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := report.Merge([]*report.Document{fakeRun(t, 0, base, 2, nil), roundTrip(t, tt.doc)}, []string{"a.json", "b.json"})
+			var me *report.MergeError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v, want a MergeError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q, want one line with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Independent runs (no --instance) merged: their clients add up; shares of
+// one run (--instance) keep the run's --concurrency, which is all of them.
+func TestMergeConcurrency(t *testing.T) {
+	base := time.Unix(4000, 0)
+	for _, tt := range []struct {
+		instance string
+		want     string
+	}{{"", "10"}, {"0/2", "4"}} {
+		a, b := fakeRun(t, 0, base, 1, nil), fakeRun(t, 1, base, 1, nil)
+		a.Config = map[string]any{"concurrency": "4", "instance": tt.instance, "instances": "0"}
+		b.Config = map[string]any{"concurrency": "6", "instance": tt.instance, "instances": "0"}
+		m, err := report.Merge([]*report.Document{a, b}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.ConfigString("concurrency"); got != tt.want {
+			t.Errorf("instance %q: merged concurrency %s, want %s", tt.instance, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package bank
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/driver"
+)
+
+// statements are the bank's statements, made once per run: named (prepared
+// once per connection) unless a pooler forbids session state.
+type statements struct {
+	begin, read, readForUpdate, write, delta, commit, rollback, isolation *driver.Stmt
+}
+
+func newStatements(c *config, pooled bool) *statements {
+	name := func(n string) string {
+		if pooled {
+			return ""
+		}
+		return "bank_" + n
+	}
+	return &statements{
+		begin:         &driver.Stmt{SQL: c.isolation.BeginSQL(), Name: name("begin"), Begins: true},
+		read:          &driver.Stmt{SQL: selectSQL, Name: name("read")},
+		readForUpdate: &driver.Stmt{SQL: selectForUpdateSQL, Name: name("read_for_update")},
+		write:         &driver.Stmt{SQL: writeSQL, Name: name("write")},
+		delta:         &driver.Stmt{SQL: deltaSQL, Name: name("delta")},
+		commit:        &driver.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
+		rollback:      &driver.Stmt{SQL: "ROLLBACK", Name: name("rollback")},
+		isolation:     &driver.Stmt{SQL: "SELECT current_setting('transaction_isolation')", Name: name("isolation")},
+	}
+}
+
+// program is one client's transfers on the driver's I/O loops: a read
+// (both accounts, in the transaction's first exchange with BEGIN), then the
+// writes, the ledger row and COMMIT in a second; a delta transfer is one
+// exchange. The first transaction on each connection also reads back the
+// isolation level the server runs it at.
+type program struct {
+	cfg *config
+	st  *statements
+	obs *observed
+	rng *rand.Rand
+
+	from, to  int32
+	effective pg.Isolation
+	checked   bool // the connection's level was read back
+	phase     uint8
+}
+
+const (
+	phaseRead uint8 = iota
+	phaseWrite
+	phaseDeclined
+)
+
+func (p *program) Connected(*driver.Conn) { p.checked = false }
+
+// pick draws the transfer's accounts: a retry repeats them.
+func (p *program) pick() {
+	n := int32(p.cfg.selection)
+	p.from = 1 + p.rng.Int32N(n)
+	p.to = 1 + p.rng.Int32N(n-1)
+	if p.to >= p.from {
+		p.to++
+	}
+}
+
+func (p *program) Start(c *driver.Conn, _, attempt int) driver.Action {
+	if attempt == 1 {
+		p.pick()
+	}
+	c.Pipeline(true)
+	c.Bind(p.st.begin, driver.CaptureNone).Send()
+	if !p.checked {
+		c.Bind(p.st.isolation, driver.CaptureFirst).Send()
+	}
+	switch p.cfg.transfer {
+	case Delta:
+		if p.checked {
+			p.queueDelta(c)
+		}
+	case ForUpdate:
+		c.Bind(p.st.readForUpdate, driver.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
+	default:
+		c.Bind(p.st.read, driver.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
+	}
+	c.Pipeline(false)
+	p.phase = phaseRead
+	return driver.Action{Kind: driver.Await}
+}
+
+func (p *program) queueDelta(c *driver.Conn) {
+	c.Bind(p.st.delta, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(p.cfg.amount).
+		Int(int64(p.effective)).Int(int64(Delta)).Send()
+	c.Bind(p.st.commit, driver.CaptureNone).Send()
+}
+
+func (p *program) Resume(c *driver.Conn) driver.Action {
+	for i := 0; i < c.Results(); i++ {
+		if err := c.Result(i).Err; err != nil {
+			return driver.Action{Kind: driver.Finish, Err: err, Stmt: -1}
+		}
+	}
+	switch p.phase {
+	case phaseDeclined:
+		p.obs.declined.Add(1)
+		return driver.Action{Kind: driver.Finish, Stmt: -1}
+	case phaseWrite:
+		return p.committed(c)
+	}
+	i := 1
+	if !p.checked {
+		v, _ := c.Result(1).Value(0, 0)
+		eff, err := pg.ServerIsolation(string(v))
+		if err != nil {
+			return driver.Action{Kind: driver.Finish, Err: pg.Fatal(fmt.Errorf("reading back the isolation level: %w", err)), Stmt: -1}
+		}
+		p.effective, p.checked = eff, true
+		p.obs.add(eff)
+		i = 2
+	}
+	if p.cfg.transfer == Delta {
+		if i == c.Results() { // the level was read first: now the transfer
+			c.Pipeline(true)
+			p.queueDelta(c)
+			c.Pipeline(false)
+			p.phase = phaseWrite
+			return driver.Action{Kind: driver.Await}
+		}
+		return p.committed(c)
+	}
+	r := c.Result(i)
+	if r.Kept() != 2 {
+		return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("transfer: read %d of accounts %d and %d, want 2", r.Kept(), p.from, p.to), Stmt: -1}
+	}
+	var fromBal, toBal, fromVer, toVer int64
+	for row := 0; row < 2; row++ {
+		id := atoi(r, row, 0)
+		if int32(id) == p.from {
+			fromBal, fromVer = atoi(r, row, 1), atoi(r, row, 2)
+		} else {
+			toBal, toVer = atoi(r, row, 1), atoi(r, row, 2)
+		}
+	}
+	amount := p.cfg.amount
+	if fromBal < amount {
+		// Declined for want of funds: rolled back, counted as done.
+		c.Bind(p.st.rollback, driver.CaptureNone).Send()
+		p.phase = phaseDeclined
+		return driver.Action{Kind: driver.Await}
+	}
+	c.Pipeline(true)
+	c.Bind(p.st.write, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(fromBal - amount).Int(toBal + amount).
+		Int(amount).Int(fromVer).Int(toVer).Int(int64(p.effective)).Int(int64(p.cfg.transfer)).Send()
+	c.Bind(p.st.commit, driver.CaptureNone).Send()
+	c.Pipeline(false)
+	p.phase = phaseWrite
+	return driver.Action{Kind: driver.Await}
+}
+
+var commitTag = []byte("COMMIT")
+
+// committed checks that COMMIT committed: after an error the server answers
+// COMMIT with ROLLBACK.
+func (p *program) committed(c *driver.Conn) driver.Action {
+	if tag := c.Result(c.Results() - 1).Tag(); !bytes.Equal(tag, commitTag) {
+		return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("transfer: COMMIT answered %q", tag), Stmt: -1}
+	}
+	return driver.Action{Kind: driver.Finish, Stmt: -1}
+}
+
+func atoi(r *driver.Result, row, col int) int64 {
+	v, _ := r.Value(row, col)
+	n, _ := strconv.ParseInt(string(v), 10, 64)
+	return n
+}

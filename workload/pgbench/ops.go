@@ -1,0 +1,129 @@
+package pgbench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/workload"
+	"github.com/txload/txload/workload/pgbench/expr"
+)
+
+type protocol uint8
+
+const (
+	simple protocol = iota
+	extended
+	prepared
+)
+
+func (p protocol) String() string { return [...]string{"simple", "extended", "prepared"}[p] }
+
+func parseProtocol(s string) (protocol, error) {
+	switch s {
+	case "simple":
+		return simple, nil
+	case "extended":
+		return extended, nil
+	case "prepared":
+		return prepared, nil
+	}
+	return 0, fmt.Errorf("--protocol %q is not allowed (allowed: simple, extended, prepared)", s)
+}
+
+// ops reads the scale and returns one operation per script, run by the
+// driver's I/O loops.
+func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+	scale := g.tpcb.scale
+	var historyBefore int64
+	if g.builtin != "" || len(g.builtins) > 0 {
+		conn, err := t.Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close(context.WithoutCancel(ctx))
+		if err := requireTables(ctx, conn); err != nil {
+			return nil, err
+		}
+		detected, err := detectScale(ctx, conn)
+		if err != nil {
+			return nil, err
+		}
+		if g.tpcb.scaleExplicit() && detected != g.tpcb.scale && opts.Log != nil {
+			fmt.Fprintf(opts.Log, "warning: --scale %d ignored, using the scale of pgbench_branches: %d\n", g.tpcb.scale, detected)
+		}
+		scale = detected
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&historyBefore); err != nil {
+			return nil, fmt.Errorf("counting pgbench_history: %w", err)
+		}
+	}
+	seed := opts.Seed
+	if g.randomSeed != "" {
+		seed, _ = strconv.ParseUint(g.randomSeed, 10, 64)
+	}
+	// Client i draws what pgbench's client i draws under --random-seed.
+	clientSeeds, defaultSeed := expr.PgbenchSeeds(seed, opts.FirstClient+opts.Concurrency)
+	clientSeed := func(id int) uint64 {
+		if id += opts.FirstClient; id < len(clientSeeds) {
+			return clientSeeds[id]
+		}
+		return seed ^ uint64(id)
+	}
+	load := &workload.QueryLoad{Pgbench: g.pgbenchInfo(scale)}
+	if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
+		// Every committed transaction adds one history row.
+		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
+			return reconcileHistory(ctx, t, total.Ops[0], historyBefore)
+		}
+	}
+	weights := make([]int, len(g.scripts))
+	total := 0
+	for i, s := range g.scripts {
+		load.Ops = append(load.Ops, s.Name)
+		load.Statements = append(load.Statements, len(s.Commands))
+		total += s.Weight
+		weights[i] = total
+	}
+	// Choosing the script has its own generator, as in pgbench, so a mix
+	// does not shift the scripts' own draws.
+	load.Chooser = func(id int) func() int {
+		if len(weights) == 1 {
+			return func() int { return 0 }
+		}
+		choice := rand.New(rand.NewPCG(clientSeed(id), 0x6a09e667f3bcc908))
+		return func() int {
+			r := choice.IntN(total)
+			for i, cum := range weights {
+				if r < cum {
+					return i
+				}
+			}
+			return len(weights) - 1
+		}
+	}
+	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+		return driver.Run(ctx, t, groups, func(id int) driver.Program {
+			vars := make(map[string]expr.Value, len(g.vars)+4)
+			for k, v := range g.vars {
+				vars[k] = v
+			}
+			// pgbench's builtin variables, as pgbench sets them: --define
+			// wins over scale and default_seed, not over client_id and
+			// random_seed.
+			for k, v := range map[string]int64{"scale": int64(scale), "default_seed": defaultSeed} {
+				if _, ok := vars[k]; !ok {
+					vars[k] = expr.Value{Kind: expr.Int, I: v}
+				}
+			}
+			vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
+			vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
+			return g.newProgram(id, clientSeed(id), vars, opts.Log, defaultSeed)
+		}, ready)
+	}
+	return load, nil
+}

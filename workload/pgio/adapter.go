@@ -1,0 +1,292 @@
+package pgio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/workload"
+)
+
+// This file adapts the plain functions above to the workload contract:
+// flags, hooks, and a QueryLoad whose Drive runs the sessions of either
+// mode through the engine's sessions, so that the engine's summary, JSON
+// and interval logs see every statement (operations "select" and "update").
+
+// Meta registers the workload.
+func Meta() workload.Meta {
+	return workload.Meta{
+		Name:        "pgio",
+		Description: "PGIO (the SLOB method): random index range reads and updates of one-row-per-block tables, logical and physical I/O per second, in the server (PL/pgSQL) or from txload",
+		Examples: `  txload init pgio --scale 8G --tables 4 --url postgres://localhost/bench
+  txload run pgio --work-unit 1000 --duration 1m --warmup 10s
+  txload run pgio --update-pct 20 --sessions-per-table 2 --mode client
+  txload run pgio --mode client --rate 2000 --duration 30s`,
+		New: func() workload.Generator { return newGenerator() },
+	}
+}
+
+type gen struct {
+	flags *pflag.FlagSet
+	cfg   Config
+	scale string
+	mode  string
+}
+
+func newGenerator() *gen {
+	g := &gen{flags: pflag.NewFlagSet("pgio", pflag.ContinueOnError)}
+	f, c := g.flags, &g.cfg
+	f.IntVar(&c.Tables, "tables", 1, "tables pgio1..pgioN (pgio's NUM_SCHEMAS); run: all those loaded unless given")
+	f.StringVar(&g.scale, "scale", "512M", "rows per table: 8 KiB blocks (2000) or a size (512M, 8G); run: the whole table unless given")
+	f.Int64Var(&c.WorkUnit, "work-unit", 255, "rows a SELECT reads (pgio's WORK_UNIT)")
+	f.Int64Var(&c.UpdateWorkUnit, "update-work-unit", 8, "rows an UPDATE changes (pgio's UPDATE_WORK_UNIT)")
+	f.IntVar(&c.UpdatePct, "update-pct", 0, "percentage of statements that are updates, exact in every 100 of a session (pgio's UPDATE_PCT)")
+	f.IntVar(&c.SessionsPerTable, "sessions-per-table", 1, "sessions on each table (pgio's NUM_THREADS); the run has tables × this many")
+	f.StringVar(&g.mode, "mode", "auto", "server (pgio's loop in a PL/pgSQL procedure) | client (prepared statements from txload) | auto (server unless --rate or CockroachDB)")
+	f.Int64Var(&c.Statements, "statements", 0, "end each session after this many measured statements (0: at --duration)")
+	f.IntVar(&c.LoadJobs, "load-jobs", 4, "init: connections the tables are loaded over")
+	f.Int64Var(&c.BatchRows, "batch-rows", 10000, "init: rows per committed batch on YugabyteDB and CockroachDB")
+	return g
+}
+
+func (g *gen) Flags() *pflag.FlagSet { return g.flags }
+
+// Hooks: pgio is initialised and run; a run keeps the tables it finds.
+func (g *gen) Hooks() workload.Hooks {
+	return workload.Hooks{
+		Validate:    g.validate,
+		Init:        g.init,
+		Ops:         g.ops,
+		RunDefaults: map[string]string{"init": "keep"},
+	}
+}
+
+func (g *gen) validate() error {
+	scale, err := ParseScale(g.scale)
+	if err != nil {
+		return err
+	}
+	g.cfg.Scale = scale
+	g.cfg.Mode = Mode(g.mode)
+	return g.cfg.Validate()
+}
+
+func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
+	b, err := Init(ctx, t, g.cfg, InitOptions{Drop: o.Drop, Explicit: g.flags.Changed("scale") || g.flags.Changed("tables"), Log: o.Log})
+	if err != nil {
+		return err
+	}
+	for _, l := range b.Lines() {
+		o.Logf("init: %s\n", l)
+	}
+	return nil
+}
+
+func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
+	if o.FirstClient > 0 {
+		return nil, errors.New("pgio runs in one txload process: its sessions start together behind one barrier")
+	}
+	run, err := Prepare(ctx, t, g.cfg, RunOptions{Duration: o.Duration, Warmup: o.Warmup, Interval: o.Progress, Rate: o.Rate,
+		ScaleSet: g.flags.Changed("scale"), TablesSet: g.flags.Changed("tables"), Seed: o.Seed, Log: o.Log})
+	if err != nil {
+		return nil, err
+	}
+	n := run.Sessions()
+	d := &drive{run: run, next: make([]atomic.Int32, n)}
+	var once sync.Once
+	load := &workload.QueryLoad{
+		Ops:     []string{Select.String(), Update.String()},
+		Clients: n,
+		Drive:   d.drive,
+		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
+			res, err := run.Finish(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return &workload.CheckResult{Lines: res.Lines(), Values: res.Values()}, nil
+		},
+		Close: func() { once.Do(func() { run.Close(context.WithoutCancel(ctx)) }) },
+	}
+	pct := run.Config().UpdatePct
+	if run.Mode() == ModeClient {
+		load.Chooser = func(id int) func() int {
+			c := NewChooser(pct, rand.New(rand.NewPCG(o.Seed, 1<<32+uint64(id))))
+			return func() int { return int(c.Next()) }
+		}
+	} else {
+		// Server mode replays the procedures' statements: each one's kind
+		// is set before the engine is asked to start it.
+		load.Chooser = func(id int) func() int { return func() int { return int(d.next[id].Load()) } }
+	}
+	return load, nil
+}
+
+// drive runs the sessions of a run through the engine's sessions.
+type drive struct {
+	run  *Run
+	next []atomic.Int32 // server mode: the kind of each session's next statement
+	used atomic.Bool
+}
+
+// session is an engine session with the lock of its group: the sessions of
+// a group are called one at a time.
+type session struct {
+	workload.Session
+	mu *sync.Mutex
+}
+
+func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+	if d.used.Swap(true) {
+		return errors.New("pgio: a load runs once (sweep is not supported)")
+	}
+	n := d.run.Sessions()
+	sessions := make([]session, n)
+	count := 0
+	for _, g := range groups {
+		mu := &sync.Mutex{}
+		for _, s := range g {
+			if id := s.ID(); id >= 0 && id < n {
+				sessions[id] = session{Session: s, mu: mu}
+				count++
+			}
+		}
+	}
+	if count != n {
+		return fmt.Errorf("pgio: the run has %d clients, its sessions are %d (tables × sessions per table)", count, n)
+	}
+	if d.run.Mode() == ModeServer {
+		return d.server(ctx, sessions, ready)
+	}
+	return d.client(ctx, sessions, ready)
+}
+
+// server replays each statement the procedures ran into its session: a
+// start at the statement's start, and its end a duration later.
+func (d *drive) server(ctx context.Context, sessions []session, ready func(time.Time)) error {
+	return d.run.RunServer(ctx, ServerHooks{
+		Ready: ready,
+		Statement: func(s int, k Kind, at time.Time, dur time.Duration) {
+			ss := sessions[s]
+			ss.mu.Lock()
+			defer ss.mu.Unlock()
+			d.next[s].Store(int32(k))
+			if step := ss.Next(at); step.Kind == workload.Start {
+				ss.Done(at.Add(dur), nil, -1)
+			}
+		},
+	})
+}
+
+// client runs each session on its own goroutine as the engine's session
+// says: when to start a statement (closed or open loop), when to retry,
+// when to reconnect, when to stop; and stops it after --statements.
+func (d *drive) client(ctx context.Context, sessions []session, ready func(time.Time)) error {
+	r := d.run
+	clients := make([]*Client, len(sessions))
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		for _, c := range clients {
+			if c != nil {
+				c.Close(cctx)
+			}
+		}
+	}()
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range clients {
+		g.Go(func() error {
+			c, err := r.NewClient(gctx, i)
+			if err != nil {
+				return fmt.Errorf("starting session %d: %w", i, err)
+			}
+			clients[i] = c
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	start := time.Now()
+	ready(start)
+	if err := r.StartClient(ctx, start); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.clientLoop(ctx, s, clients[i])
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			clients[i].Close(cctx)
+		}()
+	}
+	wg.Wait()
+	return r.end(ctx)
+}
+
+func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
+	call := func(f func() workload.Step) workload.Step {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return f()
+	}
+	limit, measured := d.run.Config().Statements, d.run.Collector().Measured()
+	var started int64
+	c.Boundary(ctx)
+	step := call(func() workload.Step { return s.Next(time.Now()) })
+	for {
+		switch step.Kind {
+		case workload.Stop:
+			return
+		case workload.Wait:
+			if !sleep(ctx, step.At) {
+				return
+			}
+			c.Boundary(ctx)
+			step = call(func() workload.Step { return s.Next(time.Now()) })
+		case workload.Start:
+			if step.Attempt == 1 && !step.Intended.Before(measured) {
+				if limit > 0 && started == limit {
+					return
+				}
+				started++
+			}
+			err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
+			c.Boundary(ctx)
+			step = call(func() workload.Step { return s.Done(time.Now(), err, -1) })
+		case workload.Reconnect:
+			if !sleep(ctx, step.At) {
+				return
+			}
+			err := c.Reset(ctx)
+			step = call(func() workload.Step { return s.Connected(time.Now(), err) })
+		}
+	}
+}
+
+// sleep waits until at; false if ctx ended first.
+func sleep(ctx context.Context, at time.Time) bool {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

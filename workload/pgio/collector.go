@@ -1,0 +1,285 @@
+package pgio
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/txload/txload/metrics"
+)
+
+// KindStats is what the statements of one kind did.
+type KindStats struct {
+	Statements, Rows int64
+	// Latency is in µs: from the intended start to the end of the
+	// statement and its commit (client mode), or the statement and its
+	// COMMIT as the procedure timed them with clock_timestamp() (server
+	// mode).
+	Latency *hdr.Histogram
+}
+
+func newKindStats() KindStats { return KindStats{Latency: metrics.NewHistogram()} }
+
+func (k *KindStats) record(d time.Duration, rows int64) {
+	k.Statements++
+	k.Rows += rows
+	_ = k.Latency.RecordValue(min(max(d.Microseconds(), 0), math.MaxInt32))
+}
+
+// Interval is one progress interval of the measured period (or of the
+// warm-up).
+type Interval struct {
+	// Start and End are offsets from the start of the measured period;
+	// negative during the warm-up.
+	Start, End time.Duration
+	Warmup     bool
+	Kinds      [numKinds]KindStats
+	// Counters is what the server's counters gained over the interval;
+	// HaveCounters says they were sampled at both ends.
+	Counters     Counters
+	HaveCounters bool
+}
+
+// Collector gathers a run's statements by kind, in total and by interval,
+// as the sessions report them: at once in client mode, a flush later in
+// server mode. It decides what is measured the way the engine does: a
+// statement is measured when its intended start is at or after the start of
+// the measured period. Safe for concurrent use.
+type Collector struct {
+	mu       sync.Mutex
+	measured time.Time     // start of the measured period
+	interval time.Duration // of progress
+	warmup   time.Duration
+
+	total    [numKinds]KindStats
+	lastEnd  time.Time       // of the measured statements
+	warm     [numKinds]int64 // statements in the warm-up
+	inter    []*Interval     // measured intervals, by index
+	warmIv   []*Interval     // warm-up intervals, by index back from the start
+	first    []time.Time     // each session's start, zero if unknown
+	through  []time.Time     // each session's watermark: its statements that started before it are in
+	done     []bool
+	printed  int // measured intervals printed
+	samples  []Counters
+	sampleAt []time.Time
+	print    func(*Interval)
+}
+
+// NewCollector makes a collector for sessions whose measured period starts
+// at measured, after a warm-up of warmup, with intervals of interval (0:
+// none, only totals). print, if set, receives each measured interval once
+// every session has reported through its end and its counters are in.
+func NewCollector(sessions int, measured time.Time, warmup, interval time.Duration, print func(*Interval)) *Collector {
+	c := &Collector{measured: measured, warmup: warmup, interval: interval, print: print,
+		first: make([]time.Time, sessions), through: make([]time.Time, sessions), done: make([]bool, sessions)}
+	for k := range c.total {
+		c.total[k] = newKindStats()
+	}
+	return c
+}
+
+// Measured is the start of the measured period.
+func (c *Collector) Measured() time.Time { return c.measured }
+
+// Boundaries returns the interval boundaries from the start of the warm-up
+// to before end: every interval from the start of the measured period, and the
+// warm-up cut the same way back from it (its first interval shorter). With
+// no intervals, the start of the measured period only.
+func (c *Collector) Boundaries(end time.Time) []time.Time {
+	if c.interval <= 0 {
+		// Only the start of the measured period.
+		return []time.Time{c.measured}
+	}
+	var out []time.Time
+	if c.warmup > 0 {
+		out = append(out, c.measured.Add(-c.warmup))
+		for k := (c.warmup - 1) / c.interval; k > 0; k-- {
+			out = append(out, c.measured.Add(-k*c.interval))
+		}
+	}
+	for t := c.measured; t.Before(end); t = t.Add(c.interval) {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Started records when session s started (its first statement, or its
+// start behind the barrier in server mode).
+func (c *Collector) Started(s int, at time.Time) {
+	c.mu.Lock()
+	if c.first[s].IsZero() || at.Before(c.first[s]) {
+		c.first[s] = at
+	}
+	c.mu.Unlock()
+}
+
+// Record adds a statement of session s that started at (intended) at, took
+// d and touched rows rows.
+func (c *Collector) Record(s int, k Kind, at time.Time, d time.Duration, rows int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if at.Before(c.measured) {
+		c.warm[k]++
+		if iv := c.warmInterval(at); iv != nil {
+			iv.Kinds[k].record(d, rows)
+		}
+		return
+	}
+	c.total[k].record(d, rows)
+	if end := at.Add(d); end.After(c.lastEnd) {
+		c.lastEnd = end
+	}
+	if iv := c.intervalAt(at); iv != nil {
+		iv.Kinds[k].record(d, rows)
+	}
+}
+
+func (c *Collector) intervalAt(at time.Time) *Interval {
+	if c.interval <= 0 {
+		return nil
+	}
+	i := int(at.Sub(c.measured) / c.interval)
+	for len(c.inter) <= i {
+		n := len(c.inter)
+		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval}
+		for k := range iv.Kinds {
+			iv.Kinds[k] = newKindStats()
+		}
+		c.inter = append(c.inter, iv)
+	}
+	return c.inter[i]
+}
+
+func (c *Collector) warmInterval(at time.Time) *Interval {
+	if c.interval <= 0 {
+		return nil
+	}
+	i := int((c.measured.Sub(at) - 1) / c.interval) // 0: the last interval before the measured period
+	for len(c.warmIv) <= i {
+		n := len(c.warmIv)
+		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true}
+		if iv.Start < -c.warmup {
+			iv.Start = -c.warmup
+		}
+		for k := range iv.Kinds {
+			iv.Kinds[k] = newKindStats()
+		}
+		c.warmIv = append(c.warmIv, iv)
+	}
+	return c.warmIv[i]
+}
+
+// Through says session s reported every statement it started before t.
+func (c *Collector) Through(s int, t time.Time) {
+	c.mu.Lock()
+	if t.After(c.through[s]) {
+		c.through[s] = t
+	}
+	c.mu.Unlock()
+	c.flushPrints()
+}
+
+// Done says session s ended: nothing more will come from it.
+func (c *Collector) Done(s int) {
+	c.mu.Lock()
+	c.done[s] = true
+	c.mu.Unlock()
+	c.flushPrints()
+}
+
+// Sample adds a sample of the server's counters taken at a boundary.
+func (c *Collector) Sample(s Counters) {
+	c.mu.Lock()
+	c.samples = append(c.samples, s)
+	c.sampleAt = append(c.sampleAt, s.At)
+	if n := len(c.samples); n >= 2 && c.interval > 0 {
+		prev, cur := c.samples[n-2], c.samples[n-1]
+		// The interval the pair spans, if it is one.
+		mid := prev.At.Add(cur.At.Sub(prev.At) / 2)
+		var iv *Interval
+		if mid.Before(c.measured) {
+			iv = c.warmInterval(mid)
+		} else {
+			iv = c.intervalAt(mid)
+		}
+		if iv != nil && !iv.HaveCounters {
+			iv.Counters, iv.HaveCounters = cur.Sub(prev), true
+		}
+	}
+	c.mu.Unlock()
+	c.flushPrints()
+}
+
+// watermark is the time before which every session reported everything.
+func (c *Collector) watermark() time.Time {
+	var w time.Time
+	first := true
+	for s := range c.through {
+		if c.done[s] {
+			continue
+		}
+		if first || c.through[s].Before(w) {
+			w, first = c.through[s], false
+		}
+	}
+	if first {
+		return time.Unix(math.MaxInt32, 0) // every session is done
+	}
+	return w
+}
+
+// flushPrints prints the measured intervals that are complete.
+func (c *Collector) flushPrints() {
+	if c.print == nil {
+		return
+	}
+	for {
+		c.mu.Lock()
+		if c.printed >= len(c.inter) {
+			c.mu.Unlock()
+			return
+		}
+		iv := c.inter[c.printed]
+		end := c.measured.Add(iv.End)
+		if c.watermark().Before(end) || !iv.HaveCounters {
+			c.mu.Unlock()
+			return
+		}
+		c.printed++
+		c.mu.Unlock()
+		c.print(iv)
+	}
+}
+
+// LastEnd is when the last measured statement ended; zero if none ran.
+func (c *Collector) LastEnd() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastEnd
+}
+
+// Totals returns the measured statements by kind, the warm-up's, the
+// intervals, and the spread of the sessions' starts.
+func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, intervals []*Interval, spread time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var lo, hi time.Time
+	for _, t := range c.first {
+		if t.IsZero() {
+			continue
+		}
+		if lo.IsZero() || t.Before(lo) {
+			lo = t
+		}
+		if t.After(hi) {
+			hi = t
+		}
+	}
+	for i := len(c.warmIv) - 1; i >= 0; i-- {
+		intervals = append(intervals, c.warmIv[i])
+	}
+	intervals = append(intervals, c.inter...)
+	return c.total, c.warm, intervals, hi.Sub(lo)
+}

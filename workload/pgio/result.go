@@ -1,0 +1,322 @@
+package pgio
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/workload"
+)
+
+// Result is what a pgio run measured.
+type Result struct {
+	// Config is the run's settings, with the tables and scale it ran on.
+	Config  Config
+	Dialect pg.Dialect
+	Mode    Mode // ModeServer or ModeClient
+	// Elapsed is the measured period.
+	Elapsed time.Duration
+	// Kinds are the measured statements by kind; Warmup counts the
+	// warm-up's.
+	Kinds  [numKinds]KindStats
+	Warmup [numKinds]int64
+	// Intervals are the progress intervals, warm-up first.
+	Intervals []*Interval
+	// StartSpread is the time between the first and the last session's
+	// start.
+	StartSpread time.Duration
+	// Counters is what the server's counters gained over the measured
+	// period; DB and Stmts say which were read (DBWhy and StmtsWhy why
+	// not). Database is the run's database.
+	Counters        Counters
+	DB, Stmts       bool
+	DBWhy, StmtsWhy string
+	Database        string
+	// Notes qualify the counters: how exact their period is.
+	Notes []string
+}
+
+// rate is n per second of d.
+func rate(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// Statements is every measured statement.
+func (r *Result) Statements() int64 { return r.Kinds[Select].Statements + r.Kinds[Update].Statements }
+
+// BlocksSource is the counters the headline LIOPS come from: the run's own
+// statements where pg_stat_statements is read, else the database's.
+func (r *Result) BlocksSource() (Blocks, string, bool) {
+	switch {
+	case r.Stmts:
+		return r.Counters.StmtBlocks(), "the run's statements, pg_stat_statements", true
+	case r.DB:
+		return r.Counters.DB.Blocks, "pg_stat_database of " + r.Database, true
+	}
+	return Blocks{}, "", false
+}
+
+// Headline is the one line that says what the run sustained.
+func (r *Result) Headline() string {
+	if r.Dialect != pg.PostgreSQL {
+		return fmt.Sprintf("rows read %.0f/s, rows written %.0f/s (on %s rows are the measure, as ybio's RIOPS: PostgreSQL's block counters do not describe its storage layer)",
+			rate(r.Kinds[Select].Rows, r.Elapsed), rate(r.Kinds[Update].Rows, r.Elapsed), r.Dialect)
+	}
+	b, src, ok := r.BlocksSource()
+	if !ok {
+		return fmt.Sprintf("rows read %.0f/s, rows written %.0f/s (no block counters: %s)",
+			rate(r.Kinds[Select].Rows, r.Elapsed), rate(r.Kinds[Update].Rows, r.Elapsed), r.StmtsWhy)
+	}
+	return fmt.Sprintf("LIOPS %.0f/s, PIOPS %.0f/s, hit ratio %s (%s)",
+		rate(b.Logical(), r.Elapsed), rate(b.Read, r.Elapsed), pct(b.HitRatio(), b.Logical()), src)
+}
+
+func pct(ratio float64, n int64) string {
+	if n == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f%%", 100*ratio)
+}
+
+// Micros formats a time in µs compactly: 850µs, 3.24ms, 1.20s.
+func Micros(us int64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%dµs", us)
+	case us < 1000000:
+		return fmt.Sprintf("%.2fms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	}
+}
+
+func latency(h *hdr.Histogram) string {
+	if h.TotalCount() == 0 {
+		return "no statements"
+	}
+	return fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", Micros(h.ValueAtQuantile(50)), Micros(h.ValueAtQuantile(99)),
+		Micros(h.ValueAtQuantile(99.9)), Micros(h.Max()))
+}
+
+// Lines is the run's report block.
+func (r *Result) Lines() []workload.Line {
+	c := r.Config
+	var out []workload.Line
+	add := func(label, format string, args ...any) {
+		out = append(out, workload.Line{Label: label, Value: fmt.Sprintf(format, args...)})
+	}
+	how := "client mode: prepared statements from txload, each its own transaction"
+	if r.Mode == ModeServer {
+		how = "server mode: pgio's loop in a PL/pgSQL procedure per session, a COMMIT after every statement"
+	}
+	add("pgio", "%s × %s, %d rows per table, work unit %d, update work unit %d, %d%% updates; %s",
+		plural(c.Tables, "table"), plural(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, c.UpdateWorkUnit, c.UpdatePct, how)
+	if c.Sessions() > 1 {
+		add("sessions started", "within %s of each other", spread(r.StartSpread))
+	}
+	add("headline", "%s", r.Headline())
+	for k := Select; k < numKinds; k++ {
+		ks := r.Kinds[k]
+		if ks.Statements == 0 {
+			add(k.String(), "no statements")
+			continue
+		}
+		v := fmt.Sprintf("%d statements (%.1f/s), %d rows (%.0f/s); %s", ks.Statements, rate(ks.Statements, r.Elapsed),
+			ks.Rows, rate(ks.Rows, r.Elapsed), latency(ks.Latency))
+		if r.Stmts {
+			sc := r.Counters.Stmts[k]
+			per := 0.0
+			if sc.Calls > 0 {
+				per = float64(sc.Logical()) / float64(sc.Calls)
+			}
+			v += fmt.Sprintf("; blocks hit %d, read %d (%.1f per statement)", sc.Hit, sc.Read, per)
+		}
+		add(k.String(), "%s", v)
+	}
+	if r.Stmts {
+		b := r.Counters.StmtBlocks()
+		add("statements' blocks", "LIOPS %.0f/s, PIOPS %.0f/s, hit ratio %s: %d hit, %d read (pg_stat_statements: the run's SELECT and UPDATE, heap and index blocks)",
+			rate(b.Logical(), r.Elapsed), rate(b.Read, r.Elapsed), pct(b.HitRatio(), b.Logical()), b.Hit, b.Read)
+	} else {
+		add("statements' blocks", "not measured: %s", r.StmtsWhy)
+	}
+	if r.DB {
+		d := r.Counters.DB
+		add("database blocks", "LIOPS %.0f/s, PIOPS %.0f/s, hit ratio %s: %d hit, %d read; tuples returned %.0f/s, fetched %.0f/s, updated %.0f/s (pg_stat_database of %s: every session in it, catalogs and txload's own queries included)",
+			rate(d.Logical(), r.Elapsed), rate(d.Read, r.Elapsed), pct(d.HitRatio(), d.Logical()), d.Hit, d.Read,
+			rate(d.TupReturned, r.Elapsed), rate(d.TupFetched, r.Elapsed), rate(d.TupUpdated, r.Elapsed), r.Database)
+	} else {
+		add("database blocks", "not measured: %s", r.DBWhy)
+	}
+	for _, n := range r.Notes {
+		add("note", "%s", n)
+	}
+	n := r.Nominal()
+	add("pgio counters", "loop_iterations %d, sql_selects %d, sql_updates %d, select_blk_touch_cnt %d, update_blk_touch_cnt %d, sql_select_max_tm %.6f, sql_update_max_tm %.6f (pgio's nominal counts: a work unit of blocks per statement)",
+		n.LoopIterations, n.SQLSelects, n.SQLUpdates, n.SelectBlkTouch, n.UpdateBlkTouch, n.SelectMax.Seconds(), n.UpdateMax.Seconds())
+	if w := r.Warmup[Select] + r.Warmup[Update]; w > 0 {
+		add("warm-up", "%d statements, not in the figures above", w)
+	}
+	measured := 0
+	for _, iv := range r.Intervals {
+		if !iv.Warmup {
+			measured++
+		}
+	}
+	if measured > 0 && measured <= maxReportIntervals {
+		for _, iv := range r.Intervals {
+			if !iv.Warmup {
+				out = append(out, workload.Line{Label: fmt.Sprintf("%7.1fs", iv.End.Seconds()), Value: r.IntervalLine(iv)})
+			}
+		}
+	} else if measured > maxReportIntervals {
+		add("intervals", "%d: see the progress lines", measured)
+	}
+	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// maxReportIntervals bounds the intervals listed in the report.
+const maxReportIntervals = 30
+
+func spread(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%dµs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1e3)
+}
+
+// Nominal is pgio's own per-session counters, summed: statements, and the
+// blocks pgio supposes they touched (a work unit each).
+type Nominal struct {
+	LoopIterations, SQLSelects, SQLUpdates int64
+	SelectBlkTouch, UpdateBlkTouch         int64
+	SelectMax, UpdateMax                   time.Duration
+}
+
+// Nominal returns pgio's counters for the measured statements.
+func (r *Result) Nominal() Nominal {
+	s, u := r.Kinds[Select], r.Kinds[Update]
+	return Nominal{
+		LoopIterations: s.Statements + u.Statements, SQLSelects: s.Statements, SQLUpdates: u.Statements,
+		SelectBlkTouch: s.Statements * r.Config.WorkUnit, UpdateBlkTouch: u.Statements * r.Config.UpdateWorkUnit,
+		SelectMax: time.Duration(s.Latency.Max()) * time.Microsecond, UpdateMax: time.Duration(u.Latency.Max()) * time.Microsecond,
+	}
+}
+
+// IntervalLine is an interval's figures on one line.
+func (r *Result) IntervalLine(iv *Interval) string {
+	return intervalLine(r.Dialect, iv, blocksLive(r.Mode, r.Stmts, r.DB))
+}
+
+// blocksLive says which block counters move as a run goes: pg_stat_statements'
+// ("stmts"), pg_stat_database's in client mode ("db": each backend flushes
+// them at most once a second, so they are lumpy), or none (server mode
+// without pg_stat_statements: the procedures' backends flush them only when
+// their call returns).
+func blocksLive(m Mode, stmts, db bool) string {
+	switch {
+	case stmts:
+		return "stmts"
+	case db && m == ModeClient:
+		return "db"
+	}
+	return ""
+}
+
+func intervalLine(d pg.Dialect, iv *Interval, live string) string {
+	el := iv.End - iv.Start
+	s, u := iv.Kinds[Select], iv.Kinds[Update]
+	var b strings.Builder
+	fmt.Fprintf(&b, "select %8.1f/s  update %8.1f/s  rows %9.0f/s", rate(s.Statements, el), rate(u.Statements, el), rate(s.Rows+u.Rows, el))
+	if d == pg.PostgreSQL && iv.HaveCounters && live != "" {
+		blocks := iv.Counters.DB.Blocks
+		if live == "stmts" {
+			blocks = iv.Counters.StmtBlocks()
+		}
+		fmt.Fprintf(&b, "  LIOPS %9.0f  PIOPS %7.0f  hit %s", rate(blocks.Logical(), el), rate(blocks.Read, el), pct(blocks.HitRatio(), blocks.Logical()))
+	}
+	for _, k := range []Kind{Select, Update} {
+		if h := iv.Kinds[k].Latency; h.TotalCount() > 0 {
+			fmt.Fprintf(&b, "  %s p99 %s", k, Micros(h.ValueAtQuantile(99)))
+		}
+	}
+	return b.String()
+}
+
+// ProgressLine is an interval as a progress line on stderr; live is
+// blocksLive's.
+func ProgressLine(d pg.Dialect, iv *Interval, live string) string {
+	phase := ""
+	if iv.Warmup {
+		phase = " (warm-up)"
+	}
+	return fmt.Sprintf("pgio %6.1fs  %s%s", iv.End.Seconds(), intervalLine(d, iv, live), phase)
+}
+
+// Values are the run's figures by key, for JSON: counts, rates per second,
+// latencies in µs, ratios in parts per million.
+func (r *Result) Values() map[string]int64 {
+	v := map[string]int64{
+		"sessions":        int64(r.Config.Sessions()),
+		"elapsed_us":      r.Elapsed.Microseconds(),
+		"start_spread_us": r.StartSpread.Microseconds(),
+	}
+	for k := Select; k < numKinds; k++ {
+		ks := r.Kinds[k]
+		n := k.String()
+		v[n+"_statements"] = ks.Statements
+		v[n+"_rows"] = ks.Rows
+		v[n+"_warmup_statements"] = r.Warmup[k]
+		if ks.Statements > 0 {
+			v[n+"_p50_us"] = ks.Latency.ValueAtQuantile(50)
+			v[n+"_p99_us"] = ks.Latency.ValueAtQuantile(99)
+			v[n+"_p999_us"] = ks.Latency.ValueAtQuantile(99.9)
+			v[n+"_max_us"] = ks.Latency.Max()
+		}
+		if r.Stmts {
+			v[n+"_blks_hit"] = r.Counters.Stmts[k].Hit
+			v[n+"_blks_read"] = r.Counters.Stmts[k].Read
+			v[n+"_calls"] = r.Counters.Stmts[k].Calls
+		}
+	}
+	v["rows_read_per_s"] = int64(math.Round(rate(r.Kinds[Select].Rows, r.Elapsed)))
+	v["rows_written_per_s"] = int64(math.Round(rate(r.Kinds[Update].Rows, r.Elapsed)))
+	if r.Stmts {
+		b := r.Counters.StmtBlocks()
+		v["stmt_blks_hit"], v["stmt_blks_read"] = b.Hit, b.Read
+		v["stmt_liops"] = int64(math.Round(rate(b.Logical(), r.Elapsed)))
+		v["stmt_piops"] = int64(math.Round(rate(b.Read, r.Elapsed)))
+		v["stmt_hit_ratio_ppm"] = int64(math.Round(1e6 * b.HitRatio()))
+	}
+	if r.DB {
+		d := r.Counters.DB
+		v["db_blks_hit"], v["db_blks_read"] = d.Hit, d.Read
+		v["db_liops"] = int64(math.Round(rate(d.Logical(), r.Elapsed)))
+		v["db_piops"] = int64(math.Round(rate(d.Read, r.Elapsed)))
+		v["db_hit_ratio_ppm"] = int64(math.Round(1e6 * d.HitRatio()))
+		v["db_tup_updated"] = d.TupUpdated
+	}
+	if b, _, ok := r.BlocksSource(); ok {
+		v["liops"] = int64(math.Round(rate(b.Logical(), r.Elapsed)))
+		v["piops"] = int64(math.Round(rate(b.Read, r.Elapsed)))
+		v["hit_ratio_ppm"] = int64(math.Round(1e6 * b.HitRatio()))
+	}
+	n := r.Nominal()
+	v["loop_iterations"], v["sql_selects"], v["sql_updates"] = n.LoopIterations, n.SQLSelects, n.SQLUpdates
+	v["select_blk_touch_cnt"], v["update_blk_touch_cnt"] = n.SelectBlkTouch, n.UpdateBlkTouch
+	return v
+}

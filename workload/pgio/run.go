@@ -1,0 +1,375 @@
+package pgio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/workload"
+)
+
+// RunOptions is what a run learns of the run's own settings.
+type RunOptions struct {
+	// Duration is the measured period, after a warm-up of Warmup.
+	Duration, Warmup time.Duration
+	// Interval is the progress interval (0: no progress lines; server
+	// mode then flushes its statements every second).
+	Interval time.Duration
+	// Rate is the open-loop rate of statements; 0: closed loop.
+	Rate float64
+	// ScaleSet and TablesSet say --scale and --tables were given: the run
+	// then covers only that part of the loaded tables.
+	ScaleSet, TablesSet bool
+	// Seed seeds the client-mode choices.
+	Seed uint64
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Run is one pgio run on a loaded schema: its settings as resolved against
+// the schema, its server counters, and its collector.
+type Run struct {
+	cfg     Config
+	opts    RunOptions
+	target  *pg.Target
+	dialect pg.Dialect
+	mode    Mode
+	id      int64
+
+	sampler  *Sampler
+	base     Counters // at the start of the measured period
+	haveBase bool
+
+	mu        sync.Mutex
+	collector *Collector
+	notes     []string
+	// flushed counts the client sessions that flushed their statistics at
+	// the start of the measured period; baseTaken is closed once the
+	// counters were sampled there, which they wait for.
+	flushed     chan struct{}
+	baseTaken   chan struct{}
+	stopSampler func()
+	samplerDone chan struct{}
+	final       Counters // taken once every session ended
+	haveFinal   bool
+}
+
+// Prepare checks the schema and resolves the run against it: the tables and
+// scale loaded (or the part of them asked for), the mode, the counters the
+// server has. It installs the server-mode procedures. It fails with one
+// line that says what to do when the schema is missing, incomplete, or
+// smaller than asked.
+func Prepare(ctx context.Context, t *pg.Target, cfg Config, opts RunOptions) (*Run, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{cfg: cfg, opts: opts, target: t, id: rand.Int64N(1 << 53)}
+	ok := false
+	defer func() {
+		if !ok {
+			conn.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	server, err := pg.Detect(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	r.dialect = server.Dialect
+	m, err := workload.ReadMarker(ctx, conn, Workload)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Require(Workload); err != nil {
+		return nil, err
+	}
+	tables, scale, err := ParseSettings(m.Settings)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.TablesSet && cfg.Tables > tables:
+		return nil, fmt.Errorf("--tables %d: the pgio schema holds %d tables; run `txload init pgio --drop --tables %d`", cfg.Tables, tables, cfg.Tables)
+	case opts.ScaleSet && cfg.Scale > scale:
+		return nil, fmt.Errorf("--scale %d: the pgio tables hold %d rows; run `txload init pgio --drop --scale %d`", cfg.Scale, scale, cfg.Scale)
+	}
+	if !opts.TablesSet {
+		r.cfg.Tables = tables
+	}
+	if !opts.ScaleSet {
+		r.cfg.Scale = scale
+	}
+	if err := r.cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w (the pgio tables hold %d rows)", err, scale)
+	}
+	if r.mode, err = chooseMode(cfg.Mode, r.dialect, opts.Rate); err != nil {
+		return nil, err
+	}
+	if r.sampler, err = NewSampler(ctx, conn, r.dialect); err != nil {
+		return nil, err
+	}
+	if r.mode == ModeServer {
+		if err := r.installServer(ctx, conn); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return r, nil
+}
+
+func chooseMode(m Mode, d pg.Dialect, rate float64) (Mode, error) {
+	switch {
+	case m == ModeServer && rate > 0:
+		return "", errors.New("--rate runs an open loop of statements from txload: it needs --mode client (or auto)")
+	case m == ModeServer && d == pg.CockroachDB:
+		return "", fmt.Errorf("--mode server runs a PL/pgSQL procedure that commits as it goes, which %s does not run: use --mode client (or auto)", d)
+	case m == ModeAuto && (rate > 0 || d == pg.CockroachDB):
+		return ModeClient, nil
+	case m == ModeAuto:
+		return ModeServer, nil
+	}
+	return m, nil
+}
+
+// Config is the run's settings, resolved against the schema.
+func (r *Run) Config() Config { return r.cfg }
+
+// Mode is the run's mode, ModeServer or ModeClient.
+func (r *Run) Mode() Mode { return r.mode }
+
+// Dialect is the server's.
+func (r *Run) Dialect() pg.Dialect { return r.dialect }
+
+// Sessions is the number of sessions.
+func (r *Run) Sessions() int { return r.cfg.Sessions() }
+
+// TableOf is session s's table: sessions-per-table sessions on each.
+func (r *Run) TableOf(s int) string { return Table(1 + s/r.cfg.SessionsPerTable) }
+
+// interval is the progress interval, and server mode's flush period.
+func (r *Run) interval() time.Duration {
+	if r.opts.Interval > 0 {
+		return r.opts.Interval
+	}
+	return time.Second
+}
+
+func (r *Run) logf(format string, args ...any) {
+	if r.opts.Log != nil {
+		fmt.Fprintf(r.opts.Log, format, args...)
+	}
+}
+
+// Collector is the run's collector, once the run started.
+func (r *Run) Collector() *Collector {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.collector
+}
+
+// begin starts the collector of a run whose measured period starts at
+// measured.
+func (r *Run) begin(ctx context.Context, measured time.Time) {
+	var print func(*Interval)
+	if r.opts.Interval > 0 && r.opts.Log != nil {
+		print = func(iv *Interval) {
+			r.logf("%s\n", ProgressLine(r.dialect, iv, blocksLive(r.mode, r.sampler.Stmts, r.sampler.DB)))
+		}
+	}
+	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Interval, print)
+	r.mu.Lock()
+	r.collector = c
+	r.flushed = make(chan struct{}, r.Sessions())
+	r.baseTaken = make(chan struct{})
+	r.mu.Unlock()
+}
+
+// sampleLoop samples the counters at each boundary of the run's timeline,
+// shifted to real time by shift (server mode: the pause between the
+// warm-up's calls and the measured period's), until stopSampling; it skips
+// the boundaries before from. In client mode, at the start of the measured
+// period it first waits for the sessions to flush their statistics, and
+// lets them go on once it sampled.
+func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Time) {
+	c := r.Collector()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.stopSampler, r.samplerDone = cancel, done
+	r.mu.Unlock()
+	end := c.Measured().Add(r.opts.Duration)
+	var release sync.Once
+	releaseSessions := func() {
+		if r.mode == ModeClient && r.opts.Warmup > 0 {
+			release.Do(func() { close(r.baseTaken) })
+		}
+	}
+	go func() {
+		defer close(done)
+		defer releaseSessions()
+		for _, b := range c.Boundaries(end) {
+			if b.Before(from) {
+				continue
+			}
+			t := time.NewTimer(time.Until(b.Add(shift)))
+			select {
+			case <-sctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if b.Equal(c.Measured()) && r.opts.Warmup > 0 && r.mode == ModeClient {
+				r.awaitFlushes(sctx)
+			}
+			s, err := r.sampler.Sample(sctx)
+			if err != nil {
+				if sctx.Err() == nil {
+					r.note("sampling the counters failed during the run: " + oneLine(err.Error()))
+				}
+				return
+			}
+			s.At = s.At.Add(-shift)
+			if b.Equal(c.Measured()) {
+				s.At = b // the boundary exactly: the intervals are cut there
+				r.setBase(s)
+				releaseSessions()
+			}
+			c.Sample(s)
+		}
+	}()
+}
+
+func (r *Run) stopSampling() {
+	r.mu.Lock()
+	stop, done := r.stopSampler, r.samplerDone
+	r.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+func (r *Run) setBase(s Counters) {
+	r.mu.Lock()
+	if !r.haveBase {
+		r.base, r.haveBase = s, true
+	}
+	r.mu.Unlock()
+}
+
+func (r *Run) note(n string) {
+	r.mu.Lock()
+	r.notes = append(r.notes, n)
+	r.mu.Unlock()
+}
+
+// awaitFlushes waits (at most a second) for every client session to reach
+// the start of the measured period and flush its statistics there.
+func (r *Run) awaitFlushes(ctx context.Context) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	for i := 0; i < r.Sessions(); i++ {
+		select {
+		case <-r.flushed:
+		case <-t.C:
+			r.note("not every session reached the end of the warm-up within a second of it: the counters of the measured period include some of the warm-up's statements, or miss some of its own")
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ForceFlush makes conn's backend flush its statistics to pg_stat_database
+// now (PostgreSQL 15 and later): by default a backend flushes them when it
+// goes idle, at most once a second, and never inside a procedure call. It
+// says whether the server could.
+func ForceFlush(ctx context.Context, conn *pgx.Conn) bool {
+	_, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	return err == nil
+}
+
+// end takes the last sample of the counters, once every session ended and
+// flushed its statistics: the end of the last interval.
+func (r *Run) end(ctx context.Context) error {
+	r.stopSampling()
+	c := r.Collector()
+	if c == nil || !(r.sampler.DB || r.sampler.Stmts) {
+		return nil
+	}
+	s, err := r.sampler.Sample(ctx)
+	if err != nil {
+		return err
+	}
+	if last := c.LastEnd(); !last.IsZero() {
+		s.At = last
+	}
+	r.mu.Lock()
+	r.final, r.haveFinal = s, true
+	r.mu.Unlock()
+	c.Sample(s)
+	return nil
+}
+
+// Finish ends the run: it takes the last sample of the counters (every
+// session flushed its statistics before ending) and returns the result of
+// the measured period. The period runs until the last statement ended, as
+// pgbench measures it; an open loop's, at least its whole window.
+func (r *Run) Finish(ctx context.Context) (*Result, error) {
+	r.stopSampling()
+	c := r.Collector()
+	if c == nil {
+		return nil, errors.New("pgio: the run never started")
+	}
+	var elapsed time.Duration
+	if last := c.LastEnd(); !last.IsZero() {
+		elapsed = last.Sub(c.Measured())
+	}
+	if r.opts.Rate > 0 && r.cfg.Statements == 0 {
+		elapsed = max(elapsed, r.opts.Duration)
+	}
+	res := &Result{Config: r.cfg, Dialect: r.dialect, Mode: r.mode, Elapsed: elapsed,
+		DB: r.sampler.DB, Stmts: r.sampler.Stmts, DBWhy: r.sampler.DBWhy, StmtsWhy: r.sampler.StmtsWhy, Database: r.sampler.Database}
+	res.Kinds, res.Warmup, res.Intervals, res.StartSpread = c.Totals()
+	r.mu.Lock()
+	haveBase, base := r.haveBase, r.base
+	last, haveLast := r.final, r.haveFinal
+	res.Notes = append(res.Notes, r.notes...)
+	r.mu.Unlock()
+	if res.DB || res.Stmts {
+		if !haveLast {
+			var err error
+			if last, err = r.sampler.Sample(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if !haveBase {
+			return nil, errors.New("pgio: the counters were not sampled at the start of the measured period")
+		}
+		res.Counters = last.Sub(base)
+	}
+	return res, nil
+}
+
+// Close releases the run's connection and deletes what its sessions left
+// in pgio_progress.
+func (r *Run) Close(ctx context.Context) {
+	r.stopSampling()
+	conn := r.sampler.conn
+	if r.mode == ModeServer && !conn.IsClosed() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_, _ = conn.Exec(cctx, "DELETE FROM pgio_progress WHERE run = $1", r.id)
+		_, _ = conn.Exec(cctx, "DELETE FROM pgio_runs WHERE run = $1", r.id)
+		conn.Close(cctx)
+		return
+	}
+	conn.Close(context.WithoutCancel(ctx))
+}

@@ -1,0 +1,57 @@
+package workload
+
+import (
+	"fmt"
+
+	"github.com/txload/txload/metrics"
+)
+
+// Reconciliation accounts for the transactions whose outcome txload could
+// not know (a connection lost while COMMIT was in flight, an operation
+// abandoned at the drain timeout) against what the server counted: the rows
+// a workload's table gained during the run.
+type Reconciliation struct {
+	// Committed is what txload saw commit, warm-up included.
+	Committed int64
+	// Unknown is what ended without a known outcome: ambiguous commits,
+	// abandoned operations, and failures during the warm-up.
+	Unknown int64
+	// Server is what the server counted.
+	Server int64
+}
+
+// Reconcile compares op's counts with server, the rows the server gained.
+func Reconcile(op *metrics.OpStats, server int64) Reconciliation {
+	return Reconciliation{
+		Committed: op.OK + op.WarmupOK,
+		Unknown:   op.Failed[metrics.AmbiguousCommit] + op.Abandoned + (op.Warmup - op.WarmupOK),
+		Server:    server,
+	}
+}
+
+// CommittedUnknown is how many of the unknown outcomes did commit.
+func (r Reconciliation) CommittedUnknown() int64 { return r.Server - r.Committed }
+
+// Lines reports the reconciliation: where names the server's count ("ledger").
+func (r Reconciliation) Lines(where string) []Line {
+	return []Line{{Label: "ambiguous", Value: fmt.Sprintf("%d (%d of them committed, per the %s: %d rows = %d committed + %d)",
+		r.Unknown, r.CommittedUnknown(), where, r.Server, r.Committed, r.CommittedUnknown())}}
+}
+
+// Into adds the reconciliation's figures to res, and a violation when the
+// server's count cannot be explained: fewer rows than txload saw commit (a
+// commit lost), or more than could have come from unknown outcomes (a
+// transaction applied twice).
+func (r Reconciliation) Into(res *CheckResult) {
+	if res.Values == nil {
+		res.Values = map[string]int64{}
+	}
+	res.Values["ambiguous"] = r.Unknown
+	res.Values["ambiguous_committed"] = r.CommittedUnknown()
+	switch cu := r.CommittedUnknown(); {
+	case cu < 0:
+		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: %d committed transactions are missing", r.Server, r.Committed, -cu))
+	case cu > r.Unknown:
+		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows, %d more than txload saw commit, but only %d transactions ended with an unknown outcome: %d were applied twice or by someone else", r.Server, cu, r.Unknown, cu-r.Unknown))
+	}
+}

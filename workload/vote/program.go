@@ -1,0 +1,144 @@
+package vote
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/txload/txload/internal/pg/driver"
+)
+
+// statements are the vote workload's, made once per run: named (prepared
+// once per connection) unless a pooler forbids session state.
+type statements struct {
+	read, insert, bump, begin, commit *driver.Stmt
+}
+
+func newStatements(variant string, pooled bool) *statements {
+	name := func(n string) string {
+		if pooled {
+			return ""
+		}
+		return "vote_" + n
+	}
+	read := readJoinSQL
+	switch variant {
+	case "counter":
+		read = readCounterSQL
+	case "matview":
+		read = readMatviewSQL
+	}
+	return &statements{
+		read:   &driver.Stmt{SQL: read, Name: name("read")},
+		insert: &driver.Stmt{SQL: insertSQL, Name: name("insert")},
+		bump:   &driver.Stmt{SQL: bumpSQL, Name: name("bump")},
+		begin:  &driver.Stmt{SQL: "BEGIN", Name: name("begin"), Begins: true},
+		commit: &driver.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
+	}
+}
+
+// program is one client's reads and votes on the driver's I/O loops: a
+// read is one statement; a vote is one INSERT (join, matview), or BEGIN,
+// the INSERT, the counter's UPDATE and COMMIT in one exchange (counter).
+type program struct {
+	cfg  *config
+	st   *statements
+	rs   *runState
+	rng  *rand.Rand
+	zipf *Zipf
+	ids  []int64 // a read's articles, or a vote's in ids[0]
+	user int64
+	op   int
+	arr  []byte // a read's articles as an array literal
+}
+
+func (p *program) Connected(*driver.Conn) {}
+
+func (p *program) pick() int64 {
+	if p.zipf != nil {
+		return p.zipf.Next()
+	}
+	return 1 + p.rng.Int64N(p.cfg.articles)
+}
+
+// Start draws the operation's articles on its first attempt, so that a
+// retry repeats them, and sends it.
+func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
+	p.op = op
+	if attempt == 1 {
+		if op == 1 {
+			p.ids[0], p.user = p.pick(), p.rng.Int64N(1<<40)
+		} else {
+			for i := range p.ids {
+				p.ids[i] = p.pick()
+			}
+		}
+	}
+	if op == 0 {
+		b := append(p.arr[:0], '{')
+		for i, id := range p.ids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, id, 10)
+		}
+		p.arr = append(b, '}')
+		capture := driver.CaptureNone
+		if p.cfg.variant == "matview" {
+			capture = driver.CaptureFirst
+		}
+		c.Bind(p.st.read, capture).Text(p.arr).Send()
+		return driver.Action{Kind: driver.Await}
+	}
+	if p.cfg.variant != "counter" {
+		c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
+		return driver.Action{Kind: driver.Await}
+	}
+	c.Pipeline(true)
+	c.Bind(p.st.begin, driver.CaptureNone).Send()
+	c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
+	c.Bind(p.st.bump, driver.CaptureNone).Int(p.ids[0]).Send()
+	c.Bind(p.st.commit, driver.CaptureNone).Send()
+	c.Pipeline(false)
+	return driver.Action{Kind: driver.Await}
+}
+
+var (
+	updateOne = []byte("UPDATE 1")
+	commitTag = []byte("COMMIT")
+)
+
+func (p *program) Resume(c *driver.Conn) driver.Action {
+	for i := 0; i < c.Results(); i++ {
+		if err := c.Result(i).Err; err != nil {
+			return driver.Action{Kind: driver.Finish, Err: err, Stmt: -1}
+		}
+	}
+	if p.op == 1 {
+		if p.cfg.variant == "counter" {
+			if !bytes.Equal(c.Result(2).Tag(), updateOne) {
+				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: article %d does not exist", p.ids[0]), Stmt: -1}
+			}
+			if tag := c.Result(3).Tag(); !bytes.Equal(tag, commitTag) {
+				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: COMMIT answered %q", tag), Stmt: -1}
+			}
+		}
+		p.rs.committed.Add(1)
+		return driver.Action{Kind: driver.Finish, Stmt: -1}
+	}
+	if r := c.Result(0); p.cfg.variant == "matview" && r.Kept() > 0 {
+		viewVotes, age := intAt(r, 3), intAt(r, 4)
+		// Votes whose commit no client has counted yet may already be in
+		// the view: staleness is never negative.
+		stale := max(p.rs.baseline+p.rs.committed.Load()-viewVotes, 0)
+		p.rs.observe(stale, max(age, 0))
+	}
+	return driver.Action{Kind: driver.Finish, Stmt: -1}
+}
+
+func intAt(r *driver.Result, col int) int64 {
+	v, _ := r.Value(0, col)
+	n, _ := strconv.ParseInt(string(v), 10, 64)
+	return n
+}
