@@ -59,6 +59,7 @@ func TestBadInput(t *testing.T) {
 		{"drain timeout", []string{"run", "bank", "--drain-timeout", "-1s"}, "--drain-timeout must not be negative"},
 		{"json is a directory", []string{"run", "bank", "--json", os.TempDir()}, "is a directory"},
 		{"json not writable", []string{"run", "bank", "--json", "/proc/run.json"}, "--json /proc/run.json: cannot create a file in /proc"},
+		{"html dir", []string{"sweep", "bank", "--slo", "p99<=1s", "--html", "/no/such/dir/x.html"}, "--html /no/such/dir/x.html: directory /no/such/dir does not exist"},
 		{"histogram dir", []string{"run", "bank", "--histogram", "/no/such/dir/x.hlog"}, "--histogram /no/such/dir/x.hlog: directory /no/such/dir does not exist"},
 		{"sweep csv dir", []string{"sweep", "bank", "--slo", "p99<=1s", "--csv", "/no/such/x.csv"}, "--csv /no/such/x.csv"},
 		{"empty url", []string{"run", "bank", "--url", ""}, "--url is empty"},

@@ -201,3 +201,38 @@ func TestHTMLReportInChromium(t *testing.T) {
 		}
 	}
 }
+
+// --html on run writes the page `txload report` draws from the run's
+// --json: the same charts, with no second step.
+func TestHTMLOnRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	page, doc := filepath.Join(dir, "run.html"), filepath.Join(dir, "run.json")
+	r := txload(t.Context(), nil, "run", "bank", "--url", srv.NewDatabase(t), "--init", "keep", "--accounts", "1000",
+		"--rate", "200", "--duration", "2s", "--progress", "1s", "--html", page, "--json", doc)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "wrote "+page) {
+		t.Errorf("stderr does not say the page was written:\n%s", r.stderr)
+	}
+	ours, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(dir, "report.html")
+	if r := txload(t.Context(), nil, "report", doc, "-o", theirs); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both pages draw the same charts of the same run.
+	if c, w := strings.Count(string(ours), "<svg"), strings.Count(string(want), "<svg"); c == 0 || c != w {
+		t.Errorf("--html has %d charts, txload report %d", c, w)
+	}
+	if !strings.HasPrefix(string(ours), "<!DOCTYPE html>") {
+		t.Errorf("not an HTML page: %.60q", ours)
+	}
+}

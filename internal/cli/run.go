@@ -52,6 +52,7 @@ type loadFlags struct {
 	continueOnError bool
 	drainTimeout    time.Duration
 	json            string
+	html            string
 	histogram       string
 	seed            uint64
 	init            string
@@ -73,6 +74,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, progress time.Duration) {
 	fs.BoolVar(&f.continueOnError, "continue-on-error", false, "keep a client running after an error no retry cures (by default it ends the client, as pgbench does, and the run exits 1)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long operations in flight at the end are waited for; the run ends by then whatever the server does")
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
+	fs.StringVar(&f.html, "html", "", "write the run's report as one self-contained HTML file (charts over time, percentile spectrum, configuration)")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms (sojourn, remote, lag per operation) in HdrHistogram's log format (.hlog) to this file")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for the workload's random choices and the arrival schedule")
 	fs.StringVar(&f.init, "init", "fresh", "schema before the run: fresh (drop and reload) | keep (load if missing) | skip")
@@ -102,7 +104,7 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 			Spin: engine.DefaultSpin,
 		},
 		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed, Output: "text",
-		VerboseErrors: f.verboseErrors, JSON: f.json, Histogram: f.histogram, CPUProfile: f.cpuprofile,
+		VerboseErrors: f.verboseErrors, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
 	i, n, err := f.instanceOf(env)

@@ -40,6 +40,8 @@ type Options struct {
 	VerboseErrors bool
 	// JSON, Histogram and CPUProfile are output files ("" = none).
 	JSON, Histogram, CPUProfile string
+	// HTML is the file of the run's HTML report ("" = none).
+	HTML string
 	// Config is the flags as given, for JSON; never a password.
 	Config map[string]string
 	// Version is txload's.
@@ -103,7 +105,7 @@ func (o *Options) Validate() error {
 	default:
 		return Usagef("--output %q is not allowed (allowed: text, pgbench)", o.Output)
 	}
-	return CheckOutputs(map[string]string{"--json": o.JSON, "--histogram": o.Histogram, "--cpuprofile": o.CPUProfile})
+	return CheckOutputs(map[string]string{"--json": o.JSON, "--html": o.HTML, "--histogram": o.Histogram, "--cpuprofile": o.CPUProfile})
 }
 
 // CheckOutputs makes sure each output file (by flag) can be written before

@@ -14,6 +14,7 @@ import (
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/htmlreport"
 	"github.com/txload/txload/workload"
 )
 
@@ -117,8 +118,8 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if len(variants) > 1 && len(outcomes) > 0 {
 		printComparison(opts.Stdout, outcomes)
 	}
-	if opts.JSON != "" && len(outcomes) > 0 {
-		if err := writeJSON(conn, m, opts, outcomes); err != nil && runErr == nil {
+	if len(outcomes) > 0 {
+		if err := writeDocument(conn, m, opts, outcomes); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -390,7 +391,12 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 	return r
 }
 
-func writeJSON(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
+// writeDocument writes the run's document as --json and draws it as
+// --html, whichever were asked for.
+func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
+	if opts.JSON == "" && opts.HTML == "" {
+		return nil
+	}
 	config := map[string]any{}
 	for k, v := range opts.Config {
 		config[k] = v
@@ -430,9 +436,20 @@ func writeJSON(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) er
 		}
 		doc.Runs = append(doc.Runs, rd)
 	}
-	if err := WriteFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
-		return fmt.Errorf("writing --json: %w", err)
+	if opts.JSON != "" {
+		if err := WriteFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+			return fmt.Errorf("writing --json: %w", err)
+		}
+		fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.JSON)
 	}
-	fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.JSON)
+	if opts.HTML != "" {
+		err := WriteFile(opts.HTML, func(w io.Writer) error {
+			return htmlreport.Write(w, []*report.Document{doc}, htmlreport.Options{Names: []string{m.Name}, Version: opts.Version})
+		})
+		if err != nil {
+			return fmt.Errorf("writing --html: %w", err)
+		}
+		fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.HTML)
+	}
 	return nil
 }

@@ -177,8 +177,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.Chart)
 		}
 	}
-	if opts.JSON != "" && len(outcomes) > 0 {
-		if err := writeJSON(conn, m, opts, outcomes); err != nil && outErr == nil {
+	if len(outcomes) > 0 {
+		if err := writeDocument(conn, m, opts, outcomes); err != nil && outErr == nil {
 			outErr = err
 		}
 	}
