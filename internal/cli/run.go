@@ -78,7 +78,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, progress time.Duration) {
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms (sojourn, remote, lag per operation) in HdrHistogram's log format (.hlog) to this file")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed for the workload's random choices and the arrival schedule")
 	fs.StringVar(&f.init, "init", "fresh", "schema before the run: fresh (drop and reload) | keep (load if missing) | skip")
-	fs.StringVar(&f.instance, "instance", "", "i/N: this process is load generator i (from 0) of N driving one database: it takes its share of --rate and --concurrency; merge their --json with `txload merge`")
+	fs.StringVar(&f.instance, "instance", "", "i/N: this process is load generator i (from 0) of N driving one database: it takes its share of --rate and --concurrency; merge their --json with txload merge")
 	fs.IntVar(&f.instances, "instances", 0, "N load generators, this one numbered by $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); see --instance")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
