@@ -217,7 +217,7 @@ func TestLagLogicalPair(t *testing.T) {
 		js := filepath.Join(t.TempDir(), "lag.json")
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "6s", "--json", js, "--slo", "max<1s")
-		waitForOutput(t, errb, "1.0s  lag", done)
+		waitForOutput(t, errb, "s  lag  p50", done) // the first lag line
 		sqlExec(t, dst, "ALTER SUBSCRIPTION "+sub+" DISABLE")
 		time.Sleep(2 * time.Second)
 		sqlExec(t, dst, "ALTER SUBSCRIPTION "+sub+" ENABLE")
@@ -246,7 +246,7 @@ func TestLagLogicalPair(t *testing.T) {
 		src, dst, _ := p.replicate(t)
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "3s")
-		waitForOutput(t, errb, "1.0s  lag", done)
+		waitForOutput(t, errb, "s  lag  p50", done) // the first lag line
 		sqlExec(t, dst, "DELETE FROM pgbench_accounts WHERE aid = 42")
 		r := <-done
 		if r.code != 1 {
@@ -264,7 +264,7 @@ func TestLagLogicalPair(t *testing.T) {
 		src, dst, _ := p.replicate(t)
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "3s")
-		waitForOutput(t, errb, "1.0s  lag", done)
+		waitForOutput(t, errb, "s  lag  p50", done) // the first lag line
 		sqlExec(t, dst, "INSERT INTO txload_lag_marker SELECT * FROM txload_lag_marker ORDER BY writer, seq LIMIT 1")
 		r := <-done
 		if r.code != 1 {
