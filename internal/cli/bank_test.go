@@ -197,11 +197,9 @@ func TestSurvivesTerminatedBackends(t *testing.T) {
 	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
-	done := make(chan result, 1)
-	go func() {
-		done <- txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "serializable", "--selection", "100",
-			"--duration", "6s", "--progress", "0", "--json", js)
-	}()
+	errb, done := txloadAsync(t.Context(), "run", "bank", "--url", url, "--isolation", "serializable", "--selection", "100",
+		"--duration", "6s", "--progress", "0", "--json", js)
+	waitForOutput(t, errb, "init: ", done) // killed during init, the run would fail there
 	admin := pgtest.Conn(t, srv.URL())
 	var killed int
 	for i := 0; i < 2; i++ {

@@ -42,12 +42,11 @@ func TestRunEndsWithServerDown(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			done := make(chan result, 1)
-			start := time.Now()
-			go func() {
-				done <- txload(ctx, nil, "run", "bank", "--url", s.URL(), "--duration", "3s", "--drain-timeout", "1s", "--progress", "500ms")
-			}()
-			time.Sleep(1500 * time.Millisecond)
+			errb, done := txloadAsync(ctx, "run", "bank", "--url", s.URL(), "--duration", "3s", "--drain-timeout", "1s", "--progress", "500ms")
+			// The load has run 0.5 s (init takes a while on a busy machine).
+			waitForOutput(t, errb, "0.5s ", done)
+			start := time.Now().Add(-500 * time.Millisecond)
+			time.Sleep(time.Second)
 			if err := s.Halt(false); err != nil {
 				t.Fatal(err)
 			}
@@ -88,16 +87,13 @@ func TestOutageReconciled(t *testing.T) {
 	t.Parallel()
 	s := ownServer(t)
 	js := jsonPath(t)
-	done := make(chan result, 1)
 	// The embedded server acknowledges commits before their WAL is written
 	// (synchronous_commit=off): a crash loses some, and the reconciliation
 	// says so (a violation). This run asks for durable commits.
 	url := s.URL() + "&options=-c%20synchronous_commit%3Don"
-	go func() {
-		done <- txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta",
-			"--selection", "100000", "--concurrency", "8", "--duration", "6s", "--progress", "500ms", "--json", js)
-	}()
-	time.Sleep(1500 * time.Millisecond)
+	errb, done := txloadAsync(t.Context(), "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta",
+		"--selection", "100000", "--concurrency", "8", "--duration", "6s", "--progress", "500ms", "--json", js)
+	waitForOutput(t, errb, "1.0s ", done) // init is done and the load has run 1 s
 	if err := s.Halt(true); err != nil {
 		t.Fatal(err)
 	}
