@@ -21,9 +21,9 @@ type Env struct {
 	// tests. nil: Getenv.
 	LookupEnv func(string) (string, bool)
 	// Stdin is `txload pgbench -f -`'s script (nil: none).
-	Stdin io.Reader
-	Registry       *workload.Registry
-	Version        string
+	Stdin    io.Reader
+	Registry *workload.Registry
+	Version  string
 }
 
 // Exit codes.
