@@ -94,10 +94,9 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 //
 // Left out, because they are not part of the report or txload does not do
 // what they describe:
-//   - the banner "pgbench (15.x)" or "pgbench (15.x, server 16.y)": the
-//     caller prints its own server line;
-//   - "starting vacuum...end.", printed before the run when pgbench vacuums
-//     the pgbench tables: txload does not vacuum before a run;
+//   - the banner "pgbench (15.x)" or "pgbench (15.x, server 16.y)" and
+//     "starting vacuum...end.": the caller's (`txload pgbench` prints both;
+//     `txload run` neither);
 //   - the -C/--connect lines "average connection time = …" and
 //     "tps = … (including reconnection times)": txload keeps its
 //     connections, so the report always has "initial connection time" and
