@@ -22,7 +22,7 @@ type Config struct {
 	Jobs        int           // I/O loops driving the clients of a Drive; 0 = one per core
 	Rate        float64       // operations per second; 0 = closed loop
 	Arrival     Arrival       // open loop only
-	Duration    time.Duration // measured period
+	Duration    time.Duration // measured period; 0 with Transactions: until every client is done
 	Warmup      time.Duration // run before it, excluded from results
 	MaxTries    int           // attempts per operation for retryable errors
 	MaxLag      time.Duration // open loop: stop when this far behind schedule
@@ -52,6 +52,13 @@ type Config struct {
 	// in open loop, an operation that would start later than it behind
 	// schedule is skipped (pgbench's --latency-limit).
 	LatencyLimit time.Duration
+	// Transactions, if positive, is a number of transactions per client
+	// (pgbench's -t): in closed loop each client stops after that many
+	// (committed or failed for good), and the run ends when every client
+	// has; in open loop the schedule holds exactly Transactions ×
+	// Concurrency operations spread over the time they take at Rate
+	// (Duration is then ignored). Warm-up is not allowed with it.
+	Transactions int
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -99,7 +106,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rate must be 0 (closed loop) or a positive, finite number of operations per second, got %g", c.Rate)
 	case c.Rate > maxRate:
 		return fmt.Errorf("--rate %g is more than one operation per nanosecond, the schedule's resolution (at most 1e9)", c.Rate)
-	case c.Duration <= 0 || c.Duration > maxDuration:
+	case c.Transactions < 0:
+		return fmt.Errorf("the number of transactions per client must not be negative, got %d", c.Transactions)
+	case c.Transactions > 0 && c.Warmup > 0:
+		return fmt.Errorf("--warmup cannot be used with a number of transactions per client")
+	case c.Transactions == 0 && (c.Duration <= 0 || c.Duration > maxDuration):
 		return fmt.Errorf("--duration must be positive and at most 100 years (for example 10s or 1m), got %s", c.Duration)
 	case c.Warmup < 0 || c.Warmup > maxDuration:
 		return fmt.Errorf("--warmup must be between 0 and 100 years, got %s", c.Warmup)
@@ -109,9 +120,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--progress must be 0 (off) or positive, got %s", c.Progress)
 	case c.MaxLag <= 0 && c.Rate > 0:
 		return fmt.Errorf("--max-lag must be positive, got %s", c.MaxLag)
-	case c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
+	case c.Transactions == 0 && c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
 		return fmt.Errorf("--rate %g over --duration %s schedules no operation", c.Rate, c.Duration)
-	case c.Rate*(c.Duration+c.Warmup).Seconds() > maxOperations:
+	case float64(c.Transactions)*float64(c.Concurrency) > maxOperations:
+		return fmt.Errorf("%d transactions for each of %d clients is more than txload can count (2^53)", c.Transactions, c.Concurrency)
+	case c.Transactions == 0 && c.Rate*(c.Duration+c.Warmup).Seconds() > maxOperations:
 		return fmt.Errorf("--rate %g over --duration %s schedules %.3g operations, more than txload can count (2^53)", c.Rate, c.Duration+c.Warmup, c.Rate*(c.Duration+c.Warmup).Seconds())
 	case c.Spin < 0:
 		return fmt.Errorf("--spin must not be negative, got %s", c.Spin)
@@ -216,6 +229,14 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	}
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.Transactions > 0 {
+		cfg.Duration = maxDuration // closed loop: until the clients are done
+		if cfg.Rate > 0 {
+			// The schedule's window: the time the operations take at Rate.
+			n := float64(cfg.Transactions) * float64(cfg.Concurrency)
+			cfg.Duration = max(time.Duration(n/cfg.Rate*float64(time.Second)), time.Nanosecond)
+		}
 	}
 	driveCtx, cancelDrive := context.WithCancel(ctx)
 	defer cancelDrive()
@@ -356,6 +377,10 @@ func (r *run) makeGroups(load *workload.QueryLoad) {
 		whole := newSchedule(r.cfg.Arrival, r.cfg.Rate, r.cfg.Seed, r.cfg.Warmup, r.cfg.Duration)
 		// This instance's exact share of each segment.
 		mine := []int64{share(whole.total(0), inst, insts), share(whole.total(1), inst, insts)}
+		if r.cfg.Transactions > 0 {
+			// Exactly this instance's clients' transactions.
+			mine = []int64{0, int64(r.cfg.Transactions) * int64(n)}
+		}
 		r.offered = mine[1]
 		counts = split(mine, n, g)
 	}

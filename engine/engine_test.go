@@ -757,3 +757,97 @@ func TestInstancesShareSchedule(t *testing.T) {
 		t.Fatalf("3/2: %v", err)
 	}
 }
+
+// perClientWorker counts the attempts of each client; client i takes i+1 ms
+// per attempt, and every third attempt of a client fails with a
+// serialization error.
+type perClientWorker struct {
+	id    int
+	count []atomic.Int64
+}
+
+func (w *perClientWorker) Do(ctx context.Context, op, attempt int) error {
+	n := w.count[w.id].Add(1)
+	time.Sleep(time.Duration(w.id+1) * time.Millisecond)
+	if n%3 == 0 {
+		return classErr{class: metrics.Serialization}
+	}
+	return nil
+}
+func (w *perClientWorker) Reset(context.Context) error { return nil }
+func (w *perClientWorker) Close(context.Context)       {}
+
+// Transactions per client (pgbench's -t): in closed loop every client ends
+// after exactly that many transactions, failed ones included, however fast
+// it is, and the run ends when the slowest is done; in open loop the
+// schedule offers exactly transactions × clients over the time they take at
+// the rate.
+func TestTransactionsPerClient(t *testing.T) {
+	t.Run("closed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Duration, cfg.Transactions = 4, 0, 30
+			counts := make([]atomic.Int64, 4)
+			l := &workload.QueryLoad{Ops: []string{"op"}, NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
+				return &perClientWorker{id: id, count: counts}, nil
+			}}
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range counts {
+				if n := counts[i].Load(); n != 30 {
+					t.Errorf("client %d ran %d transactions, want 30", i, n)
+				}
+			}
+			op := res.Total.Ops[0]
+			if op.OK != 80 || op.Failed[metrics.Serialization] != 40 {
+				t.Fatalf("ok %d failed %v, want 80 and 40", op.OK, op.Failed)
+			}
+			// The slowest client takes 4 ms per transaction.
+			if res.Total.Elapsed != 120*time.Millisecond {
+				t.Fatalf("elapsed %s, want 120ms", res.Total.Elapsed)
+			}
+		})
+	})
+	t.Run("drive", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Jobs, cfg.Duration, cfg.Transactions = 5, 2, 0, 7
+			var per []int64
+			res, err := Run(t.Context(), cfg, &workload.QueryLoad{Ops: []string{"op"}, Drive: groupDrive(time.Millisecond, &per)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if op := res.Total.Ops[0]; op.OK != 35 || len(per) != 2 || per[0] != 21 || per[1] != 14 {
+				t.Fatalf("ok %d per group %v, want 35 [21 14]", op.OK, per)
+			}
+		})
+	})
+	t.Run("open", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.Rate, cfg.Arrival = 4, 0, 25, 200, Uniform
+			l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return time.Millisecond }})
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if op := res.Total.Ops[0]; op.OK != 100 || res.Offered != 100 || res.Unstarted != 0 {
+				t.Fatalf("ok %d offered %d unstarted %d, want 100 100 0", op.OK, res.Offered, res.Unstarted)
+			}
+			if res.Total.Elapsed != 500*time.Millisecond {
+				t.Fatalf("elapsed %s, want 500ms (100 at 200/s)", res.Total.Elapsed)
+			}
+		})
+	})
+	bad := base()
+	bad.Duration, bad.Transactions, bad.Warmup = 0, 10, time.Second
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--warmup") {
+		t.Fatalf("warm-up with transactions: %v", err)
+	}
+	bad.Warmup, bad.Transactions = 0, 0
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--duration") {
+		t.Fatalf("neither duration nor transactions: %v", err)
+	}
+}

@@ -26,6 +26,8 @@ type client struct {
 
 	backoff  time.Duration
 	attempts int // failed connection attempts since the last success
+
+	done int // transactions ended (committed or failed for good), for Config.Transactions
 }
 
 var _ workload.Session = (*client)(nil)
@@ -43,7 +45,7 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 		return workload.Step{Kind: workload.Stop}
 	}
 	if r.cfg.Rate == 0 {
-		if !now.Before(r.end) {
+		if !now.Before(r.end) || (r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions) {
 			return workload.Step{Kind: workload.Stop}
 		}
 		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
@@ -98,6 +100,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	r, rec := c.r, c.g.rec
 	if err == nil {
 		c.busy = false
+		c.done++
 		rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
 		if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
 			rec.Late(c.op, c.measured)
@@ -122,6 +125,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], Attempt: c.attempt, Class: class, Retry: retry, Err: err})
 	}
 	if !retry {
+		c.done++
 		rec.Failure(c.op, c.measured, class, c.attempt)
 	}
 	if fatal {
@@ -185,6 +189,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 func (c *client) giveUp() {
 	if c.retryAfterReset && c.r.ctx.Err() == nil {
 		c.retryAfterReset, c.busy = false, false
+		c.done++
 		c.g.rec.Failure(c.op, c.measured, metrics.ConnectionLost, c.attempt)
 	}
 }

@@ -37,6 +37,10 @@ type PgbenchRun struct {
 	// "" otherwise.
 	PartitionMethod string
 	Partitions      int
+	// ProgressTimestamp is --progress-timestamp: progress lines begin
+	// with the Unix time of the interval's end instead of the elapsed
+	// time (see PgbenchProgressAt).
+	ProgressTimestamp bool
 }
 
 // PgbenchScript is one script (transaction type) of the run.
@@ -48,14 +52,25 @@ type PgbenchScript struct {
 
 // PgbenchProgress writes one progress line (stderr in pgbench): interval snapshot iv, elapsed since start.
 func PgbenchProgress(w io.Writer, elapsed time.Duration, iv *metrics.Snapshot, run PgbenchRun) {
+	PgbenchProgressAt(w, time.Time{}, elapsed, iv, run)
+}
+
+// PgbenchProgressAt is PgbenchProgress for an interval that ended at at:
+// under run.ProgressTimestamp the line gives at as Unix seconds with three
+// decimals, as pgbench's --progress-timestamp does.
+func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *metrics.Snapshot, run PgbenchRun) {
 	t := iv.Total("all")
 	tps := float64(t.OK) / iv.Elapsed.Seconds()
 	var lat, stddev, lag float64
 	if t.OK > 0 {
 		lat, stddev, lag = t.Response.Mean()/1e3, t.Response.StdDev()/1e3, t.Lag.Mean()/1e3
 	}
+	when := pgFloat(elapsed.Seconds(), 1)
+	if run.ProgressTimestamp {
+		when = pgFloat(float64(at.UnixMicro())/1e6, 3)
+	}
 	line := fmt.Sprintf("progress: %s s, %s tps, lat %s ms stddev %s, %d failed",
-		pgFloat(elapsed.Seconds(), 1), pgFloat(tps, 1), pgFloat(lat, 3), pgFloat(stddev, 3), t.FailedTotal())
+		when, pgFloat(tps, 1), pgFloat(lat, 3), pgFloat(stddev, 3), t.FailedTotal())
 	if run.Rate > 0 {
 		line += fmt.Sprintf(", lag %s ms", pgFloat(lag, 3))
 		if run.LatencyLimit > 0 {
@@ -79,16 +94,13 @@ func PgbenchProgress(w io.Writer, elapsed time.Duration, iv *metrics.Snapshot, r
 //
 // Left out, because they are not part of the report or txload does not do
 // what they describe:
-//   - the banner "pgbench (15.x)" or "pgbench (15.x, server 16.y)": the
-//     caller prints its own server line;
-//   - "starting vacuum...end.", printed before the run when pgbench vacuums
-//     the pgbench tables: txload does not vacuum before a run;
+//   - the banner "pgbench (15.x)" or "pgbench (15.x, server 16.y)" and
+//     "starting vacuum...end.": the caller's (`txload pgbench` prints both;
+//     `txload run` neither);
 //   - the -C/--connect lines "average connection time = …" and
 //     "tps = … (including reconnection times)": txload keeps its
 //     connections, so the report always has "initial connection time" and
 //     "tps = … (without initial connection time)";
-//   - --progress-timestamp progress lines (Unix time instead of elapsed
-//     seconds);
 //   - pgbench's error messages ("client N aborted …", "Run was aborted; the
 //     above results are incomplete."), which go to stderr and are the
 //     caller's.

@@ -35,7 +35,7 @@ func run() int {
 	}()
 	ran := false
 	root := cli.Root(cli.Env{
-		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv, Stdin: os.Stdin,
 		Registry: all.Registry(), Version: buildVersion(),
 	}, &ran)
 	err := root.ExecuteContext(ctx)
@@ -49,7 +49,7 @@ func run() int {
 			err = fmt.Errorf("interrupted: %w", err)
 		}
 	}
-	if err != nil {
+	if err != nil && !cli.Printed(err) {
 		fmt.Fprintf(os.Stderr, "txload: %v\n", err)
 	}
 	return code

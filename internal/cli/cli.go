@@ -16,8 +16,14 @@ import (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	Registry       *workload.Registry
-	Version        string
+	// LookupEnv reads the environment libpq reads (PGHOST, PGPORT, ...):
+	// pgx reads the process's own, so this must be os.LookupEnv but in
+	// tests. nil: Getenv.
+	LookupEnv func(string) (string, bool)
+	// Stdin is `txload pgbench -f -`'s script (nil: none).
+	Stdin    io.Reader
+	Registry *workload.Registry
+	Version  string
 }
 
 // Exit codes.
@@ -32,6 +38,15 @@ const (
 type ExitError struct {
 	Code int
 	Err  error
+	// Printed says the error's lines are on stderr already (pgbench's
+	// own): the caller prints nothing more.
+	Printed bool
+}
+
+// Printed says err's lines were written on stderr already: print nothing.
+func Printed(err error) bool {
+	var ee *ExitError
+	return errors.As(err, &ee) && ee.Printed
 }
 
 func (e *ExitError) Error() string { return e.Err.Error() }
@@ -111,6 +126,7 @@ PostgreSQL of its own and removes it on exit.`,
 		mergeCommand(env),
 		reportCommand(env),
 		lagCommand(env),
+		pgbenchCommand(env),
 	)
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })

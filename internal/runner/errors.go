@@ -35,3 +35,12 @@ type ViolationError struct{ Violations []string }
 func (e *ViolationError) Error() string {
 	return "check found anomalies the isolation level forbids: " + strings.Join(e.Violations, "; ")
 }
+
+// AbortedError is a run in which clients ended on an error no retry cures
+// (pgbench exits with code 2 then); the report of what ran was printed.
+type AbortedError struct {
+	Clients int
+	Msg     string
+}
+
+func (e *AbortedError) Error() string { return e.Msg }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/report"
 )
 
 // Options is one invocation of a command that runs load.
@@ -48,6 +50,15 @@ type Options struct {
 	Version string
 	// Stdout takes the reports, Stderr progress and diagnostics.
 	Stdout, Stderr io.Writer
+
+	// BeforeRun, if set, runs once the target is open and checked, before
+	// the workload loads: what a command does to the database before its
+	// load (pgbench's banner, table info and pre-run vacuum). It may
+	// adjust the options.
+	BeforeRun func(ctx context.Context, conn *Conn, opts *Options) error
+	// PgbenchAdjust, if set, completes the description of the run in
+	// pgbench's format (threads, transactions per client, partitions).
+	PgbenchAdjust func(*report.PgbenchRun)
 }
 
 // ParseInstance reads --instance: "i/N", instance i (from 0) of N.

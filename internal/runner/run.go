@@ -91,6 +91,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if err := conn.CheckSessionState(h); err != nil {
 		return err
 	}
+	if opts.BeforeRun != nil {
+		if err := opts.BeforeRun(ctx, conn, &opts); err != nil {
+			return err
+		}
+	}
 	variants := []workload.Variant{{Generator: g}}
 	if h.Variants != nil {
 		if vs := h.Variants(); vs != nil {
@@ -140,7 +145,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	}
 	for _, o := range outcomes {
 		if err := outcomeErr(o); err != nil {
-			return errors.New(conn.Target.Scrub(err.Error()))
+			msg := conn.Target.Scrub(err.Error())
+			if o.Result != nil && o.Result.Aborted > 0 {
+				return &AbortedError{Clients: o.Result.Aborted, Msg: msg}
+			}
+			return errors.New(msg)
 		}
 	}
 	return nil
@@ -375,7 +384,7 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 	e := opts.Engine
 	r := report.PgbenchRun{
 		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: e.Concurrency, MaxTries: e.MaxTries,
-		Duration: e.Duration, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
+		Duration: e.Duration, Transactions: e.Transactions, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
 		FailuresDetailed: opts.FailuresDetailed, PerStatement: opts.PerStatement, Progress: e.Progress,
 	}
 	if info := load.Pgbench; info != nil {
@@ -383,10 +392,13 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 		for _, s := range info.Scripts {
 			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: s.Title, Weight: s.Weight, Statements: s.Statements})
 		}
-		return r
+	} else {
+		for _, op := range load.Ops {
+			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: op, Weight: 1})
+		}
 	}
-	for _, op := range load.Ops {
-		r.Scripts = append(r.Scripts, report.PgbenchScript{Title: op, Weight: 1})
+	if opts.PgbenchAdjust != nil {
+		opts.PgbenchAdjust(&r)
 	}
 	return r
 }

@@ -26,6 +26,9 @@ type TargetOptions struct {
 	// Pooler says what sits between txload and the server: auto (detect
 	// a pooler), none, transaction or session (a pooler in that mode).
 	Pooler string
+	// Quiet leaves out the "server: ..." line Open prints (pgbench prints
+	// its own banner).
+	Quiet bool
 }
 
 // Resolved is a validated choice of target, not yet connected.
@@ -34,6 +37,7 @@ type Resolved struct {
 	embedded *embedded.Version
 	cacheDir string
 	pooler   string
+	quiet    bool
 }
 
 // Embedded says the run starts its own throwaway server.
@@ -59,13 +63,13 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 		if err != nil {
 			return Resolved{}, Usage(err)
 		}
-		return Resolved{target: t, pooler: o.Pooler}, nil
+		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet}, nil
 	}
 	v, err := embedded.Lookup(o.EmbeddedVersion)
 	if err != nil {
 		return Resolved{}, Usagef("--embedded-version: %v", err)
 	}
-	return Resolved{embedded: &v, cacheDir: o.CacheDir}, nil
+	return Resolved{embedded: &v, cacheDir: o.CacheDir, quiet: o.Quiet}, nil
 }
 
 // Conn is an open target; Close stops the embedded server, if any.
@@ -137,7 +141,9 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 			where += fmt.Sprintf(" and %d more nodes", t.Nodes()-1)
 		}
 	}
-	fmt.Fprintf(log, "server: %s%s\n", c.Server, where)
+	if !r.quiet {
+		fmt.Fprintf(log, "server: %s%s\n", c.Server, where)
+	}
 	if c.Pooler.Found {
 		how := "session state is kept"
 		if c.Pooler.TransactionPooling() {

@@ -30,7 +30,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		prun := PgbenchRun(load, opts)
 		ticks = append(ticks, func(t engine.Tick) {
 			if show(t) {
-				report.PgbenchProgress(stderr, t.Elapsed, t.Interval, prun)
+				report.PgbenchProgressAt(stderr, t.End, t.Elapsed, t.Interval, prun)
 			}
 		})
 	default:

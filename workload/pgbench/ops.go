@@ -41,14 +41,18 @@ func parseProtocol(s string) (protocol, error) {
 func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
 	scale := g.tpcb.scale
 	var historyBefore int64
-	if g.builtin != "" || len(g.builtins) > 0 {
+	if g.builtin != "" || len(g.builtins) > 0 || g.presetBuiltin {
 		conn, err := t.Connect(ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer conn.Close(context.WithoutCancel(ctx))
-		if err := requireTables(ctx, conn); err != nil {
-			return nil, err
+		// pgbench's command line runs on whatever tables are there, as
+		// pgbench does; the caller has read them (ReadTableInfo).
+		if g.preset == nil {
+			if err := requireTables(ctx, conn); err != nil {
+				return nil, err
+			}
 		}
 		detected, err := detectScale(ctx, conn)
 		if err != nil {

@@ -53,6 +53,11 @@ type runGen struct {
 	scripts []*script.Script
 	vars    map[string]expr.Value
 	mode    protocol
+
+	// preset are scripts parsed by the caller (`txload pgbench`);
+	// presetBuiltin says one of them is a builtin.
+	preset        []*script.Script
+	presetBuiltin bool
 }
 
 func newRunGen(builtin string) *runGen {
@@ -113,6 +118,7 @@ func (g *runGen) validate() error {
 		}
 		g.scripts = append(g.scripts, s)
 	}
+	g.scripts = append(g.scripts, g.preset...)
 	for _, b := range g.builtins {
 		name, weight, err := script.ParseFileArg(b)
 		if err != nil {

@@ -1,0 +1,348 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pgbenchargs"
+	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/workload/pgbench"
+)
+
+// prog names the program in pgbench's messages: scripts that read
+// pgbench's stderr find the lines they expect.
+const prog = "pgbench"
+
+// pgbenchCommand is `txload pgbench [OPTION]... [DBNAME]`: pgbench's own
+// command line, parsed by pgbenchargs exactly as pgbench parses it, run
+// through the same runner as `txload run`, with pgbench's output and exit
+// codes.
+func pgbenchCommand(env Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pgbench [OPTION]... [DBNAME]",
+		Short: "Run pgbench's command line: the same options, output and exit codes",
+		Long: `pgbench takes pgbench's command line (PostgreSQL 15 to 18) as pgbench
+itself reads it, connects the way libpq does (-h, -p, -U, DBNAME, PGHOST,
+PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSERVICE, ~/.pgpass) and prints
+pgbench's lines. txload's --json, --histogram, --output, --url and
+--embedded-version may be given beside them. Without anything that names
+a server it runs on an embedded PostgreSQL, and says so first.
+"txload pgbench --help" prints pgbench's options.`,
+		Example:            "  txload pgbench -i -s 10 bench\n  txload pgbench -c 8 -j 2 -T 60 -P 5 -M prepared -S bench",
+		DisableFlagParsing: true,
+		Args:               cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPgbench(cmd.Context(), env, args)
+		},
+	}
+}
+
+// pgbenchTxload are txload's own flags, given beside pgbench's.
+type pgbenchTxload struct {
+	fs              *pflag.FlagSet
+	urls            []string
+	embeddedVersion string
+	pooler          string
+	json, histogram string
+	output          string
+	drainTimeout    time.Duration
+}
+
+func newPgbenchTxload() *pgbenchTxload {
+	f := &pgbenchTxload{fs: pflag.NewFlagSet("txload", pflag.ContinueOnError)}
+	fs := f.fs
+	fs.SetOutput(io.Discard)
+	fs.StringArrayVar(&f.urls, "url", nil, "database URL instead of libpq's connection options; repeat for the nodes of a cluster")
+	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL major version of the embedded server")
+	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto | none | transaction | session")
+	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
+	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms in HdrHistogram's log format (.hlog) to this file")
+	fs.StringVar(&f.output, "output", "pgbench", "report format: pgbench (pgbench's lines) | text (txload's summary with percentiles)")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long transactions in flight at the end are waited for")
+	return f
+}
+
+// printed is an error whose lines were written on stderr already: the exit
+// code alone is left to give.
+func printed(code int, err error) error {
+	return &ExitError{Code: code, Err: err, Printed: true}
+}
+
+// pgbenchFail prints pgbench's "pgbench: error: ..." line for err and
+// exits with code.
+func pgbenchFail(env Env, code int, err error) error {
+	msg := strings.TrimRight(err.Error(), "\n")
+	if !strings.HasPrefix(msg, prog+":") {
+		msg = prog + ": error: " + msg
+	}
+	fmt.Fprintln(env.Stderr, msg)
+	return printed(code, err)
+}
+
+func runPgbench(ctx context.Context, env Env, args []string) error {
+	lookup := env.lookupEnv()
+	tx := newPgbenchTxload()
+	o, err := pgbenchargs.Parse(args, pgbenchargs.Config{Prog: prog, LookupEnv: lookup, Stdin: env.Stdin, Txload: tx.fs})
+	var pe *pgbenchargs.Error
+	switch {
+	case errors.As(err, &pe):
+		fmt.Fprintln(env.Stderr, strings.Join(pe.Lines, "\n"))
+		return printed(pe.ExitCode(), err)
+	case err != nil:
+		return pgbenchFail(env, 1, err)
+	}
+	for _, n := range o.Notices {
+		fmt.Fprintln(env.Stderr, n)
+	}
+	switch o.Mode {
+	case pgbenchargs.Help:
+		fmt.Fprint(env.Stdout, pgbenchargs.Usage(prog, o.Major))
+		fmt.Fprintf(env.Stdout, "\ntxload's options, beside pgbench's (never abbreviated):\n%s", tx.fs.FlagUsages())
+		return nil
+	case pgbenchargs.Version:
+		fmt.Fprintf(env.Stdout, "pgbench (txload) %d (txload %s)\n", o.Major, env.Version)
+		return nil
+	case pgbenchargs.ListBuiltins, pgbenchargs.ShowScript:
+		fmt.Fprint(env.Stderr, o.Output)
+		return nil
+	}
+	if err := tx.fs.Parse(o.Txload); err != nil {
+		return pgbenchFail(env, 1, fmt.Errorf("%v", err))
+	}
+	if err := unsupported(o); err != nil {
+		return pgbenchFail(env, 1, err)
+	}
+	target, err := pgbenchTarget(env, o, tx, lookup)
+	if err != nil {
+		return pgbenchFail(env, 1, err)
+	}
+	if o.Mode == pgbenchargs.Init {
+		return pgbenchInit(ctx, env, o, target)
+	}
+	return pgbenchRun(ctx, env, o, tx, target)
+}
+
+func (env Env) lookupEnv() func(string) (string, bool) {
+	if env.LookupEnv != nil {
+		return env.LookupEnv
+	}
+	return func(k string) (string, bool) {
+		v := env.Getenv(k)
+		return v, v != ""
+	}
+}
+
+// unsupported refuses, before the database is touched, what txload
+// pgbench does not do yet, each with a line that says so.
+func unsupported(o *pgbenchargs.Options) error {
+	switch {
+	case o.Connect:
+		return errors.New("-C/--connect (a new connection per transaction) is not supported by txload pgbench yet")
+	case o.Log:
+		return errors.New("-l/--log (per-transaction and aggregate logs) is not supported by txload pgbench yet")
+	case o.ExitOnAbort:
+		return errors.New("--exit-on-abort is not supported by txload pgbench yet")
+	case o.Debug:
+		return errors.New("--debug is not supported by txload pgbench yet")
+	}
+	return nil
+}
+
+// pgbenchTarget chooses the server: --url, else what libpq would connect
+// to when anything names a server (-h, -p, -U, DBNAME, PGHOST, PGPORT,
+// PGUSER, PGDATABASE, PGSERVICE, PGHOSTADDR), else $DATABASE_URL, else the
+// embedded server, announced on the first line of stderr.
+func pgbenchTarget(env Env, o *pgbenchargs.Options, tx *pgbenchTxload, lookup func(string) (string, bool)) (runner.TargetOptions, error) {
+	t := runner.TargetOptions{EmbeddedVersion: tx.embeddedVersion, EmbeddedVersionSet: tx.fs.Changed("embedded-version"),
+		CacheDir: env.Getenv("TXLOAD_CACHE_DIR"), Pooler: tx.pooler, Quiet: true}
+	params := pg.ConnParams{Host: o.Host, Port: o.Port, User: o.User, DBName: o.DBName, AppName: prog}
+	named, _ := params.NamesServer(pg.LookupEnv(lookup))
+	if len(tx.urls) > 0 {
+		for _, f := range []struct{ flag, v string }{{"-h", o.Host}, {"-p", o.Port}, {"-U", o.User}, {"the database name", o.DBName}} {
+			if f.v != "" {
+				return t, fmt.Errorf("--url and %s both name the server: give one", f.flag)
+			}
+		}
+		t.URLs = tx.urls
+		return t, nil
+	}
+	if named {
+		conn, warnings, err := params.ConnString(pg.LookupEnv(lookup))
+		if err != nil {
+			return t, err
+		}
+		for _, w := range warnings {
+			fmt.Fprintln(env.Stderr, w)
+		}
+		t.URLs = []string{conn}
+		return t, nil
+	}
+	if u := env.Getenv("DATABASE_URL"); u != "" {
+		t.URLs = []string{u}
+		return t, nil
+	}
+	fmt.Fprintf(env.Stderr, "txload pgbench: nothing names a server (no -h, -p, -U or database name, no PGHOST, PGHOSTADDR, PGPORT, PGUSER, PGDATABASE or PGSERVICE, no --url or DATABASE_URL): running on an embedded PostgreSQL %s, removed on exit\n", t.EmbeddedVersion)
+	return t, nil
+}
+
+// open resolves and opens the target, with pgbench's exit code 1 on
+// failure.
+func openPgbench(ctx context.Context, env Env, target runner.TargetOptions) (*runner.Conn, error) {
+	r, err := target.Resolve()
+	if err != nil {
+		return nil, pgbenchFail(env, 1, err)
+	}
+	conn, err := r.Open(ctx, env.Stderr)
+	if err != nil {
+		return nil, pgbenchFail(env, 1, err)
+	}
+	return conn, nil
+}
+
+func initConfig(o *pgbenchargs.Options) pgbench.InitConfig {
+	return pgbench.InitConfig{Steps: o.InitSteps, Scale: o.Scale, Fillfactor: o.Fillfactor, Partitions: o.Partitions,
+		PartitionMethod: o.PartitionMethod, UnloggedTables: o.UnloggedTables, Tablespace: o.Tablespace,
+		IndexTablespace: o.IndexTablespace, Quiet: o.Quiet, Major: o.Major, Conns: 1}
+}
+
+// pgbenchInit is -i: pgbench's initialization steps, its lines on stderr.
+func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target runner.TargetOptions) error {
+	conn, err := openPgbench(ctx, env, target)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := pgbench.RunInitSteps(ctx, conn.Target, initConfig(o), env.Stderr); err != nil {
+		if ctx.Err() != nil {
+			return &ExitError{Code: ExitInterrupted, Err: runner.ErrInterrupted}
+		}
+		return pgbenchFail(env, 1, errors.New(conn.Target.Scrub(err.Error())))
+	}
+	return nil
+}
+
+// pgbenchRun is a benchmark: runner.Run with pgbench's preamble (banner,
+// table info, pre-run vacuum) before the load.
+func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, target runner.TargetOptions) error {
+	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed}
+	for _, s := range o.Scripts {
+		cc.Scripts = append(cc.Scripts, s.Parsed)
+	}
+	for _, d := range o.Defines {
+		cc.Defines = append(cc.Defines, d.Name+"="+d.Value)
+	}
+	m, g := pgbench.Command(cc)
+
+	maxTries := int(o.MaxTries)
+	if maxTries == 0 {
+		maxTries = math.MaxInt32 // unlimited, bounded by -T or -L
+	}
+	config := map[string]string{"clients": strconv.Itoa(o.Clients), "jobs": strconv.Itoa(o.Threads),
+		"transactions": strconv.Itoa(o.Transactions), "time": strconv.Itoa(o.Duration), "protocol": o.Protocol,
+		"rate": strconv.FormatFloat(o.Rate, 'g', -1, 64), "max-tries": strconv.Itoa(int(o.MaxTries)),
+		"random-seed": strconv.FormatUint(o.RandomSeed, 10)}
+	opts := runner.Options{
+		Command: "pgbench",
+		Engine: engine.Config{
+			Concurrency: o.Clients, Jobs: o.Threads, Arrival: engine.Poisson, MaxTries: maxTries,
+			Duration: time.Duration(o.Duration) * time.Second, Transactions: o.Transactions,
+			Progress: time.Duration(o.Progress) * time.Second, Seed: o.RandomSeed, Rate: o.Rate,
+			LatencyLimit: time.Duration(o.LatencyLimitUS) * time.Microsecond,
+			// pgbench never gives up on a schedule it cannot keep.
+			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
+		},
+		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output,
+		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
+		JSON: tx.json, Histogram: tx.histogram, Config: config, Version: env.Version,
+		Stdout: env.Stdout, Stderr: env.Stderr,
+	}
+	if o.Transactions > 0 {
+		opts.Engine.Duration = 0
+	}
+	var info pgbench.TableInfo
+	opts.BeforeRun = func(ctx context.Context, conn *runner.Conn, _ *runner.Options) error {
+		var err error
+		info, err = pgbenchPreamble(ctx, env, o, conn)
+		return err
+	}
+	opts.PgbenchAdjust = func(r *report.PgbenchRun) {
+		r.Threads, r.MaxTries, r.ProgressTimestamp = o.Threads, int(o.MaxTries), o.ProgressTimestamp
+		r.PartitionMethod, r.Partitions = info.PartitionMethod, info.Partitions
+	}
+	err := runner.Run(ctx, m, g, target, opts)
+	var ee *ExitError
+	var ae *runner.AbortedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &ae):
+		fmt.Fprintf(env.Stderr, "%s: error: Run was aborted; the above results are incomplete.\n", prog)
+		return printed(2, err)
+	case errors.Is(err, runner.ErrInterrupted):
+		return &ExitError{Code: ExitInterrupted, Err: err}
+	}
+	return pgbenchFail(env, 1, err)
+}
+
+// pgbenchPreamble does what pgbench does once connected, before its
+// clients start: the banner on stdout; for a builtin, the table info (its
+// warning, or its error and exit 1); unless -n, the pre-run vacuum. On
+// the embedded server, which holds nothing, a builtin's tables are first
+// initialized, and that is said.
+func pgbenchPreamble(ctx context.Context, env Env, o *pgbenchargs.Options, conn *runner.Conn) (pgbench.TableInfo, error) {
+	var info pgbench.TableInfo
+	if conn.Embedded && o.BuiltinUsed {
+		fmt.Fprintf(env.Stderr, "txload pgbench: initializing pgbench's tables (scale %d) on the embedded server first\n", o.Scale)
+		ic := initConfig(o)
+		ic.Steps = pgbenchargs.DefaultInitSteps
+		if err := pgbench.RunInitSteps(ctx, conn.Target, ic, env.Stderr); err != nil {
+			return info, pgbenchFail(env, 1, err)
+		}
+	}
+	c, err := conn.Target.Connect(ctx)
+	if err != nil {
+		return info, pgbenchFail(env, 1, errors.New(conn.Target.Scrub(err.Error())))
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	var version string
+	if err := c.QueryRow(ctx, "SHOW server_version", pgx.QueryExecModeSimpleProtocol).Scan(&version); err != nil {
+		version = conn.Server.Version
+	}
+	fmt.Fprintf(env.Stdout, "pgbench (%d (txload %s), server %s)\n", o.Major, env.Version, version)
+	if o.BuiltinUsed {
+		info, err = pgbench.ReadTableInfo(ctx, c, prog, o.ScaleGiven)
+		var te *pgbench.TableInfoError
+		if errors.As(err, &te) {
+			fmt.Fprint(env.Stderr, te.Msg)
+			return info, printed(1, err)
+		}
+		if err != nil {
+			return info, pgbenchFail(env, 1, err)
+		}
+		if info.Warning != "" {
+			fmt.Fprintln(env.Stderr, info.Warning)
+		}
+	}
+	if !o.NoVacuum {
+		if err := pgbench.PreRun(ctx, conn.Target, o.VacuumAll, prog, env.Stderr); err != nil {
+			return info, pgbenchFail(env, 1, err)
+		}
+	}
+	return info, nil
+}

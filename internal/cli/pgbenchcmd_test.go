@@ -1,0 +1,354 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// banner is the first line `txload pgbench` prints on stdout, shaped as
+// pgbench's "pgbench (CLIENT, server SERVER)".
+var banner = regexp.MustCompile(`^pgbench \(1[5-8] \(txload test\), server [0-9]+\.[0-9]+.*\)$`)
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func pgbenchOK(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	r := txload(t.Context(), env, append([]string{"pgbench"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("txload pgbench %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// The seed's commands as written: -i -s 2, then -t 20 -c 4 runs exactly
+// 20 transactions for each of the 4 clients, which the server's
+// pgbench_history confirms (the pre-run truncated it).
+func TestPgbenchCommandInitThenTransactions(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	r := pgbenchOK(t, nil, "-i", "-s", "2", db)
+	if r.stdout != "" {
+		t.Errorf("-i printed on stdout: %q", r.stdout)
+	}
+	for _, re := range []string{`(?m)^dropping old tables\.\.\.$`, `(?m)^creating tables\.\.\.$`, `(?m)^generating data \(client-side\)\.\.\.$`,
+		`(?m)^200000 of 200000 tuples \(100%\) `, `(?m)^vacuuming\.\.\.$`, `(?m)^creating primary keys\.\.\.$`, `(?m)^done in [0-9.]+ s \(drop tables `} {
+		if !regexp.MustCompile(re).MatchString(r.stderr) {
+			t.Errorf("-i stderr lacks %s:\n%s", re, r.stderr)
+		}
+	}
+	if n := count(t, db, "SELECT count(*) FROM pgbench_branches"); n != 2 {
+		t.Fatalf("-s 2 made %d branches", n)
+	}
+	if _, err := pgtestExec(t, db, "INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, 0)"); err != nil {
+		t.Fatal(err)
+	}
+	r = pgbenchOK(t, nil, "-t", "20", "-c", "4", db)
+	if !banner.MatchString(firstLine(r.stdout)) {
+		t.Errorf("banner %q", firstLine(r.stdout))
+	}
+	if firstLine(r.stderr) != "starting vacuum...end." {
+		t.Errorf("stderr begins %q, want pgbench's pre-run vacuum line", firstLine(r.stderr))
+	}
+	for _, line := range []string{"transaction type: <builtin: TPC-B (sort of)>", "scaling factor: 2", "query mode: simple",
+		"number of clients: 4", "number of threads: 1", "maximum number of tries: 1", "number of transactions per client: 20",
+		"number of transactions actually processed: 80/80", "number of failed transactions: 0 (0.000%)"} {
+		if !strings.Contains(r.stdout, "\n"+line+"\n") {
+			t.Errorf("report lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	if n := count(t, db, "SELECT count(*) FROM pgbench_history"); n != 80 {
+		t.Errorf("pgbench_history holds %d rows after the run, want the 80 processed (truncated before it)", n)
+	}
+	// -n: no pre-run vacuum, no truncation: history grows by exactly 3×5.
+	r = pgbenchOK(t, nil, "-n", "-t", "5", "-c", "3", "-j", "2", db)
+	if strings.Contains(r.stderr, "vacuum") {
+		t.Errorf("-n vacuumed:\n%s", r.stderr)
+	}
+	mustContain(t, r.stdout, "number of transactions actually processed: 15/15", "number of threads: 2")
+	if n := count(t, db, "SELECT count(*) FROM pgbench_history"); n != 95 {
+		t.Errorf("pgbench_history holds %d rows, want 80 + 15", n)
+	}
+}
+
+func pgtestExec(t *testing.T, db, sql string) (int64, error) {
+	t.Helper()
+	tag, err := pgtest.Conn(t, db).Exec(context.Background(), sql)
+	return tag.RowsAffected(), err
+}
+
+// The seed's select-only run, as written in 001: -c 8 -j 2 -T 5 -P 5 -M
+// prepared -S.
+func TestPgbenchCommandSeedSelectOnly(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-q", db)
+	r := pgbenchOK(t, nil, "-c", "8", "-j", "2", "-T", "5", "-P", "5", "-M", "prepared", "-S", db)
+	for _, re := range []string{`^pgbench \(`, `(?m)^transaction type: <builtin: select only>$`, `(?m)^query mode: prepared$`,
+		`(?m)^number of clients: 8$`, `(?m)^number of threads: 2$`, `(?m)^duration: 5 s$`,
+		`(?m)^number of transactions actually processed: [1-9][0-9]*$`, `(?m)^latency average = [0-9.]+ ms$`,
+		`(?m)^latency stddev = [0-9.]+ ms$`, `(?m)^initial connection time = [0-9.]+ ms$`,
+		`(?m)^tps = [0-9.]+ \(without initial connection time\)$`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("report lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^progress: 5\.0 s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed$`).MatchString(r.stderr) {
+		t.Errorf("no progress line at 5 s:\n%s", r.stderr)
+	}
+}
+
+// The connection the way libpq finds it: PGHOST, PGPORT, PGUSER and
+// PGDATABASE name the server and the database, with no argument at all;
+// the embedded server is not started.
+func TestPgbenchCommandPGEnv(t *testing.T) {
+	db := srv.NewDatabase(t)
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGHOST", u.Hostname())
+	t.Setenv("PGPORT", u.Port())
+	t.Setenv("PGUSER", u.User.Username())
+	t.Setenv("PGDATABASE", strings.TrimPrefix(u.Path, "/"))
+	if p, ok := u.User.Password(); ok {
+		t.Setenv("PGPASSWORD", p)
+	}
+	t.Setenv("PGSSLMODE", "disable")
+	r := pgbenchOK(t, nil, "-i")
+	if strings.Contains(r.stderr, "embedded") {
+		t.Fatalf("-i with PG* variables used the embedded server:\n%s", r.stderr)
+	}
+	r = pgbenchOK(t, nil, "-c", "2", "-t", "7")
+	mustContain(t, r.stdout, "number of transactions actually processed: 14/14")
+	if n := count(t, db, "SELECT count(*) FROM pgbench_history"); n != 14 {
+		t.Errorf("the database PGDATABASE names has %d history rows, want 14", n)
+	}
+	// -h, -p, -U and DBNAME win over the variables.
+	other := srv.NewDatabase(t)
+	t.Setenv("PGPORT", "1")
+	t.Setenv("PGHOST", "192.0.2.1")
+	r = pgbenchOK(t, nil, "-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username(), "-i", strings.TrimPrefix(mustURL(t, other).Path, "/"))
+	if n := count(t, other, "SELECT count(*) FROM pgbench_branches"); n != 1 {
+		t.Errorf("-h -p -U DBNAME: %d branches in the database named", n)
+	}
+	// The same database pgbench would reach, when pgbench is installed.
+	if pgbench, err := exec.LookPath("pgbench"); err == nil {
+		t.Setenv("PGPORT", u.Port())
+		t.Setenv("PGHOST", u.Hostname())
+		out, err := exec.Command(pgbench, "-c", "2", "-t", "3").CombinedOutput()
+		if err != nil {
+			t.Fatalf("pgbench: %v\n%s", err, out)
+		}
+		if n := count(t, db, "SELECT count(*) FROM pgbench_history"); n != 6 {
+			t.Errorf("pgbench with the same variables left %d history rows in PGDATABASE, want 6", n)
+		}
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// Bad usage: pgbench's lines, exit status 1, before any server is touched
+// (no embedded server is started either).
+func TestPgbenchCommandBadUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-t", "100", "-T", "60"}, "pgbench: error: specify either a number of transactions (-t) or a duration (-T), not both\n"},
+		{[]string{"--p", "5"}, "pgbench: option '--p' is ambiguous; possibilities: '--port' '--progress' '--protocol' '--progress-timestamp' '--partitions' '--partition-method'\n" +
+			"pgbench: hint: Try \"pgbench --help\" for more information.\n"},
+		{[]string{"-c", "0"}, "pgbench: error: -c/--clients must be in range 1..2147483647\n"},
+		{[]string{"-i", "-T", "5"}, "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"},
+		{[]string{"-f", "/no/such.sql"}, "pgbench: error: could not open file \"/no/such.sql\": No such file or directory\n"},
+		{[]string{"-C"}, "pgbench: error: -C/--connect (a new connection per transaction) is not supported by txload pgbench yet\n"},
+		{[]string{"-l"}, "pgbench: error: -l/--log (per-transaction and aggregate logs) is not supported by txload pgbench yet\n"},
+		{[]string{"--output", "xml", "-h", "192.0.2.1"}, "pgbench: error: --output \"xml\" is not allowed (allowed: text, pgbench)\n"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := txload(t.Context(), nil, append([]string{"pgbench"}, tc.args...)...)
+			if r.code != 1 || r.stderr != tc.want || r.stdout != "" {
+				t.Fatalf("exit %d, stdout %q\nstderr %q\nwant exit 1 and %q", r.code, r.stdout, r.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// A database without pgbench's tables: pgbench's error and hint, exit 1;
+// the same lines as the real pgbench's when it is installed.
+func TestPgbenchCommandNoTables(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "pgbench", "-n", db)
+	want := `pgbench: error: could not count number of branches: ERROR:  relation "pgbench_branches" does not exist
+LINE 1: select count(*) from pgbench_branches
+                             ^
+pgbench: hint: Perhaps you need to do initialization ("pgbench -i") in database "` + strings.TrimPrefix(mustURL(t, db).Path, "/") + `".
+`
+	if r.code != 1 || r.stderr != want {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", r.code, r.stderr, want)
+	}
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	cmd := exec.Command(pgbench, "-n", db)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || stderr.String() != want {
+		t.Fatalf("pgbench: exit %d (%v), stderr:\n%s", code, err, stderr.String())
+	}
+}
+
+// A client that meets an error no retry cures aborts; the report is
+// printed and the exit status is 2, as pgbench's.
+func TestPgbenchCommandAbortExit2(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	file := writeScript(t, "div.sql", "SELECT 1/0;\n")
+	r := txload(t.Context(), nil, "pgbench", "-n", "-t", "3", "-c", "2", "-f", file, db)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "number of transactions per client: 3")
+	mustContain(t, r.stderr, "pgbench: error: Run was aborted; the above results are incomplete.\n")
+}
+
+// -f FILE@W, -b NAME@W and -D: the scripts run in their proportions with
+// the variables given; -s is the :scale of custom scripts.
+func TestPgbenchCommandScriptsAndDefines(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	if _, err := pgtestExec(t, db, "CREATE TABLE seen (tag text, scale int, client int)"); err != nil {
+		t.Fatal(err)
+	}
+	a := writeScript(t, "a.sql", "INSERT INTO seen VALUES ('a' || :tag, :scale, :client_id);\n")
+	b := writeScript(t, "b.sql", "INSERT INTO seen VALUES ('b' || :tag, :scale, :client_id);\n")
+	r := pgbenchOK(t, nil, "-n", "-c", "3", "-t", "40", "-f", a+"@3", "-f", b+"@1", "-D", "tag=7", "-s", "5", "-M", "extended", "--random-seed", "11", db)
+	mustContain(t, r.stdout, "transaction type: multiple scripts", "SQL script 1: "+a, " - weight: 3 (targets 75.0% of total)",
+		"number of transactions actually processed: 120/120", "scaling factor: 5")
+	mustContain(t, r.stderr, "pgbench: setting random seed to 11")
+	if n := count(t, db, "SELECT count(*) FROM seen WHERE tag IN ('a7', 'b7') AND scale = 5 AND client BETWEEN 0 AND 2"); n != 120 {
+		t.Errorf("%d rows as the scripts should write them, want 120", n)
+	}
+	if na := count(t, db, "SELECT count(*) FROM seen WHERE tag = 'a7'"); na < 60 || na > 110 {
+		t.Errorf("script a@3 ran %d times of 120", na)
+	}
+}
+
+// -i with pgbench's table options goes through the init steps: partitions,
+// foreign keys, unlogged tables, fillfactor, server-side generation; a run
+// reports the partitioning as pgbench does.
+func TestPgbenchCommandInitOptions(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	r := pgbenchOK(t, nil, "-i", "-I", "dtGvp", "-s", "2", "--partitions", "3", "--partition-method", "hash", "--foreign-keys",
+		"--unlogged-tables", "-F", "90", db)
+	mustContain(t, r.stderr, "creating 3 partitions...", "generating data (server-side)...", "creating foreign keys...")
+	for what, sql := range map[string]string{
+		"partitions":       "SELECT count(*) - 3 FROM pg_inherits WHERE inhparent = 'pgbench_accounts'::regclass",
+		"hash":             "SELECT count(*) - 1 FROM pg_partitioned_table WHERE partrelid = 'pgbench_accounts'::regclass AND partstrat = 'h'",
+		"foreign keys":     "SELECT CASE WHEN count(*) > 0 THEN 0 ELSE 1 END FROM pg_constraint WHERE contype = 'f' AND conname LIKE 'pgbench_%'",
+		"unlogged":         "SELECT count(*) FROM pg_class WHERE relname IN ('pgbench_branches', 'pgbench_tellers', 'pgbench_history') AND relpersistence <> 'u'",
+		"fillfactor":       "SELECT count(*) - 1 FROM pg_class WHERE relname = 'pgbench_tellers' AND reloptions = '{fillfactor=90}'",
+		"200000 accounts":  "SELECT count(*) - 200000 FROM pgbench_accounts",
+		"server-side data": "SELECT count(*) - 20 FROM pgbench_tellers",
+	} {
+		if n := count(t, db, sql); n != 0 {
+			t.Errorf("%s: off by %d", what, n)
+		}
+	}
+	r = pgbenchOK(t, nil, "-t", "5", "-N", "-M", "prepared", db)
+	mustContain(t, r.stdout, "transaction type: <builtin: simple update>\nscaling factor: 2\npartition method: hash\npartitions: 3\nquery mode: prepared\n")
+	// -s on a run of a builtin: the tables' scale wins, with pgbench's warning.
+	r = pgbenchOK(t, nil, "-n", "-t", "1", "-S", "-s", "9", db)
+	mustContain(t, r.stderr, "pgbench: warning: scale option ignored, using count from pgbench_branches table (2)")
+}
+
+// Line for line what the real pgbench prints, numbers masked, on the same
+// database with the same command line.
+func TestPgbenchCommandMatchesPgbench(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	out, err := exec.Command(pgbench, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
+	if major == nil {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "--pgbench-version", major[1], db)
+	mask := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+	shape := func(s string) []string {
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			if strings.HasPrefix(l, "pgbench (") {
+				l = "pgbench (BANNER)"
+			}
+			lines = append(lines, mask.ReplaceAllString(l, "N"))
+		}
+		return lines
+	}
+	for _, args := range [][]string{
+		{"-t", "20", "-c", "4"},
+		{"-c", "4", "-j", "2", "-T", "2", "-P", "1", "-M", "prepared", "-S"},
+		{"-n", "-t", "10", "-c", "2", "-b", "simple-update@2", "-b", "select-only@1", "-r"},
+		{"-n", "-T", "2", "-c", "2", "-R", "200", "-L", "50", "--max-tries", "3", "--failures-detailed"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd := exec.Command(pgbench, append(args, db)...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("pgbench: %v\n%s", err, stderr.String())
+			}
+			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major[1]}, args...), db)...)
+			theirs, ours := shape(stdout.String()), shape(r.stdout)
+			if strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
+			}
+			// stderr: the same kinds of lines (progress lines may differ
+			// in number by one at the end of a timed run).
+			kinds := func(lines []string) map[string]bool {
+				m := map[string]bool{}
+				for _, l := range lines {
+					m[l] = true
+				}
+				return m
+			}
+			tk, ok := kinds(shape(stderr.String())), kinds(shape(r.stderr))
+			for l := range tk {
+				if !ok[l] {
+					t.Errorf("pgbench's stderr has %q, txload's does not:\n%s", l, r.stderr)
+				}
+			}
+			for l := range ok {
+				if !tk[l] {
+					t.Errorf("txload's stderr has %q, pgbench's does not:\n%s", l, stderr.String())
+				}
+			}
+		})
+	}
+}
