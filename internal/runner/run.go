@@ -80,17 +80,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return err
 	}
 	defer stop()
-	conn, err := r.Open(ctx, opts.Stderr)
+	conn, err := r.openChecked(ctx, h, opts)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
-		return err
-	}
-	if err := conn.CheckSessionState(h); err != nil {
-		return err
-	}
 	if opts.BeforeRun != nil {
 		if err := opts.BeforeRun(ctx, conn, &opts); err != nil {
 			return err
@@ -464,4 +458,23 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.HTML)
 	}
 	return nil
+}
+
+// openChecked connects to the target and checks, before anything is
+// written, that the server has the connections the run needs and that a
+// pooler allows the session state the workload keeps.
+func (r Resolved) openChecked(ctx context.Context, h workload.Hooks, opts Options) (*Conn, error) {
+	conn, err := r.Open(ctx, opts.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	if err := conn.CheckSessionState(h); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
 }

@@ -90,17 +90,11 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	opts.Stderr = Locked(opts.Stderr)
-	conn, err := r.Open(ctx, opts.Stderr)
+	conn, err := r.openChecked(ctx, h, opts)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
-		return err
-	}
-	if err := conn.CheckSessionState(h); err != nil {
-		return err
-	}
 	load, err := Load(ctx, conn, g, opts, false)
 	if err != nil {
 		return errors.New(conn.Target.Scrub(err.Error()))

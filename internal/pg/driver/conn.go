@@ -228,36 +228,34 @@ func (c *Conn) Bind(s *Stmt, capture Capture) *Params {
 
 // Text adds a parameter's text.
 func (p *Params) Text(v []byte) *Params {
-	b := p.c.wbuf
-	b = append(b, 0, 0, 0, 0)
-	at := len(b) - 4
-	b = append(b, v...)
-	putLen(b[at:], len(v))
-	p.c.wbuf = b
-	p.n++
-	return p
+	at := p.open()
+	p.c.wbuf = append(p.c.wbuf, v...)
+	return p.close(at)
 }
 
 // String adds a parameter's text.
 func (p *Params) String(v string) *Params {
-	b := p.c.wbuf
-	b = append(b, 0, 0, 0, 0)
-	at := len(b) - 4
-	b = append(b, v...)
-	putLen(b[at:], len(v))
-	p.c.wbuf = b
-	p.n++
-	return p
+	at := p.open()
+	p.c.wbuf = append(p.c.wbuf, v...)
+	return p.close(at)
 }
 
 // Int adds an integer parameter.
 func (p *Params) Int(v int64) *Params {
-	b := p.c.wbuf
-	b = append(b, 0, 0, 0, 0)
-	at := len(b) - 4
-	b = strconv.AppendInt(b, v, 10)
-	putLen(b[at:], len(b)-at-4)
-	p.c.wbuf = b
+	at := p.open()
+	p.c.wbuf = strconv.AppendInt(p.c.wbuf, v, 10)
+	return p.close(at)
+}
+
+// open starts a parameter: its length, filled in by close, comes first.
+func (p *Params) open() int {
+	p.c.wbuf = append(p.c.wbuf, 0, 0, 0, 0)
+	return len(p.c.wbuf) - 4
+}
+
+// close ends the parameter opened at at.
+func (p *Params) close(at int) *Params {
+	putLen(p.c.wbuf[at:], len(p.c.wbuf)-at-4)
 	p.n++
 	return p
 }
