@@ -97,6 +97,10 @@ type RunOptions struct {
 	Progress         time.Duration
 	// Log receives warnings and the workload's own progress lines (stderr).
 	Log io.Writer
+	// Figure, if set, takes the workload's own figures of each progress
+	// interval as gauges (--metrics-addr): name in snake_case, a help
+	// text, the value.
+	Figure func(name, help string, value float64)
 }
 
 // QueryLoad is what a workload hands the engine for one run: the kinds of

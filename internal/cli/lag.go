@@ -373,9 +373,15 @@ func (p *lagPair) Close() {
 
 func (c *lagConfig) run(ctx context.Context) error {
 	stderr := c.opts.Stderr
+	// Listening comes first: an address in use is refused before either
+	// database is touched.
+	stopMetrics, err := runner.StartMetrics(&c.opts, c.m.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	pair := &lagPair{}
 	defer pair.Close()
-	var err error
 	if c.embedded != nil {
 		err = c.startPair(ctx, pair)
 	} else {
@@ -824,6 +830,7 @@ func (t *lagTicker) tick(now time.Time, final bool) {
 		}
 	}
 	t.last = now
+	t.export(iv)
 	if final || t.c.opts.Engine.Progress <= 0 {
 		return
 	}
@@ -848,6 +855,33 @@ func (t *lagTicker) tick(now time.Time, final bool) {
 		line += "  subscription delay " + report.Micros(s.Delay.Microseconds())
 	}
 	fmt.Fprintln(t.c.opts.Stderr, line)
+}
+
+// export sets lag's gauges of the interval on the --metrics-addr exporter.
+func (t *lagTicker) export(iv lag.Interval) {
+	exp := t.c.opts.Metrics
+	if exp == nil {
+		return
+	}
+	seconds := func(us int64) float64 { return float64(us) / 1e6 }
+	if iv.Measured > 0 {
+		exp.SetFigure("replication_lag_p50_seconds", "Replication lag of the markers seen in the last interval: median.", seconds(iv.Lag.ValueAtQuantile(50)))
+		exp.SetFigure("replication_lag_p99_seconds", "Replication lag of the markers seen in the last interval: 99th percentile.", seconds(iv.Lag.ValueAtQuantile(99)))
+		exp.SetFigure("replication_lag_max_seconds", "Replication lag of the markers seen in the last interval: maximum.", seconds(iv.Lag.Max()))
+	}
+	exp.SetFigure("replication_markers_seen", "Markers seen on the destination in the last interval.", float64(iv.Measured))
+	exp.SetFigure("replication_markers_pending", "Markers committed on the source and not yet seen on the destination.", float64(iv.Pending))
+	exp.SetFigure("replication_behind_seconds", "Age of the oldest marker not yet seen on the destination (0: none pending).", iv.Behind.Seconds())
+	s := t.views.Last()
+	if s.Replay >= 0 {
+		exp.SetFigure("replication_replay_lag_seconds", "The server's own view: pg_stat_replication's replay_lag.", s.Replay.Seconds())
+	}
+	if s.Behind >= 0 {
+		exp.SetFigure("replication_replay_behind_bytes", "The server's own view: WAL bytes the standby has yet to replay.", float64(s.Behind))
+	}
+	if s.Delay >= 0 {
+		exp.SetFigure("replication_subscription_delay_seconds", "The server's own view: pg_stat_subscription's message delay.", s.Delay.Seconds())
+	}
 }
 
 // finish writes the last interval and closes the log.

@@ -40,7 +40,8 @@ func (f *targetFlags) options(env Env) runner.TargetOptions {
 	return o
 }
 
-// loadFlags are the flags of every command that runs load: run and sweep.
+// loadFlags are the flags of every command that runs load: run, sweep and
+// (most of them) lag.
 type loadFlags struct {
 	target          targetFlags
 	concurrency     int
@@ -59,6 +60,7 @@ type loadFlags struct {
 	cpuprofile      string
 	instance        string
 	instances       int
+	metricsAddr     string
 	fs              *pflag.FlagSet
 }
 
@@ -80,6 +82,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, progress time.Duration) {
 	fs.StringVar(&f.init, "init", "fresh", "schema before the run: fresh (drop and reload) | keep (load if missing) | skip")
 	fs.StringVar(&f.instance, "instance", "", "i/N: this process is load generator i (from 0) of N driving one database: it takes its share of --rate and --concurrency; merge their --json with txload merge")
 	fs.IntVar(&f.instances, "instances", 0, "N load generators, this one numbered by $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); see --instance")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the run's metrics at http://HOST:PORT/metrics for Prometheus while it runs; a port alone (9090 or :9090) listens on loopback, port 0 on any free port (the URL is printed on stderr). Default: off")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
 }
@@ -104,7 +107,7 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 			Spin: engine.DefaultSpin,
 		},
 		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed, Output: "text",
-		VerboseErrors: f.verboseErrors, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
+		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
 	i, n, err := f.instanceOf(env)

@@ -15,6 +15,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/prom"
 )
 
 // Options is one invocation of a command that runs load.
@@ -44,6 +45,11 @@ type Options struct {
 	JSON, Histogram, CPUProfile string
 	// HTML is the file of the run's HTML report ("" = none).
 	HTML string
+	// MetricsAddr is --metrics-addr: serve /metrics there ("" = off). See
+	// StartMetrics, which sets Metrics.
+	MetricsAddr string
+	// Metrics, if set, is fed every interval the engine ticks.
+	Metrics *prom.Exporter
 	// Config is the flags as given, for JSON; never a password.
 	Config map[string]string
 	// Version is txload's.
@@ -115,6 +121,9 @@ func (o *Options) Validate() error {
 	case "text", "pgbench":
 	default:
 		return Usagef("--output %q is not allowed (allowed: text, pgbench)", o.Output)
+	}
+	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
+		return err
 	}
 	return CheckOutputs(map[string]string{"--json": o.JSON, "--html": o.HTML, "--histogram": o.Histogram, "--cpuprofile": o.CPUProfile})
 }

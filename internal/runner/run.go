@@ -75,6 +75,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return err
 	}
 	opts.Stderr = Locked(opts.Stderr)
+	stopMetrics, err := StartMetrics(&opts, m.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	stop, err := startProfile(opts.CPUProfile)
 	if err != nil {
 		return err
@@ -200,11 +205,19 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	e := opts.Engine
 	load, err := h.Ops(ctx, conn.Target, workload.RunOptions{Seed: opts.Seed, Concurrency: e.Concurrency,
 		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
-		Progress: e.Progress, Log: opts.Stderr})
+		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts)})
 	if err != nil {
 		return nil, err
 	}
 	return load, nil
+}
+
+// figure is what the workload's own figures go to: the exporter, if any.
+func figure(opts Options) func(name, help string, value float64) {
+	if opts.Metrics == nil {
+		return nil
+	}
+	return opts.Metrics.SetFigure
 }
 
 // RunOne runs one variant and prints its report.
@@ -227,6 +240,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	closeOut()
 	if res == nil {
 		return nil, runErr
+	}
+	if opts.Metrics != nil {
+		opts.Metrics.SetSaturated(res.Saturated)
 	}
 	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: intervals}
 	if opts.Output == "pgbench" {

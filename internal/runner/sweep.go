@@ -90,6 +90,11 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	opts.Stderr = Locked(opts.Stderr)
+	stopMetrics, err := StartMetrics(&opts, m.Name)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	conn, err := r.openChecked(ctx, h, opts)
 	if err != nil {
 		return err
@@ -121,6 +126,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 		res, err := engine.Run(ctx, cfg, load)
 		closeOut()
+		if res != nil && opts.Metrics != nil {
+			opts.Metrics.SetSaturated(res.Saturated)
+		}
 		if err != nil {
 			runErr = errors.New(conn.Target.Scrub(err.Error()))
 			break

@@ -14,7 +14,8 @@ import (
 
 // wire connects the engine's callbacks to the outputs: progress lines in the
 // chosen format, the interval log, failed attempts and the run's events on
-// Stderr; with --json, the intervals for the document. The returned func
+// Stderr; with --json, the intervals for the document; with --metrics-addr,
+// the exporter. The returned func
 // closes the files it opened.
 func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Options) (engine.Config, func(), *report.Intervals, error) {
 	cfg := opts.Engine
@@ -74,6 +75,22 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			cfg.Progress = time.Second
 		}
 		ticks = append(ticks, func(t engine.Tick) { intervals.Add(t.Interval, t.End, t.Warmup) })
+	}
+	if exp := opts.Metrics; exp != nil {
+		// The exporter takes the intervals the progress lines print: with
+		// no progress lines, the engine still ticks for it.
+		if cfg.Progress <= 0 {
+			cfg.Progress = time.Second
+		}
+		exp.SetTargetRate(cfg.Rate)
+		exp.SetWorkers(cfg.Concurrency)
+		exp.SetConnections(cfg.Concurrency)
+		exp.SetSaturated(false)
+		ticks = append(ticks, func(t engine.Tick) {
+			if err := exp.Observe(t.Interval); err != nil {
+				fmt.Fprintln(stderr, err)
+			}
+		})
 	}
 	cfg.OnTick = func(t engine.Tick) {
 		for _, f := range ticks {

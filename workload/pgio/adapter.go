@@ -96,7 +96,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 		return nil, errors.New("pgio runs in one txload process: its sessions start together behind one barrier")
 	}
 	run, err := Prepare(ctx, t, g.cfg, RunOptions{Duration: o.Duration, Warmup: o.Warmup, Interval: o.Progress, Rate: o.Rate,
-		ScaleSet: g.flags.Changed("scale"), TablesSet: g.flags.Changed("tables"), Seed: o.Seed, Log: o.Log})
+		ScaleSet: g.flags.Changed("scale"), TablesSet: g.flags.Changed("tables"), Seed: o.Seed, Log: o.Log, Figure: o.Figure})
 	if err != nil {
 		return nil, err
 	}

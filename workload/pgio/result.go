@@ -257,6 +257,27 @@ func intervalLine(d pg.Dialect, iv *Interval, live string) string {
 	return b.String()
 }
 
+// Figures gives an interval's figures, those of its progress line, to set
+// as gauges named pgio_*; live is blocksLive's.
+func Figures(d pg.Dialect, iv *Interval, live string, set func(name, help string, value float64)) {
+	el := iv.End - iv.Start
+	s, u := iv.Kinds[Select], iv.Kinds[Update]
+	set("pgio_selects_per_second", "pgio's SELECT statements per second in the last progress interval.", rate(s.Statements, el))
+	set("pgio_updates_per_second", "pgio's UPDATE statements per second in the last progress interval.", rate(u.Statements, el))
+	set("pgio_rows_per_second", "Rows pgio's statements read or wrote per second in the last progress interval.", rate(s.Rows+u.Rows, el))
+	if d == pg.PostgreSQL && iv.HaveCounters && live != "" {
+		blocks := iv.Counters.DB.Blocks
+		if live == "stmts" {
+			blocks = iv.Counters.StmtBlocks()
+		}
+		set("pgio_liops", "Logical I/Os (shared buffer hits and reads) per second in the last progress interval, from the server's counters.", rate(blocks.Logical(), el))
+		set("pgio_piops", "Physical I/Os (shared buffer reads) per second in the last progress interval, from the server's counters.", rate(blocks.Read, el))
+		if blocks.Logical() > 0 {
+			set("pgio_hit_ratio", "Share of logical I/Os served from shared_buffers in the last progress interval.", blocks.HitRatio())
+		}
+	}
+}
+
 // ProgressLine is an interval as a progress line on stderr; live is
 // blocksLive's.
 func ProgressLine(d pg.Dialect, iv *Interval, live string) string {

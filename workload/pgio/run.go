@@ -31,6 +31,9 @@ type RunOptions struct {
 	Seed uint64
 	// Log receives progress lines.
 	Log io.Writer
+	// Figure, if set, takes each progress interval's figures as gauges
+	// (see Figures).
+	Figure func(name, help string, value float64)
 }
 
 // Run is one pgio run on a loaded schema: its settings as resolved against
@@ -178,9 +181,13 @@ func (r *Run) Collector() *Collector {
 // measured.
 func (r *Run) begin(ctx context.Context, measured time.Time) {
 	var print func(*Interval)
-	if r.opts.Interval > 0 && r.opts.Log != nil {
+	if r.opts.Interval > 0 && (r.opts.Log != nil || r.opts.Figure != nil) {
 		print = func(iv *Interval) {
-			r.logf("%s\n", ProgressLine(r.dialect, iv, blocksLive(r.mode, r.sampler.Stmts, r.sampler.DB)))
+			live := blocksLive(r.mode, r.sampler.Stmts, r.sampler.DB)
+			r.logf("%s\n", ProgressLine(r.dialect, iv, live))
+			if r.opts.Figure != nil {
+				Figures(r.dialect, iv, live, r.opts.Figure)
+			}
 		}
 	}
 	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Interval, print)
