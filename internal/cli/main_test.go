@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,9 +46,16 @@ type result struct {
 // txload runs the command line in-process, as main does.
 func txload(ctx context.Context, env map[string]string, args ...string) result {
 	var out, errb syncBuffer
+	code := txloadTo(ctx, env, &out, &errb, args...)
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// txloadTo is txload writing to stdout and stderr as it runs: for tests
+// that watch a run while it runs.
+func txloadTo(ctx context.Context, env map[string]string, stdout, stderr io.Writer, args ...string) int {
 	ran := false
 	root := Root(Env{
-		Stdout: &out, Stderr: &errb, Registry: all.Registry(), Version: "test",
+		Stdout: stdout, Stderr: stderr, Registry: all.Registry(), Version: "test",
 		Getenv: func(k string) string { return env[k] },
 		// pgx reads libpq's variables from the process: so do the tests.
 		LookupEnv: func(k string) (string, bool) {
@@ -62,11 +70,10 @@ func txload(ctx context.Context, env map[string]string, args ...string) result {
 	}, &ran)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	code := ExitCode(err, ran)
 	if err != nil && !Printed(err) {
-		errb.Write([]byte("txload: " + err.Error() + "\n"))
+		_, _ = io.WriteString(stderr, "txload: "+err.Error()+"\n")
 	}
-	return result{stdout: out.String(), stderr: errb.String(), code: code}
+	return ExitCode(err, ran)
 }
 
 func readDoc(t *testing.T, path string) *report.Document {

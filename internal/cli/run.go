@@ -10,6 +10,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )
 
@@ -92,6 +93,10 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 	arrival, err := engine.ParseArrival(f.arrival)
 	if err != nil {
 		return runner.Options{}, usagef("--arrival: %v", err)
+	}
+	if f.fs.Changed("metrics-addr") && f.metricsAddr == "" {
+		_, err := prom.ListenAddress("")
+		return runner.Options{}, usageErr(err)
 	}
 	config := map[string]string{}
 	f.fs.VisitAll(func(fl *pflag.Flag) {
