@@ -347,3 +347,69 @@ func TestMetricsAddrBadInput(t *testing.T) {
 		t.Fatalf("bad input created %d bank tables", n)
 	}
 }
+
+// pgio's own figures come as gauges beside the engine's counters, which
+// equal those of its --json at the end.
+func TestMetricsAddrPgio(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000")
+	js := jsonPath(t)
+	r := startHeld(t, "wrote "+js, "run", "pgio", "--url", url, "--mode", "client", "--duration", "2s", "--progress", "500ms",
+		"--json", js, "--metrics-addr", "127.0.0.1:0")
+	select {
+	case <-r.reached:
+	case <-r.done:
+		t.Fatalf("exit %d\n%s", r.code, r)
+	}
+	fams := scrape(t, r.url)
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r)
+	}
+	for _, name := range []string{"txload_pgio_selects_per_second", "txload_pgio_rows_per_second"} {
+		if v := gaugeValue(t, fams, name); !(v > 0) {
+			t.Errorf("%s = %g, want > 0", name, v)
+		}
+	}
+	run := readDoc(t, js).Runs[0]
+	for _, op := range run.Ops {
+		if got := counterValue(fams, "txload_operations_total", map[string]string{"op": op.Name, "result": "ok"}); got != float64(op.OK) {
+			t.Errorf("%s: %g ok in the metrics, %d in the JSON", op.Name, got, op.OK)
+		}
+	}
+	if got, want := gaugeValue(t, fams, "txload_workers"), float64(run.Check.Values["sessions"]); got != want {
+		t.Errorf("txload_workers = %g, want pgio's %g sessions", got, want)
+	}
+}
+
+// lag serves its own figures beside the workload's counters.
+func TestMetricsAddrLag(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", db); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	js := filepath.Join(t.TempDir(), "lag.json")
+	r := startHeld(t, "wrote "+js, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "2s",
+		"--json", js, "--metrics-addr", "127.0.0.1:0")
+	select {
+	case <-r.reached:
+	case <-r.done:
+		t.Fatalf("exit %d\n%s", r.code, r)
+	}
+	fams := scrape(t, r.url)
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r)
+	}
+	if v := gaugeValue(t, fams, "txload_replication_lag_max_seconds"); !(v > 0 && v < 10) {
+		t.Errorf("txload_replication_lag_max_seconds = %g, want a lag above 0 and below 10s", v)
+	}
+	if v := gaugeValue(t, fams, "txload_replication_markers_pending"); v != 0 {
+		t.Errorf("txload_replication_markers_pending = %g once the destination caught up", v)
+	}
+	if v := gaugeValue(t, fams, "txload_target_rate"); v != 50 {
+		t.Errorf("txload_target_rate = %g, want 50", v)
+	}
+	if ok := counterValue(fams, "txload_operations_total", map[string]string{"result": "ok", "workload": "tpcb-like"}); ok < 50 {
+		t.Errorf("txload_operations_total{result=\"ok\"} = %g after 2s at 50/s", ok)
+	}
+}
