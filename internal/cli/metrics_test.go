@@ -413,3 +413,31 @@ func TestMetricsAddrLag(t *testing.T) {
 		t.Errorf("txload_operations_total{result=\"ok\"} = %g after 2s at 50/s", ok)
 	}
 }
+
+// txload pgbench serves /metrics too: held on its last line (the run's
+// --json written), the ok counter equals the transactions pgbench's report
+// says were processed, and the workload label is the builtin's.
+func TestMetricsAddrPgbenchCommand(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "pgbench", "-i", "-s", "1", "--url", url); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	js := filepath.Join(t.TempDir(), "run.json")
+	r := startHeld(t, "wrote "+js, "pgbench", "-t", "50", "-c", "2", "-S", "--url", url, "--metrics-addr", "127.0.0.1:0", "--json", js)
+	select {
+	case <-r.reached:
+	case <-r.done:
+		t.Fatalf("exit %d before writing --json\n%s", r.code, r)
+	}
+	fams := scrape(t, r.url)
+	if ok := counterValue(fams, "txload_operations_total", map[string]string{"result": "ok"}); ok != 100 {
+		t.Errorf("txload_operations_total{result=ok} = %g, want 2 clients × 50", ok)
+	}
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r)
+	}
+	if !strings.Contains(r.stdout.String(), "number of transactions actually processed: 100/100") {
+		t.Errorf("report:\n%s", r.stdout.String())
+	}
+}

@@ -38,8 +38,8 @@ func pgbenchCommand(env Env) *cobra.Command {
 		Long: `pgbench takes pgbench's command line (PostgreSQL 15 to 18) as pgbench
 itself reads it, connects the way libpq does (-h, -p, -U, DBNAME, PGHOST,
 PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSERVICE, ~/.pgpass) and prints
-pgbench's lines. txload's --json, --histogram, --output, --url and
---embedded-version may be given beside them. Without anything that names
+pgbench's lines. txload's --json, --html, --histogram, --metrics-addr,
+--output, --url and --embedded-version may be given beside them. Without anything that names
 a server it runs on an embedded PostgreSQL, and says so first.
 "txload pgbench --help" prints pgbench's options.`,
 		Example:            "  txload pgbench -i -s 10 bench\n  txload pgbench -c 8 -j 2 -T 60 -P 5 -M prepared -S bench",
@@ -58,6 +58,8 @@ type pgbenchTxload struct {
 	embeddedVersion string
 	pooler          string
 	json, histogram string
+	html            string
+	metricsAddr     string
 	output          string
 	drainTimeout    time.Duration
 }
@@ -71,6 +73,8 @@ func newPgbenchTxload() *pgbenchTxload {
 	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto | none | transaction | session")
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms in HdrHistogram's log format (.hlog) to this file")
+	fs.StringVar(&f.html, "html", "", "write the run's report as one self-contained HTML file")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the run's metrics at http://HOST:PORT/metrics for Prometheus while it runs (a port alone listens on loopback)")
 	fs.StringVar(&f.output, "output", "pgbench", "report format: pgbench (pgbench's lines) | text (txload's summary with percentiles)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long transactions in flight at the end are waited for")
 	return f
@@ -267,7 +271,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output,
 		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
-		JSON: tx.json, Histogram: tx.histogram, Config: config, Version: env.Version,
+		JSON: tx.json, HTML: tx.html, MetricsAddr: tx.metricsAddr, Histogram: tx.histogram, Config: config, Version: env.Version,
 		Stdout: env.Stdout, Stderr: env.Stderr,
 	}
 	if o.Transactions > 0 {
