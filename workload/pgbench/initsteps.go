@@ -346,6 +346,8 @@ func (p *progress) add(n int64) {
 
 // finish ends a terminal's progress line.
 func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.chars != 0 && p.eol == "\r" {
 		fmt.Fprintf(p.log, "%s\r", strings.Repeat(" ", p.chars))
 	}
@@ -377,7 +379,9 @@ func accountRow(buf []byte, k int64) []byte {
 // in p.
 func copyRows(ctx context.Context, c *pgconn.PgConn, stmt string, from, to int64, row rowFunc, p *progress) error {
 	pr, pw := io.Pipe()
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
 		w := bufio.NewWriterSize(pw, 256<<10)
 		buf := make([]byte, 0, 64)
 		var pending int64
@@ -398,7 +402,8 @@ func copyRows(ctx context.Context, c *pgconn.PgConn, stmt string, from, to int64
 		pw.CloseWithError(w.Flush())
 	}()
 	_, err := c.CopyFrom(ctx, pr, stmt)
-	pr.Close()
+	pr.Close() // a writer still writing stops at its next write
+	<-written
 	if err != nil {
 		return fmt.Errorf("%s: %w", stmt, err)
 	}
