@@ -230,7 +230,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		return nil, err
 	}
 	res, runErr := engine.Run(ctx, cfg, load)
-	closeOut()
+	if err := closeOut(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if res == nil {
 		return nil, runErr
 	}
