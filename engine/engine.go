@@ -59,6 +59,13 @@ type Config struct {
 	// Concurrency operations spread over the time they take at Rate
 	// (Duration is then ignored). Warm-up is not allowed with it.
 	Transactions int
+	// Connect makes a new connection for each transaction (pgbench's -C):
+	// a client closes its connection and connects anew before each
+	// transaction, retries excepted. In open loop the connection is made
+	// once the transaction is due, and its time is part of the latency; in
+	// closed loop the transaction starts once connected. Result.Connections
+	// and ConnectionTime count them.
+	Connect bool
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -250,6 +257,11 @@ type Result struct {
 	Drained bool
 	// ConnectTime is how long connecting every client took.
 	ConnectTime time.Duration
+	// Connections counts the connections made for transactions under
+	// Config.Connect; ConnectionTime is the time they took in all, closing
+	// the previous connection and failed attempts included.
+	Connections    int64
+	ConnectionTime time.Duration
 	// EmitLag is the open-loop scheduler's own lateness (µs): when an idle
 	// client was released for each operation, against the operation's
 	// intended start. Unlike Lag it leaves out waiting for a free client:
@@ -385,6 +397,9 @@ type group struct {
 	clients  []*client
 	arrivals arrivals
 	emitLag  *hdr.Histogram
+	// Config.Connect: the connections made and their time.
+	conns    int64
+	connTime time.Duration
 }
 
 // arrivals is a group's share of the open-loop schedule, peeked one ahead.
@@ -540,6 +555,10 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 		stopAt = r.end
 	}
 	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
+	for _, g := range r.groups {
+		res.Connections += g.conns
+		res.ConnectionTime += g.connTime
+	}
 	if r.cfg.Rate > 0 {
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()

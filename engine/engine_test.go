@@ -992,3 +992,53 @@ func TestOnTxn(t *testing.T) {
 		})
 	})
 }
+
+// connWorker takes 1 ms per attempt and 2 ms per connection; it counts its
+// connections.
+type connWorker struct{ conns *atomic.Int64 }
+
+func (w connWorker) Do(ctx context.Context, op, attempt int) error {
+	time.Sleep(time.Millisecond)
+	return nil
+}
+func (w connWorker) Reset(context.Context) error {
+	time.Sleep(2 * time.Millisecond)
+	w.conns.Add(1)
+	return nil
+}
+func (w connWorker) Close(context.Context) {}
+
+// Connect (pgbench's -C) connects anew before every transaction and
+// counts the connections and their time: in closed loop the transaction
+// starts once connected (its latency leaves the connection out); in open
+// loop it was due before, and its latency holds the connection.
+func TestConnectPerTransaction(t *testing.T) {
+	for _, rate := range []float64{0, 100} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.Connect = 3, 0, 10, true
+			cfg.Rate, cfg.Arrival = rate, Uniform
+			var conns atomic.Int64
+			l := &workload.QueryLoad{Ops: []string{"op"}, NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
+				return connWorker{conns: &conns}, nil
+			}}
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := res.Total.Ops[0]
+			if op.OK != 30 || conns.Load() != 30 || res.Connections != 30 || res.ConnectionTime != 60*time.Millisecond {
+				t.Fatalf("rate %g: ok %d, %d connections made, %d counted taking %s; want 30, 30, 30 and 60ms",
+					rate, op.OK, conns.Load(), res.Connections, res.ConnectionTime)
+			}
+			want := time.Millisecond
+			if rate > 0 {
+				want += 2 * time.Millisecond
+			}
+			// The histogram's resolution: 3 significant digits.
+			if got := time.Duration(op.Response.Max()) * time.Microsecond; got < want || got > want+want/500 {
+				t.Errorf("rate %g: latency max %s, want %s", rate, got, want)
+			}
+		})
+	}
+}

@@ -29,6 +29,16 @@ type client struct {
 
 	done int   // transactions ended (committed or failed for good), for Config.Transactions
 	txns int64 // transactions reported to Config.OnTxn, skipped ones included
+
+	// Config.Connect: fresh says the connection was made for the next
+	// transaction; connFrom is when the client asked for it; pending is
+	// the arrival (its operation, whether measured) it is for, in open loop.
+	fresh      bool
+	connFrom   time.Time
+	pending    bool
+	pendingAt  time.Time
+	pendingOp  int
+	pendingMsr bool
 }
 
 var _ workload.Session = (*client)(nil)
@@ -49,7 +59,14 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 		if !now.Before(r.end) || (r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions) {
 			return workload.Step{Kind: workload.Stop}
 		}
+		if r.cfg.Connect && !c.fresh {
+			return c.reconnect(now)
+		}
 		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
+	}
+	if c.pending {
+		c.pending = false
+		return c.begin(c.pendingOp, c.pendingAt, now, c.pendingMsr)
 	}
 	a := &c.g.arrivals
 	for {
@@ -84,11 +101,23 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 			}
 			continue
 		}
+		if r.cfg.Connect && !c.fresh {
+			c.pending, c.pendingAt, c.pendingOp, c.pendingMsr = true, at, op, measured
+			return c.reconnect(now)
+		}
 		return c.begin(op, at, now, measured)
 	}
 }
 
+// reconnect asks for the new connection of the next transaction
+// (Config.Connect).
+func (c *client) reconnect(now time.Time) workload.Step {
+	c.connFrom = now
+	return workload.Step{Kind: workload.Reconnect, At: now}
+}
+
 func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
+	c.fresh = false
 	c.op, c.attempt, c.intended, c.start, c.measured, c.busy = op, 1, intended, now, measured, true
 	return workload.Step{Kind: workload.Start, Op: op, Attempt: 1, Intended: intended}
 }
@@ -163,6 +192,14 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 	if err == nil {
 		c.backoff, c.attempts = 0, 0
 		r.reachableAt(now)
+		if r.cfg.Connect {
+			c.fresh = true
+			if !c.connFrom.IsZero() {
+				c.g.conns++
+				c.g.connTime += now.Sub(c.connFrom)
+				c.connFrom = time.Time{}
+			}
+		}
 		if c.retryAfterReset {
 			c.retryAfterReset = false
 			return c.retry()

@@ -152,8 +152,6 @@ func (env Env) lookupEnv() func(string) (string, bool) {
 // pgbench does not do yet, each with a line that says so.
 func unsupported(o *pgbenchargs.Options) error {
 	switch {
-	case o.Connect:
-		return errors.New("-C/--connect (a new connection per transaction) is not supported by txload pgbench yet")
 	case o.ExitOnAbort:
 		return errors.New("--exit-on-abort is not supported by txload pgbench yet")
 	case o.Debug:
@@ -264,6 +262,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 			LatencyLimit: time.Duration(o.LatencyLimitUS) * time.Microsecond,
 			// pgbench never gives up on a schedule it cannot keep.
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
+			Connect: o.Connect,
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output,
 		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
