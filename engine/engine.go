@@ -59,6 +59,13 @@ type Config struct {
 	// Concurrency operations spread over the time they take at Rate
 	// (Duration is then ignored). Warm-up is not allowed with it.
 	Transactions int
+	// Connect makes a new connection for each transaction (pgbench's -C):
+	// a client closes its connection and connects anew before each
+	// transaction, retries excepted. In open loop the connection is made
+	// once the transaction is due, and its time is part of the latency; in
+	// closed loop the transaction starts once connected. Result.Connections
+	// and ConnectionTime count them.
+	Connect bool
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -70,6 +77,54 @@ type Config struct {
 	// OnEvent, if set, receives what happened to the run as a whole: the
 	// server became unreachable or reachable again, a client was aborted.
 	OnEvent func(Event)
+	// OnTxn, if set, receives every transaction that ended: committed,
+	// failed for good, or skipped (pgbench's -l). It is called on the
+	// goroutine that drives the client, and never concurrently for two
+	// clients of one group (Txn.Group, one of Groups): state kept per
+	// group needs no lock.
+	OnTxn func(Txn)
+}
+
+// TxnOutcome is how a transaction ended.
+type TxnOutcome uint8
+
+// The outcomes.
+const (
+	// TxnOK committed, possibly after retries.
+	TxnOK TxnOutcome = iota
+	// TxnSerialization and TxnDeadlock failed on that error, retries
+	// exhausted.
+	TxnSerialization
+	TxnDeadlock
+	// TxnFailed failed on another error (Txn.Class).
+	TxnFailed
+	// TxnSkipped never started: it was more than LatencyLimit behind
+	// schedule when a client was free for it.
+	TxnSkipped
+)
+
+// Txn is one transaction that ended, for Config.OnTxn.
+type Txn struct {
+	// Client is the client's id; Group the index of the group (I/O loop)
+	// that drives it.
+	Client, Group int
+	// Number is the client's count of transactions with this one (1 for
+	// its first), skipped and failed ones included.
+	Number int64
+	// Op is the operation's index in the workload's Ops.
+	Op int
+	// Intended is when it should have started (its arrival in open loop),
+	// Start when its first attempt started, End when it ended. Latency is
+	// End−Intended, Lag Start−Intended.
+	Intended, Start, End time.Time
+	Latency, Lag         time.Duration
+	Outcome              TxnOutcome
+	// Class is the error's class when it failed.
+	Class metrics.Class
+	// Tries is the number of attempts (0 when skipped).
+	Tries int
+	// Measured is false during the warm-up.
+	Measured bool
 }
 
 // DefaultSpin is how long before an intended start a waiting client stops
@@ -202,6 +257,11 @@ type Result struct {
 	Drained bool
 	// ConnectTime is how long connecting every client took.
 	ConnectTime time.Duration
+	// Connections counts the connections made for transactions under
+	// Config.Connect; ConnectionTime is the time they took in all, closing
+	// the previous connection and failed attempts included.
+	Connections    int64
+	ConnectionTime time.Duration
 	// EmitLag is the open-loop scheduler's own lateness (µs): when an idle
 	// client was released for each operation, against the operation's
 	// intended start. Unlike Lag it leaves out waiting for a free client:
@@ -332,10 +392,14 @@ type run struct {
 // every client of the synchronous driver, behind a lock): they share a
 // recorder and, in open loop, a share of the schedule.
 type group struct {
+	index    int
 	rec      *metrics.Recorder
 	clients  []*client
 	arrivals arrivals
 	emitLag  *hdr.Histogram
+	// Config.Connect: the connections made and their time.
+	conns    int64
+	connTime time.Duration
 }
 
 // arrivals is a group's share of the open-loop schedule, peeked one ahead.
@@ -361,16 +425,23 @@ func (a *arrivals) peek() (time.Time, bool) {
 
 func (a *arrivals) pop() { a.have = false }
 
+// Groups is the number of groups a run of load under c drives its clients
+// in: a Drive's I/O loops (Jobs, at most one per client), or the one group
+// of synchronous workers. Txn.Group is below it.
+func Groups(c Config, load *workload.QueryLoad) int {
+	if load.Drive == nil {
+		return 1
+	}
+	g := c.Jobs
+	if g == 0 {
+		g = runtime.GOMAXPROCS(0)
+	}
+	return max(min(g, c.Concurrency), 1)
+}
+
 func (r *run) makeGroups(load *workload.QueryLoad) {
 	n := r.cfg.Concurrency
-	g := 1
-	if load.Drive != nil {
-		g = r.cfg.Jobs
-		if g == 0 {
-			g = runtime.GOMAXPROCS(0)
-		}
-		g = min(g, n)
-	}
+	g := Groups(r.cfg, load)
 	var counts [][]int64
 	inst, insts := r.cfg.Instance, max(r.cfg.Instances, 1)
 	if r.cfg.Rate > 0 {
@@ -386,7 +457,7 @@ func (r *run) makeGroups(load *workload.QueryLoad) {
 	}
 	id := 0
 	for i := 0; i < g; i++ {
-		gr := &group{rec: r.reg.NewRecorder()}
+		gr := &group{index: i, rec: r.reg.NewRecorder()}
 		size := n/g + btoi(i < n%g)
 		if counts != nil {
 			// Uniform arrivals of every group of every instance interleave:
@@ -484,6 +555,10 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 		stopAt = r.end
 	}
 	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
+	for _, g := range r.groups {
+		res.Connections += g.conns
+		res.ConnectionTime += g.connTime
+	}
 	if r.cfg.Rate > 0 {
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()

@@ -851,3 +851,194 @@ func TestTransactionsPerClient(t *testing.T) {
 		t.Fatalf("neither duration nor transactions: %v", err)
 	}
 }
+
+// OnTxn gets every transaction that ended, once, on its group: numbered per
+// client from 1 in order, with its outcome, tries, latency and lag; calls
+// for the clients of one group never overlap. Skipped ones are reported
+// too, and numbered.
+func TestOnTxn(t *testing.T) {
+	t.Run("drive", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Jobs, cfg.Duration, cfg.Transactions, cfg.MaxTries = 5, 2, 0, 12, 2
+			var busy [2]atomic.Bool
+			got := map[int][]Txn{}
+			var mu sync.Mutex
+			cfg.OnTxn = func(x Txn) {
+				if !busy[x.Group].CompareAndSwap(false, true) {
+					t.Errorf("two calls at once on group %d", x.Group)
+				}
+				time.Sleep(time.Microsecond) // give another call of the group the chance to overlap
+				mu.Lock()
+				got[x.Client] = append(got[x.Client], x)
+				mu.Unlock()
+				busy[x.Group].Store(false)
+			}
+			// The third transaction of each client fails every try on a
+			// deadlock; the fourth fails its first try on a serialization
+			// error.
+			l := &workload.QueryLoad{Ops: []string{"a", "b"}, Chooser: func(id int) func() int {
+				n := 0
+				return func() int { n++; return n % 2 }
+			}, Drive: func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+				ready(time.Now())
+				var wg sync.WaitGroup
+				for _, g := range groups {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for _, s := range g {
+							n := 0
+							step := s.Next(time.Now())
+							for step.Kind == workload.Start {
+								if step.Attempt == 1 {
+									n++
+								}
+								time.Sleep(time.Millisecond)
+								var err error
+								switch {
+								case n%12 == 3:
+									err = classErr{class: metrics.Deadlock}
+								case n%12 == 4 && step.Attempt == 1:
+									err = classErr{class: metrics.Serialization}
+								}
+								step = s.Done(time.Now(), err, -1)
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				return nil
+			}}
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 5 {
+				t.Fatalf("transactions of %d clients, want 5", len(got))
+			}
+			for c, txns := range got {
+				if len(txns) != 12 {
+					t.Fatalf("client %d: %d transactions, want 12", c, len(txns))
+				}
+				for i, x := range txns {
+					wantGroup := 0
+					if c >= 3 {
+						wantGroup = 1
+					}
+					wantOutcome, wantTries := TxnOK, 1
+					switch i + 1 {
+					case 3:
+						wantOutcome, wantTries = TxnDeadlock, 2
+					case 4:
+						wantTries = 2
+					}
+					if x.Number != int64(i+1) || x.Group != wantGroup || x.Op != (i+1)%2 || x.Outcome != wantOutcome || x.Tries != wantTries || !x.Measured {
+						t.Fatalf("client %d transaction %d: %+v", c, i+1, x)
+					}
+					// Closed loop: no lag; 1 ms per try (and the previous
+					// call's microsecond).
+					if d := x.Latency - time.Duration(wantTries)*time.Millisecond; x.Lag != 0 || d < 0 || d > 10*time.Microsecond || x.End.Sub(x.Intended) != x.Latency {
+						t.Fatalf("client %d transaction %d: latency %s lag %s", c, i+1, x.Latency, x.Lag)
+					}
+					if i > 0 && x.End.Before(txns[i-1].End) {
+						t.Fatalf("client %d: transaction %d ended before %d", c, i+1, i)
+					}
+				}
+			}
+			if op := res.Total.Total("all"); op.OK != 55 || op.Failed[metrics.Deadlock] != 5 {
+				t.Fatalf("ok %d failed %v, want 55 and 5 deadlocks", op.OK, op.Failed)
+			}
+		})
+	})
+	t.Run("skipped", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration = 1, 100, Uniform, 2*time.Second
+			cfg.LatencyLimit = 50 * time.Millisecond
+			var txns []Txn
+			cfg.OnTxn = func(x Txn) { txns = append(txns, x) }
+			l, _, _ := load(fakeWorker{service: func(n int64) time.Duration {
+				if n == 10 {
+					return 500 * time.Millisecond
+				}
+				return time.Millisecond
+			}})
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := res.Total.Ops[0]
+			var skipped int64
+			for i, x := range txns {
+				if x.Number != int64(i+1) {
+					t.Fatalf("transaction %d numbered %d", i+1, x.Number)
+				}
+				switch x.Outcome {
+				case TxnSkipped:
+					skipped++
+					if x.Tries != 0 || x.Lag <= cfg.LatencyLimit {
+						t.Fatalf("skipped %+v", x)
+					}
+				case TxnOK:
+					if x.Tries != 1 || x.Latency != x.Lag+x.End.Sub(x.Start) {
+						t.Fatalf("ok %+v", x)
+					}
+				}
+			}
+			if len(txns) != 200 || skipped != op.Skipped || skipped == 0 {
+				t.Fatalf("%d transactions, %d skipped; the run counted %d skipped", len(txns), skipped, op.Skipped)
+			}
+		})
+	})
+}
+
+// connWorker takes 1 ms per attempt and 2 ms per connection; it counts its
+// connections.
+type connWorker struct{ conns *atomic.Int64 }
+
+func (w connWorker) Do(ctx context.Context, op, attempt int) error {
+	time.Sleep(time.Millisecond)
+	return nil
+}
+func (w connWorker) Reset(context.Context) error {
+	time.Sleep(2 * time.Millisecond)
+	w.conns.Add(1)
+	return nil
+}
+func (w connWorker) Close(context.Context) {}
+
+// Connect (pgbench's -C) connects anew before every transaction and
+// counts the connections and their time: in closed loop the transaction
+// starts once connected (its latency leaves the connection out); in open
+// loop it was due before, and its latency holds the connection.
+func TestConnectPerTransaction(t *testing.T) {
+	for _, rate := range []float64{0, 100} {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := base()
+			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.Connect = 3, 0, 10, true
+			cfg.Rate, cfg.Arrival = rate, Uniform
+			var conns atomic.Int64
+			l := &workload.QueryLoad{Ops: []string{"op"}, NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
+				return connWorker{conns: &conns}, nil
+			}}
+			res, err := Run(t.Context(), cfg, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := res.Total.Ops[0]
+			if op.OK != 30 || conns.Load() != 30 || res.Connections != 30 || res.ConnectionTime != 60*time.Millisecond {
+				t.Fatalf("rate %g: ok %d, %d connections made, %d counted taking %s; want 30, 30, 30 and 60ms",
+					rate, op.OK, conns.Load(), res.Connections, res.ConnectionTime)
+			}
+			want := time.Millisecond
+			if rate > 0 {
+				want += 2 * time.Millisecond
+			}
+			// The histogram's resolution: 3 significant digits.
+			if got := time.Duration(op.Response.Max()) * time.Microsecond; got < want || got > want+want/500 {
+				t.Errorf("rate %g: latency max %s, want %s", rate, got, want)
+			}
+		})
+	}
+}

@@ -27,7 +27,18 @@ type client struct {
 	backoff  time.Duration
 	attempts int // failed connection attempts since the last success
 
-	done int // transactions ended (committed or failed for good), for Config.Transactions
+	done int   // transactions ended (committed or failed for good), for Config.Transactions
+	txns int64 // transactions reported to Config.OnTxn, skipped ones included
+
+	// Config.Connect: fresh says the connection was made for the next
+	// transaction; connFrom is when the client asked for it; pending is
+	// the arrival (its operation, whether measured) it is for, in open loop.
+	fresh      bool
+	connFrom   time.Time
+	pending    bool
+	pendingAt  time.Time
+	pendingOp  int
+	pendingMsr bool
 }
 
 var _ workload.Session = (*client)(nil)
@@ -48,7 +59,14 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 		if !now.Before(r.end) || (r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions) {
 			return workload.Step{Kind: workload.Stop}
 		}
+		if r.cfg.Connect && !c.fresh {
+			return c.reconnect(now)
+		}
 		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
+	}
+	if c.pending {
+		c.pending = false
+		return c.begin(c.pendingOp, c.pendingAt, now, c.pendingMsr)
 	}
 	a := &c.g.arrivals
 	for {
@@ -78,13 +96,28 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 		op := c.choose()
 		if r.cfg.LatencyLimit > 0 && late > r.cfg.LatencyLimit {
 			c.g.rec.Skip(op, measured)
+			if r.cfg.OnTxn != nil {
+				c.txn(Txn{Op: op, Intended: at, Start: now, End: now, Outcome: TxnSkipped, Measured: measured})
+			}
 			continue
+		}
+		if r.cfg.Connect && !c.fresh {
+			c.pending, c.pendingAt, c.pendingOp, c.pendingMsr = true, at, op, measured
+			return c.reconnect(now)
 		}
 		return c.begin(op, at, now, measured)
 	}
 }
 
+// reconnect asks for the new connection of the next transaction
+// (Config.Connect).
+func (c *client) reconnect(now time.Time) workload.Step {
+	c.connFrom = now
+	return workload.Step{Kind: workload.Reconnect, At: now}
+}
+
 func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
+	c.fresh = false
 	c.op, c.attempt, c.intended, c.start, c.measured, c.busy = op, 1, intended, now, measured, true
 	return workload.Step{Kind: workload.Start, Op: op, Attempt: 1, Intended: intended}
 }
@@ -106,6 +139,9 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 			rec.Late(c.op, c.measured)
 		}
 		r.reachableAt(now)
+		if r.cfg.OnTxn != nil {
+			c.ended(now, TxnOK, 0)
+		}
 		return c.next(now, false)
 	}
 	if r.ctx.Err() != nil {
@@ -127,6 +163,9 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	if !retry {
 		c.done++
 		rec.Failure(c.op, c.measured, class, c.attempt)
+		if r.cfg.OnTxn != nil {
+			c.ended(now, failed(class), class)
+		}
 	}
 	if fatal {
 		r.setFatal(fmt.Errorf("running %s: %w", r.ops[c.op], err))
@@ -153,6 +192,14 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 	if err == nil {
 		c.backoff, c.attempts = 0, 0
 		r.reachableAt(now)
+		if r.cfg.Connect {
+			c.fresh = true
+			if !c.connFrom.IsZero() {
+				c.g.conns++
+				c.g.connTime += now.Sub(c.connFrom)
+				c.connFrom = time.Time{}
+			}
+		}
 		if c.retryAfterReset {
 			c.retryAfterReset = false
 			return c.retry()
@@ -173,7 +220,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		}
 	}
 	if giveUp {
-		c.giveUp()
+		c.giveUp(now)
 		if fatal {
 			r.setFatal(fmt.Errorf("reconnecting: %w", err))
 		}
@@ -186,12 +233,40 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 // giveUp ends a client waiting to reconnect because the run is over: the
 // operation that was to be retried failed with a lost connection. At the
 // drain deadline it stays in flight, to be counted as abandoned.
-func (c *client) giveUp() {
+func (c *client) giveUp(now time.Time) {
 	if c.retryAfterReset && c.r.ctx.Err() == nil {
 		c.retryAfterReset, c.busy = false, false
 		c.done++
 		c.g.rec.Failure(c.op, c.measured, metrics.ConnectionLost, c.attempt)
+		if c.r.cfg.OnTxn != nil {
+			c.ended(now, TxnFailed, metrics.ConnectionLost)
+		}
 	}
+}
+
+// failed is the outcome of a transaction that failed on an error of class.
+func failed(class metrics.Class) TxnOutcome {
+	switch class {
+	case metrics.Serialization:
+		return TxnSerialization
+	case metrics.Deadlock:
+		return TxnDeadlock
+	}
+	return TxnFailed
+}
+
+// ended reports the operation under way, which ended at now, to OnTxn.
+func (c *client) ended(now time.Time, o TxnOutcome, class metrics.Class) {
+	c.txn(Txn{Op: c.op, Intended: c.intended, Start: c.start, End: now, Outcome: o, Class: class,
+		Tries: c.attempt, Measured: c.measured})
+}
+
+// txn completes t with what the client knows and reports it to OnTxn.
+func (c *client) txn(t Txn) {
+	c.txns++
+	t.Client, t.Group, t.Number = c.id, c.g.index, c.txns
+	t.Latency, t.Lag = t.End.Sub(t.Intended), t.Start.Sub(t.Intended)
+	c.r.cfg.OnTxn(t)
 }
 
 // Statement records a statement's latency, for a measured operation.

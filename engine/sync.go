@@ -69,7 +69,7 @@ func (d *syncDriver) client(c *client, w workload.Worker) {
 		case workload.Reconnect:
 			if !d.sleep(step.At, 0) {
 				d.mu.Lock()
-				c.giveUp()
+				c.giveUp(time.Now())
 				d.mu.Unlock()
 				return
 			}

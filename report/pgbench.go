@@ -31,7 +31,11 @@ type PgbenchRun struct {
 	Progress         time.Duration
 	FailuresDetailed bool
 	PerStatement     bool          // -r / --report-per-statement
-	ConnectTime      time.Duration // mean initial connection time per client
+	ConnectTime      time.Duration // mean initial connection time per client; under Connect, per transaction
+	// Connect is -C/--connect, a new connection per transaction: the
+	// report gives the average connection time and a tps that includes
+	// it, as pgbench does.
+	Connect bool
 	// PartitionMethod is "range" or "hash" when pgbench_accounts is
 	// partitioned (pgbench prints the method and number of partitions then);
 	// "" otherwise.
@@ -97,10 +101,6 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 //   - the banner "pgbench (15.x)" or "pgbench (15.x, server 16.y)" and
 //     "starting vacuum...end.": the caller's (`txload pgbench` prints both;
 //     `txload run` neither);
-//   - the -C/--connect lines "average connection time = …" and
-//     "tps = … (including reconnection times)": txload keeps its
-//     connections, so the report always has "initial connection time" and
-//     "tps = … (without initial connection time)";
 //   - pgbench's error messages ("client N aborted …", "Run was aborted; the
 //     above results are incomplete."), which go to stderr and are the
 //     caller's.
@@ -120,7 +120,10 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 //     line);
 //   - "initial connection time" is PgbenchRun.ConnectTime as the caller
 //     measured it; pgbench prints the time from its start until the first
-//     thread had connected all its clients;
+//     thread had connected all its clients; under -C, "average connection
+//     time" is PgbenchRun.ConnectTime too, the caller's mean per
+//     transaction (pgbench divides its threads' connection time by the
+//     committed and failed transactions);
 //   - when the run was bounded neither by a duration nor by a number of
 //     transactions per client, "duration: N s" gives the measured period
 //     rounded to whole seconds.
@@ -207,8 +210,13 @@ func PgbenchReport(w io.Writer, total *metrics.Snapshot, run PgbenchRun) {
 		p.printf("rate limit schedule lag: avg %s (max %s) ms\n",
 			pgFloat(all.Lag.Mean()/1e3, 3), pgFloat(float64(all.Lag.Max())/1e3, 3))
 	}
-	p.printf("initial connection time = %s ms\n", pgFloat(float64(run.ConnectTime)/float64(time.Millisecond), 3))
-	p.printf("tps = %s (without initial connection time)\n", pgFloat(float64(all.OK)/secs, 6))
+	if run.Connect {
+		p.printf("average connection time = %s ms\n", pgFloat(float64(run.ConnectTime)/float64(time.Millisecond), 3))
+		p.printf("tps = %s (including reconnection times)\n", pgFloat(float64(all.OK)/secs, 6))
+	} else {
+		p.printf("initial connection time = %s ms\n", pgFloat(float64(run.ConnectTime)/float64(time.Millisecond), 3))
+		p.printf("tps = %s (without initial connection time)\n", pgFloat(float64(all.OK)/secs, 6))
+	}
 
 	perScript := len(run.Scripts) > 1
 	if !perScript && !run.PerStatement {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/workload/pgbench"
 )
 
@@ -154,10 +156,6 @@ func (env Env) lookupEnv() func(string) (string, bool) {
 // pgbench does not do yet, each with a line that says so.
 func unsupported(o *pgbenchargs.Options) error {
 	switch {
-	case o.Connect:
-		return errors.New("-C/--connect (a new connection per transaction) is not supported by txload pgbench yet")
-	case o.Log:
-		return errors.New("-l/--log (per-transaction and aggregate logs) is not supported by txload pgbench yet")
 	case o.ExitOnAbort:
 		return errors.New("--exit-on-abort is not supported by txload pgbench yet")
 	case o.Debug:
@@ -268,6 +266,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 			LatencyLimit: time.Duration(o.LatencyLimitUS) * time.Microsecond,
 			// pgbench never gives up on a schedule it cannot keep.
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
+			Connect: o.Connect,
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output,
 		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
@@ -276,6 +275,11 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	}
 	if o.Transactions > 0 {
 		opts.Engine.Duration = 0
+	}
+	if o.Log {
+		opts.TxnLog = &pgbenchlog.Config{Prefix: o.LogPrefix, PID: os.Getpid(), AggregateInterval: o.AggregateInterval,
+			SamplingRate: o.SamplingRate, Throttled: o.Rate > 0, LatencyLimit: o.LatencyLimitUS > 0,
+			MaxTries: o.MaxTries, FailuresDetailed: o.FailuresDetailed}
 	}
 	var info pgbench.TableInfo
 	opts.BeforeRun = func(ctx context.Context, conn *runner.Conn, _ *runner.Options) error {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 )
@@ -177,8 +178,7 @@ func TestPgbenchCommandBadUsage(t *testing.T) {
 		{[]string{"-c", "0"}, "pgbench: error: -c/--clients must be in range 1..2147483647\n"},
 		{[]string{"-i", "-T", "5"}, "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"},
 		{[]string{"-f", "/no/such.sql"}, "pgbench: error: could not open file \"/no/such.sql\": No such file or directory\n"},
-		{[]string{"-C"}, "pgbench: error: -C/--connect (a new connection per transaction) is not supported by txload pgbench yet\n"},
-		{[]string{"-l"}, "pgbench: error: -l/--log (per-transaction and aggregate logs) is not supported by txload pgbench yet\n"},
+		{[]string{"--debug"}, "pgbench: error: --debug is not supported by txload pgbench yet\n"},
 		{[]string{"--output", "xml", "-h", "192.0.2.1"}, "pgbench: error: --output \"xml\" is not allowed (allowed: text, pgbench)\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -316,6 +316,7 @@ func TestPgbenchCommandMatchesPgbench(t *testing.T) {
 		{"-c", "4", "-j", "2", "-T", "2", "-P", "1", "-M", "prepared", "-S"},
 		{"-n", "-t", "10", "-c", "2", "-b", "simple-update@2", "-b", "select-only@1", "-r"},
 		{"-n", "-T", "2", "-c", "2", "-R", "200", "-L", "50", "--max-tries", "3", "--failures-detailed"},
+		{"-n", "-C", "-t", "20", "-c", "4", "-j", "2", "-S"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			cmd := exec.Command(pgbench, append(args, db)...)
@@ -351,4 +352,50 @@ func TestPgbenchCommandMatchesPgbench(t *testing.T) {
 			}
 		})
 	}
+}
+
+// -C: a new connection for every transaction, which the server counts
+// (pg_stat_database.sessions grows by at least the transactions), and
+// pgbench's report lines for it.
+func TestPgbenchCommandConnect(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-q", db)
+	const q = "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+	// Read on a connection of its own: the stats of sessions that ended
+	// reach the counter shortly after.
+	sessions := func() int64 {
+		var n int64
+		c := pgtest.Conn(t, db)
+		if err := c.QueryRow(t.Context(), "SELECT pg_stat_clear_snapshot()").Scan(new(string)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRow(t.Context(), q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		c.Close(t.Context())
+		return n
+	}
+	before := sessions()
+	r := pgbenchOK(t, nil, "-n", "-C", "-t", "20", "-c", "4", "-j", "2", "-S", db)
+	for _, re := range []string{`(?m)^number of transactions actually processed: 80/80$`,
+		`(?m)^average connection time = [0-9]+\.[0-9]{3} ms$`, `(?m)^tps = [0-9]+\.[0-9]{6} \(including reconnection times\)$`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("report lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "initial connection time") {
+		t.Errorf("-C report has the initial connection time:\n%s", r.stdout)
+	}
+	var delta int64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		// Without -C the run and these probes make a handful.
+		if delta = sessions() - before; delta >= 80 {
+			break
+		}
+	}
+	if delta < 80 {
+		t.Errorf("the server counted %d sessions during the run, want at least one per transaction: 80", delta)
+	}
+	t.Logf("%d sessions for 80 transactions", delta)
 }

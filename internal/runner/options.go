@@ -15,6 +15,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/report/prom"
 )
 
@@ -62,6 +63,9 @@ type Options struct {
 	// load (pgbench's banner, table info and pre-run vacuum). It may
 	// adjust the options.
 	BeforeRun func(ctx context.Context, conn *Conn, opts *Options) error
+	// TxnLog, if set, writes pgbench's transaction logs (-l): one file per
+	// group of clients (pgbench's threads, txload's I/O loops).
+	TxnLog *pgbenchlog.Config
 	// PgbenchAdjust, if set, completes the description of the run in
 	// pgbench's format (threads, transactions per client, partitions).
 	PgbenchAdjust func(*report.PgbenchRun)

@@ -237,7 +237,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		return nil, err
 	}
 	res, runErr := engine.Run(ctx, cfg, load)
-	closeOut()
+	if err := closeOut(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if res == nil {
 		return nil, runErr
 	}
@@ -248,6 +250,15 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	if opts.Output == "pgbench" {
 		prun := PgbenchRun(load, opts)
 		prun.ConnectTime = res.ConnectTime
+		if opts.Engine.Connect {
+			// pgbench's average: the connections' time over the committed
+			// and failed transactions.
+			all := res.Total.Total("all")
+			prun.ConnectTime = 0
+			if n := all.OK + all.FailedTotal(); n > 0 {
+				prun.ConnectTime = res.ConnectionTime / time.Duration(n)
+			}
+		}
 		report.PgbenchReport(opts.Stdout, res.Total, prun)
 		return o, runErr
 	}
@@ -396,6 +407,7 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: e.Concurrency, MaxTries: e.MaxTries,
 		Duration: e.Duration, Transactions: e.Transactions, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
 		FailuresDetailed: opts.FailuresDetailed, PerStatement: opts.PerStatement, Progress: e.Progress,
+		Connect: e.Connect,
 	}
 	if info := load.Pgbench; info != nil {
 		r.Scale, r.QueryMode = info.Scale, info.QueryMode

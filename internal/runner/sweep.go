@@ -125,7 +125,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			break
 		}
 		res, err := engine.Run(ctx, cfg, load)
-		closeOut()
+		_ = closeOut() // the histogram's close: its writes failed loudly already
 		if res != nil && opts.Metrics != nil {
 			opts.Metrics.SetSaturated(res.Saturated)
 		}

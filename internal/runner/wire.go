@@ -9,15 +9,16 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/workload"
 )
 
 // wire connects the engine's callbacks to the outputs: progress lines in the
 // chosen format, the interval log, failed attempts and the run's events on
 // Stderr; with --json, the intervals for the document; with --metrics-addr,
-// the exporter. The returned func
-// closes the files it opened.
-func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Options) (engine.Config, func(), *report.Intervals, error) {
+// the exporter; with TxnLog, pgbench's transaction logs. The returned func
+// closes the files it opened, with the first error writing them.
+func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Options) (engine.Config, func() error, *report.Intervals, error) {
 	cfg := opts.Engine
 	cfg.Classify = pg.Classify
 	stderr := opts.Stderr
@@ -41,23 +42,36 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			}
 		})
 	}
-	closeOut := func() {}
+	var closers []func() error
+	closeOut := func() error {
+		var first error
+		for _, c := range closers {
+			if err := c(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	var starts []func(time.Time)
+	if cfg.Start != nil {
+		starts = append(starts, cfg.Start)
+	}
 	if opts.Histogram != "" {
 		hf, err := os.Create(opts.Histogram)
 		if err != nil {
 			return cfg, nil, nil, fmt.Errorf("--histogram: %w", err)
 		}
-		closeOut = func() { hf.Close() }
+		closers = append(closers, hf.Close)
 		if cfg.Progress <= 0 {
 			cfg.Progress = time.Second // intervals for the log, no progress lines
 		}
 		var hlog *report.Hlog
-		cfg.Start = func(start time.Time) {
+		starts = append(starts, func(start time.Time) {
 			var err error
 			if hlog, err = report.NewHlog(hf, start); err != nil {
 				fmt.Fprintln(stderr, err)
 			}
-		}
+		})
 		ticks = append(ticks, func(t engine.Tick) {
 			if hlog != nil {
 				if err := hlog.Interval(t.Interval, t.End); err != nil {
@@ -92,6 +106,29 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			}
 		})
 	}
+	if opts.TxnLog != nil {
+		logs, err := txnLogs(*opts.TxnLog, engine.Groups(cfg, load))
+		if err != nil {
+			closeOut()
+			return cfg, nil, nil, err
+		}
+		for _, w := range logs {
+			closers = append(closers, func() error { return w.Close(time.Now()) })
+		}
+		starts = append(starts, func(start time.Time) {
+			for _, w := range logs {
+				w.SetStart(start)
+			}
+		})
+		cfg.OnTxn = func(t engine.Txn) { logTxn(logs[t.Group], t) }
+	}
+	if len(starts) > 0 {
+		cfg.Start = func(start time.Time) {
+			for _, f := range starts {
+				f(start)
+			}
+		}
+	}
 	cfg.OnTick = func(t engine.Tick) {
 		for _, f := range ticks {
 			f(t)
@@ -117,4 +154,43 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		}
 	}
 	return cfg, closeOut, intervals, nil
+}
+
+// txnLogs opens pgbench's transaction logs, one per group (pgbench's
+// thread), as pgbench opens them before its clients connect.
+func txnLogs(c pgbenchlog.Config, groups int) ([]*pgbenchlog.Writer, error) {
+	logs := make([]*pgbenchlog.Writer, 0, groups)
+	for i := 0; i < groups; i++ {
+		w, err := pgbenchlog.Create(c, i, time.Now())
+		if err != nil {
+			for _, w := range logs {
+				w.Close(time.Now())
+			}
+			return nil, err
+		}
+		logs = append(logs, w)
+	}
+	return logs, nil
+}
+
+// logTxn writes t to its group's log, on the group's thread. A write error
+// sticks to the log and is returned when it closes. A transaction that
+// failed on an error other than a serialization failure or a deadlock is
+// not logged: pgbench would have aborted its client instead.
+func logTxn(w *pgbenchlog.Writer, t engine.Txn) {
+	var o pgbenchlog.Outcome
+	switch t.Outcome {
+	case engine.TxnOK:
+		o = pgbenchlog.OK
+	case engine.TxnSkipped:
+		o = pgbenchlog.Skipped
+	case engine.TxnSerialization:
+		o = pgbenchlog.Serialization
+	case engine.TxnDeadlock:
+		o = pgbenchlog.Deadlock
+	default:
+		return
+	}
+	_ = w.Log(pgbenchlog.Txn{Client: t.Client, Number: t.Number, Script: t.Op, Outcome: o,
+		Latency: t.Latency, Lag: t.Lag, Tries: t.Tries, End: t.End})
 }

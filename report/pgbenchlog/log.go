@@ -167,6 +167,12 @@ func New(w io.Writer, cfg Config, start time.Time) *Writer {
 	return lw
 }
 
+// SetStart sets the thread's benchmark start, when the log was opened
+// before it was known (pgbench opens its logs before its clients connect):
+// the first interval starts at it, rounded down to the second. Call it
+// before the first Log.
+func (w *Writer) SetStart(start time.Time) { w.agg.start = start.Unix() * 1e6 }
+
 // Name is the log file's name ("" for New).
 func (w *Writer) Name() string { return w.name }
 
