@@ -16,6 +16,7 @@ import (
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/prom"
+	"github.com/txload/txload/workload"
 )
 
 // Options is one invocation of a command that runs load.
@@ -62,6 +63,9 @@ type Options struct {
 	// load (pgbench's banner, table info and pre-run vacuum). It may
 	// adjust the options.
 	BeforeRun func(ctx context.Context, conn *Conn, opts *Options) error
+	// Marks, if set, gives each client the markers it writes inside its
+	// transactions (lag --mark-transactions): workload.RunOptions.Marks.
+	Marks func(client int) workload.TxMarker
 	// PgbenchAdjust, if set, completes the description of the run in
 	// pgbench's format (threads, transactions per client, partitions).
 	PgbenchAdjust func(*report.PgbenchRun)
