@@ -76,6 +76,12 @@ Progress lines (stderr) give lag p50/p99/max per interval, the age of the
 oldest marker not seen yet, and the servers' own view (pg_stat_replication's
 replay_lag, pg_stat_subscription's message delay) where there is one.
 
+With --mark-transactions each client of the workload also writes a marker
+inside each of its transactions, just before COMMIT (tpcb-like,
+simple-update, bank; pgbench scripts whose statements all run in BEGIN ...
+END blocks): the lag is then measured per transaction, reported apart from
+the stream's, and a lost transaction shows as a marker gap.
+
 When the load stops, lag waits (up to --drain-timeout) until the destination
 has every marker, then compares each table the workload writes on both
 sides: row counts and checksums by ranges of key hashes, then the rows of the
