@@ -22,12 +22,16 @@ type Tracker struct {
 	// is missing).
 	expire time.Duration
 
+	// split is the first writer of the second group (the markers inside
+	// the workload's transactions); len(writers) when there is none.
+	split int
+
 	mu       sync.Mutex
 	writers  []writerState
 	interval *hdr.Histogram
-	total    *hdr.Histogram
+	total    [2]*hdr.Histogram // per group
 	ivSeen   int64
-	counts   Counts
+	counts   [2]Counts // per group
 }
 
 // Counts are the markers' fates so far.
@@ -88,11 +92,27 @@ type entry struct {
 // long an acknowledged marker may stay unseen while later markers of its
 // writer arrive (0: forever).
 func NewTracker(start time.Time, n int, expire time.Duration) *Tracker {
+	return NewSplitTracker(start, n, n, expire)
+}
+
+// NewSplitTracker is NewTracker with two groups of writers whose counts and
+// total lag are also kept apart (CountsOf, TotalOf): writers 0..split-1
+// (the marker stream) and split..n-1 (the markers written inside the
+// workload's transactions).
+func NewSplitTracker(start time.Time, n, split int, expire time.Duration) *Tracker {
 	return &Tracker{
-		start: start, expire: expire,
+		start: start, expire: expire, split: split,
 		writers:  make([]writerState, n),
-		interval: metrics.NewHistogram(), total: metrics.NewHistogram(),
+		interval: metrics.NewHistogram(), total: [2]*hdr.Histogram{metrics.NewHistogram(), metrics.NewHistogram()},
 	}
+}
+
+// group is writer w's group: 0 or 1.
+func (t *Tracker) group(w int) int {
+	if w >= t.split {
+		return 1
+	}
+	return 0
 }
 
 // Writers is the number of writers.
@@ -104,7 +124,7 @@ func (t *Tracker) Send(w int) int64 {
 	defer t.mu.Unlock()
 	ws := &t.writers[w]
 	ws.q = append(ws.q, entry{})
-	t.counts.Sent++
+	t.counts[t.group(w)].Sent++
 	return ws.low + int64(len(ws.q))
 }
 
@@ -126,12 +146,13 @@ func (t *Tracker) Acked(w int, seq int64, at time.Time) {
 		return
 	}
 	e.state, e.ack = acked, at.Sub(t.start)
-	t.counts.Acked++
+	c := &t.counts[t.group(w)]
+	c.Acked++
 	if e.seen {
 		// Seen before the acknowledgement came back.
-		t.counts.Early++
-		t.counts.Measured++
-		t.record(0)
+		c.Early++
+		c.Measured++
+		t.record(0, t.group(w))
 	}
 	t.advance(ws)
 }
@@ -147,15 +168,16 @@ func (t *Tracker) Failed(w int, seq int64, isAmbiguous bool, at time.Time) {
 	if e == nil || e.state != inFlight {
 		return
 	}
+	c := &t.counts[t.group(w)]
 	if isAmbiguous {
 		e.state, e.ack = ambiguous, at.Sub(t.start)
-		t.counts.Ambiguous++
+		c.Ambiguous++
 		if e.seen {
-			t.counts.AmbiguousSeen++
+			c.AmbiguousSeen++
 		}
 	} else {
 		e.state = failed
-		t.counts.Failed++
+		c.Failed++
 	}
 	t.advance(ws)
 }
@@ -174,14 +196,15 @@ func (t *Tracker) Seen(rows []Sighting, at time.Time, gap bool) {
 	now := at.Sub(t.start)
 	for _, r := range rows {
 		if r.Writer < 0 || r.Writer >= len(t.writers) {
-			t.counts.Unknown++
+			t.counts[0].Unknown++
 			continue
 		}
+		c := &t.counts[t.group(r.Writer)]
 		ws := &t.writers[r.Writer]
 		e := ws.get(r.Seq)
 		if e == nil {
 			if r.Seq > ws.low+int64(len(ws.q)) {
-				t.counts.Unknown++
+				c.Unknown++
 			}
 			continue // resolved already: seen again, or a repeat
 		}
@@ -192,13 +215,13 @@ func (t *Tracker) Seen(rows []Sighting, at time.Time, gap bool) {
 		ws.maxSeen = max(ws.maxSeen, r.Seq)
 		switch e.state {
 		case acked:
-			t.counts.Measured++
+			c.Measured++
 			if e.late {
-				t.counts.Late++
+				c.Late++
 			}
-			t.record(now - e.ack)
+			t.record(now-e.ack, t.group(r.Writer))
 		case ambiguous:
-			t.counts.AmbiguousSeen++
+			c.AmbiguousSeen++
 		case expired:
 			// Counted as expired already; its lag is known now, but it came
 			// after the Tracker gave up on it: leave the figures alone.
@@ -210,10 +233,10 @@ func (t *Tracker) Seen(rows []Sighting, at time.Time, gap bool) {
 }
 
 // record adds one lag value; t.mu is held.
-func (t *Tracker) record(d time.Duration) {
+func (t *Tracker) record(d time.Duration, g int) {
 	us := max(int64(d/time.Microsecond), 0)
 	_ = t.interval.RecordValue(min(us, t.interval.HighestTrackableValue()))
-	_ = t.total.RecordValue(min(us, t.total.HighestTrackableValue()))
+	_ = t.total[g].RecordValue(min(us, t.total[g].HighestTrackableValue()))
 	t.ivSeen++
 }
 
@@ -257,7 +280,7 @@ func (t *Tracker) Expire(now time.Time) {
 			switch e.state {
 			case acked:
 				e.state = expired
-				t.counts.Expired++
+				t.counts[t.group(i)].Expired++
 			case ambiguous:
 				e.state = expired // most likely rolled back
 			}
@@ -344,13 +367,36 @@ func (t *Tracker) Total() *hdr.Histogram {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := metrics.NewHistogram()
-	h.Merge(t.total)
+	h.Merge(t.total[0])
+	h.Merge(t.total[1])
 	return h
+}
+
+// TotalOf returns a copy of the lag recorded for group g's writers (0: up
+// to the split, 1: from it on).
+func (t *Tracker) TotalOf(g int) *hdr.Histogram {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := metrics.NewHistogram()
+	h.Merge(t.total[g])
+	return h
+}
+
+// CountsOf returns the fates of group g's markers.
+func (t *Tracker) CountsOf(g int) Counts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.counts[g]
 }
 
 // Counts returns the markers' fates so far.
 func (t *Tracker) Counts() Counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.counts
+	a, b := t.counts[0], t.counts[1]
+	return Counts{
+		Sent: a.Sent + b.Sent, Acked: a.Acked + b.Acked, Failed: a.Failed + b.Failed, Ambiguous: a.Ambiguous + b.Ambiguous,
+		Measured: a.Measured + b.Measured, Early: a.Early + b.Early, Late: a.Late + b.Late, Expired: a.Expired + b.Expired,
+		AmbiguousSeen: a.AmbiguousSeen + b.AmbiguousSeen, Unknown: a.Unknown + b.Unknown,
+	}
 }

@@ -63,6 +63,11 @@ type Hooks struct {
 	// prepared statements"), or "" when it needs none: a pooler that hands
 	// each transaction any session refuses it.
 	SessionState func() string
+	// MarkTransactions, if set, says whether the configured workload can
+	// write a marker inside each of its transactions (RunOptions.Marks,
+	// for lag --mark-transactions): nil when it can, else why not, in one
+	// line. Unset: the workload cannot.
+	MarkTransactions func() error
 }
 
 // InitOptions steers Init.
@@ -101,6 +106,27 @@ type RunOptions struct {
 	// interval as gauges (--metrics-addr): name in snake_case, a help
 	// text, the value.
 	Figure func(name, help string, value float64)
+	// Marks, if set, gives client id (from 0, in this process) the markers
+	// it writes inside each of its transactions (lag --mark-transactions);
+	// nil when the id has none. Only workloads whose MarkTransactions hook
+	// is set and accepts the configuration take it.
+	Marks func(client int) TxMarker
+}
+
+// TxMarker writes a marker row inside a client's transactions, so that a
+// replication's lag is measured per transaction (package lag's TxMark). A
+// client calls Begin once per attempt that reaches its COMMIT (a retry
+// writes a new marker), runs its statement inside the transaction before
+// COMMIT, then calls exactly one of Committed and RolledBack.
+type TxMarker interface {
+	// Begin returns the statement that writes the attempt's marker, its
+	// arguments integers, to run inside the transaction before COMMIT.
+	Begin() (sql string, args []any)
+	// Committed says the attempt's COMMIT was acknowledged at at.
+	Committed(at time.Time)
+	// RolledBack says the attempt ended without an acknowledged COMMIT;
+	// ambiguous when the connection was lost while COMMIT was in flight.
+	RolledBack(ambiguous bool, at time.Time)
 }
 
 // QueryLoad is what a workload hands the engine for one run: the kinds of

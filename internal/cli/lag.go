@@ -76,6 +76,12 @@ Progress lines (stderr) give lag p50/p99/max per interval, the age of the
 oldest marker not seen yet, and the servers' own view (pg_stat_replication's
 replay_lag, pg_stat_subscription's message delay) where there is one.
 
+With --mark-transactions each client of the workload also writes a marker
+inside each of its transactions, just before COMMIT (tpcb-like,
+simple-update, bank; pgbench scripts whose statements all run in BEGIN ...
+END blocks): the lag is then measured per transaction, reported apart from
+the stream's, and a lost transaction shows as a marker gap.
+
 When the load stops, lag waits (up to --drain-timeout) until the destination
 has every marker, then compares each table the workload writes on both
 sides: row counts and checksums by ranges of key hashes, then the rows of the
@@ -233,8 +239,18 @@ func (c *lagConfig) validate(fs *pflag.FlagSet) error {
 			return usagef("--dest needs --source: give both, or neither for an embedded pair")
 		}
 		return usagef("--source needs --dest: give both, or neither for an embedded pair")
-	case f.markTransactions:
-		return usagef("--mark-transactions: workload %s does not take markers in its transactions yet (the workload hook is not wired); the marker stream (--mark-interval) measures the lag", c.m.Name)
+	case f.markTransactions && c.h.MarkTransactions == nil:
+		var ok []string
+		for _, m := range c.env.Registry.All() {
+			h := m.New().Hooks()
+			if h.MarkTransactions == nil || h.Ops == nil || len(h.Tables) == 0 || (h.Validate != nil && h.Validate() != nil) {
+				continue
+			}
+			if h.MarkTransactions() == nil { // with its defaults
+				ok = append(ok, m.Name)
+			}
+		}
+		return usagef("--mark-transactions: workload %s cannot write a marker inside its transactions (those that can: %s); the marker stream (--mark-interval) measures the lag", c.m.Name, strings.Join(ok, ", "))
 	}
 	external := f.source != ""
 	if external {
@@ -316,6 +332,11 @@ func (c *lagConfig) validate(fs *pflag.FlagSet) error {
 	}
 	if c.h.Validate != nil {
 		if err := c.h.Validate(); err != nil {
+			return usageErr(err)
+		}
+	}
+	if f.markTransactions {
+		if err := c.h.MarkTransactions(); err != nil {
 			return usageErr(err)
 		}
 	}
@@ -410,7 +431,24 @@ func (c *lagConfig) run(ctx context.Context) error {
 	// The instrument: the marker stream on the source, the reader on the
 	// destination, the servers' views, the progress ticker.
 	start := time.Now()
-	tracker := lag.NewTracker(start, 1, c.drainTimeout)
+	// Writer 0 is the marker stream; with --mark-transactions client i
+	// writes as 1+i (the table's first+1+i), its figures kept apart.
+	writers := 1
+	opts := c.opts
+	if c.flags.markTransactions {
+		writers += c.clients()
+	}
+	tracker := lag.NewSplitTracker(start, writers, 1, c.drainTimeout)
+	if c.flags.markTransactions {
+		marks := lag.NewTxMarks(tracker, 1, first+1)
+		n := writers - 1
+		opts.Marks = func(id int) workload.TxMarker {
+			if id < 0 || id >= n {
+				return nil
+			}
+			return marks.Client(id)
+		}
+	}
 	mctx, stopMeasuring := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopMeasuring(); wg.Wait() }()
@@ -462,7 +500,7 @@ func (c *lagConfig) run(ctx context.Context) error {
 		return err
 	}
 
-	outcome, runErr := runner.RunOne(ctx, pair.src, c.m, workload.Variant{Generator: c.g}, c.opts, false)
+	outcome, runErr := runner.RunOne(ctx, pair.src, c.m, workload.Variant{Generator: c.g}, opts, false)
 	loadEnd := time.Now()
 
 	// Drain: the last marker, then every marker seen.
@@ -494,7 +532,8 @@ func (c *lagConfig) run(ctx context.Context) error {
 
 	w := c.env.Stdout
 	res := lagResult{
-		pair: pair, counts: tracker.Counts(), total: tracker.Total(), reader: rstats, stream: sstats,
+		pair: pair, counts: tracker.CountsOf(0), total: tracker.Total(), reader: rstats, stream: sstats,
+		streamLag: tracker.TotalOf(0), txCounts: tracker.CountsOf(1), txLag: tracker.TotalOf(1), writers: writers,
 		views: views, caughtUp: caughtUp, catchUp: catchUp, outcome: outcome, interrupted: interrupted,
 	}
 	res.pending, _ = tracker.Pending()
@@ -507,7 +546,7 @@ func (c *lagConfig) run(ctx context.Context) error {
 
 	var failures []string
 	if !interrupted && runErr == nil {
-		conv, err := c.converge(ctx, pair, first, loadEnd)
+		conv, err := c.converge(ctx, pair, first, writers, loadEnd)
 		if err != nil {
 			runErr = err
 		} else {
@@ -660,6 +699,10 @@ func (c *lagConfig) startPair(ctx context.Context, p *lagPair) error {
 	}
 	return nil
 }
+
+// clients is the number of the workload's clients: one marker writer each
+// with --mark-transactions.
+func (c *lagConfig) clients() int { return c.opts.Engine.Concurrency }
 
 // needConns is the connections a run opens on the source: the clients,
 // the marker stream, the views and the runner's own.
@@ -898,9 +941,17 @@ func (t *lagTicker) finish(now time.Time) {
 
 // lagResult is what a lag run measured.
 type lagResult struct {
-	pair        *lagPair
+	pair *lagPair
+	// counts are the marker stream's; total the lag of every marker,
+	// which the SLO judges; streamLag the stream's alone. With
+	// --mark-transactions, txCounts and txLag are the markers inside the
+	// transactions.
 	counts      lag.Counts
 	total       *hdr.Histogram
+	streamLag   *hdr.Histogram
+	txCounts    lag.Counts
+	txLag       *hdr.Histogram
+	writers     int
 	reader      lag.ReaderStats
 	stream      lag.StreamStats
 	views       *lag.Views
@@ -936,8 +987,28 @@ func (c *lagConfig) printLag(w io.Writer, r *lagResult) {
 	n := r.counts
 	fmt.Fprintf(w, "replication lag (%s): %d markers written every %s, %d acknowledged, %d seen on the destination\n",
 		how, n.Sent, c.flags.markInterval, n.Acked, n.Measured)
+	marked := c.flags.markTransactions
+	if marked {
+		t := r.txCounts
+		line := fmt.Sprintf("  and a marker inside every transaction: %d written, %d committed, %d rolled back", t.Sent, t.Acked, t.Failed+t.Ambiguous)
+		if t.Ambiguous > 0 {
+			line += fmt.Sprintf(" (%d with their COMMIT's outcome unknown, %d of those arrived)", t.Ambiguous, t.AmbiguousSeen)
+		}
+		if open := t.Sent - t.Acked - t.Failed - t.Ambiguous; open > 0 {
+			line += fmt.Sprintf(", %d in flight when the load stopped", open)
+		}
+		fmt.Fprintf(w, "%s, %d seen on the destination\n", line, t.Measured)
+	}
 	rows := [][]string{report.HistHeader()}
-	if r.total.TotalCount() > 0 {
+	switch {
+	case marked:
+		if r.streamLag.TotalCount() > 0 {
+			rows = append(rows, report.HistRow("lag (stream)", r.streamLag))
+		}
+		if r.txLag.TotalCount() > 0 {
+			rows = append(rows, report.HistRow("lag per transaction", r.txLag))
+		}
+	case r.total.TotalCount() > 0:
 		rows = append(rows, report.HistRow("lag", r.total))
 	}
 	report.Table(w, "  ", rows)
@@ -946,6 +1017,11 @@ func (c *lagConfig) printLag(w io.Writer, r *lagResult) {
 		fmt.Fprintf(w, "  precision: a marker is seen at most one poll after it became visible: polls every %s (p99 %s), each taking %s (p99 %s)\n",
 			report.MicrosF(rs.Period.Mean()), report.Micros(rs.Period.ValueAtQuantile(99)),
 			report.MicrosF(rs.RoundTrip.Mean()), report.Micros(rs.RoundTrip.ValueAtQuantile(99)))
+	}
+	if marked {
+		n.Early += r.txCounts.Early
+		n.Late += r.txCounts.Late
+		n.Expired += r.txCounts.Expired
 	}
 	if n.Early > 0 {
 		fmt.Fprintf(w, "  %d markers were visible before their COMMIT's acknowledgement reached txload (recorded as 0)\n", n.Early)
@@ -998,7 +1074,11 @@ func (c *lagConfig) printLag(w io.Writer, r *lagResult) {
 		if !v.pass {
 			verdict = "FAIL"
 		}
-		fmt.Fprintf(w, "slo %s on lag: %s (%s)\n", v.cond, verdict, report.MicrosF(v.value))
+		of := ""
+		if marked {
+			of = " (every marker, stream and transactions)"
+		}
+		fmt.Fprintf(w, "slo %s on lag%s: %s (%s)\n", v.cond, of, verdict, report.MicrosF(v.value))
 	}
 	fmt.Fprintln(w)
 }
@@ -1047,7 +1127,7 @@ func (c *convergence) failures() []string {
 // the source's commit order may still be applying them when the last
 // marker arrives. PostgreSQL's own replication keeps it: once the last
 // marker is there, so is everything committed before it.
-func (c *lagConfig) converge(ctx context.Context, p *lagPair, first int, loadEnd time.Time) (*convergence, error) {
+func (c *lagConfig) converge(ctx context.Context, p *lagPair, first, writers int, loadEnd time.Time) (*convergence, error) {
 	src, err := p.src.Target.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -1082,7 +1162,7 @@ func (c *lagConfig) converge(ctx context.Context, p *lagPair, first int, loadEnd
 		}
 		conv.tables = append(conv.tables, d)
 	}
-	if conv.markers, err = lag.CompareMarkers(ctx, src, dst, c.marker, first, 1, 10); err != nil {
+	if conv.markers, err = lag.CompareMarkers(ctx, src, dst, c.marker, first, writers, 10); err != nil {
 		return nil, err
 	}
 	return conv, nil
@@ -1142,20 +1222,25 @@ type lagDoc struct {
 }
 
 type lagJSON struct {
-	Replication    string         `json:"replication"` // logical, physical, external
-	SameDatabase   bool           `json:"same_database,omitempty"`
-	MarkInterval   string         `json:"mark_interval"`
-	PollInterval   string         `json:"poll_interval"`
-	Markers        markersJSON    `json:"markers"`
-	Lag            report.HistDoc `json:"lag"`
-	PollPeriod     report.HistDoc `json:"poll_period"`
-	PollRoundTrip  report.HistDoc `json:"poll_round_trip"`
-	CaughtUp       bool           `json:"caught_up"`
-	CatchUpSeconds float64        `json:"catch_up_seconds"`
-	Senders        []senderJSON   `json:"pg_stat_replication,omitempty"`
-	Subscriptions  []subJSON      `json:"pg_stat_subscription,omitempty"`
-	SLO            []sloJSON      `json:"slo,omitempty"`
-	Convergence    *convergeJSON  `json:"convergence,omitempty"`
+	Replication  string         `json:"replication"` // logical, physical, external
+	SameDatabase bool           `json:"same_database,omitempty"`
+	MarkInterval string         `json:"mark_interval"`
+	PollInterval string         `json:"poll_interval"`
+	Markers      markersJSON    `json:"markers"`
+	Lag          report.HistDoc `json:"lag"`
+	// TxMarkers and TxLag are the markers inside the workload's
+	// transactions (--mark-transactions): then Markers are the stream's and
+	// Lag is every marker's.
+	TxMarkers      *markersJSON    `json:"transaction_markers,omitempty"`
+	TxLag          *report.HistDoc `json:"transaction_lag,omitempty"`
+	PollPeriod     report.HistDoc  `json:"poll_period"`
+	PollRoundTrip  report.HistDoc  `json:"poll_round_trip"`
+	CaughtUp       bool            `json:"caught_up"`
+	CatchUpSeconds float64         `json:"catch_up_seconds"`
+	Senders        []senderJSON    `json:"pg_stat_replication,omitempty"`
+	Subscriptions  []subJSON       `json:"pg_stat_subscription,omitempty"`
+	SLO            []sloJSON       `json:"slo,omitempty"`
+	Convergence    *convergeJSON   `json:"convergence,omitempty"`
 }
 
 type markersJSON struct {
@@ -1232,6 +1317,13 @@ func (c *lagConfig) writeJSON(r *lagResult) error {
 		h  *hdr.Histogram
 	}
 	hists := []histOut{{&l.Lag, r.total}, {&l.PollPeriod, r.reader.Period}, {&l.PollRoundTrip, r.reader.RoundTrip}}
+	if c.flags.markTransactions {
+		t := r.txCounts
+		l.TxMarkers = &markersJSON{Sent: t.Sent, Acked: t.Acked, Failed: t.Failed, Ambiguous: t.Ambiguous, AmbiguousSeen: t.AmbiguousSeen,
+			Measured: t.Measured, Early: t.Early, Late: t.Late, Expired: t.Expired, Unknown: t.Unknown}
+		l.TxLag = &report.HistDoc{}
+		hists = append(hists, histOut{l.TxLag, r.txLag})
+	}
 	senders := r.views.Senders()
 	l.Senders = make([]senderJSON, len(senders))
 	for i, s := range senders {

@@ -240,6 +240,46 @@ func TestLagLogicalPair(t *testing.T) {
 		}
 	})
 
+	// A marker inside every transaction: one on the destination per
+	// committed transaction (pgbench_history has a row per transaction),
+	// each measured, apart from the stream's; convergence holds.
+	t.Run("mark transactions", func(t *testing.T) {
+		src, dst, _ := p.replicate(t)
+		js := filepath.Join(t.TempDir(), "lag.json")
+		r := txload(t.Context(), nil, "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like", "--mark-transactions",
+			"--rate", "100", "--duration", "4s", "--json", js)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
+		}
+		mustContain(t, r.stdout, "\n  and a marker inside every transaction: ", "\n  lag (stream) ", "\n  lag per transaction ", "convergence: ok")
+		doc := readLagDoc(t, js)
+		l := doc.Lag
+		if len(doc.Runs) != 1 || l.TxMarkers == nil || l.TxLag == nil {
+			t.Fatalf("runs %+v, transaction markers %+v", doc.Runs, l.TxMarkers)
+		}
+		committed := doc.Runs[0].Ops[0].OK
+		var history, marked int64
+		dconn := pgtest.Conn(t, dst)
+		if err := dconn.QueryRow(t.Context(), "SELECT count(*) FROM pgbench_history").Scan(&history); err != nil {
+			t.Fatal(err)
+		}
+		// The stream is writer 1 (a fresh database): the clients are the rest.
+		if err := dconn.QueryRow(t.Context(), "SELECT count(*) FROM "+lag.Table+" WHERE writer > 1").Scan(&marked); err != nil {
+			t.Fatal(err)
+		}
+		tm := l.TxMarkers
+		if committed < 300 || marked != committed || history != committed || tm.Acked != committed || tm.Measured != committed || l.TxLag.Count != committed {
+			t.Errorf("%d transactions committed, %d history rows and %d transaction markers on the destination; markers %+v, %d lags",
+				committed, history, marked, *tm, l.TxLag.Count)
+		}
+		if l.Lag.Count < l.TxLag.Count+l.Markers.Measured || l.Markers.Measured < 300 {
+			t.Errorf("%d lags in all, %d stream markers measured", l.Lag.Count, l.Markers.Measured)
+		}
+		if c := l.Convergence; c == nil || !c.OK || c.Markers.Dest != l.Markers.Acked+committed {
+			t.Errorf("convergence %+v", c)
+		}
+	})
+
 	// A row deleted on the destination mid-run: reported missing, by table
 	// and key, and the run fails.
 	t.Run("row deleted on the destination", func(t *testing.T) {
@@ -415,7 +455,10 @@ func TestLagBadInput(t *testing.T) {
 		{"workload without tables", []string{"--workload", "script"}, "txload: --workload script: lag needs a workload that runs load and names the tables it writes"},
 		{"unknown flag", []string{"--frobnicate"}, "txload: unknown flag: --frobnicate\n"},
 		{"init fresh", []string{"--source", src, "--dest", src, "--init", "fresh"}, "txload: --init fresh would drop and reload the source's tables under the replication"},
-		{"mark transactions", []string{"--source", src, "--dest", src, "--mark-transactions"}, "txload: --mark-transactions: workload tpcb-like does not take markers in its transactions yet"},
+		{"mark transactions of select-only", []string{"--source", src, "--dest", src, "--workload", "select-only", "--mark-transactions"},
+			"txload: --mark-transactions: script select-only, line 2 (SELECT abalance FROM pgbench_accounts WHERE aid = :aid;) runs outside a BEGIN ... END block"},
+		{"mark transactions of vote", []string{"--source", src, "--dest", src, "--workload", "vote", "--mark-transactions"},
+			"txload: --mark-transactions: workload vote cannot write a marker inside its transactions (those that can: bank, simple-update, tpcb-like)"},
 		{"bad workload flag", []string{"--source", src, "--dest", src, "--scale", "0"}, "txload: --scale must be at least 1, got 0\n"},
 		{"bad run flag", []string{"--source", src, "--dest", src, "--rate", "-5"}, "txload: --rate must be 0 (closed loop) or a positive, finite number of operations per second, got -5\n"},
 		{"unwritable --json", []string{"--json", "/nonexistent/dir/lag.json"}, "txload: --json /nonexistent/dir/lag.json: directory /nonexistent/dir does not exist\n"},

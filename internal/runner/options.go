@@ -17,6 +17,7 @@ import (
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/report/prom"
+	"github.com/txload/txload/workload"
 )
 
 // Options is one invocation of a command that runs load.
@@ -66,6 +67,9 @@ type Options struct {
 	// TxnLog, if set, writes pgbench's transaction logs (-l): one file per
 	// group of clients (pgbench's threads, txload's I/O loops).
 	TxnLog *pgbenchlog.Config
+	// Marks, if set, gives each client the markers it writes inside its
+	// transactions (lag --mark-transactions): workload.RunOptions.Marks.
+	Marks func(client int) workload.TxMarker
 	// PgbenchAdjust, if set, completes the description of the run in
 	// pgbench's format (threads, transactions per client, partitions).
 	PgbenchAdjust func(*report.PgbenchRun)

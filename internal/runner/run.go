@@ -205,7 +205,7 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	e := opts.Engine
 	load, err := h.Ops(ctx, conn.Target, workload.RunOptions{Seed: opts.Seed, Concurrency: e.Concurrency,
 		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
-		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts)})
+		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts), Marks: opts.Marks})
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,11 @@ func parseProtocol(s string) (protocol, error) {
 // ops reads the scale and returns one operation per script, run by the
 // driver's I/O loops.
 func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+	if opts.Marks != nil {
+		if err := g.markable(); err != nil {
+			return nil, err
+		}
+	}
 	scale := g.tpcb.scale
 	var historyBefore int64
 	if g.builtin != "" || len(g.builtins) > 0 || g.presetBuiltin {
@@ -126,7 +131,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			}
 			vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
 			vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
-			return g.newProgram(id, clientSeed(id), vars, opts.Log, defaultSeed)
+			return g.newProgram(id, clientSeed(id), vars, opts.Log, defaultSeed, marker(opts, id))
 		}, ready)
 	}
 	return load, nil

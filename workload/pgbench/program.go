@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 	"github.com/txload/txload/workload/pgbench/script"
 )
@@ -34,11 +35,19 @@ type program struct {
 	inPipe   bool
 	pending  []int  // commands (pc) of the exchange awaited, in queue order
 	text     []byte // a simple-protocol statement with its values
+
+	// mark writes a marker inside each transaction (nil: none): queued
+	// before the committing command, its result is pending[markAt] while
+	// marking.
+	mark     workload.TxMarker
+	markStmt *driver.Stmt
+	marking  bool
+	markAt   int
 }
 
 // newProgram makes client id's program.
-func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, debug io.Writer, defaultSeed int64) *program {
-	p := &program{mode: g.mode, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed)}
+func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, debug io.Writer, defaultSeed int64, mark workload.TxMarker) *program {
+	p := &program{mode: g.mode, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed), mark: mark, markAt: -1}
 	for k, v := range vars {
 		p.vars[k] = v
 	}
@@ -82,7 +91,7 @@ func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
 		*p.prng = p.saved
 	}
 	p.op, p.pc, p.inPipe, p.sleeping = op, 0, false, false
-	p.pending = p.pending[:0]
+	p.pending, p.markAt = p.pending[:0], -1
 	return p.run(c)
 }
 
@@ -105,6 +114,12 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 	for i, pc := range p.pending {
 		r := c.Result(i)
 		cmd := &cmds[pc]
+		if i == p.markAt {
+			if r.Err != nil {
+				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("%s:%d: the transaction's marker: %w", cmd.File, cmd.Line, r.Err), Stmt: pc}
+			}
+			continue
+		}
 		if r.Err != nil {
 			// The command's place in its script, for the message; the
 			// server's error stays what classifies it.
@@ -115,11 +130,14 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 				return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
 			}
 		}
+		if p.marking && p.stmts[p.op][pc].Commits {
+			p.markCommitted(r, c.Now)
+		}
 	}
 	// The latency of a command is the time it was awaited: a pipeline's
 	// statements are charged to its \endpipeline.
 	c.Statement(p.op, p.pc-1, c.Now.Sub(p.sent))
-	p.pending = p.pending[:0]
+	p.pending, p.markAt = p.pending[:0], -1
 	return p.run(c)
 }
 
@@ -202,6 +220,9 @@ func (p *program) run(c *driver.Conn) driver.Action {
 				return driver.Action{Kind: driver.Await}
 			}
 		case script.SQL:
+			if p.mark != nil && !p.marking && p.stmts[p.op][pc].Commits {
+				p.queueMark(c, pc)
+			}
 			if err := p.queue(c, pc, cmd); err != nil {
 				return p.fail(cmd, pc, err)
 			}

@@ -91,6 +91,7 @@ func (g *runGen) Hooks() workload.Hooks {
 			return ""
 		},
 	}
+	h.MarkTransactions = g.markable
 	if g.builtin != "" {
 		h.Init = func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
 			return initTPCB(ctx, t, &g.tpcb, opts)

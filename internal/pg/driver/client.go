@@ -83,6 +83,7 @@ func (c *client) act(a Action, now time.Time) (Step, bool) {
 // finish ends an attempt. A failed one that left a transaction open is
 // rolled back first, so that the next attempt starts clean.
 func (c *client) finish(err error, stmt int, now time.Time) (Step, bool) {
+	c.ended(now, err)
 	if err != nil && c.conn.broken == nil && !c.conn.Idle() {
 		c.finErr, c.finStmt = err, stmt
 		c.conn.begin()
@@ -122,6 +123,7 @@ func (c *client) failed(err error, now time.Time) {
 		return
 	}
 	err = conn.lost(err)
+	c.ended(now, err)
 	stmt := conn.cur
 	if stmt >= conn.Results() {
 		stmt = -1
@@ -161,6 +163,22 @@ func (c *client) connected(conn *Conn, err error, now time.Time) {
 	conn.rec = c.sess
 	c.prog.Connected(conn)
 	c.apply(c.sess.Connected(now, nil), now)
+}
+
+// ended tells a program that is an Ender how its attempt ended.
+func (c *client) ended(now time.Time, err error) {
+	if e, ok := c.prog.(Ender); ok {
+		e.Ended(now, err)
+	}
+}
+
+// Ender is a Program told how each attempt ended, before its session is:
+// err is nil when the program finished it successfully, its own error, or
+// the lost connection's (classified as an ambiguous commit when a COMMIT
+// was in flight, see pg.Classify). A connection lost while the client is
+// idle calls it too, with no attempt under way.
+type Ender interface {
+	Ended(now time.Time, err error)
 }
 
 // Statementer is a Program that tells which of its statements the i-th

@@ -122,6 +122,7 @@ type Conn struct {
 	results  []Result
 	cur      int // the request whose responses arrive
 	syncs    int // Syncs in flight: ReadyForQuery messages still due
+	synced   int // ReadyForQuery messages received: the segments ended
 	arena    []byte
 	prepared map[*Stmt]bool
 	broken   error // the connection failed
@@ -293,7 +294,7 @@ func (c *Conn) Result(i int) *Result { return &c.results[i] }
 
 // begin starts an exchange: the results of the previous one are dropped.
 func (c *Conn) begin() {
-	c.reqs, c.results, c.cur, c.seg, c.syncs = c.reqs[:0], c.results[:0], 0, 0, 0
+	c.reqs, c.results, c.cur, c.seg, c.syncs, c.synced = c.reqs[:0], c.results[:0], 0, 0, 0, 0
 	c.arena = c.arena[:0]
 	c.pipeline = false
 	c.complete = false
@@ -316,13 +317,13 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		}
 		c.tx = body[0]
 		c.syncs--
-		// A simple Query ends here; so does every statement of the segment
-		// that the server skipped after an error.
-		seg := -1
-		if c.cur < len(c.reqs) {
-			seg = c.reqs[c.cur].seg
-		}
-		for c.cur < len(c.reqs) && c.reqs[c.cur].seg == seg {
+		// Segment c.synced ends here: a simple Query, and every statement
+		// of the segment that the server skipped after an error. (Not the
+		// segment of c.cur: an extended statement that completed moved
+		// c.cur on to the next segment already.)
+		seg := c.synced
+		c.synced++
+		for c.cur < len(c.reqs) && c.reqs[c.cur].seg <= seg {
 			c.cur++
 		}
 		c.complete = c.syncs == 0

@@ -177,3 +177,42 @@ func BenchmarkSelectPrepared(b *testing.B) {
 	}
 	_ = start
 }
+
+// syncsProgram queues three extended statements in one exchange, each with
+// its own Sync (outside a pipeline), and keeps their tags.
+type syncsProgram struct{ tags []string }
+
+func (p *syncsProgram) Start(c *Conn, _, _ int) Action {
+	for _, s := range []*Stmt{{SQL: "SELECT 1"}, {SQL: "SELECT 2"}, {SQL: "SELECT 3"}} {
+		c.Bind(s, CaptureNone).Send()
+	}
+	return Action{Kind: Await}
+}
+func (p *syncsProgram) Resume(c *Conn) Action {
+	for i := 0; i < c.Results(); i++ {
+		if r := c.Result(i); r.Err != nil {
+			return Action{Kind: Finish, Err: r.Err, Stmt: i}
+		}
+		p.tags = append(p.tags, string(c.Result(i).Tag()))
+	}
+	return Action{Kind: Finish, Stmt: -1}
+}
+func (p *syncsProgram) Connected(*Conn) {}
+
+// Extended statements with a Sync each, awaited as one exchange: every one
+// gets its result (a ReadyForQuery ends the segment it closes, not the one
+// of the statement after it).
+func TestSeveralSyncsOneExchange(t *testing.T) {
+	tg, err := pg.NewTarget([]string{srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &loopSession{max: 2}
+	p := &syncsProgram{}
+	if err := Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return p }, func(time.Time) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.errs) > 0 || len(p.tags) != 6 {
+		t.Fatalf("errors %v, tags %q: want 6 SELECT 1", s.errs, p.tags)
+	}
+}
