@@ -75,7 +75,7 @@ func measure(t *testing.T, src, dst string, d time.Duration, during func()) (*Tr
 // TestLagSameDatabase.
 func TestStreamSameDatabase(t *testing.T) {
 	db := srv.NewDatabase(t)
-	best, fastestRT := int64(-1), int64(-1)
+	best, fastestRT, bestPeriod, bestP50 := int64(-1), int64(-1), int64(-1), int64(-1)
 	var acked int64
 	for attempt := 1; attempt <= 3; attempt++ {
 		tr, rst := measure(t, db, db, 5*time.Second, nil)
@@ -89,7 +89,10 @@ func TestStreamSameDatabase(t *testing.T) {
 			t.Errorf("markers: %+v", c)
 		}
 		if p99 := h.ValueAtQuantile(99); best < 0 || p99 < best {
-			best = p99
+			best, bestPeriod = p99, rst.Period.ValueAtQuantile(99)
+		}
+		if p50 := h.ValueAtQuantile(50); bestP50 < 0 || p50 < bestP50 {
+			bestP50 = p50
 		}
 		// Seen by the first poll that starts after it became visible: no
 		// lag above the longest gap between polls plus the longest poll.
@@ -107,10 +110,16 @@ func TestStreamSameDatabase(t *testing.T) {
 	if err := pgtest.Conn(t, db).QueryRow(context.Background(), "SELECT count(*) FROM "+Table).Scan(&rows); err != nil || rows != acked {
 		t.Errorf("%d marker rows (%v), %d acknowledged", rows, err, acked)
 	}
+	// The median needs no quiet machine.
+	if bestP50 >= 5000 {
+		t.Errorf("lag p50 %dµs at best against the source itself: the instrument's floor should be under 5ms", bestP50)
+	}
 	switch {
 	case best < 5000:
 	case fastestRT >= 2500:
 		t.Skipf("lag p99 %dµs at best; the machine is too busy to show a 5ms floor: the reader's query took %dµs at p99 in the fastest run", best, fastestRT)
+	case bestPeriod >= 2500:
+		t.Skipf("lag p99 %dµs at best; the machine is too busy to show a 5ms floor: the reader, asked to poll every 1ms, polled every %dµs at p99 in that run", best, bestPeriod)
 	default:
 		t.Errorf("lag p99 %dµs at best against the source itself: the instrument's floor should be under 5ms", best)
 	}
