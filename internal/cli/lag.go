@@ -47,6 +47,7 @@ type lagFlags struct {
 	pollInterval     time.Duration
 	markTransactions bool
 	maps             []string
+	tables           []string
 	slo              string
 }
 
@@ -59,6 +60,7 @@ func (f *lagFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.pollInterval, "poll-interval", time.Millisecond, "look for new markers on the destination this often: the measurement's precision")
 	fs.BoolVar(&f.markTransactions, "mark-transactions", false, "also write a marker inside every workload transaction (per-transaction lag)")
 	fs.StringArrayVar(&f.maps, "map", nil, "SRC=DST: the destination holds source table SRC as DST; repeatable")
+	fs.StringSliceVar(&f.tables, "tables", nil, "T[,T...]: the tables the workload writes, compared after the run (needed for --workload script, which names none; replaces a builtin's list)")
 	fs.StringVar(&f.slo, "slo", "", "objective on the lag, comma-separated conditions "+slo.Grammar+"; exit 1 when broken")
 }
 
@@ -176,14 +178,14 @@ func parseLag(env Env, args []string) (*lagConfig, string, error) {
 	}
 	c.m, c.g = m, m.New()
 	c.h = c.g.Hooks()
-	if c.h.Ops == nil || len(c.h.Tables) == 0 {
+	if c.h.Ops == nil {
 		var ok []string
 		for _, m := range env.Registry.All() {
-			if h := m.New().Hooks(); h.Ops != nil && len(h.Tables) > 0 {
+			if h := m.New().Hooks(); h.Ops != nil {
 				ok = append(ok, m.Name)
 			}
 		}
-		return nil, "", usagef("--workload %s: lag needs a workload that runs load and names the tables it writes (lag works for: %s)", name, strings.Join(ok, ", "))
+		return nil, "", usagef("--workload %s: lag needs a workload that runs load (lag works for: %s)", name, strings.Join(ok, ", "))
 	}
 
 	fs := pflag.NewFlagSet("lag", pflag.ContinueOnError)
@@ -253,6 +255,20 @@ func (c *lagConfig) validate(fs *pflag.FlagSet) error {
 		return usagef("--mark-transactions: workload %s cannot write a marker inside its transactions (those that can: %s); the marker stream (--mark-interval) measures the lag", c.m.Name, strings.Join(ok, ", "))
 	}
 	external := f.source != ""
+	for _, t := range f.tables {
+		if strings.TrimSpace(t) == "" {
+			return usagef("--tables %q: give table names separated by commas", strings.Join(f.tables, ","))
+		}
+	}
+	if len(f.tables) > 0 {
+		c.h.Tables = f.tables
+	}
+	if len(c.h.Tables) == 0 {
+		return usagef("--workload %s names no tables it writes: give them with --tables T[,T...] (compared on both sides after the run)", c.m.Name)
+	}
+	if c.h.Init == nil && !external {
+		return usagef("--workload %s creates no tables, and the embedded pair starts empty: give --source and --dest, where its tables exist", c.m.Name)
+	}
 	if external {
 		if fs.Changed("replication") {
 			return usagef("--replication applies to the embedded pair; with --source and --dest the replication is yours")

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -458,7 +460,9 @@ func TestLagBadInput(t *testing.T) {
 		{"map", []string{"--source", src, "--dest", src, "--map", "nope"}, `txload: --map "nope": want SRC=DST`},
 		{"map of a table the workload does not write", []string{"--source", src, "--dest", src, "--map", "x=y"}, "txload: --map x=y: x is not a table tpcb-like writes"},
 		{"unknown workload", []string{"--workload", "nope"}, `txload: --workload: unknown workload "nope"`},
-		{"workload without tables", []string{"--workload", "script"}, "txload: --workload script: lag needs a workload that runs load and names the tables it writes"},
+		{"script without --tables", []string{"--workload", "script", "--file", "/dev/null"}, "txload: --workload script names no tables it writes: give them with --tables T[,T...]"},
+		{"script on the embedded pair", []string{"--workload", "script", "--file", "/dev/null", "--tables", "t"}, "txload: --workload script creates no tables, and the embedded pair starts empty: give --source and --dest"},
+		{"empty table name", []string{"--source", src, "--dest", src, "--tables", "pgbench_accounts,,x"}, `txload: --tables "pgbench_accounts,,x": give table names separated by commas`},
 		{"unknown flag", []string{"--frobnicate"}, "txload: unknown flag: --frobnicate\n"},
 		{"init fresh", []string{"--source", src, "--dest", src, "--init", "fresh"}, "txload: --init fresh would drop and reload the source's tables under the replication"},
 		{"mark transactions of select-only", []string{"--source", src, "--dest", src, "--workload", "select-only", "--mark-transactions"},
@@ -493,5 +497,32 @@ func TestLagBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A script file on the source: its tables are named with --tables, the
+// marker goes inside each of its transactions, and convergence compares
+// those tables.
+func TestLagScriptWithTables(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	sqlExec(t, db, "CREATE TABLE items (id bigserial PRIMARY KEY, v int NOT NULL)")
+	file := writeScript(t, "items.sql", "BEGIN;\n\\set v random(1, 1000)\nINSERT INTO items (v) VALUES (:v);\nUPDATE items SET v = v + 1 WHERE id = :v;\nEND;\n")
+	js := filepath.Join(t.TempDir(), "lag.json")
+	r := txload(t.Context(), nil, "lag", "--workload", "script", "--file", file, "--tables", "items", "--source", db, "--dest", db,
+		"--rate", "50", "--duration", "2s", "--mark-transactions", "--progress", "0", "--json", js)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
+	}
+	mustContain(t, r.stdout, "convergence: ok", "and a marker inside every transaction: ")
+	if !regexp.MustCompile(`(?m)^items\s+(\d+)\s+(\d+)\s+0\s+0\s+0\s`).MatchString(r.stdout) {
+		t.Errorf("no convergence row for items:\n%s", r.stdout)
+	}
+	var rows int64
+	if err := pgtest.Conn(t, db).QueryRow(t.Context(), "SELECT count(*) FROM items").Scan(&rows); err != nil || rows < 90 {
+		t.Fatalf("items holds %d rows (%v) after 2s at 50/s", rows, err)
+	}
+	if !strings.Contains(r.stdout, fmt.Sprintf("%d written, %d committed", rows, rows)) {
+		t.Errorf("the script committed %d transactions; the markers say otherwise:\n%s", rows, r.stdout)
 	}
 }
