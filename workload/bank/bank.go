@@ -135,11 +135,12 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		Ops: []string{"transfer"},
 		Drive: func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
 			return driver.Run(ctx, t, groups, func(id int) driver.Program {
-				p := &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))), pooled: t.Pooled()}
-				if opts.Marks != nil {
-					p.mark = opts.Marks(id)
+				markName := "bank_mark"
+				if t.Pooled() {
+					markName = ""
 				}
-				return p
+				return &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))),
+					mark: workload.NewMark(opts, id, markName)}
 			}, ready)
 		},
 		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/driver"
-	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
 
@@ -56,10 +55,7 @@ type program struct {
 
 	// mark writes a marker inside each transfer (lag --mark-transactions),
 	// pipelined just before its COMMIT; nil: none.
-	mark     workload.TxMarker
-	markStmt *driver.Stmt
-	marking  bool
-	pooled   bool
+	mark *workload.Mark
 }
 
 const (
@@ -107,7 +103,7 @@ func (p *program) Start(c *driver.Conn, _, attempt int) driver.Action {
 func (p *program) queueDelta(c *driver.Conn) {
 	c.Bind(p.st.delta, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(p.cfg.amount).
 		Int(int64(p.effective)).Int(int64(Delta)).Send()
-	p.queueMark(c)
+	p.mark.Queue(c) // the marker, in the pipeline before COMMIT
 	c.Bind(p.st.commit, driver.CaptureNone).Send()
 }
 
@@ -168,7 +164,7 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 	c.Pipeline(true)
 	c.Bind(p.st.write, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(fromBal - amount).Int(toBal + amount).
 		Int(amount).Int(fromVer).Int(toVer).Int(int64(p.effective)).Int(int64(p.cfg.transfer)).Send()
-	p.queueMark(c)
+	p.mark.Queue(c) // the marker, in the pipeline before COMMIT
 	c.Bind(p.st.commit, driver.CaptureNone).Send()
 	c.Pipeline(false)
 	p.phase = phaseWrite
@@ -183,52 +179,12 @@ func (p *program) committed(c *driver.Conn) driver.Action {
 	if tag := c.Result(c.Results() - 1).Tag(); !bytes.Equal(tag, commitTag) {
 		return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("transfer: COMMIT answered %q", tag), Stmt: -1}
 	}
-	if p.marking {
-		p.mark.Committed(c.Now)
-		p.marking = false
-	}
+	p.mark.Resolve(c.Result(c.Results()-1), c.Now)
 	return driver.Action{Kind: driver.Finish, Stmt: -1}
 }
 
-// queueMark queues the transfer's marker, in its pipeline before COMMIT.
-func (p *program) queueMark(c *driver.Conn) {
-	if p.mark == nil {
-		return
-	}
-	sql, args := p.mark.Begin()
-	p.marking = true
-	if p.markStmt == nil || p.markStmt.SQL != sql {
-		p.markStmt = &driver.Stmt{SQL: sql}
-		if !p.pooled {
-			p.markStmt.Name = "bank_mark"
-		}
-	}
-	params := c.Bind(p.markStmt, driver.CaptureNone)
-	for _, a := range args {
-		switch v := a.(type) {
-		case int32:
-			params.Int(int64(v))
-		case int64:
-			params.Int(v)
-		case int:
-			params.Int(int64(v))
-		default:
-			params.String(fmt.Sprint(v))
-		}
-	}
-	params.Send()
-}
-
-// Ended resolves the marker of a transfer that failed: rolled back, or
-// ambiguous when the connection was lost while COMMIT was in flight.
-func (p *program) Ended(now time.Time, err error) {
-	if !p.marking {
-		return
-	}
-	class, _ := pg.Classify(err)
-	p.mark.RolledBack(err == nil || class == metrics.AmbiguousCommit, now)
-	p.marking = false
-}
+// Ended resolves the marker of a transfer that failed.
+func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
 
 func atoi(r *driver.Result, row, col int) int64 {
 	v, _ := r.Value(row, col)

@@ -1,16 +1,12 @@
 package pgbench
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/driver"
-	"github.com/txload/txload/metrics"
-	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 
@@ -85,38 +81,27 @@ func rollsBack(text string) bool {
 	return false
 }
 
+// markName is the marker statement's name: prepared once per connection
+// under --protocol prepared, unnamed otherwise, as the script's own.
+func (g *runGen) markName() string {
+	if g.mode == prepared {
+		return "txload_mark"
+	}
+	return ""
+}
+
 // queueMark queues the attempt's marker before command pc, which commits:
 // in the script's protocol, and in its pipeline if one is open.
 func (p *program) queueMark(c *driver.Conn, pc int) {
-	sql, args := p.mark.Begin()
-	p.marking = true
-	if p.markStmt == nil || p.markStmt.SQL != sql {
-		p.markStmt = &driver.Stmt{SQL: sql}
-		if p.mode == prepared {
-			p.markStmt.Name = "txload_mark"
-		}
-	}
 	p.markAt = len(p.pending)
 	p.pending = append(p.pending, pc) // a failed marker is the commit's failure
-	if p.mode == simple {
-		p.text = substitute(p.text[:0], sql, args)
-		c.Simple(p.text, p.markStmt, driver.CaptureNone)
+	if p.mode != simple {
+		p.mark.Queue(c)
 		return
 	}
-	params := c.Bind(p.markStmt, driver.CaptureNone)
-	for _, a := range args {
-		switch v := a.(type) {
-		case int32:
-			params.Int(int64(v))
-		case int64:
-			params.Int(v)
-		case int:
-			params.Int(int64(v))
-		default:
-			params.String(fmt.Sprint(v))
-		}
-	}
-	params.Send()
+	st, args := p.mark.Begin()
+	p.text = substitute(p.text[:0], st.SQL, args)
+	c.Simple(p.text, st, driver.CaptureNone)
 }
 
 // substitute writes sql with its $n parameters replaced by args as literals.
@@ -152,38 +137,8 @@ func substitute(b []byte, sql string, args []any) []byte {
 	return b
 }
 
-var rollbackTag = []byte("ROLLBACK")
-
-// markCommitted resolves the open marker once the committing command's
-// result is in without an error: a COMMIT of a transaction that had failed
-// answers ROLLBACK, and its marker is gone with it.
-func (p *program) markCommitted(r *driver.Result, at time.Time) {
-	if bytes.Equal(r.Tag(), rollbackTag) {
-		p.mark.RolledBack(false, at)
-	} else {
-		p.mark.Committed(at)
-	}
-	p.marking = false
-}
-
-// Ended resolves a marker left open by an attempt that failed: rolled back,
-// or ambiguous when the connection was lost while COMMIT was in flight.
-func (p *program) Ended(now time.Time, err error) {
-	if !p.marking {
-		return
-	}
-	class, _ := pg.Classify(err)
-	p.mark.RolledBack(err == nil || class == metrics.AmbiguousCommit, now)
-	p.marking = false
-}
+// Ended resolves a marker left open by an attempt that failed.
+func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
 
 // program resolves its markers when an attempt fails.
 var _ driver.Ender = (*program)(nil)
-
-// marker returns client id's marker source, or nil.
-func marker(opts workload.RunOptions, id int) workload.TxMarker {
-	if opts.Marks == nil {
-		return nil
-	}
-	return opts.Marks(id)
-}

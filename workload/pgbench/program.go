@@ -39,14 +39,12 @@ type program struct {
 	// mark writes a marker inside each transaction (nil: none): queued
 	// before the committing command, its result is pending[markAt] while
 	// marking.
-	mark     workload.TxMarker
-	markStmt *driver.Stmt
-	marking  bool
-	markAt   int
+	mark   *workload.Mark
+	markAt int
 }
 
 // newProgram makes client id's program.
-func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, debug io.Writer, defaultSeed int64, mark workload.TxMarker) *program {
+func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, debug io.Writer, defaultSeed int64, mark *workload.Mark) *program {
 	p := &program{mode: g.mode, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed), mark: mark, markAt: -1}
 	for k, v := range vars {
 		p.vars[k] = v
@@ -130,8 +128,8 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 				return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
 			}
 		}
-		if p.marking && p.stmts[p.op][pc].Commits {
-			p.markCommitted(r, c.Now)
+		if p.mark.Open() && p.stmts[p.op][pc].Commits {
+			p.mark.Resolve(r, c.Now)
 		}
 	}
 	// The latency of a command is the time it was awaited: a pipeline's
@@ -220,7 +218,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 				return driver.Action{Kind: driver.Await}
 			}
 		case script.SQL:
-			if p.mark != nil && !p.marking && p.stmts[p.op][pc].Commits {
+			if p.mark != nil && !p.mark.Open() && p.stmts[p.op][pc].Commits {
 				p.queueMark(c, pc)
 			}
 			if err := p.queue(c, pc, cmd); err != nil {

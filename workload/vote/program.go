@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/workload"
 )
 
 // statements are the vote workload's, made once per run: named (prepared
@@ -51,6 +53,9 @@ type program struct {
 	user int64
 	op   int
 	arr  []byte // a read's articles as an array literal
+	// mark writes a marker inside each vote's transaction (lag
+	// --mark-transactions); nil: none.
+	mark *workload.Mark
 }
 
 func (p *program) Connected(*driver.Conn) {}
@@ -91,18 +96,26 @@ func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
 		c.Bind(p.st.read, capture).Text(p.arr).Send()
 		return driver.Action{Kind: driver.Await}
 	}
-	if p.cfg.variant != "counter" {
+	if p.cfg.variant != "counter" && p.mark == nil {
 		c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
 		return driver.Action{Kind: driver.Await}
 	}
+	// One exchange: BEGIN, the vote, the counter's UPDATE, the marker,
+	// COMMIT.
 	c.Pipeline(true)
 	c.Bind(p.st.begin, driver.CaptureNone).Send()
 	c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
-	c.Bind(p.st.bump, driver.CaptureNone).Int(p.ids[0]).Send()
+	if p.cfg.variant == "counter" {
+		c.Bind(p.st.bump, driver.CaptureNone).Int(p.ids[0]).Send()
+	}
+	p.mark.Queue(c)
 	c.Bind(p.st.commit, driver.CaptureNone).Send()
 	c.Pipeline(false)
 	return driver.Action{Kind: driver.Await}
 }
+
+// Ended resolves the marker of a vote that failed.
+func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
 
 var (
 	updateOne = []byte("UPDATE 1")
@@ -116,13 +129,15 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 		}
 	}
 	if p.op == 1 {
-		if p.cfg.variant == "counter" {
-			if !bytes.Equal(c.Result(2).Tag(), updateOne) {
-				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: article %d does not exist", p.ids[0]), Stmt: -1}
-			}
-			if tag := c.Result(3).Tag(); !bytes.Equal(tag, commitTag) {
+		if p.cfg.variant == "counter" && !bytes.Equal(c.Result(2).Tag(), updateOne) {
+			return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: article %d does not exist", p.ids[0]), Stmt: -1}
+		}
+		if c.Results() > 1 { // BEGIN ... COMMIT
+			last := c.Result(c.Results() - 1)
+			if tag := last.Tag(); !bytes.Equal(tag, commitTag) {
 				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: COMMIT answered %q", tag), Stmt: -1}
 			}
+			p.mark.Resolve(last, c.Now)
 		}
 		p.rs.committed.Add(1)
 		return driver.Action{Kind: driver.Finish, Stmt: -1}

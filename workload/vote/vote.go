@@ -123,7 +123,12 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
 		return driver.Run(ctx, t, groups, func(id int) driver.Program {
 			rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
-			p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch)}
+			markName := "vote_mark"
+			if t.Pooled() {
+				markName = ""
+			}
+			p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch),
+				mark: workload.NewMark(opts, id, markName)}
 			if g.cfg.distribution == "zipf" {
 				p.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
 			}
