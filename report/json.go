@@ -24,6 +24,25 @@ type Document struct {
 	// MergedFrom names the documents a merged document was made of (by
 	// `txload merge`), in the order given.
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// Series are figures over time that a command measures beside the
+	// runs' own (lag's replication lag): one chart each in the HTML report.
+	Series []SeriesDoc `json:"series,omitempty"`
+}
+
+// SeriesDoc is one figure over time: at each point, one value per line.
+type SeriesDoc struct {
+	Title string `json:"title"`
+	// Unit of the values: "us" (microseconds, drawn as durations) or "".
+	Unit   string        `json:"unit,omitempty"`
+	Lines  []string      `json:"lines"`
+	Points []SeriesPoint `json:"points"`
+}
+
+// SeriesPoint is the values of a SeriesDoc's lines at one time.
+type SeriesPoint struct {
+	// At is seconds from the start of the measured period.
+	At     float64   `json:"at_seconds"`
+	Values []float64 `json:"values"`
 }
 
 // RunDoc is one run (one variant of a multi-variant run, one step of a

@@ -23,6 +23,7 @@ import (
 	"github.com/txload/txload/lag"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/htmlreport"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
 )
@@ -146,6 +147,7 @@ type lagConfig struct {
 	drainTimeout time.Duration
 	objective    []slo.Condition
 	jsonPath     string
+	htmlPath     string
 	histPath     string
 	config       map[string]any
 	embedded     *embedded.Version
@@ -361,8 +363,9 @@ func (c *lagConfig) validate(fs *pflag.FlagSet) error {
 		return usagef("--drain-timeout must be positive for lag (the destination's time to catch up), got %s", c.drainTimeout)
 	}
 	// lag writes --json and --histogram itself: the runner gets neither.
-	c.jsonPath, c.histPath = opts.JSON, opts.Histogram
-	opts.JSON, opts.Histogram = "", ""
+	c.jsonPath, c.htmlPath, c.histPath = opts.JSON, opts.HTML, opts.Histogram
+	opts.JSON, opts.HTML, opts.Histogram = "", "", ""
+	opts.KeepIntervals = c.jsonPath != "" || c.htmlPath != ""
 	opts.Stderr = runner.Locked(c.env.Stderr)
 	c.opts = opts
 	c.config = map[string]any{}
@@ -581,10 +584,9 @@ func (c *lagConfig) run(ctx context.Context) error {
 			failures = append(failures, fmt.Sprintf("the lag breaks the objective %s (%s)", v.cond, report.MicrosF(v.value)))
 		}
 	}
-	if c.jsonPath != "" {
-		if err := c.writeJSON(&res); err != nil && runErr == nil {
-			runErr = err
-		}
+	res.points = ticker.points
+	if err := c.writeDocument(&res); err != nil && runErr == nil {
+		runErr = err
 	}
 	switch {
 	case interrupted:
@@ -824,6 +826,8 @@ type lagTicker struct {
 	file    *os.File
 	last    time.Time
 	mu      sync.Mutex
+	// points are the lag per interval, for the document's chart.
+	points []report.SeriesPoint
 }
 
 func (c *lagConfig) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag.Tracker, v *lag.Views, start time.Time) (*lagTicker, error) {
@@ -890,6 +894,11 @@ func (t *lagTicker) tick(now time.Time, final bool) {
 	}
 	t.last = now
 	t.export(iv)
+	if iv.Measured > 0 || iv.Pending > 0 {
+		at := now.Sub(t.start).Seconds()
+		t.points = append(t.points, report.SeriesPoint{At: at, Values: []float64{
+			float64(iv.Lag.ValueAtQuantile(50)), float64(iv.Lag.ValueAtQuantile(99)), float64(iv.Lag.Max()), float64(iv.Behind.Microseconds())}})
+	}
 	if final || t.c.opts.Engine.Progress <= 0 {
 		return
 	}
@@ -957,7 +966,8 @@ func (t *lagTicker) finish(now time.Time) {
 
 // lagResult is what a lag run measured.
 type lagResult struct {
-	pair *lagPair
+	pair   *lagPair
+	points []report.SeriesPoint // lag per interval
 	// counts are the marker stream's; total the lag of every marker,
 	// which the SLO judges; streamLag the stream's alone. With
 	// --mark-transactions, txCounts and txLag are the markers inside the
@@ -1301,7 +1311,40 @@ type convergeJSON struct {
 	Markers *lag.MarkerDiff `json:"markers"`
 }
 
-func (c *lagConfig) writeJSON(r *lagResult) error {
+// writeDocument writes lag's document as --json and draws it as --html,
+// whichever were asked for.
+func (c *lagConfig) writeDocument(r *lagResult) error {
+	if c.jsonPath == "" && c.htmlPath == "" {
+		return nil
+	}
+	doc, err := c.document(r)
+	if err != nil {
+		return err
+	}
+	if c.jsonPath != "" {
+		if err := runner.WriteFile(c.jsonPath, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(doc)
+		}); err != nil {
+			return fmt.Errorf("writing --json: %w", err)
+		}
+		fmt.Fprintf(c.opts.Stderr, "wrote %s\n", c.jsonPath)
+	}
+	if c.htmlPath != "" {
+		if err := runner.WriteFile(c.htmlPath, func(w io.Writer) error {
+			return htmlreport.Write(w, []*report.Document{&doc.Document}, htmlreport.Options{Names: []string{c.m.Name}, Version: c.env.Version})
+		}); err != nil {
+			return fmt.Errorf("writing --html: %w", err)
+		}
+		fmt.Fprintf(c.opts.Stderr, "wrote %s\n", c.htmlPath)
+	}
+	return nil
+}
+
+// document is lag's --json: the run's document, its lag over time as a
+// series, and the lag section.
+func (c *lagConfig) document(r *lagResult) (*lagDoc, error) {
 	config := map[string]any{}
 	for k, v := range c.config {
 		config[k] = v
@@ -1312,14 +1355,23 @@ func (c *lagConfig) writeJSON(r *lagResult) error {
 	if o := r.outcome; o != nil && o.Result != nil {
 		rd, err := report.NewRunDoc(o.Result.Total)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		res := o.Result
 		rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
 		if o.Check != nil {
 			rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: append([]string{}, o.Check.Violations...)}
 		}
+		if o.Intervals != nil {
+			if rd.Intervals, err = o.Intervals.Docs(); err != nil {
+				return nil, err
+			}
+		}
 		doc.Runs = append(doc.Runs, rd)
+	}
+	if len(r.points) > 0 {
+		doc.Series = append(doc.Series, report.SeriesDoc{Title: "replication lag", Unit: "us",
+			Lines: []string{"p50", "p99", "max", "oldest pending"}, Points: r.points})
 	}
 	n := r.counts
 	l := &doc.Lag
@@ -1359,7 +1411,7 @@ func (c *lagConfig) writeJSON(r *lagResult) error {
 		}
 		d, err := report.HistogramDoc(p.h)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		*p.to = d
 	}
@@ -1369,15 +1421,7 @@ func (c *lagConfig) writeJSON(r *lagResult) error {
 	if r.conv != nil {
 		l.Convergence = &convergeJSON{OK: len(r.conv.failures()) == 0, Tables: r.conv.tables, Markers: r.conv.markers}
 	}
-	if err := runner.WriteFile(c.jsonPath, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	}); err != nil {
-		return fmt.Errorf("writing --json: %w", err)
-	}
-	fmt.Fprintf(c.opts.Stderr, "wrote %s\n", c.jsonPath)
-	return nil
+	return doc, nil
 }
 
 // flat puts a message on one line.

@@ -508,9 +508,10 @@ func TestLagScriptWithTables(t *testing.T) {
 	db := srv.NewDatabase(t)
 	sqlExec(t, db, "CREATE TABLE items (id bigserial PRIMARY KEY, v int NOT NULL)")
 	file := writeScript(t, "items.sql", "BEGIN;\n\\set v random(1, 1000)\nINSERT INTO items (v) VALUES (:v);\nUPDATE items SET v = v + 1 WHERE id = :v;\nEND;\n")
-	js := filepath.Join(t.TempDir(), "lag.json")
+	dir := t.TempDir()
+	js, page := filepath.Join(dir, "lag.json"), filepath.Join(dir, "lag.html")
 	r := txload(t.Context(), nil, "lag", "--workload", "script", "--file", file, "--tables", "items", "--source", db, "--dest", db,
-		"--rate", "50", "--duration", "2s", "--mark-transactions", "--progress", "0", "--json", js)
+		"--rate", "50", "--duration", "2s", "--mark-transactions", "--progress", "0", "--json", js, "--html", page)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -524,6 +525,21 @@ func TestLagScriptWithTables(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, fmt.Sprintf("%d written, %d committed", rows, rows)) {
 		t.Errorf("the script committed %d transactions; the markers say otherwise:\n%s", rows, r.stdout)
+	}
+	// --html draws the lag over time beside the run's charts, and so does
+	// `txload report` from --json.
+	again := filepath.Join(dir, "report.html")
+	if rr := txload(t.Context(), nil, "report", js, "-o", again); rr.code != 0 {
+		t.Fatalf("report: exit %d\n%s", rr.code, rr.stderr)
+	}
+	for _, f := range []string{page, again} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "<h2>Over time</h2>") || !strings.Contains(string(b), ">replication lag<") || strings.Count(string(b), "<svg") < 3 {
+			t.Errorf("%s: no replication lag chart beside the run's", f)
+		}
 	}
 }
 

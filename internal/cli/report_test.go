@@ -208,13 +208,18 @@ func TestHTMLOnRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	page, doc := filepath.Join(dir, "run.html"), filepath.Join(dir, "run.json")
-	r := txload(t.Context(), nil, "run", "bank", "--url", srv.NewDatabase(t), "--init", "keep", "--accounts", "1000",
-		"--rate", "200", "--duration", "2s", "--progress", "1s", "--html", page, "--json", doc)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "wrote "+page) {
-		t.Errorf("stderr does not say the page was written:\n%s", r.stderr)
+	// Two like runs: one with --html alone (its charts over time need the
+	// intervals, kept without --json too), one with --json for `report`.
+	url := srv.NewDatabase(t)
+	for _, out := range [][]string{{"--html", page}, {"--json", doc}} {
+		r := txload(t.Context(), nil, append([]string{"run", "bank", "--url", url, "--init", "keep", "--accounts", "1000",
+			"--rate", "200", "--duration", "2s", "--progress", "1s"}, out...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "wrote "+out[1]) {
+			t.Errorf("stderr does not say %s was written:\n%s", out[1], r.stderr)
+		}
 	}
 	ours, err := os.ReadFile(page)
 	if err != nil {

@@ -47,6 +47,9 @@ type Options struct {
 	JSON, Histogram, CPUProfile string
 	// HTML is the file of the run's HTML report ("" = none).
 	HTML string
+	// KeepIntervals keeps the run's intervals in its Outcome without --json
+	// or --html: for a caller that writes its own document (lag).
+	KeepIntervals bool
 	// MetricsAddr is --metrics-addr: serve /metrics there ("" = off). See
 	// StartMetrics, which sets Metrics.
 	MetricsAddr string

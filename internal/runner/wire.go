@@ -81,7 +81,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		})
 	}
 	var intervals *report.Intervals
-	if opts.JSON != "" {
+	if opts.JSON != "" || opts.HTML != "" || opts.KeepIntervals {
 		// The document carries every interval, so that documents of
 		// several load generators merge interval by interval.
 		intervals = &report.Intervals{}

@@ -157,6 +157,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	if len(sweeps) > 0 {
 		sweepSection(p, sweeps)
 	}
+	seriesSection(p, docs, names)
 	configSection(p, docs, names)
 	p.printf("</body></html>\n")
 	if p.err != nil {
@@ -706,4 +707,47 @@ func Redact(v any) any {
 		return out
 	}
 	return v
+}
+
+// seriesSection draws the documents' own figures over time (lag's
+// replication lag), a chart per title with every document's lines on it.
+func seriesSection(p *page, docs []*report.Document, names []string) {
+	var titles []string
+	charts := map[string]*plot.Chart{}
+	for i, d := range docs {
+		for _, sd := range d.Series {
+			c := charts[sd.Title]
+			if c == nil {
+				c = &plot.Chart{Title: sd.Title, X: plot.Axis{Label: "time", Time: true}, Y: plot.Axis{Label: sd.Title}}
+				if sd.Unit == "us" {
+					c.Y.Format = plot.Millis
+				}
+				charts[sd.Title] = c
+				titles = append(titles, sd.Title)
+			}
+			dashes := []string{plot.Solid, plot.Dashed, plot.Dotted, plot.Long}
+			for l, line := range sd.Lines {
+				s := plot.Series{Name: line, Color: plot.Palette[i%len(plot.Palette)], Dash: dashes[l%len(dashes)]}
+				if len(docs) > 1 {
+					s.Name = names[i] + " " + line
+				}
+				for _, pt := range sd.Points {
+					if l < len(pt.Values) {
+						s.X = append(s.X, pt.At)
+						s.Y = append(s.Y, pt.Values[l])
+					}
+				}
+				c.Series = append(c.Series, s)
+			}
+		}
+	}
+	if len(titles) == 0 {
+		return
+	}
+	p.printf("<h2>Over time</h2>")
+	for _, t := range titles {
+		if c := charts[t]; c.Points() > 0 {
+			p.chart(c)
+		}
+	}
 }
