@@ -24,8 +24,20 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 	stderr := opts.Stderr
 	scrub := conn.Target.Scrub
 	// The final interval is the sliver while in-flight operations drain:
-	// printed only after Ctrl-C, as what ran last.
-	show := func(t engine.Tick) bool { return opts.Engine.Progress > 0 && (!t.Final || ctx.Err() != nil) }
+	// printed after Ctrl-C, as what ran last, and when it reaches a
+	// progress boundary whose tick the end of the run overtook (-T 5 -P 5
+	// prints its 5.0 s line, as pgbench does). Ticks come one at a time.
+	var shownUpTo time.Duration
+	show := func(t engine.Tick) bool {
+		switch {
+		case opts.Engine.Progress <= 0:
+			return false
+		case !t.Final || ctx.Err() != nil || t.Elapsed >= shownUpTo+opts.Engine.Progress:
+			shownUpTo = t.Elapsed
+			return true
+		}
+		return false
+	}
 	var ticks []func(engine.Tick)
 	switch opts.Output {
 	case "pgbench":
