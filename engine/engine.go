@@ -211,6 +211,8 @@ type Tick struct {
 type ErrorEvent struct {
 	Client  int
 	Op      string
+	OpIndex int // Op's index among the run's operations (pgbench: the script)
+	Stmt    int // the statement that failed, from 0 (-1: not known)
 	Attempt int
 	Class   metrics.Class
 	Retry   bool // it will be retried
@@ -234,12 +236,14 @@ const (
 
 // Event is something that happened to the run as a whole.
 type Event struct {
-	Kind   EventKind
-	At     time.Time
-	Client int
-	Op     string
-	Err    error
-	Down   time.Duration
+	Kind    EventKind
+	At      time.Time
+	Client  int
+	Op      string
+	OpIndex int // Aborted: Op's index among the run's operations
+	Stmt    int // Aborted: the statement that failed, from 0 (-1: not known)
+	Err     error
+	Down    time.Duration
 }
 
 // Result is what a run measured.
@@ -642,14 +646,14 @@ func (r *run) noteError(class metrics.Class, err error) {
 	r.mu.Unlock()
 }
 
-func (r *run) abort(c *client, err error) {
+func (r *run) abort(c *client, err error, stmt int) {
 	r.mu.Lock()
 	r.aborted++
 	if r.abortErr == nil {
 		r.abortErr = err
 	}
 	r.mu.Unlock()
-	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], Err: err})
+	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Err: err})
 }
 
 // unreachable notes a failed connection attempt.

@@ -158,7 +158,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	rec.Error(c.op, c.measured, class)
 	r.noteError(class, err)
 	if r.cfg.OnError != nil {
-		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], Attempt: c.attempt, Class: class, Retry: retry, Err: err})
+		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Attempt: c.attempt, Class: class, Retry: retry, Err: err})
 	}
 	if !retry {
 		c.done++
@@ -180,7 +180,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return c.retry()
 	}
 	if !class.Retryable() && !r.cfg.ContinueOnError {
-		r.abort(c, err)
+		r.abort(c, err, stmt)
 		return workload.Step{Kind: workload.Stop}
 	}
 	return c.next(now, false)
@@ -216,7 +216,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		c.g.rec.ReconnectFailed()
 		r.unreachableAt(now, err)
 		if r.cfg.OnError != nil {
-			r.cfg.OnError(ErrorEvent{Client: c.id, Op: "reconnect", Attempt: c.attempts, Class: metrics.ConnectionLost, Retry: !giveUp, Err: err})
+			r.cfg.OnError(ErrorEvent{Client: c.id, Op: "reconnect", OpIndex: -1, Stmt: -1, Attempt: c.attempts, Class: metrics.ConnectionLost, Retry: !giveUp, Err: err})
 		}
 	}
 	if giveUp {

@@ -399,3 +399,66 @@ func TestPgbenchCommandConnect(t *testing.T) {
 	}
 	t.Logf("%d sessions for 80 transactions", delta)
 }
+
+// Errors in pgbench's words: --verbose-errors prints pgbench's lines for
+// the serialization failures it retries and gives up on, and a client that
+// aborts prints pgbench's abort line, the same as the installed pgbench
+// prints on the same database (numbers masked for the retries, whose
+// order depends on timing; the abort line exactly).
+func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-q", db)
+	conflict := writeScript(t, "conflict.sql", "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nSELECT pg_sleep(0.002);\nEND;\n")
+	div := writeScript(t, "div.sql", "SELECT 1;\nSELECT 1/0;\n")
+	mask := regexp.MustCompile(`[0-9]+`)
+	kinds := func(stderr string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: error: client ") {
+				m[mask.ReplaceAllString(l, "N")] = true
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		exact bool
+	}{
+		{"retried", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "5", "--max-tries", "3", "--verbose-errors"}, false},
+		{"given up", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "3", "--verbose-errors"}, false},
+		{"aborted", []string{"-n", "-f", div, "-c", "1", "-t", "1"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(pgbench, append(tc.args, db)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			_ = cmd.Run() // an abort exits 2
+			r := txload(t.Context(), nil, append(append([]string{"pgbench"}, tc.args...), db)...)
+			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
+			if len(theirs) == 0 {
+				t.Fatalf("pgbench printed no error line:\n%s", stderr.String())
+			}
+			for l := range theirs {
+				if !ours[l] {
+					t.Errorf("pgbench prints %q; txload:\n%s", l, r.stderr)
+				}
+			}
+			for l := range ours {
+				if !theirs[l] {
+					t.Errorf("txload prints %q; pgbench:\n%s", l, stderr.String())
+				}
+			}
+			if tc.exact {
+				line := "pgbench: error: client 0 script 0 aborted in command 1 query 0: ERROR:  division by zero"
+				mustContain(t, stderr.String(), line)
+				mustContain(t, r.stderr, line)
+			}
+		})
+	}
+}

@@ -2,12 +2,17 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/workload"
@@ -146,8 +151,24 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			f(t)
 		}
 	}
+	pgbenchLines := opts.Output == "pgbench"
 	if opts.VerboseErrors {
 		cfg.OnError = func(e engine.ErrorEvent) {
+			if pgbenchLines && (e.Class == metrics.Serialization || e.Class == metrics.Deadlock) {
+				// pgbench's own lines for the errors it retries.
+				fmt.Fprintf(stderr, "pgbench: client %d got an error in command %d (SQL) of script %d; %s\n",
+					e.Client, max(e.Stmt, 0), e.OpIndex, scrub(libpqMessage(e.Err)))
+				what := "ends the failed transaction"
+				if e.Retry {
+					what = "repeats the transaction after the error"
+				}
+				tries := fmt.Sprintf("try %d", e.Attempt)
+				if opts.Engine.MaxTries < math.MaxInt32 { // pgbench's --max-tries 0: no limit shown
+					tries += fmt.Sprintf("/%d", opts.Engine.MaxTries)
+				}
+				fmt.Fprintf(stderr, "pgbench: client %d %s (%s)\n", e.Client, what, tries)
+				return
+			}
 			next := "gave up"
 			if e.Retry {
 				next = "retrying"
@@ -162,6 +183,11 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		case engine.Reachable:
 			fmt.Fprintf(stderr, "server reachable again after %s\n", e.Down.Round(time.Millisecond))
 		case engine.Aborted:
+			if pgbenchLines {
+				fmt.Fprintf(stderr, "pgbench: error: client %d script %d aborted in command %d query 0: %s\n",
+					e.Client, e.OpIndex, max(e.Stmt, 0), scrub(libpqMessage(e.Err)))
+				return
+			}
 			fmt.Fprintf(stderr, "client %d aborted in %s: %s\n", e.Client, e.Op, scrub(oneLine(e.Err.Error())))
 		}
 	}
@@ -205,4 +231,22 @@ func logTxn(w *pgbenchlog.Writer, t engine.Txn) {
 	}
 	_ = w.Log(pgbenchlog.Txn{Client: t.Client, Number: t.Number, Script: t.Op, Outcome: o,
 		Latency: t.Latency, Lag: t.Lag, Tries: t.Tries, End: t.End})
+}
+
+// libpqMessage is a server error as libpq's PQerrorMessage words it
+// ("ERROR:  division by zero", then DETAIL and HINT lines), for pgbench's
+// lines; any other error is its text on one line.
+func libpqMessage(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return oneLine(err.Error())
+	}
+	msg := pe.Severity + ":  " + pe.Message
+	if pe.Detail != "" {
+		msg += "\nDETAIL:  " + pe.Detail
+	}
+	if pe.Hint != "" {
+		msg += "\nHINT:  " + pe.Hint
+	}
+	return msg
 }
