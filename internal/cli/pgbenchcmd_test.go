@@ -462,3 +462,113 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 		})
 	}
 }
+
+// The seed documents' pgbench commands as written (001: init with
+// --no-vacuum --foreign-keys and with --init-steps=dtGpf, then the script
+// runs with --failures-detailed, --verbose-errors, --max-tries=10 and
+// --protocol=prepared; 004: init with --partitions=10 and a --rate run),
+// shortened in time and scale, with the server named by PGHOST, PGPORT,
+// PGUSER and PGDATABASE as the seeds name it. Each runs under pgbench and
+// under txload pgbench on the same database: stdout line for line and the
+// kinds of stderr lines the same, numbers masked.
+func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	out, err := exec.Command(pgbench, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
+	if major == nil {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	db := srv.NewDatabase(t)
+	u := mustURL(t, db)
+	host, port, user, name := u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/")
+	t.Setenv("PGHOST", host)
+	t.Setenv("PGPORT", port)
+	t.Setenv("PGUSER", user)
+	t.Setenv("PGDATABASE", name)
+	t.Setenv("PGSSLMODE", "disable")
+	script := writeScript(t, "tpcb-original.sql", `\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+`)
+	conn := []string{"--host=" + host, "--username=" + user, "--port=" + port}
+	run := []string{"--host=" + host, "--no-vacuum", "--file=" + script + "@1", "--client=8", "--jobs=8",
+		"--username=" + user, "--port=" + port, "-T", "2", "-P", "1"}
+	with := func(base []string, more ...string) []string {
+		return append(append(append([]string{}, base...), more...), name)
+	}
+	mask := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+	shape := func(s string) []string {
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			if strings.HasPrefix(l, "pgbench (") {
+				l = "pgbench (BANNER)"
+			}
+			lines = append(lines, mask.ReplaceAllString(l, "N"))
+		}
+		return lines
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"001 init", with(append([]string{"--initialize"}, conn...), "--no-vacuum", "--scale=1", "--foreign-keys")},
+		{"001 init server-side", with(append([]string{"--initialize", "--init-steps=dtGpf"}, conn...), "--no-vacuum", "--scale=1", "--foreign-keys")},
+		{"001 run", with(run)},
+		{"001 failures detailed", with(run, "--failures-detailed")},
+		{"001 verbose errors", with(run, "--failures-detailed", "--verbose-errors")},
+		{"001 max tries", with(run, "--failures-detailed", "--max-tries=10")},
+		{"001 prepared", with(run, "--failures-detailed", "--max-tries=10", "--protocol=prepared")},
+		{"004 init", with([]string{"-U", user, "-i", "-s", "1", "--partitions=10"})},
+		{"004 run", with([]string{"-U", user, "-c", "10", "-j", "4", "-P", "1", "-T", "2", "--rate=250"})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(pgbench, tc.args...)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("pgbench %s: %v\n%s", strings.Join(tc.args, " "), err, stderr.String())
+			}
+			// txload follows the installed pgbench's version of the lines.
+			r := pgbenchOK(t, nil, append([]string{"--pgbench-version", major[1]}, tc.args...)...)
+			if theirs, ours := shape(stdout.String()), shape(r.stdout); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
+			}
+			// The server's notices depend on what the previous init left
+			// (pgbench runs first): not compared.
+			kinds := func(s string) map[string]bool {
+				m := map[string]bool{}
+				for _, l := range shape(s) {
+					if !strings.HasPrefix(l, "NOTICE:") {
+						m[l] = true
+					}
+				}
+				return m
+			}
+			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
+			for l := range theirs {
+				if !ours[l] {
+					t.Errorf("pgbench's stderr has %q, txload's does not:\n%s", l, r.stderr)
+				}
+			}
+			for l := range ours {
+				if !theirs[l] {
+					t.Errorf("txload's stderr has %q, pgbench's does not:\n%s", l, stderr.String())
+				}
+			}
+		})
+	}
+}
