@@ -46,6 +46,9 @@ type Config struct {
 	// violation); by default such an error ends the client, as pgbench does,
 	// and the run reports it.
 	ContinueOnError bool
+	// ExitOnAbort stops the whole run when a client aborts (pgbench's
+	// --exit-on-abort); Result.AbortGroup says which group it was in.
+	ExitOnAbort bool
 	// Start, if set, receives the run's start time once clients are up.
 	Start func(time.Time)
 	// LatencyLimit, if positive, counts operations slower than it as late;
@@ -274,6 +277,9 @@ type Result struct {
 	// Aborted counts clients ended by an error; AbortErr is the first.
 	Aborted  int
 	AbortErr error
+	// AbortGroup is the group (I/O loop, pgbench's thread) of the first
+	// client that aborted.
+	AbortGroup int
 	// FirstErrors holds the first error of each class, for the summary.
 	FirstErrors [metrics.NumClasses]error
 	// Outages counts the times the server became unreachable; Unreachable
@@ -386,6 +392,7 @@ type run struct {
 	firstErrors [metrics.NumClasses]error
 	aborted     int
 	abortErr    error
+	abortGroup  int
 	down        atomic.Bool
 	downSince   time.Time
 	outages     int
@@ -573,7 +580,7 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 	}
 	r.mu.Lock()
 	res.FirstErrors = r.firstErrors
-	res.Aborted, res.AbortErr = r.aborted, r.abortErr
+	res.Aborted, res.AbortErr, res.AbortGroup = r.aborted, r.abortErr, r.abortGroup
 	if !r.downSince.IsZero() {
 		r.unreachable += lastEnd.Sub(r.downSince)
 	}
@@ -650,9 +657,12 @@ func (r *run) abort(c *client, err error, stmt int) {
 	r.mu.Lock()
 	r.aborted++
 	if r.abortErr == nil {
-		r.abortErr = err
+		r.abortErr, r.abortGroup = err, c.g.index
 	}
 	r.mu.Unlock()
+	if r.cfg.ExitOnAbort {
+		r.closeStop()
+	}
 	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Err: err})
 }
 

@@ -156,8 +156,6 @@ func (env Env) lookupEnv() func(string) (string, bool) {
 // pgbench does not do yet, each with a line that says so.
 func unsupported(o *pgbenchargs.Options) error {
 	switch {
-	case o.ExitOnAbort:
-		return errors.New("--exit-on-abort is not supported by txload pgbench yet")
 	case o.Debug:
 		return errors.New("--debug is not supported by txload pgbench yet")
 	}
@@ -260,7 +258,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	opts := runner.Options{
 		Command: "pgbench",
 		Engine: engine.Config{
-			Concurrency: o.Clients, Jobs: o.Threads, Arrival: engine.Poisson, MaxTries: maxTries,
+			Concurrency: o.Clients, Jobs: o.Threads, Arrival: engine.Poisson, MaxTries: maxTries, ExitOnAbort: o.ExitOnAbort,
 			Duration: time.Duration(o.Duration) * time.Second, Transactions: o.Transactions,
 			Progress: time.Duration(o.Progress) * time.Second, Seed: o.RandomSeed, Rate: o.Rate,
 			LatencyLimit: time.Duration(o.LatencyLimitUS) * time.Microsecond,
@@ -299,6 +297,9 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 		return nil
 	case errors.As(err, &ee):
 		return err
+	case errors.As(err, &ae) && ae.Exited:
+		fmt.Fprintf(env.Stderr, "%s: error: Run was aborted due to an error in thread %d\n", prog, ae.Group)
+		return printed(2, err)
 	case errors.As(err, &ae):
 		fmt.Fprintf(env.Stderr, "%s: error: Run was aborted; the above results are incomplete.\n", prog)
 		return printed(2, err)

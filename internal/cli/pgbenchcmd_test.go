@@ -572,3 +572,44 @@ END;
 		})
 	}
 }
+
+// --exit-on-abort (pgbench 17 and later): the first client to abort stops
+// the run, pgbench's line names its thread, no report, exit 2. Without it
+// the other client runs its transactions and the report is printed.
+func TestPgbenchCommandExitOnAbort(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	if _, err := pgtestExec(t, db, "CREATE TABLE counter (i int); INSERT INTO counter VALUES (0)"); err != nil {
+		t.Fatal(err)
+	}
+	file := writeScript(t, "abort.sql", "UPDATE counter SET i = i + 1 RETURNING i \\gset\n\\if :i = 5\nSELECT 1/0;\n\\endif\nSELECT pg_sleep(0.01);\n")
+	r := txload(t.Context(), nil, "pgbench", "-n", "-t", "50", "-c", "2", "-j", "2", "--exit-on-abort", "-f", file, db)
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stderr, "division by zero")
+	if !regexp.MustCompile(`(?m)^pgbench: error: Run was aborted due to an error in thread [01]$`).MatchString(r.stderr) {
+		t.Errorf("no abort line naming the thread:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stdout, "number of transactions actually processed") {
+		t.Errorf("a report after --exit-on-abort:\n%s", r.stdout)
+	}
+	// The other client stopped with the run, long before its 50.
+	if n := count(t, db, "SELECT i FROM counter"); n >= 50 {
+		t.Errorf("counter %d: the run went on after the abort", n)
+	}
+
+	if _, err := pgtestExec(t, db, "UPDATE counter SET i = 0"); err != nil {
+		t.Fatal(err)
+	}
+	r = txload(t.Context(), nil, "pgbench", "-n", "-t", "50", "-c", "2", "-j", "2", "-f", file, db)
+	if r.code != 2 {
+		t.Fatalf("without --exit-on-abort: exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "number of transactions actually processed: ")
+	mustContain(t, r.stderr, "pgbench: error: Run was aborted; the above results are incomplete.")
+	// The other client's 50, and at least the aborted one's first.
+	if n := count(t, db, "SELECT i FROM counter"); n < 51 {
+		t.Errorf("counter %d: the other client did not run its 50", n)
+	}
+}

@@ -41,6 +41,10 @@ func (e *ViolationError) Error() string {
 type AbortedError struct {
 	Clients int
 	Msg     string
+	// Exited: Engine.ExitOnAbort stopped the run at the first abort, in
+	// group Group, and no report was printed (pgbench's --exit-on-abort).
+	Exited bool
+	Group  int
 }
 
 func (e *AbortedError) Error() string { return e.Msg }

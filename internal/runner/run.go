@@ -135,6 +135,9 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		}
 		return ErrInterrupted
 	}
+	if ae := (*AbortedError)(nil); errors.As(runErr, &ae) {
+		return ae // scrubbed already
+	}
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
 		if hint := pg.PoolerHint(runErr); hint != "" {
@@ -245,6 +248,12 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	}
 	if opts.Metrics != nil {
 		opts.Metrics.SetSaturated(res.Saturated)
+	}
+	if opts.Engine.ExitOnAbort && res.Aborted > 0 {
+		// pgbench's --exit-on-abort: the run stops at the first abort,
+		// with no report.
+		return nil, &AbortedError{Clients: res.Aborted, Msg: fmt.Sprintf("a client aborted: %s", conn.Target.Scrub(res.AbortErr.Error())),
+			Exited: true, Group: res.AbortGroup}
 	}
 	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: intervals}
 	if opts.Output == "pgbench" {
