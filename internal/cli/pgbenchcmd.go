@@ -129,9 +129,6 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	if err := tx.fs.Parse(o.Txload); err != nil {
 		return pgbenchFail(env, 1, fmt.Errorf("%v", err))
 	}
-	if err := unsupported(o); err != nil {
-		return pgbenchFail(env, 1, err)
-	}
 	target, err := pgbenchTarget(env, o, tx, lookup)
 	if err != nil {
 		return pgbenchFail(env, 1, err)
@@ -150,16 +147,6 @@ func (env Env) lookupEnv() func(string) (string, bool) {
 		v := env.Getenv(k)
 		return v, v != ""
 	}
-}
-
-// unsupported refuses, before the database is touched, what txload
-// pgbench does not do yet, each with a line that says so.
-func unsupported(o *pgbenchargs.Options) error {
-	switch {
-	case o.Debug:
-		return errors.New("--debug is not supported by txload pgbench yet")
-	}
-	return nil
 }
 
 // pgbenchTarget chooses the server: --url, else what libpq would connect
@@ -238,7 +225,7 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 // pgbenchRun is a benchmark: runner.Run with pgbench's preamble (banner,
 // table info, pre-run vacuum) before the load.
 func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, target runner.TargetOptions) error {
-	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed}
+	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug}
 	for _, s := range o.Scripts {
 		cc.Scripts = append(cc.Scripts, s.Parsed)
 	}
@@ -334,6 +321,15 @@ func pgbenchPreamble(ctx context.Context, env Env, o *pgbenchargs.Options, conn 
 		version = conn.Server.Version
 	}
 	fmt.Fprintf(env.Stdout, "pgbench (%d (txload %s), server %s)\n", o.Major, env.Version, version)
+	if o.Debug {
+		// pgbench's first -d line: where it connects and what it runs.
+		cfg := c.Config()
+		what := fmt.Sprintf("nxacts: %d", o.Transactions)
+		if o.Duration > 0 {
+			what = fmt.Sprintf("duration: %d", o.Duration)
+		}
+		fmt.Fprintf(env.Stderr, "%s: pghost: %s pgport: %d nclients: %d %s dbName: %s\n", prog, cfg.Host, cfg.Port, o.Clients, what, cfg.Database)
+	}
 	if o.BuiltinUsed {
 		info, err = pgbench.ReadTableInfo(ctx, c, prog, o.ScaleGiven)
 		var te *pgbench.TableInfoError

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,7 +179,6 @@ func TestPgbenchCommandBadUsage(t *testing.T) {
 		{[]string{"-c", "0"}, "pgbench: error: -c/--clients must be in range 1..2147483647\n"},
 		{[]string{"-i", "-T", "5"}, "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"},
 		{[]string{"-f", "/no/such.sql"}, "pgbench: error: could not open file \"/no/such.sql\": No such file or directory\n"},
-		{[]string{"--debug"}, "pgbench: error: --debug is not supported by txload pgbench yet\n"},
 		{[]string{"--output", "xml", "-h", "192.0.2.1"}, "pgbench: error: --output \"xml\" is not allowed (allowed: text, pgbench)\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -611,5 +611,70 @@ func TestPgbenchCommandExitOnAbort(t *testing.T) {
 	// The other client's 50, and at least the aborted one's first.
 	if n := count(t, db, "SELECT i FROM counter"); n < 51 {
 		t.Errorf("counter %d: the other client did not run its 50", n)
+	}
+}
+
+// -d (--debug from pgbench 17): pgbench's lines for every command, the same
+// kinds as the installed pgbench prints on the same database (numbers
+// masked, prepared statements' names alike).
+func TestPgbenchCommandDebugLikePgbench(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	out, err := exec.Command(pgbench, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
+	if major == nil {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	debug := "-d"
+	if n, _ := strconv.Atoi(major[1]); n >= 17 {
+		debug = "--debug"
+	}
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-q", db)
+	names := regexp.MustCompile(`\b(P_[0-9_]+|txload_[0-9]+_[0-9]+)\b`)
+	digits := regexp.MustCompile(`[0-9]+`)
+	kinds := func(stderr string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: pghost: ") {
+				m[digits.ReplaceAllString(names.ReplaceAllString(l, "NAME"), "N")] = true
+			}
+		}
+		return m
+	}
+	for _, args := range [][]string{
+		{debug, "-n", "-S", "-t", "3", "-c", "2"},
+		{debug, "-n", "-t", "2", "-c", "1", "-M", "prepared"},
+		{debug, "-n", "-t", "2", "-c", "1", "-M", "extended", "-N"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			cmd := exec.Command(pgbench, append(args, db)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("pgbench: %v\n%s", err, stderr.String())
+			}
+			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major[1]}, args...), db)...)
+			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
+			if len(theirs) == 0 {
+				t.Fatalf("pgbench printed no debug line:\n%s", stderr.String())
+			}
+			for l := range theirs {
+				if !ours[l] {
+					t.Errorf("pgbench prints %q; txload:\n%s", l, r.stderr)
+				}
+			}
+			for l := range ours {
+				if !theirs[l] {
+					t.Errorf("txload prints %q; pgbench:\n%s", l, stderr.String())
+				}
+			}
+		})
 	}
 }

@@ -24,6 +24,8 @@ type CommandConfig struct {
 	// RandomSeed seeds the scripts' random functions (--random-seed,
 	// resolved).
 	RandomSeed uint64
+	// Debug prints pgbench's -d lines for every command of every client.
+	Debug bool
 }
 
 // Command returns the workload that runs c: the scripts as the `script`
@@ -43,6 +45,7 @@ func Command(c CommandConfig) (workload.Meta, workload.Generator) {
 			g.protocol = c.Protocol
 		}
 		g.randomSeed = strconv.FormatUint(c.RandomSeed, 10)
+		g.debug = c.Debug
 		return g
 	}
 	return m, m.New()

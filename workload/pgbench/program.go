@@ -41,6 +41,8 @@ type program struct {
 	// marking.
 	mark   *workload.Mark
 	markAt int
+	// trace prints pgbench's -d lines (nil: none).
+	trace *tracer
 }
 
 // newProgram makes client id's program.
@@ -77,7 +79,7 @@ func (p *program) lookup(name string) (expr.Value, bool) {
 
 // Connected: statements prepared on the old connection are gone; the
 // driver prepares them again on first use.
-func (p *program) Connected(*driver.Conn) {}
+func (p *program) Connected(*driver.Conn) { p.trace.connected() }
 
 // Start runs script op from its first command. A retry replays the same
 // random draws, as pgbench does, so that the retried transaction is the one
@@ -89,6 +91,7 @@ func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
 		*p.prng = p.saved
 	}
 	p.op, p.pc, p.inPipe, p.sleeping = op, 0, false, false
+	p.trace.script(op)
 	p.pending, p.markAt = p.pending[:0], -1
 	return p.run(c)
 }
@@ -109,6 +112,7 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 		return p.run(c)
 	}
 	cmds := p.scripts[p.op]
+	p.trace.receiving()
 	for i, pc := range p.pending {
 		r := c.Result(i)
 		cmd := &cmds[pc]
@@ -165,6 +169,9 @@ func (p *program) run(c *driver.Conn) driver.Action {
 	for p.pc < len(cmds) {
 		pc := p.pc
 		cmd := &cmds[pc]
+		if cmd.Kind != script.SQL {
+			p.trace.metaCommand(p.op, pc)
+		}
 		switch cmd.Kind {
 		case script.Set:
 			start := time.Now()
@@ -226,6 +233,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			}
 			p.pc++
 			if !p.inPipe {
+				p.trace.receiving() // pgbench's first look, right after sending
 				p.sent = time.Now()
 				return driver.Action{Kind: driver.Await}
 			}
@@ -268,6 +276,7 @@ func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) error {
 		}
 		b = append(b, cmd.Text[prev:]...)
 		p.text = b
+		p.trace.send(p.op, pc, st, b)
 		c.Simple(b, st, capture)
 		return nil
 	}
@@ -277,6 +286,7 @@ func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) error {
 			return fmt.Errorf("undefined variable %q", name)
 		}
 	}
+	p.trace.send(p.op, pc, st, nil)
 	params := c.Bind(st, capture)
 	for _, name := range cmd.Params {
 		switch v := p.vars[name]; v.Kind {

@@ -58,6 +58,8 @@ type runGen struct {
 	// presetBuiltin says one of them is a builtin.
 	preset        []*script.Script
 	presetBuiltin bool
+	// debug: pgbench's -d lines (txload pgbench -d).
+	debug bool
 }
 
 func newRunGen(builtin string) *runGen {
