@@ -253,7 +253,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
 			Connect: o.Connect,
 		},
-		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output,
+		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output, ClientErrorsAbort: true,
 		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
 		JSON: tx.json, HTML: tx.html, MetricsAddr: tx.metricsAddr, Histogram: tx.histogram, Config: config, Version: env.Version,
 		Stdout: env.Stdout, Stderr: env.Stderr,

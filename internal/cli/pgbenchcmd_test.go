@@ -415,6 +415,9 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 	pgbenchOK(t, nil, "-i", "-q", db)
 	conflict := writeScript(t, "conflict.sql", "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nSELECT pg_sleep(0.002);\nEND;\n")
 	div := writeScript(t, "div.sql", "SELECT 1;\nSELECT 1/0;\n")
+	// A syntax error ends its client too (it stops a txload run): the run
+	// goes on, reports, and exits 2.
+	syntax := writeScript(t, "syntax.sql", "SELECT 1 AS a \\; SELECT 2 AS b \\gset\nSELECT :a;\n")
 	mask := regexp.MustCompile(`[0-9]+`)
 	kinds := func(stderr string) map[string]bool {
 		m := map[string]bool{}
@@ -433,6 +436,7 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 		{"retried", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "5", "--max-tries", "3", "--verbose-errors"}, false},
 		{"given up", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "3", "--verbose-errors"}, false},
 		{"aborted", []string{"-n", "-f", div, "-c", "1", "-t", "1"}, true},
+		{"syntax error", []string{"-n", "-f", syntax, "-c", "2", "-t", "3"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(pgbench, append(tc.args, db)...)
@@ -440,6 +444,9 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 			cmd.Stderr = &stderr
 			_ = cmd.Run() // an abort exits 2
 			r := txload(t.Context(), nil, append(append([]string{"pgbench"}, tc.args...), db)...)
+			if want := cmd.ProcessState.ExitCode(); r.code != want {
+				t.Errorf("exit %d, pgbench's %d\n%s", r.code, want, r.stderr)
+			}
 			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
 			if len(theirs) == 0 {
 				t.Fatalf("pgbench printed no error line:\n%s", stderr.String())

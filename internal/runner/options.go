@@ -47,6 +47,11 @@ type Options struct {
 	JSON, Histogram, CPUProfile string
 	// HTML is the file of the run's HTML report ("" = none).
 	HTML string
+	// ClientErrorsAbort: an error that would stop the run (a syntax error,
+	// a missing table, a script's own error) ends only its client, as
+	// pgbench does; the run goes on and reports them. Lost connections and
+	// authentication are what they always are.
+	ClientErrorsAbort bool
 	// KeepIntervals keeps the run's intervals in its Outcome without --json
 	// or --html: for a caller that writes its own document (lag).
 	KeepIntervals bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,6 +27,16 @@ import (
 func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Options) (engine.Config, func() error, *report.Intervals, error) {
 	cfg := opts.Engine
 	cfg.Classify = pg.Classify
+	if opts.ClientErrorsAbort {
+		cfg.Classify = func(err error) (metrics.Class, bool) {
+			class, fatal := pg.Classify(err)
+			var pe *pgconn.PgError
+			if fatal && !(errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28")) {
+				return class, false // the engine ends the client
+			}
+			return class, fatal
+		}
+	}
 	stderr := opts.Stderr
 	scrub := conn.Target.Scrub
 	// The final interval is the sliver while in-flight operations drain:
