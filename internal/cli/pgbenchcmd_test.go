@@ -685,3 +685,34 @@ func TestPgbenchCommandDebugLikePgbench(t *testing.T) {
 		})
 	}
 }
+
+// debug() prints pgbench's line, naming the script and the command (from
+// 1), exactly as the installed pgbench prints it.
+func TestPgbenchCommandDebugFunctionLikePgbench(t *testing.T) {
+	t.Parallel()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	db := srv.NewDatabase(t)
+	a := writeScript(t, "a.sql", "\\set x debug(3)\n\\set y debug(1.5)\n\\if debug(:x > 2)\n\\set z debug(:x * 2)\n\\endif\nSELECT :z;\n")
+	lines := func(stderr string) []string {
+		var out []string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.HasPrefix(l, "debug(") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	args := []string{"-n", "-t", "1", "-c", "1", "-f", a, db}
+	theirs, err := exec.Command(pgbench, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, theirs)
+	}
+	r := pgbenchOK(t, nil, args...)
+	want, got := lines(string(theirs)), lines(r.stderr)
+	if len(want) != 4 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("debug() lines:\ntxload:\n%s\npgbench:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

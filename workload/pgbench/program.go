@@ -175,6 +175,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 		switch cmd.Kind {
 		case script.Set:
 			start := time.Now()
+			p.env.Script, p.env.Command = p.op, pc+1
 			v, err := cmd.Expr.Eval(&p.env)
 			if err != nil {
 				return p.fail(cmd, pc, err)
@@ -191,7 +192,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			p.sleeping, p.sent = true, time.Now()
 			return driver.Action{Kind: driver.Sleep, At: p.sent.Add(d)}
 		case script.If:
-			ok, err := p.cond(cmd)
+			ok, err := p.cond(cmd, pc)
 			if err != nil {
 				return p.fail(cmd, pc, err)
 			}
@@ -355,7 +356,8 @@ func atoi(s string) int64 {
 }
 
 // cond evaluates an \if or \elif with pgbench's truth rule.
-func (p *program) cond(c *script.Command) (bool, error) {
+func (p *program) cond(c *script.Command, pc int) (bool, error) {
+	p.env.Script, p.env.Command = p.op, pc+1
 	v, err := c.Expr.Eval(&p.env)
 	if err != nil {
 		return false, err
@@ -371,7 +373,7 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 		if c.Kind != script.Elif {
 			return j + 1, nil // Else or Endif
 		}
-		ok, err := p.cond(c)
+		ok, err := p.cond(c, j)
 		if err != nil {
 			return 0, err
 		}

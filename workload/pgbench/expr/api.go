@@ -46,6 +46,10 @@ type Env struct {
 	// DefaultSeed is the value of :default_seed, used by hash functions
 	// and permute when no seed argument is given.
 	DefaultSeed int64
+	// Script and Command say where the expression is, for debug()'s line:
+	// the script's index and the command's number from 1, as pgbench
+	// prints them.
+	Script, Command int
 }
 
 // Parse parses one expression as written after \set NAME or \if. Errors

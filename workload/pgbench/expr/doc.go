@@ -47,6 +47,6 @@
 // use). Evaluation allocates nothing except for errors and debug() output.
 //
 // debug(x) writes one line to Env.Debug, in a single Write, such as
-// "debug: int 5", "debug: double 1.5", "debug: boolean true" or
-// "debug: null", and returns x.
+// "debug(script=0,command=1): int 5" (double 1.5, boolean true, null;
+// where: Env.Script and Env.Command), and returns x.
 package expr

@@ -469,14 +469,14 @@ func TestEvaluationOrder(t *testing.T) {
 	tests := []struct {
 		src, out string
 	}{
-		{"debug(1) > debug(2)", "debug: int 2\ndebug: int 1\n"},
-		{"debug(1) >= debug(2)", "debug: int 2\ndebug: int 1\n"},
-		{"debug(1) < debug(2)", "debug: int 1\ndebug: int 2\n"},
-		{"least(debug(1), debug(2.5), debug(true))", "debug: int 1\ndebug: double 2.5\ndebug: boolean true\n"},
-		{"debug(false) AND debug(true)", "debug: boolean false\n"},
-		{"debug(NULL) OR debug(true)", "debug: null\n"},
-		{"CASE WHEN debug(0) THEN debug(1) WHEN debug(2) THEN debug(3) ELSE debug(4) END", "debug: int 0\ndebug: int 2\ndebug: int 3\n"},
-		{"debug(1.0/3)", "debug: double 0.333333333333333\n"},
+		{"debug(1) > debug(2)", "debug(script=0,command=0): int 2\ndebug(script=0,command=0): int 1\n"},
+		{"debug(1) >= debug(2)", "debug(script=0,command=0): int 2\ndebug(script=0,command=0): int 1\n"},
+		{"debug(1) < debug(2)", "debug(script=0,command=0): int 1\ndebug(script=0,command=0): int 2\n"},
+		{"least(debug(1), debug(2.5), debug(true))", "debug(script=0,command=0): int 1\ndebug(script=0,command=0): double 2.5\ndebug(script=0,command=0): boolean true\n"},
+		{"debug(false) AND debug(true)", "debug(script=0,command=0): boolean false\n"},
+		{"debug(NULL) OR debug(true)", "debug(script=0,command=0): null\n"},
+		{"CASE WHEN debug(0) THEN debug(1) WHEN debug(2) THEN debug(3) ELSE debug(4) END", "debug(script=0,command=0): int 0\ndebug(script=0,command=0): int 2\ndebug(script=0,command=0): int 3\n"},
+		{"debug(1.0/3)", "debug(script=0,command=0): double 0.333333333333333\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.src, func(t *testing.T) {

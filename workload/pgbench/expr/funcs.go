@@ -92,7 +92,7 @@ func callFunc(env *Env, fn funcID, args []Value) (Value, error) {
 	case fDebug:
 		v := args[0]
 		if env != nil && env.Debug != nil {
-			writeDebug(env.Debug, v)
+			writeDebug(env.Debug, env.Script, env.Command, v)
 		}
 		return v, nil
 
@@ -219,11 +219,15 @@ func extremum(fn funcID, args []Value) (Value, error) {
 	return Value{Kind: Int, I: ext}, nil
 }
 
-// writeDebug prints one line, in a single Write: "debug: int 5" (pgbench
-// prints "debug(script=0,command=1): int 5" to stderr).
-func writeDebug(w io.Writer, v Value) {
-	b := make([]byte, 0, 48)
-	b = append(b, "debug: "...)
+// writeDebug prints one line, in a single Write, as pgbench 13 and later
+// print it: "debug(script=0,command=1): int 5".
+func writeDebug(w io.Writer, script, command int, v Value) {
+	b := make([]byte, 0, 64)
+	b = append(b, "debug(script="...)
+	b = strconv.AppendInt(b, int64(script), 10)
+	b = append(b, ",command="...)
+	b = strconv.AppendInt(b, int64(command), 10)
+	b = append(b, "): "...)
 	switch v.Kind {
 	case Null:
 		b = append(b, "null"...)
