@@ -216,10 +216,13 @@ type ErrorEvent struct {
 	Op      string
 	OpIndex int // Op's index among the run's operations (pgbench: the script)
 	Stmt    int // the statement that failed, from 0 (-1: not known)
-	Attempt int
-	Class   metrics.Class
-	Retry   bool // it will be retried
-	Err     error
+	// At is when the attempt failed; Intended when its operation was
+	// scheduled to start (pgbench's share of --latency-limit used).
+	At, Intended time.Time
+	Attempt      int
+	Class        metrics.Class
+	Retry        bool // it will be retried
+	Err          error
 }
 
 // EventKind is the kind of an Event.

@@ -158,7 +158,8 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	rec.Error(c.op, c.measured, class)
 	r.noteError(class, err)
 	if r.cfg.OnError != nil {
-		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Attempt: c.attempt, Class: class, Retry: retry, Err: err})
+		r.cfg.OnError(ErrorEvent{Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, At: now, Intended: c.intended,
+			Attempt: c.attempt, Class: class, Retry: retry, Err: err})
 	}
 	if !retry {
 		c.done++

@@ -435,6 +435,7 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 	}{
 		{"retried", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "5", "--max-tries", "3", "--verbose-errors"}, false},
 		{"given up", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "3", "--verbose-errors"}, false},
+		{"latency limit", []string{"-n", "-f", conflict, "-c", "4", "-j", "1", "-t", "5", "--max-tries", "3", "-L", "1000", "--verbose-errors"}, false},
 		{"aborted", []string{"-n", "-f", div, "-c", "1", "-t", "1"}, true},
 		{"syntax error", []string{"-n", "-f", syntax, "-c", "2", "-t", "3"}, false},
 	} {

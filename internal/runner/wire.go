@@ -177,6 +177,9 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 				if opts.Engine.MaxTries < math.MaxInt32 { // pgbench's --max-tries 0: no limit shown
 					tries += fmt.Sprintf("/%d", opts.Engine.MaxTries)
 				}
+				if limit := opts.Engine.LatencyLimit; limit > 0 {
+					tries += fmt.Sprintf(", %.3f%% of the maximum time of tries was used", 100*float64(e.At.Sub(e.Intended))/float64(limit))
+				}
 				fmt.Fprintf(stderr, "pgbench: client %d %s (%s)\n", e.Client, what, tries)
 				return
 			}
