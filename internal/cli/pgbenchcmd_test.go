@@ -286,31 +286,9 @@ func TestPgbenchCommandInitOptions(t *testing.T) {
 // database with the same command line.
 func TestPgbenchCommandMatchesPgbench(t *testing.T) {
 	t.Parallel()
-	pgbench, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
-	out, err := exec.Command(pgbench, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
-	if major == nil {
-		t.Fatalf("pgbench --version: %q", out)
-	}
+	pgbench, major := installedPgbench(t)
 	db := srv.NewDatabase(t)
-	pgbenchOK(t, nil, "-i", "--pgbench-version", major[1], db)
-	mask := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
-	shape := func(s string) []string {
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-			if strings.HasPrefix(l, "pgbench (") {
-				l = "pgbench (BANNER)"
-			}
-			lines = append(lines, mask.ReplaceAllString(l, "N"))
-		}
-		return lines
-	}
+	pgbenchOK(t, nil, "-i", "--pgbench-version", major, db)
 	for _, args := range [][]string{
 		{"-t", "20", "-c", "4"},
 		{"-c", "4", "-j", "2", "-T", "2", "-P", "1", "-M", "prepared", "-S"},
@@ -325,31 +303,14 @@ func TestPgbenchCommandMatchesPgbench(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("pgbench: %v\n%s", err, stderr.String())
 			}
-			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major[1]}, args...), db)...)
-			theirs, ours := shape(stdout.String()), shape(r.stdout)
+			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major}, args...), db)...)
+			theirs, ours := outputShape(stdout.String()), outputShape(r.stdout)
 			if strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
 				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
 			}
 			// stderr: the same kinds of lines (progress lines may differ
 			// in number by one at the end of a timed run).
-			kinds := func(lines []string) map[string]bool {
-				m := map[string]bool{}
-				for _, l := range lines {
-					m[l] = true
-				}
-				return m
-			}
-			tk, ok := kinds(shape(stderr.String())), kinds(shape(r.stderr))
-			for l := range tk {
-				if !ok[l] {
-					t.Errorf("pgbench's stderr has %q, txload's does not:\n%s", l, r.stderr)
-				}
-			}
-			for l := range ok {
-				if !tk[l] {
-					t.Errorf("txload's stderr has %q, pgbench's does not:\n%s", l, stderr.String())
-				}
-			}
+			sameKinds(t, stderr.String(), r.stderr, anyLine)
 		})
 	}
 }
@@ -407,10 +368,7 @@ func TestPgbenchCommandConnect(t *testing.T) {
 // order depends on timing; the abort line exactly).
 func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 	t.Parallel()
-	pgbench, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
+	pgbench, _ := installedPgbench(t)
 	db := srv.NewDatabase(t)
 	pgbenchOK(t, nil, "-i", "-q", db)
 	conflict := writeScript(t, "conflict.sql", "BEGIN ISOLATION LEVEL REPEATABLE READ;\nUPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1;\nSELECT pg_sleep(0.002);\nEND;\n")
@@ -418,15 +376,8 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 	// A syntax error ends its client too (it stops a txload run): the run
 	// goes on, reports, and exits 2.
 	syntax := writeScript(t, "syntax.sql", "SELECT 1 AS a \\; SELECT 2 AS b \\gset\nSELECT :a;\n")
-	mask := regexp.MustCompile(`[0-9]+`)
-	kinds := func(stderr string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(stderr, "\n") {
-			if strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: error: client ") {
-				m[mask.ReplaceAllString(l, "N")] = true
-			}
-		}
-		return m
+	errorLine := func(l string) bool {
+		return strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: error: client ")
 	}
 	for _, tc := range []struct {
 		name  string
@@ -448,20 +399,10 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 			if want := cmd.ProcessState.ExitCode(); r.code != want {
 				t.Errorf("exit %d, pgbench's %d\n%s", r.code, want, r.stderr)
 			}
-			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
-			if len(theirs) == 0 {
+			if len(lineKinds(stderr.String(), errorLine)) == 0 {
 				t.Fatalf("pgbench printed no error line:\n%s", stderr.String())
 			}
-			for l := range theirs {
-				if !ours[l] {
-					t.Errorf("pgbench prints %q; txload:\n%s", l, r.stderr)
-				}
-			}
-			for l := range ours {
-				if !theirs[l] {
-					t.Errorf("txload prints %q; pgbench:\n%s", l, stderr.String())
-				}
-			}
+			sameKinds(t, stderr.String(), r.stderr, errorLine)
 			if tc.exact {
 				line := "pgbench: error: client 0 script 0 aborted in command 1 query 0: ERROR:  division by zero"
 				mustContain(t, stderr.String(), line)
@@ -480,18 +421,7 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 // under txload pgbench on the same database: stdout line for line and the
 // kinds of stderr lines the same, numbers masked.
 func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
-	pgbench, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
-	out, err := exec.Command(pgbench, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
-	if major == nil {
-		t.Fatalf("pgbench --version: %q", out)
-	}
+	pgbench, major := installedPgbench(t)
 	db := srv.NewDatabase(t)
 	u := mustURL(t, db)
 	host, port, user, name := u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/")
@@ -518,17 +448,6 @@ END;
 	with := func(base []string, more ...string) []string {
 		return append(append(append([]string{}, base...), more...), name)
 	}
-	mask := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
-	shape := func(s string) []string {
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
-			if strings.HasPrefix(l, "pgbench (") {
-				l = "pgbench (BANNER)"
-			}
-			lines = append(lines, mask.ReplaceAllString(l, "N"))
-		}
-		return lines
-	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -551,32 +470,13 @@ END;
 				t.Fatalf("pgbench %s: %v\n%s", strings.Join(tc.args, " "), err, stderr.String())
 			}
 			// txload follows the installed pgbench's version of the lines.
-			r := pgbenchOK(t, nil, append([]string{"--pgbench-version", major[1]}, tc.args...)...)
-			if theirs, ours := shape(stdout.String()), shape(r.stdout); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+			r := pgbenchOK(t, nil, append([]string{"--pgbench-version", major}, tc.args...)...)
+			if theirs, ours := outputShape(stdout.String()), outputShape(r.stdout); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
 				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
 			}
 			// The server's notices depend on what the previous init left
 			// (pgbench runs first): not compared.
-			kinds := func(s string) map[string]bool {
-				m := map[string]bool{}
-				for _, l := range shape(s) {
-					if !strings.HasPrefix(l, "NOTICE:") {
-						m[l] = true
-					}
-				}
-				return m
-			}
-			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
-			for l := range theirs {
-				if !ours[l] {
-					t.Errorf("pgbench's stderr has %q, txload's does not:\n%s", l, r.stderr)
-				}
-			}
-			for l := range ours {
-				if !theirs[l] {
-					t.Errorf("txload's stderr has %q, pgbench's does not:\n%s", l, stderr.String())
-				}
-			}
+			sameKinds(t, stderr.String(), r.stderr, func(l string) bool { return !strings.HasPrefix(l, "NOTICE:") })
 		})
 	}
 }
@@ -627,34 +527,16 @@ func TestPgbenchCommandExitOnAbort(t *testing.T) {
 // masked, prepared statements' names alike).
 func TestPgbenchCommandDebugLikePgbench(t *testing.T) {
 	t.Parallel()
-	pgbench, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
-	out, err := exec.Command(pgbench, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	major := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
-	if major == nil {
-		t.Fatalf("pgbench --version: %q", out)
-	}
+	pgbench, major := installedPgbench(t)
 	debug := "-d"
-	if n, _ := strconv.Atoi(major[1]); n >= 17 {
+	if n, _ := strconv.Atoi(major); n >= 17 {
 		debug = "--debug"
 	}
 	db := srv.NewDatabase(t)
 	pgbenchOK(t, nil, "-i", "-q", db)
 	names := regexp.MustCompile(`\b(P_[0-9_]+|txload_[0-9]+_[0-9]+)\b`)
-	digits := regexp.MustCompile(`[0-9]+`)
-	kinds := func(stderr string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(stderr, "\n") {
-			if strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: pghost: ") {
-				m[digits.ReplaceAllString(names.ReplaceAllString(l, "NAME"), "N")] = true
-			}
-		}
-		return m
+	debugLine := func(l string) bool {
+		return strings.HasPrefix(l, "pgbench: client ") || strings.HasPrefix(l, "pgbench: pghost: ")
 	}
 	for _, args := range [][]string{
 		{debug, "-n", "-S", "-t", "3", "-c", "2"},
@@ -668,21 +550,12 @@ func TestPgbenchCommandDebugLikePgbench(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("pgbench: %v\n%s", err, stderr.String())
 			}
-			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major[1]}, args...), db)...)
-			theirs, ours := kinds(stderr.String()), kinds(r.stderr)
-			if len(theirs) == 0 {
-				t.Fatalf("pgbench printed no debug line:\n%s", stderr.String())
+			r := pgbenchOK(t, nil, append(append([]string{"--pgbench-version", major}, args...), db)...)
+			theirs, ours := names.ReplaceAllString(stderr.String(), "NAME"), names.ReplaceAllString(r.stderr, "NAME")
+			if len(lineKinds(theirs, debugLine)) == 0 {
+				t.Fatalf("pgbench printed no debug line:\n%s", theirs)
 			}
-			for l := range theirs {
-				if !ours[l] {
-					t.Errorf("pgbench prints %q; txload:\n%s", l, r.stderr)
-				}
-			}
-			for l := range ours {
-				if !theirs[l] {
-					t.Errorf("txload prints %q; pgbench:\n%s", l, stderr.String())
-				}
-			}
+			sameKinds(t, theirs, ours, debugLine)
 		})
 	}
 }
@@ -691,10 +564,7 @@ func TestPgbenchCommandDebugLikePgbench(t *testing.T) {
 // 1), exactly as the installed pgbench prints it.
 func TestPgbenchCommandDebugFunctionLikePgbench(t *testing.T) {
 	t.Parallel()
-	pgbench, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
+	pgbench, _ := installedPgbench(t)
 	db := srv.NewDatabase(t)
 	a := writeScript(t, "a.sql", "\\set x debug(3)\n\\set y debug(1.5)\n\\if debug(:x > 2)\n\\set z debug(:x * 2)\n\\endif\nSELECT :z;\n")
 	lines := func(stderr string) []string {
@@ -717,3 +587,68 @@ func TestPgbenchCommandDebugFunctionLikePgbench(t *testing.T) {
 		t.Errorf("debug() lines:\ntxload:\n%s\npgbench:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// installedPgbench returns the installed pgbench and its major version, or
+// skips t: there is nothing to compare with.
+func installedPgbench(t *testing.T) (path, major string) {
+	t.Helper()
+	path, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("pgbench is not installed: nothing to compare with")
+	}
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("pgbench --version: %q", out)
+	}
+	return path, m[1]
+}
+
+var outputNumbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// outputShape is pgbench's output line by line with every number masked
+// and the banner reduced: what two runs of one command share.
+func outputShape(s string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if strings.HasPrefix(l, "pgbench (") {
+			l = "pgbench (BANNER)"
+		}
+		lines = append(lines, outputNumbers.ReplaceAllString(l, "N"))
+	}
+	return lines
+}
+
+// lineKinds is the set of s's lines, shaped by outputShape, that keep
+// accepts.
+func lineKinds(s string, keep func(string) bool) map[string]bool {
+	m := map[string]bool{}
+	for _, l := range outputShape(s) {
+		if keep(l) {
+			m[l] = true
+		}
+	}
+	return m
+}
+
+// sameKinds fails t for each kind of line one program printed and the
+// other did not; theirs is pgbench's output, ours txload's.
+func sameKinds(t *testing.T, theirs, ours string, keep func(string) bool) {
+	t.Helper()
+	tk, ok := lineKinds(theirs, keep), lineKinds(ours, keep)
+	for l := range tk {
+		if !ok[l] {
+			t.Errorf("pgbench prints %q; txload:\n%s", l, ours)
+		}
+	}
+	for l := range ok {
+		if !tk[l] {
+			t.Errorf("txload prints %q; pgbench:\n%s", l, theirs)
+		}
+	}
+}
+
+func anyLine(string) bool { return true }
