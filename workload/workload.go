@@ -146,6 +146,9 @@ type QueryLoad struct {
 	// its tables times its sessions per table): the run has that many in
 	// place of --concurrency.
 	Clients int
+	// ClientsFrom names the flags that set Clients, for the line that
+	// refuses a run the server has too few connections for.
+	ClientsFrom string
 
 	// Drive runs the clients: groups holds their sessions, one group per
 	// I/O loop, each group's sessions called from one goroutine. It connects

@@ -239,6 +239,17 @@ func TestPreflightRefusals(t *testing.T) {
 	if n := tables(t, a) + tables(t, b); n != 0 {
 		t.Fatalf("refused runs created %d bank tables", n)
 	}
+	// pgio sets its clients itself (tables × sessions per table): the
+	// check names its flags, once its table is there and before any
+	// session connects.
+	c := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "run", "pgio", "--url", c, "--init", "keep", "--scale", "2000", "--sessions-per-table", "1000", "--duration", "1s")
+	if want := "connections but the server has"; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "lower --tables or --sessions-per-table") {
+		t.Fatalf("pgio: exit %d, want 2 and %q naming pgio's flags\n%s", r.code, want, r.stderr)
+	}
+	if strings.Contains(r.stderr, "too many clients") {
+		t.Errorf("sessions connected before the refusal:\n%s", r.stderr)
+	}
 }
 
 // An init interrupted before it completed leaves the schema marked

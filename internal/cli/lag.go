@@ -656,7 +656,7 @@ func (c *lagConfig) startPair(ctx context.Context, p *lagPair) error {
 		return err
 	}
 	p.close = append(p.close, p.src.Close)
-	if err := p.src.CheckConnections(ctx, c.needConns()); err != nil {
+	if err := p.src.CheckConnections(ctx, c.needConns(), ""); err != nil {
 		return err
 	}
 	if c.h.Init == nil {
@@ -793,7 +793,7 @@ func (c *lagConfig) openExternal(ctx context.Context, p *lagPair) error {
 				p.src.Target.URLs()[0], c.m.Name, strings.Join(missing, ", "))
 		}
 	}
-	if err := p.src.CheckConnections(ctx, c.needConns()); err != nil {
+	if err := p.src.CheckConnections(ctx, c.needConns(), ""); err != nil {
 		return err
 	}
 	if err := lag.CreateSource(ctx, srcConn); err != nil {

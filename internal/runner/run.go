@@ -138,6 +138,9 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if ae := (*AbortedError)(nil); errors.As(runErr, &ae) {
 		return ae // scrubbed already
 	}
+	if ue := (*UsageError)(nil); errors.As(runErr, &ue) {
+		return ue // one line naming what to change, exit 2
+	}
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
 		if hint := pg.PoolerHint(runErr); hint != "" {
@@ -233,6 +236,13 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		defer load.Close()
 	}
 	if load.Clients > 0 {
+		// The workload chose its number of clients (pgio: tables ×
+		// sessions): the server must have that many connections free.
+		if load.Clients > opts.Engine.Concurrency {
+			if err := conn.CheckConnections(ctx, load.Clients+2, load.ClientsFrom); err != nil {
+				return nil, err
+			}
+		}
 		opts.Engine.Concurrency = load.Clients
 	}
 	cfg, closeOut, intervals, err := wire(ctx, conn, load, opts)
@@ -505,7 +515,7 @@ func (r Resolved) openChecked(ctx context.Context, h workload.Hooks, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2); err != nil {
+	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2, ""); err != nil {
 		conn.Close()
 		return nil, err
 	}

@@ -211,8 +211,12 @@ func identify(ctx context.Context, conn *pgx.Conn) (string, error) {
 
 // CheckConnections refuses a run that needs more connections than the
 // server has free: max_connections, less the slots reserved for superusers
-// (and reserved_connections), less those in use.
-func (c *Conn) CheckConnections(ctx context.Context, need int) error {
+// (and reserved_connections), less those in use. lower names the flags that
+// set the number ("" = --concurrency).
+func (c *Conn) CheckConnections(ctx context.Context, need int, lower string) error {
+	if lower == "" {
+		lower = "--concurrency"
+	}
 	conn, err := c.Target.ConnectNode(ctx, 0)
 	if err != nil {
 		return err
@@ -234,8 +238,8 @@ func (c *Conn) CheckConnections(ctx context.Context, need int) error {
 	// Our own connection is among those in use; it closes before the run.
 	free++
 	if need > free*c.Target.Nodes() {
-		return Usagef("the run needs %d connections but the server has %d free (max_connections %d, %d reserved, %d in use): lower --concurrency or raise max_connections",
-			need, free, max, reserved, used)
+		return Usagef("the run needs %d connections but the server has %d free (max_connections %d, %d reserved, %d in use): lower %s or raise max_connections",
+			need, free, max, reserved, used, lower)
 	}
 	return nil
 }

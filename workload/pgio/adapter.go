@@ -105,8 +105,8 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 	var once sync.Once
 	load := &workload.QueryLoad{
 		Ops:     []string{Select.String(), Update.String()},
-		Clients: n,
-		Drive:   d.drive,
+		Clients: n, ClientsFrom: "--tables or --sessions-per-table",
+		Drive: d.drive,
 		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
 			res, err := run.Finish(ctx)
 			if err != nil {
