@@ -58,6 +58,12 @@ type Hooks struct {
 	// Tables lists the tables the workload writes, for commands that
 	// compare or replicate them (lag).
 	Tables []string
+	// Clients, if set, is how many clients a run of the configured
+	// workload needs at least, as far as its flags tell, in place of
+	// --concurrency (pgio: tables × sessions per table; 0: --concurrency),
+	// and the flags that set that number. The server's free connections
+	// are checked against it before anything is written.
+	Clients func() (n int, flags string)
 	// SessionState, if set, says why the configured workload needs state
 	// kept in the server session ("--protocol prepared keeps named
 	// prepared statements"), or "" when it needs none: a pooler that hands
@@ -146,9 +152,6 @@ type QueryLoad struct {
 	// its tables times its sessions per table): the run has that many in
 	// place of --concurrency.
 	Clients int
-	// ClientsFrom names the flags that set Clients, for the line that
-	// refuses a run the server has too few connections for.
-	ClientsFrom string
 
 	// Drive runs the clients: groups holds their sessions, one group per
 	// I/O loop, each group's sessions called from one goroutine. It connects

@@ -240,8 +240,7 @@ func TestPreflightRefusals(t *testing.T) {
 		t.Fatalf("refused runs created %d bank tables", n)
 	}
 	// pgio sets its clients itself (tables × sessions per table): the
-	// check names its flags, once its table is there and before any
-	// session connects.
+	// check names its flags, before its table is loaded.
 	c := srv.NewDatabase(t)
 	r := txload(t.Context(), nil, "run", "pgio", "--url", c, "--init", "keep", "--scale", "2000", "--sessions-per-table", "1000", "--duration", "1s")
 	if want := "connections but the server has"; r.code != ExitUsage || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "lower --tables or --sessions-per-table") {
@@ -249,6 +248,9 @@ func TestPreflightRefusals(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "too many clients") {
 		t.Errorf("sessions connected before the refusal:\n%s", r.stderr)
+	}
+	if n := count(t, c, "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pgio%'"); n != 0 {
+		t.Errorf("the refused pgio run created %d tables", n)
 	}
 }
 

@@ -236,10 +236,11 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		defer load.Close()
 	}
 	if load.Clients > 0 {
-		// The workload chose its number of clients (pgio: tables ×
-		// sessions): the server must have that many connections free.
-		if load.Clients > opts.Engine.Concurrency {
-			if err := conn.CheckConnections(ctx, load.Clients+2, load.ClientsFrom); err != nil {
+		// The workload chose its number of clients once it saw the
+		// database (pgio: every table it finds): more than its flags said,
+		// the server must still have them free.
+		if need, flags := clientsNeeded(v.Generator.Hooks(), opts); load.Clients > need {
+			if err := conn.CheckConnections(ctx, load.Clients+2, flags); err != nil {
 				return nil, err
 			}
 		}
@@ -515,7 +516,8 @@ func (r Resolved) openChecked(ctx context.Context, h workload.Hooks, opts Option
 	if err != nil {
 		return nil, err
 	}
-	if err := conn.CheckConnections(ctx, opts.Engine.Concurrency+2, ""); err != nil {
+	need, flags := clientsNeeded(h, opts)
+	if err := conn.CheckConnections(ctx, need+2, flags); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -524,4 +526,15 @@ func (r Resolved) openChecked(ctx context.Context, h workload.Hooks, opts Option
 		return nil, err
 	}
 	return conn, nil
+}
+
+// clientsNeeded is how many clients a run needs as far as the flags tell,
+// and the flags that set that number ("" = --concurrency).
+func clientsNeeded(h workload.Hooks, opts Options) (int, string) {
+	if h.Clients != nil {
+		if n, flags := h.Clients(); n > 0 {
+			return n, flags
+		}
+	}
+	return opts.Engine.Concurrency, ""
 }
