@@ -356,43 +356,26 @@ func bucketDigits(rows int64) int {
 
 // columns lists a table's columns in order; none if it does not exist.
 func columns(ctx context.Context, conn *pgx.Conn, name string) ([]string, error) {
-	schema, table := splitName(name)
-	q := `SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND table_schema = `
-	args := []any{table}
-	if schema == "" {
-		q += "current_schema()"
-	} else {
-		q += "$2"
-		args = append(args, schema)
-	}
-	rows, err := conn.Query(ctx, q+" ORDER BY ordinal_position", args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing the columns of %s: %w", name, err)
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, err
-		}
-		// CockroachDB lists the hidden rowid of a table without a key.
-		if c == "rowid" {
-			continue
-		}
-		cols = append(cols, c)
-	}
-	return cols, rows.Err()
+	return columnList(ctx, conn, name, "listing the columns of",
+		`SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND table_schema = `, "ordinal_position")
 }
 
 // primaryKey lists a table's primary key columns in order; none if it has
 // none.
 func primaryKey(ctx context.Context, conn *pgx.Conn, name string) ([]string, error) {
-	schema, table := splitName(name)
-	q := `SELECT kcu.column_name FROM information_schema.table_constraints tc
+	return columnList(ctx, conn, name, "reading the primary key of",
+		`SELECT kcu.column_name FROM information_schema.table_constraints tc
 		JOIN information_schema.key_column_usage kcu
 		  ON kcu.constraint_name = tc.constraint_name AND kcu.table_name = tc.table_name AND kcu.table_schema = tc.table_schema
-		WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_name = $1 AND tc.table_schema = `
+		WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_name = $1 AND tc.table_schema = `, "kcu.ordinal_position")
+}
+
+// columnList runs q, which ends comparing a schema column, for table name
+// (in its schema, or the current one) ordered by order, and returns the
+// column names it lists. CockroachDB's hidden rowid of a table without a
+// key is left out.
+func columnList(ctx context.Context, conn *pgx.Conn, name, doing, q, order string) ([]string, error) {
+	schema, table := splitName(name)
 	args := []any{table}
 	if schema == "" {
 		q += "current_schema()"
@@ -400,9 +383,9 @@ func primaryKey(ctx context.Context, conn *pgx.Conn, name string) ([]string, err
 		q += "$2"
 		args = append(args, schema)
 	}
-	rows, err := conn.Query(ctx, q+" ORDER BY kcu.ordinal_position", args...)
+	rows, err := conn.Query(ctx, q+" ORDER BY "+order, args...)
 	if err != nil {
-		return nil, fmt.Errorf("reading the primary key of %s: %w", name, err)
+		return nil, fmt.Errorf("%s %s: %w", doing, name, err)
 	}
 	defer rows.Close()
 	var cols []string
@@ -411,10 +394,9 @@ func primaryKey(ctx context.Context, conn *pgx.Conn, name string) ([]string, err
 		if err := rows.Scan(&c); err != nil {
 			return nil, err
 		}
-		if c == "rowid" {
-			continue
+		if c != "rowid" {
+			cols = append(cols, c)
 		}
-		cols = append(cols, c)
 	}
 	return cols, rows.Err()
 }

@@ -430,18 +430,7 @@ func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
 	t.Setenv("PGUSER", user)
 	t.Setenv("PGDATABASE", name)
 	t.Setenv("PGSSLMODE", "disable")
-	script := writeScript(t, "tpcb-original.sql", `\set aid random(1, 100000 * :scale)
-\set bid random(1, 1 * :scale)
-\set tid random(1, 10 * :scale)
-\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-END;
-`)
+	script := writeScript(t, "tpcb-original.sql", tpcbOriginal)
 	conn := []string{"--host=" + host, "--username=" + user, "--port=" + port}
 	run := []string{"--host=" + host, "--no-vacuum", "--file=" + script + "@1", "--client=8", "--jobs=8",
 		"--username=" + user, "--port=" + port, "-T", "2", "-P", "1"}
