@@ -129,6 +129,10 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	if err := tx.fs.Parse(o.Txload); err != nil {
 		return pgbenchFail(env, 1, fmt.Errorf("%v", err))
 	}
+	sinks := runner.Options{JSON: tx.json, HTML: tx.html, Histogram: tx.histogram, MetricsAddr: tx.metricsAddr}
+	if err := sinks.CheckSinks(); err != nil {
+		return pgbenchFail(env, 1, err)
+	}
 	target, err := pgbenchTarget(env, o, tx, lookup)
 	if err != nil {
 		return pgbenchFail(env, 1, err)

@@ -180,6 +180,10 @@ func TestPgbenchCommandBadUsage(t *testing.T) {
 		{[]string{"-i", "-T", "5"}, "pgbench: error: some of the specified options cannot be used in initialization (-i) mode\n"},
 		{[]string{"-f", "/no/such.sql"}, "pgbench: error: could not open file \"/no/such.sql\": No such file or directory\n"},
 		{[]string{"--output", "xml", "-h", "192.0.2.1"}, "pgbench: error: --output \"xml\" is not allowed (allowed: text, pgbench)\n"},
+		// txload's own flags: one line, before the embedded server is
+		// chosen (and said to be).
+		{[]string{"--html", "/no/such/dir/x.html"}, "pgbench: error: --html /no/such/dir/x.html: directory /no/such/dir does not exist\n"},
+		{[]string{"--metrics-addr", "nope"}, "pgbench: error: --metrics-addr \"nope\": want [HOST:]PORT, e.g. 9090 (loopback only) or 0.0.0.0:9090\n"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := txload(t.Context(), nil, append([]string{"pgbench"}, tc.args...)...)

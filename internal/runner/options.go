@@ -138,6 +138,13 @@ func (o *Options) Validate() error {
 	default:
 		return Usagef("--output %q is not allowed (allowed: text, pgbench)", o.Output)
 	}
+	return o.CheckSinks()
+}
+
+// CheckSinks checks where the run's results go: the --metrics-addr and the
+// output files. Validate does it; a command that picks its server first
+// (txload pgbench says when it starts one) calls it before that.
+func (o *Options) CheckSinks() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
 		return err
 	}
