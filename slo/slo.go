@@ -139,7 +139,7 @@ func (v Violation) String() string {
 	if math.IsNaN(v.Value) {
 		return fmt.Sprintf("%s not measured (nothing recorded) violates %s", v.Condition.Metric, v.Condition)
 	}
-	return fmt.Sprintf("%s %s violates %s", v.Condition.Metric, fmtMicros(v.Value), v.Condition)
+	return fmt.Sprintf("%s %s violates %s", v.Condition.Metric, Micros(v.Value), v.Condition)
 }
 
 // Check evaluates every condition on h (microseconds) and returns those that
@@ -244,8 +244,9 @@ func duplicateError(prev Condition, part string) error {
 	return fmt.Errorf("%q bounds %s again after %q: give each metric one condition (the tighter would decide alone)", part, prev.Metric, prev.String())
 }
 
-// fmtMicros prints a latency in µs with a readable unit.
-func fmtMicros(us float64) string {
+// Micros prints a latency in µs with a readable unit, as the verdicts and
+// the sweep's table show it: 850µs, 1.219ms, 1.200s.
+func Micros(us float64) string {
 	switch {
 	case us >= 1e6:
 		return fmt.Sprintf("%.3fs", us/1e6)

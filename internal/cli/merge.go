@@ -14,22 +14,24 @@ import (
 	"github.com/txload/txload/report/htmlreport"
 )
 
-// readDocs reads the --json documents named in args; a file that cannot be
-// read or is not a txload document is a usage error.
-func readDocs(args []string) ([]*report.Document, error) {
-	docs := make([]*report.Document, len(args))
+// readDocs reads the --json documents named in args, and names each by its
+// file name; a file that cannot be read or is not a txload document is a
+// usage error.
+func readDocs(args []string) ([]*report.Document, []string, error) {
+	docs, names := make([]*report.Document, len(args)), make([]string, len(args))
 	for i, path := range args {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usagef("%s: %v", path, errors.Unwrap(err))
+			return nil, nil, usagef("%s: %v", path, errors.Unwrap(err))
 		}
 		docs[i], err = report.ReadJSON(f)
 		f.Close()
 		if err != nil {
-			return nil, usagef("%s: %v", path, err)
+			return nil, nil, usagef("%s: %v", path, err)
 		}
+		names[i] = filepath.Base(path)
 	}
-	return docs, nil
+	return docs, names, nil
 }
 
 // writeOut writes to path through a temporary file renamed into place, or
@@ -73,13 +75,9 @@ have different settings, are refused (exit 2).`,
 					return runErr(err)
 				}
 			}
-			docs, err := readDocs(args)
+			docs, names, err := readDocs(args)
 			if err != nil {
 				return err
-			}
-			names := make([]string, len(args))
-			for i, a := range args {
-				names[i] = filepath.Base(a)
 			}
 			merged, err := report.Merge(docs, names)
 			if me := (*report.MergeError)(nil); errors.As(err, &me) {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +28,9 @@ documents, or the variants of one) are drawn on the same charts.`,
 			if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
 				return runErr(err)
 			}
-			docs, err := readDocs(args)
+			docs, names, err := readDocs(args)
 			if err != nil {
 				return err
-			}
-			names := make([]string, len(args))
-			for i, a := range args {
-				names[i] = filepath.Base(a)
 			}
 			return writeOut(env, out, func(w io.Writer) error {
 				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})

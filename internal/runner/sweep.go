@@ -249,20 +249,10 @@ func printStep(w io.Writer, s sweepStep) {
 		result = "FAIL: " + s.why
 	}
 	fmt.Fprintf(w, "%4d  %12s  %12.1f  %10s  %10s  %10s  %7d  %s\n", s.n, fmtRate(s.target), s.achieved,
-		fmtMicros(float64(s.p50)), fmtMicros(float64(s.p99)), fmtMicros(float64(s.maxResp)), s.errors, result)
+		slo.Micros(float64(s.p50)), slo.Micros(float64(s.p99)), slo.Micros(float64(s.maxResp)), s.errors, result)
 }
 
 func fmtRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
-
-func fmtMicros(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.3fs", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.3fms", us/1e3)
-	}
-	return fmt.Sprintf("%.0fµs", us)
-}
 
 func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	w := csv.NewWriter(f)

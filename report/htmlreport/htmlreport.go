@@ -290,8 +290,6 @@ func opIndex(s *metrics.Snapshot, name string) int {
 
 func ms(us int64) float64 { return float64(us) / 1000 }
 
-func fmtMicros(us int64) string { return report.Micros(us) }
-
 func summaryTable(p *page, runs []*run) {
 	p.printf("<h2>Summary</h2><table><tr><th>run</th><th>operation</th><th>ok</th><th>failed</th><th>ops/s</th><th>retries</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>measured</th></tr>")
 	for _, r := range runs {
@@ -304,8 +302,8 @@ func summaryTable(p *page, runs []*run) {
 			h := o.Response
 			p.printf(`<tr><td><span class="swatch" style="background:%s"></span>%s</td><td class="l">%s</td><td>%d</td><td>%d</td><td>%.1f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
 				r.color, esc(r.name), esc(o.Name), o.OK, o.FailedTotal(), rate, o.Retries,
-				fmtMicros(h.ValueAtQuantile(50)), fmtMicros(h.ValueAtQuantile(95)), fmtMicros(h.ValueAtQuantile(99)),
-				fmtMicros(h.ValueAtQuantile(99.9)), fmtMicros(h.Max()), report.Seconds(r.total.Elapsed))
+				report.Micros(h.ValueAtQuantile(50)), report.Micros(h.ValueAtQuantile(95)), report.Micros(h.ValueAtQuantile(99)),
+				report.Micros(h.ValueAtQuantile(99.9)), report.Micros(h.Max()), report.Seconds(r.total.Elapsed))
 		}
 	}
 	p.printf("</table>")
