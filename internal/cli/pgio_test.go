@@ -101,6 +101,15 @@ func TestPgioInitLayout(t *testing.T) {
 	if fillfactor != "fillfactor=10" || !strings.Contains(index, "(mykey)") {
 		t.Errorf("reloptions %q, index %q", fillfactor, index)
 	}
+	// Vacuumed by init: autovacuum has no pass to make over the freshly
+	// loaded table during the first measured run.
+	var unvacuumed int64
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables WHERE relname ~ '^pgio[0-9]+$' AND last_vacuum IS NULL`).Scan(&unvacuumed); err != nil {
+		t.Fatal(err)
+	}
+	if unvacuumed != 0 {
+		t.Errorf("%d pgio tables not vacuumed by init", unvacuumed)
+	}
 	r := txload(t.Context(), nil, "init", "pgio", "--url", url)
 	if r.code != 0 || !strings.Contains(r.stderr, "pgio schema kept") {
 		t.Fatalf("second init: exit %d\n%s", r.code, r.stderr)
