@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +20,21 @@ import (
 
 var srv *pgtest.Server
 
-func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+// TestMain runs up to four parallel tests at once unless -parallel says
+// otherwise: most of them wait on runs of a fixed duration rather than on
+// the CPU, so go test's default (one per core) leaves a 2-core machine
+// idle. The tests sensitive to timing do not call t.Parallel and run alone.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given && runtime.GOMAXPROCS(0) < 4 {
+		if err := flag.Set("test.parallel", "4"); err != nil {
+			panic(err)
+		}
+	}
+	pgtest.Main(m, &srv)
+}
 
 // syncBuffer is a buffer the ticker and workers may write concurrently.
 type syncBuffer struct {
