@@ -398,6 +398,7 @@ type run struct {
 	abortGroup  int
 	down        atomic.Bool
 	downSince   time.Time
+	upAt        time.Time // when the last outage ended
 	outages     int
 	unreachable time.Duration
 }
@@ -669,10 +670,14 @@ func (r *run) abort(c *client, err error, stmt int) {
 	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Err: err})
 }
 
-// unreachable notes a failed connection attempt.
-func (r *run) unreachableAt(now time.Time, err error) {
+// unreachableAt notes a failed connection attempt, asked for at asked
+// (zero: not known). An attempt asked for before the server was last seen
+// answering belongs to the outage that answer ended: with several clients,
+// one may reconnect while another's attempt, begun during the outage, is
+// still failing. It counts as a failed reconnection, not a new outage.
+func (r *run) unreachableAt(asked, now time.Time, err error) {
 	r.mu.Lock()
-	first := r.downSince.IsZero()
+	first := r.downSince.IsZero() && (asked.IsZero() || !asked.Before(r.upAt))
 	if first {
 		r.downSince = now
 		r.outages++
@@ -695,7 +700,7 @@ func (r *run) reachableAt(now time.Time) {
 	if !r.downSince.IsZero() {
 		down = now.Sub(r.downSince)
 		r.unreachable += down
-		r.downSince = time.Time{}
+		r.downSince, r.upAt = time.Time{}, now
 		r.down.Store(false)
 	}
 	r.mu.Unlock()

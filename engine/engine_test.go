@@ -1042,3 +1042,53 @@ func TestConnectPerTransaction(t *testing.T) {
 		})
 	}
 }
+
+// straddleWorker's connection attempts fail when the server was down as
+// they began, and take slow to fail: one begun during the outage may still
+// be failing after another client has reconnected.
+type straddleWorker struct {
+	outageWorker
+	slow time.Duration
+}
+
+func (w *straddleWorker) Reset(context.Context) error {
+	wasDown := w.isDown()
+	time.Sleep(w.slow)
+	if wasDown {
+		return classErr{class: metrics.ConnectionLost}
+	}
+	return nil
+}
+
+// One outage is one outage even when a slow attempt begun during it fails
+// after another client reconnected: client 1's attempts take 3.5 s, so the
+// one it began as the server went away (at 1 s) fails at 4.5 s, after
+// client 0 reconnected (at 3 s plus at most its 1 s backoff).
+func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 8*time.Second, 3
+		var events []Event
+		var mu sync.Mutex
+		cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+		start := time.Now()
+		load := &workload.QueryLoad{Ops: []string{"op"},
+			NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
+				slow := 10 * time.Millisecond
+				if id == 1 {
+					slow = 3500 * time.Millisecond
+				}
+				return &straddleWorker{outageWorker: outageWorker{start: start, down: time.Second, up: 3 * time.Second}, slow: slow}, nil
+			}}
+		res, err := Run(t.Context(), cfg, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outages != 1 || res.Total.Reconnects < 2 {
+			t.Fatalf("outages %d, failed reconnects %d: want 1 outage and client 1's late failure counted as a reconnect", res.Outages, res.Total.Reconnects)
+		}
+		if len(events) != 2 || events[0].Kind != Unreachable || events[1].Kind != Reachable {
+			t.Fatalf("events %+v", events)
+		}
+	})
+}

@@ -24,8 +24,9 @@ type client struct {
 	busy            bool // an operation started and has not ended
 	retryAfterReset bool // the operation is retried once reconnected
 
-	backoff  time.Duration
-	attempts int // failed connection attempts since the last success
+	backoff     time.Duration
+	attempts    int       // failed connection attempts since the last success
+	reconnectAt time.Time // when the last connection attempt was scheduled
 
 	done int   // transactions ended (committed or failed for good), for Config.Transactions
 	txns int64 // transactions reported to Config.OnTxn, skipped ones included
@@ -113,7 +114,7 @@ func (c *client) next(now time.Time, idle bool) workload.Step {
 // (Config.Connect).
 func (c *client) reconnect(now time.Time) workload.Step {
 	c.connFrom = now
-	return workload.Step{Kind: workload.Reconnect, At: now}
+	return c.askConnection(now)
 }
 
 func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
@@ -175,7 +176,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
 		c.retryAfterReset = retry
 		c.busy = retry
-		return workload.Step{Kind: workload.Reconnect, At: now}
+		return c.askConnection(now)
 	}
 	if retry {
 		return c.retry()
@@ -185,6 +186,12 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return workload.Step{Kind: workload.Stop}
 	}
 	return c.next(now, false)
+}
+
+// askConnection asks for a connection attempt at.
+func (c *client) askConnection(at time.Time) workload.Step {
+	c.reconnectAt = at
+	return workload.Step{Kind: workload.Reconnect, At: at}
 }
 
 // Connected decides what follows a connection attempt.
@@ -215,7 +222,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 	if !fatal {
 		c.attempts++
 		c.g.rec.ReconnectFailed()
-		r.unreachableAt(now, err)
+		r.unreachableAt(c.reconnectAt, now, err)
 		if r.cfg.OnError != nil {
 			r.cfg.OnError(ErrorEvent{Client: c.id, Op: "reconnect", OpIndex: -1, Stmt: -1, Attempt: c.attempts, Class: metrics.ConnectionLost, Retry: !giveUp, Err: err})
 		}
@@ -228,7 +235,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		return workload.Step{Kind: workload.Stop}
 	}
 	c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
-	return workload.Step{Kind: workload.Reconnect, At: now.Add(c.backoff)}
+	return c.askConnection(now.Add(c.backoff))
 }
 
 // giveUp ends a client waiting to reconnect because the run is over: the
