@@ -48,7 +48,9 @@ func chromium(t *testing.T) string {
 
 // reportDocs makes the documents of real runs: bank at two isolation levels
 // in open loop (failures, retries, lag, sojourn against remote), and a
-// sweep.
+// sweep. The sweep's objective is loose: its first step must pass even on
+// a machine busy with other tests under the race detector (p99 288 ms at
+// 100 ops/s was seen there).
 func reportDocs(t *testing.T) (runs, sweep string) {
 	t.Helper()
 	url := srv.NewDatabase(t)
@@ -63,7 +65,7 @@ func reportDocs(t *testing.T) (runs, sweep string) {
 			"--concurrency", "8", "--duration", "4s", "--progress", "0", "--json", runs)
 	}()
 	url2 := srv.NewDatabase(t)
-	r2 = txload(t.Context(), nil, "sweep", "bank", "--url", url2, "--isolation", "rc", "--slo", "p99<=200ms", "--start", "100", "--factor", "3",
+	r2 = txload(t.Context(), nil, "sweep", "bank", "--url", url2, "--isolation", "rc", "--slo", "p99<=2s", "--start", "100", "--factor", "3",
 		"--step-duration", "1s", "--step-warmup", "0s", "--max-steps", "3", "--json", sweep)
 	wg.Wait()
 	if r1.code != 0 {
