@@ -380,7 +380,7 @@ func aggCheck(t *testing.T, who string, lines [][]string, interval int64, rate b
 		prev = v[0]
 		cnt, sum, sum2, lo, hi := v[1], float64(v[2]), float64(v[3]), v[4], v[5]
 		total += cnt
-		if cnt > 0 && (lo <= 0 || lo > hi || sum < float64(lo*cnt)-1 || sum > float64(hi*cnt)+1 || sum2*float64(cnt) < sum*sum*0.999) {
+		if cnt > 0 && (lo < floor(who) || lo > hi || sum < float64(lo*cnt)-1 || sum > float64(hi*cnt)+1 || sum2*float64(cnt) < sum*sum*0.999) {
 			t.Errorf("%s: latency columns do not hold together: %q", who, f)
 		}
 		lcnt, lsum, lsum2, llo, lhi := cnt, float64(v[6]), float64(v[7]), v[8], v[9]
