@@ -554,9 +554,7 @@ func TestOutageCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := base()
 		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 4*time.Second, 3
-		var events []Event
-		var mu sync.Mutex
-		cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+		events := recordEvents(&cfg)
 		var reconnectErrors atomic.Int64
 		cfg.OnError = func(e ErrorEvent) {
 			if e.Op == "reconnect" {
@@ -579,8 +577,8 @@ func TestOutageCounted(t *testing.T) {
 		if res.Unreachable < 1900*time.Millisecond || res.Unreachable > 3100*time.Millisecond {
 			t.Errorf("unreachable for %s, want 2s to 3s", res.Unreachable)
 		}
-		if len(events) != 2 || events[0].Kind != Unreachable || events[1].Kind != Reachable || events[0].Err == nil {
-			t.Fatalf("events %+v", events)
+		if len(events()) != 2 || events()[0].Kind != Unreachable || events()[1].Kind != Reachable || events()[0].Err == nil {
+			t.Fatalf("events %+v", events())
 		}
 		if op := res.Total.Ops[0]; op.OK == 0 || op.Errors[metrics.ConnectionLost] == 0 {
 			t.Fatalf("ok %d errors %v", op.OK, op.Errors)
@@ -1068,9 +1066,7 @@ func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := base()
 		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 8*time.Second, 3
-		var events []Event
-		var mu sync.Mutex
-		cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+		events := recordEvents(&cfg)
 		start := time.Now()
 		load := &workload.QueryLoad{Ops: []string{"op"},
 			NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
@@ -1087,8 +1083,16 @@ func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
 		if res.Outages != 1 || res.Total.Reconnects < 2 {
 			t.Fatalf("outages %d, failed reconnects %d: want 1 outage and client 1's late failure counted as a reconnect", res.Outages, res.Total.Reconnects)
 		}
-		if len(events) != 2 || events[0].Kind != Unreachable || events[1].Kind != Reachable {
-			t.Fatalf("events %+v", events)
+		if len(events()) != 2 || events()[0].Kind != Unreachable || events()[1].Kind != Reachable {
+			t.Fatalf("events %+v", events())
 		}
 	})
+}
+
+// recordEvents keeps the run's events; the returned function reads them.
+func recordEvents(cfg *Config) func() []Event {
+	var mu sync.Mutex
+	var events []Event
+	cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	return func() []Event { mu.Lock(); defer mu.Unlock(); return append([]Event(nil), events...) }
 }
