@@ -425,22 +425,31 @@ func (c *Conn) keep(b []byte) span {
 }
 
 // lost builds the error of an exchange cut by a lost connection: the
-// transaction may have committed when a COMMIT was in flight, or when a
-// statement ran outside a transaction block; it may be retried only when
+// transaction may have committed when the exchange held a COMMIT (in
+// flight, or completed with the exchange's ReadyForQuery still to come: a
+// backend terminated between the two), or when a statement of the segment
+// under way ran outside a transaction block; it may be retried only when
 // its block was open and no COMMIT had been sent.
 func (c *Conn) lost(err error) error {
 	if c.internal {
 		return err
 	}
 	ambiguous := false
-	for i := c.cur; i < len(c.results); i++ {
+	for i := range c.results {
 		if s := c.results[i].stmt; s != nil && s.Commits {
 			ambiguous = true
 		}
 	}
-	if c.cur < len(c.results) && c.tx == 'I' {
-		if s := c.results[c.cur].stmt; s == nil || !s.Begins {
-			ambiguous = true
+	if c.tx == 'I' {
+		// The segment under way began outside a block: unless it began
+		// one, its statements commit one by one, completed or not.
+		for i := range c.reqs {
+			if c.reqs[i].seg == c.synced {
+				if s := c.results[i].stmt; s == nil || !s.Begins {
+					ambiguous = true
+				}
+				break
+			}
 		}
 	}
 	if ambiguous {
