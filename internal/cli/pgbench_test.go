@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/workload/pgbench/script"
 )
 
 func writeScript(t *testing.T, name, text string) string {
@@ -76,7 +77,7 @@ func TestSeedScriptPgbenchOutput(t *testing.T) {
 	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)
 	}
-	file := writeScript(t, "tpcb-original.sql", tpcbOriginal)
+	file := writeScript(t, "tpcb-original.sql", tpcbOriginal(t))
 	r := txload(t.Context(), nil, "run", "script", "--file", file+"@1", "--url", url, "--concurrency", "4", "--duration", "2s",
 		"--progress", "1s", "--output", "pgbench", "--report-per-statement")
 	if r.code != 0 {
@@ -449,16 +450,12 @@ func TestBuiltinNeedsInit(t *testing.T) {
 }
 
 // tpcbOriginal is seed 001's tpcb-original.sql: pgbench's tpcb-like builtin
-// as a script file.
-const tpcbOriginal = `\set aid random(1, 100000 * :scale)
-\set bid random(1, 1 * :scale)
-\set tid random(1, 10 * :scale)
-\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-END;
-`
+// as a script file (the script package's tests hold the two equal).
+func tpcbOriginal(t *testing.T) string {
+	t.Helper()
+	text, err := script.BuiltinText("tpcb-like")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}

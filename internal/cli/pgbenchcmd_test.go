@@ -440,7 +440,7 @@ func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
 	t.Setenv("PGUSER", user)
 	t.Setenv("PGDATABASE", name)
 	t.Setenv("PGSSLMODE", "disable")
-	script := writeScript(t, "tpcb-original.sql", tpcbOriginal)
+	script := writeScript(t, "tpcb-original.sql", tpcbOriginal(t))
 	conn := []string{"--host=" + host, "--username=" + user, "--port=" + port}
 	run := []string{"--host=" + host, "--no-vacuum", "--file=" + script + "@1", "--client=8", "--jobs=8",
 		"--username=" + user, "--port=" + port, "-T", "2", "-P", "1"}
@@ -591,19 +591,8 @@ func TestPgbenchCommandDebugFunctionLikePgbench(t *testing.T) {
 // skips t: there is nothing to compare with.
 func installedPgbench(t *testing.T) (path, major string) {
 	t.Helper()
-	path, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed: nothing to compare with")
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`\) ([0-9]+)`).FindStringSubmatch(string(out))
-	if m == nil {
-		t.Fatalf("pgbench --version: %q", out)
-	}
-	return path, m[1]
+	path, n := pgtest.Pgbench(t)
+	return path, strconv.Itoa(n)
 }
 
 var outputNumbers = regexp.MustCompile(` *[0-9]+(\.[0-9]+)?`)

@@ -7,28 +7,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
 )
 
 // pgbench returns the path of Debian's pgbench and its major version, or
 // skips: these tests compare with the real program.
 func pgbench(t *testing.T) (string, int) {
 	t.Helper()
-	path, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed (apt-get install postgresql-client): the comparison needs the real program")
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatalf("pgbench --version: %v", err)
-	}
-	m := regexp.MustCompile(`\(PostgreSQL\) (\d+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("pgbench --version: cannot read the version in %q", out)
-	}
-	major, _ := strconv.Atoi(string(m[1]))
+	path, major := pgtest.Pgbench(t)
 	if major < MinMajor || major > MaxMajor {
 		t.Skipf("pgbench %d is outside the versions txload follows (%d to %d)", major, MinMajor, MaxMajor)
 	}
