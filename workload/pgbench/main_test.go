@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -39,20 +38,7 @@ func target(t *testing.T, url string) *pg.Target {
 // realPgbench is Debian's pgbench and its major version, or a skip.
 func realPgbench(t *testing.T) (string, int) {
 	t.Helper()
-	path, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed (apt-get install postgresql-client): the comparison needs the real program")
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`\(PostgreSQL\) (\d+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("pgbench --version: %q", out)
-	}
-	major, _ := strconv.Atoi(string(m[1]))
-	return path, major
+	return pgtest.Pgbench(t)
 }
 
 // runPgbench runs pgbench with args and the database url last; it returns
