@@ -319,76 +319,78 @@ func (r *RunDoc) Names() []string {
 // Total decodes the run's totals: a snapshot of the measured period with
 // its histograms, as the run ended with it.
 func (r *RunDoc) Total() (*metrics.Snapshot, error) {
-	s := metrics.NewSnapshot(r.Names())
-	s.Elapsed = time.Duration(r.ElapsedSec * float64(time.Second))
-	s.Reconnects = r.Reconnects
+	s := &metrics.Snapshot{Ops: make([]*metrics.OpStats, len(r.Ops)), Reconnects: r.Reconnects,
+		Elapsed: time.Duration(r.ElapsedSec * float64(time.Second))}
 	for i, od := range r.Ops {
-		o := s.Ops[i]
-		o.OK, o.Retried, o.Retries, o.Warmup = od.OK, od.Retried, od.Retries, od.Warmup
-		o.Skipped, o.Late, o.Abandoned = od.Skipped, od.Late, od.Abandoned
-		var err error
-		if o.Failed, err = classCounts(od.Failed); err != nil {
-			return nil, fmt.Errorf("%s failed: %w", od.Name, err)
+		o := &metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
+			Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}
+		if err := decodeOp(o, od.Failed, od.Errors, od.Response.Encoded, od.Service.Encoded, od.Lag.Encoded); err != nil {
+			return nil, fmt.Errorf("%s %w", od.Name, err)
 		}
-		if o.Errors, err = classCounts(od.Errors); err != nil {
-			return nil, fmt.Errorf("%s errors: %w", od.Name, err)
-		}
-		for _, p := range []struct {
-			kind string
-			enc  string
-			to   **hdr.Histogram
-		}{{"response", od.Response.Encoded, &o.Response}, {"service", od.Service.Encoded, &o.Service}, {"lag", od.Lag.Encoded, &o.Lag}} {
-			if p.enc == "" {
-				continue // an older document, or a histogram left out: empty
-			}
-			if *p.to, err = metrics.Decode(p.enc); err != nil {
-				return nil, fmt.Errorf("%s %s: %w", od.Name, p.kind, err)
-			}
-		}
+		s.Ops[i] = o
 	}
 	return s, nil
 }
 
-// IntervalSnapshots decodes the run's intervals, in order.
+// IntervalSnapshots decodes the run's intervals, in order. It holds every
+// interval's histograms at once: Interval decodes one.
 func (r *RunDoc) IntervalSnapshots() ([]Interval, error) {
-	names := r.Names()
 	out := make([]Interval, 0, len(r.Intervals))
-	for n, iv := range r.Intervals {
-		if len(iv.Ops) != len(names) {
-			return nil, fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(names))
+	for n := range r.Intervals {
+		iv, err := r.Interval(n)
+		if err != nil {
+			return nil, err
 		}
-		s := metrics.NewSnapshot(names)
-		s.Elapsed = iv.End.Sub(iv.Start)
-		s.Reconnects = iv.Reconnects
-		for i, od := range iv.Ops {
-			if od.Name != names[i] {
-				return nil, fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, names[i])
-			}
-			o := s.Ops[i]
-			o.OK, o.Retried, o.Retries, o.Warmup, o.WarmupOK = od.OK, od.Retried, od.Retries, od.Warmup, od.WarmupOK
-			o.Skipped, o.Late, o.Abandoned = od.Skipped, od.Late, od.Abandoned
-			var err error
-			if o.Failed, err = classCounts(od.Failed); err != nil {
-				return nil, fmt.Errorf("interval %d %s failed: %w", n, od.Name, err)
-			}
-			if o.Errors, err = classCounts(od.Errors); err != nil {
-				return nil, fmt.Errorf("interval %d %s errors: %w", n, od.Name, err)
-			}
-			for _, p := range []struct {
-				enc string
-				to  **hdr.Histogram
-			}{{od.Response, &o.Response}, {od.Service, &o.Service}, {od.Lag, &o.Lag}} {
-				if p.enc == "" {
-					continue
-				}
-				if *p.to, err = metrics.Decode(p.enc); err != nil {
-					return nil, fmt.Errorf("interval %d %s: %w", n, od.Name, err)
-				}
-			}
-		}
-		out = append(out, Interval{Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Snapshot: s})
+		out = append(out, iv)
 	}
 	return out, nil
+}
+
+// Interval decodes the run's interval n.
+func (r *RunDoc) Interval(n int) (Interval, error) {
+	iv := r.Intervals[n]
+	if len(iv.Ops) != len(r.Ops) {
+		return Interval{}, fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(r.Ops))
+	}
+	s := &metrics.Snapshot{Ops: make([]*metrics.OpStats, len(iv.Ops)), Elapsed: iv.End.Sub(iv.Start), Reconnects: iv.Reconnects}
+	for i, od := range iv.Ops {
+		if od.Name != r.Ops[i].Name {
+			return Interval{}, fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, r.Ops[i].Name)
+		}
+		o := &metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
+			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}
+		if err := decodeOp(o, od.Failed, od.Errors, od.Response, od.Service, od.Lag); err != nil {
+			return Interval{}, fmt.Errorf("interval %d %s %w", n, od.Name, err)
+		}
+		s.Ops[i] = o
+	}
+	return Interval{Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Snapshot: s}, nil
+}
+
+// decodeOp sets o's failure counts and histograms from a document's maps
+// and encoded histograms ("" is an empty histogram: an older document, or
+// one left out).
+func decodeOp(o *metrics.OpStats, failed, errors map[string]int64, response, service, lag string) error {
+	var err error
+	if o.Failed, err = classCounts(failed); err != nil {
+		return fmt.Errorf("failed: %w", err)
+	}
+	if o.Errors, err = classCounts(errors); err != nil {
+		return fmt.Errorf("errors: %w", err)
+	}
+	for _, p := range [...]struct {
+		kind, enc string
+		to        **hdr.Histogram
+	}{{"response", response, &o.Response}, {"service", service, &o.Service}, {"lag", lag, &o.Lag}} {
+		if p.enc == "" {
+			*p.to = metrics.NewHistogram()
+			continue
+		}
+		if *p.to, err = metrics.Decode(p.enc); err != nil {
+			return fmt.Errorf("%s: %w", p.kind, err)
+		}
+	}
+	return nil
 }
 
 // classCounts reverses classMap.

@@ -231,62 +231,65 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	return rd, nil
 }
 
-type bucket struct {
-	start, end time.Time
-	warmup     bool
-	snap       *metrics.Snapshot
-}
+// member is one document's interval (by index) in a merged interval.
+type member struct{ doc, n int }
 
+// mergeIntervals adds up the documents' intervals that cover the same
+// period. The periods are found from the documents' times alone; each
+// merged interval is then decoded, added up and encoded in turn, so that
+// one merged interval's histograms are in memory at a time.
 func mergeIntervals(docs []*Document, names []string, r int, geometry **HistSettings, geometryOf *string) ([]IntervalDoc, error) {
 	var lengths []time.Duration
-	decoded := make([][]Interval, len(docs))
-	for i, d := range docs {
-		ivs, err := d.Runs[r].IntervalSnapshots()
-		if err != nil {
-			return nil, fmt.Errorf("merge: %s: %w", names[i], err)
-		}
-		decoded[i] = ivs
-		for _, iv := range ivs {
+	for _, d := range docs {
+		for _, iv := range d.Runs[r].Intervals {
 			lengths = append(lengths, iv.End.Sub(iv.Start))
-			if err := checkGeometry(iv.Snapshot, names[i], geometry, geometryOf); err != nil {
-				return nil, err
-			}
 		}
 	}
 	length := IntervalLength(lengths)
-	buckets := map[int64]*bucket{}
-	for _, ivs := range decoded {
+	buckets := map[int64][]member{}
+	for i, d := range docs {
+		ivs := d.Runs[r].Intervals
 		if len(ivs) == 0 {
 			continue
 		}
 		t0 := ivs[0].Start
 		b0 := floorDiv(t0.UnixNano(), int64(length))
-		for _, iv := range ivs {
+		for n, iv := range ivs {
 			k := b0 + int64(roundDiv(iv.Start.Sub(t0), length))
-			b := buckets[k]
-			if b == nil {
-				b = &bucket{start: iv.Start, end: iv.End, warmup: iv.Warmup, snap: iv.Snapshot}
-				buckets[k] = b
-				continue
-			}
-			if err := b.snap.Merge(iv.Snapshot); err != nil {
-				return nil, fmt.Errorf("merge: intervals: %w", err)
-			}
-			if iv.Start.Before(b.start) {
-				b.start = iv.Start
-			}
-			if iv.End.After(b.end) {
-				b.end = iv.End
-			}
-			b.warmup = b.warmup && iv.Warmup
+			buckets[k] = append(buckets[k], member{i, n})
 		}
 	}
 	keys := slices.Sorted(maps.Keys(buckets))
 	out := make([]IntervalDoc, 0, len(keys))
 	for _, k := range keys {
-		b := buckets[k]
-		b.snap.Elapsed = b.end.Sub(b.start)
-		d, err := NewIntervalDoc(b.snap, b.end, b.warmup)
+		var start, end time.Time
+		var warmup bool
+		var snap *metrics.Snapshot
+		for _, m := range buckets[k] {
+			iv, err := docs[m.doc].Runs[r].Interval(m.n)
+			if err != nil {
+				return nil, fmt.Errorf("merge: %s: %w", names[m.doc], err)
+			}
+			if err := checkGeometry(iv.Snapshot, names[m.doc], geometry, geometryOf); err != nil {
+				return nil, err
+			}
+			if snap == nil {
+				start, end, warmup, snap = iv.Start, iv.End, iv.Warmup, iv.Snapshot
+				continue
+			}
+			if err := snap.Merge(iv.Snapshot); err != nil {
+				return nil, fmt.Errorf("merge: intervals: %w", err)
+			}
+			if iv.Start.Before(start) {
+				start = iv.Start
+			}
+			if iv.End.After(end) {
+				end = iv.End
+			}
+			warmup = warmup && iv.Warmup
+		}
+		snap.Elapsed = end.Sub(start)
+		d, err := NewIntervalDoc(snap, end, warmup)
 		if err != nil {
 			return nil, err
 		}

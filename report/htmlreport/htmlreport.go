@@ -61,11 +61,58 @@ type run struct {
 	color   string
 }
 
-// window is one point over time: intervals merged.
+// window is one point over time: intervals merged, then reduced to what
+// the charts draw. It keeps no histogram, so that the report of a long run
+// holds one window's histograms at a time, not the run's.
 type window struct {
 	at   float64 // seconds from the start of the measured period to the window's end
 	secs float64
-	snap *metrics.Snapshot
+	ops  []point // by the run's operation index
+	// errors and retries are every operation's failed attempts, by class,
+	// and retries.
+	errors  [metrics.NumClasses]int64
+	retries int64
+}
+
+// point is one operation in one window.
+type point struct {
+	ok                     int64
+	response, service, lag quantiles
+}
+
+// windowQs are the percentiles the charts over time draw (100: the
+// maximum); quantiles holds a histogram's, in ms, in that order.
+var windowQs = [...]float64{50, 95, 99, 100}
+
+type quantiles [len(windowQs)]float64
+
+func quantilesOf(h *hdr.Histogram) quantiles {
+	var q quantiles
+	for i, p := range windowQs {
+		q[i] = quantile(h, p)
+	}
+	return q
+}
+
+// at is percentile p, one of windowQs.
+func (q quantiles) at(p float64) float64 {
+	i := slices.Index(windowQs[:], p)
+	if i < 0 {
+		panic(fmt.Sprintf("htmlreport: percentile %g is not drawn over time", p))
+	}
+	return q[i]
+}
+
+func windowOf(s *metrics.Snapshot, at, secs float64) window {
+	w := window{at: at, secs: secs, ops: make([]point, len(s.Ops))}
+	for i, o := range s.Ops {
+		w.ops[i] = point{ok: o.OK, response: quantilesOf(o.Response), service: quantilesOf(o.Service), lag: quantilesOf(o.Lag)}
+		for c, n := range o.Errors {
+			w.errors[c] += n
+		}
+		w.retries += o.Retries
+	}
+	return w
 }
 
 // sweep is one sweep document drawn as a curve.
@@ -234,35 +281,37 @@ func nameRuns(runs []*run) {
 	}
 }
 
-// windows decodes a run's measured intervals and merges them into at most
-// MaxPoints windows.
+// windows decodes a run's measured intervals one at a time and merges them
+// into at most MaxPoints windows.
 func windows(rd *report.RunDoc) ([]window, error) {
-	ivs, err := rd.IntervalSnapshots()
-	if err != nil {
-		return nil, err
-	}
-	var measured []report.Interval
-	for _, iv := range ivs {
+	var measured []int
+	for n, iv := range rd.Intervals {
 		if !iv.Warmup {
-			measured = append(measured, iv)
+			measured = append(measured, n)
 		}
 	}
 	if len(measured) == 0 {
 		return nil, nil
 	}
-	t0 := measured[0].Start
+	t0 := rd.Intervals[measured[0]].Start
 	group := (len(measured) + MaxPoints - 1) / MaxPoints
 	var out []window
 	for i := 0; i < len(measured); i += group {
 		j := min(i+group, len(measured))
-		snap := measured[i].Snapshot
-		for _, iv := range measured[i+1 : j] {
-			if err := snap.Merge(iv.Snapshot); err != nil {
+		var snap *metrics.Snapshot
+		for _, n := range measured[i:j] {
+			iv, err := rd.Interval(n)
+			if err != nil {
+				return nil, err
+			}
+			if snap == nil {
+				snap = iv.Snapshot
+			} else if err := snap.Merge(iv.Snapshot); err != nil {
 				return nil, err
 			}
 		}
-		secs := measured[j-1].End.Sub(measured[i].Start).Seconds()
-		out = append(out, window{at: measured[j-1].End.Sub(t0).Seconds(), secs: secs, snap: snap})
+		first, last := rd.Intervals[measured[i]], rd.Intervals[measured[j-1]]
+		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(first.Start).Seconds()))
 	}
 	return out, nil
 }
@@ -357,14 +406,14 @@ func opSections(p *page, runs []*run) {
 				s := plot.Series{Name: r.name, Color: r.color}
 				for _, w := range r.windows {
 					s.X = append(s.X, w.at)
-					s.Y = append(s.Y, float64(w.snap.Ops[i].OK)/w.secs)
+					s.Y = append(s.Y, float64(w.ops[i].ok)/w.secs)
 				}
 				tp.Series = append(tp.Series, s)
 				for _, pc := range overTime {
 					s := plot.Series{Name: r.name + " " + pc.name, Color: r.color, Dash: pc.dash, Width: pc.wid}
 					for _, w := range r.windows {
 						s.X = append(s.X, w.at)
-						s.Y = append(s.Y, quantile(w.snap.Ops[i].Response, pc.q))
+						s.Y = append(s.Y, w.ops[i].response.at(pc.q))
 					}
 					lat.Series = append(lat.Series, s)
 				}
@@ -442,17 +491,17 @@ func openLoop(p *page, op string, runs []*run) {
 			q    float64
 			wid  float64
 			dash string
-			get  func(*metrics.OpStats) *hdr.Histogram
+			get  func(point) quantiles
 		}{
-			{"sojourn p50", 50, 1, plot.Solid, func(o *metrics.OpStats) *hdr.Histogram { return o.Response }},
-			{"remote p50", 50, 1, plot.Dashed, func(o *metrics.OpStats) *hdr.Histogram { return o.Service }},
-			{"sojourn p99", 99, 2.5, plot.Solid, func(o *metrics.OpStats) *hdr.Histogram { return o.Response }},
-			{"remote p99", 99, 2.5, plot.Dashed, func(o *metrics.OpStats) *hdr.Histogram { return o.Service }},
+			{"sojourn p50", 50, 1, plot.Solid, func(p point) quantiles { return p.response }},
+			{"remote p50", 50, 1, plot.Dashed, func(p point) quantiles { return p.service }},
+			{"sojourn p99", 99, 2.5, plot.Solid, func(p point) quantiles { return p.response }},
+			{"remote p99", 99, 2.5, plot.Dashed, func(p point) quantiles { return p.service }},
 		} {
 			s := plot.Series{Name: r.name + " " + k.name, Color: r.color, Dash: k.dash, Width: k.wid}
 			for _, w := range r.windows {
 				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, quantile(k.get(w.snap.Ops[i]), k.q))
+				s.Y = append(s.Y, k.get(w.ops[i]).at(k.q))
 			}
 			c.Series = append(c.Series, s)
 		}
@@ -480,7 +529,7 @@ func lagChart(p *page, op string, runs []*run) {
 			s := plot.Series{Name: r.name + " lag " + k.name, Color: r.color, Dash: k.dash}
 			for _, w := range r.windows {
 				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, quantile(w.snap.Ops[i].Lag, k.q))
+				s.Y = append(s.Y, w.ops[i].lag.at(k.q))
 			}
 			c.Series = append(c.Series, s)
 		}
@@ -511,9 +560,8 @@ func failureSection(p *page, runs []*run) {
 			}
 			s := plot.Series{Name: r.name + " " + class.String(), Color: r.color, Dash: dashes[ci%len(dashes)]}
 			for _, w := range r.windows {
-				t := w.snap.Total("all")
 				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, float64(t.Errors[class])/w.secs)
+				s.Y = append(s.Y, float64(w.errors[class])/w.secs)
 			}
 			c.Series = append(c.Series, s)
 		}
@@ -521,7 +569,7 @@ func failureSection(p *page, runs []*run) {
 			s := plot.Series{Name: r.name + " retries", Color: r.color, Width: 2.5}
 			for _, w := range r.windows {
 				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, float64(w.snap.Total("all").Retries)/w.secs)
+				s.Y = append(s.Y, float64(w.retries)/w.secs)
 			}
 			c.Series = append(c.Series, s)
 		}

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,16 +65,45 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 			t.Fatalf("a line has %d points, more than %d", n, MaxPoints)
 		}
 	}
-	ws, err := windows(&doc.Runs[0])
+	rd := &doc.Runs[0]
+	ws, err := windows(rd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ok int64
-	for _, w := range ws {
-		ok += w.snap.Ops[0].OK
+	if len(ws) != 500 || ws[len(ws)-1].at != 1500 {
+		t.Fatalf("%d windows, the last at %gs", len(ws), ws[len(ws)-1].at)
 	}
-	if len(ws) != 500 || ok != doc.Runs[0].Ops[0].OK || ws[len(ws)-1].at != 1500 {
-		t.Fatalf("%d windows holding %d ok (the run has %d), the last at %gs", len(ws), ok, doc.Runs[0].Ops[0].OK, ws[len(ws)-1].at)
+	// Each window is its three intervals merged: counts and percentiles as
+	// of the merged histograms (checked on some windows: decoding is slow).
+	var ok int64
+	for k, w := range ws {
+		ok += w.ops[0].ok
+		if k%50 != 0 && k != len(ws)-1 {
+			continue
+		}
+		var want *metrics.Snapshot
+		for n := 3 * k; n < 3*k+3; n++ {
+			iv, err := rd.Interval(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = iv.Snapshot
+			} else if err := want.Merge(iv.Snapshot); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all := want.Total("all")
+		got := windowOf(want, w.at, w.secs)
+		if w.secs != 3 || !reflect.DeepEqual(w, got) || w.errors != all.Errors || w.retries != all.Retries {
+			t.Fatalf("window %d: %+v, its intervals merged: %+v", k, w, got)
+		}
+		if w.ops[1].response.at(100) != ms(want.Ops[1].Response.Max()) || w.ops[0].ok != want.Ops[0].OK {
+			t.Fatalf("window %d: %+v", k, w)
+		}
+	}
+	if ok != rd.Ops[0].OK {
+		t.Fatalf("the windows hold %d ok, the run %d", ok, rd.Ops[0].OK)
 	}
 	if strings.Contains(page, "secret") {
 		t.Fatal("the page shows a password")
