@@ -153,6 +153,20 @@ const maxRate = 1e9
 // maxDuration bounds every duration of a run: 100 years.
 const maxDuration = 100 * 365 * 24 * time.Hour
 
+// Window is the period the run's schedule covers after the warm-up:
+// Duration, or with Transactions the time they take at Rate (closed loop:
+// until the clients are done, bounded by 100 years).
+func (c Config) Window() time.Duration {
+	switch {
+	case c.Transactions == 0:
+		return c.Duration
+	case c.Rate > 0:
+		n := float64(c.Transactions) * float64(c.Concurrency)
+		return max(time.Duration(n/c.Rate*float64(time.Second)), time.Nanosecond)
+	}
+	return maxDuration
+}
+
 // Validate checks c; its errors name the flag and what is allowed.
 func (c Config) Validate() error {
 	switch {
@@ -165,9 +179,9 @@ func (c Config) Validate() error {
 	case c.Rate > maxRate:
 		return fmt.Errorf("--rate %g is more than one operation per nanosecond, the schedule's resolution (at most 1e9)", c.Rate)
 	case c.Transactions < 0:
-		return fmt.Errorf("the number of transactions per client must not be negative, got %d", c.Transactions)
+		return fmt.Errorf("--transactions must be 0 (run for --duration) or a positive number per client, got %d", c.Transactions)
 	case c.Transactions > 0 && c.Warmup > 0:
-		return fmt.Errorf("--warmup cannot be used with a number of transactions per client")
+		return fmt.Errorf("--warmup cannot be used with --transactions (a number of transactions per client)")
 	case c.Transactions == 0 && (c.Duration <= 0 || c.Duration > maxDuration):
 		return fmt.Errorf("--duration must be positive and at most 100 years (for example 10s or 1m), got %s", c.Duration)
 	case c.Warmup < 0 || c.Warmup > maxDuration:
@@ -181,7 +195,7 @@ func (c Config) Validate() error {
 	case c.Transactions == 0 && c.Rate > 0 && c.Rate*c.Duration.Seconds() < 1:
 		return fmt.Errorf("--rate %g over --duration %s schedules no operation", c.Rate, c.Duration)
 	case float64(c.Transactions)*float64(c.Concurrency) > maxOperations:
-		return fmt.Errorf("%d transactions for each of %d clients is more than txload can count (2^53)", c.Transactions, c.Concurrency)
+		return fmt.Errorf("--transactions %d for each of %d clients is more than txload can count (2^53)", c.Transactions, c.Concurrency)
 	case c.Transactions == 0 && c.Rate*(c.Duration+c.Warmup).Seconds() > maxOperations:
 		return fmt.Errorf("--rate %g over --duration %s schedules %.3g operations, more than txload can count (2^53)", c.Rate, c.Duration+c.Warmup, c.Rate*(c.Duration+c.Warmup).Seconds())
 	case c.Spin < 0:
@@ -303,14 +317,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
-	if cfg.Transactions > 0 {
-		cfg.Duration = maxDuration // closed loop: until the clients are done
-		if cfg.Rate > 0 {
-			// The schedule's window: the time the operations take at Rate.
-			n := float64(cfg.Transactions) * float64(cfg.Concurrency)
-			cfg.Duration = max(time.Duration(n/cfg.Rate*float64(time.Second)), time.Nanosecond)
-		}
-	}
+	cfg.Duration = cfg.Window()
 	driveCtx, cancelDrive := context.WithCancel(ctx)
 	defer cancelDrive()
 	r := &run{cfg: cfg, ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}

@@ -74,6 +74,9 @@ type Hooks struct {
 	// for lag --mark-transactions): nil when it can, else why not, in one
 	// line. Unset: the workload cannot.
 	MarkTransactions func() error
+	// Timed, if set, says why the workload runs only for a duration (its
+	// loop or its sampling is timed): run then refuses --transactions.
+	Timed string
 }
 
 // InitOptions steers Init.

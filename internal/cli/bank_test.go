@@ -66,8 +66,10 @@ func TestBankIsolation(t *testing.T) {
 			for attempt := 1; ; attempt++ {
 				js := jsonPath(t)
 				before := xactCommit(t, url)
+				// A number of transfers, not a duration: 2,000 show every
+				// anomaly and the run ends as soon as they are done.
 				args := append([]string{"run", "bank", "--url", url, "--selection", "10", "--concurrency", "8",
-					"--duration", "5s", "--progress", "0", "--json", js}, tc.args...)
+					"--transactions", "250", "--progress", "0", "--json", js}, tc.args...)
 				r := txload(t.Context(), nil, args...)
 				if r.code != 0 {
 					t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -78,6 +80,11 @@ func TestBankIsolation(t *testing.T) {
 				run := doc.Runs[0]
 				op := run.Ops[0]
 				v := run.Check.Values
+				// Each client ran its 250 to the end: committed or failed
+				// for good.
+				if n := op.OK + sumCounts(op.Failed); n != 8*250 {
+					t.Fatalf("%d transfers ended (%d ok), want 8 clients × 250\n%s", n, op.OK, r.stdout)
+				}
 				if lost := v["lost_updates"]; (lost > 0) != tc.wantLost {
 					t.Fatalf("lost updates = %d, want > 0: %v", lost, tc.wantLost)
 				}
@@ -227,4 +234,13 @@ func TestSurvivesTerminatedBackends(t *testing.T) {
 	if c := txload(t.Context(), nil, "check", "bank", "--url", url); c.code != 0 {
 		t.Fatalf("check exit %d\n%s", c.code, c.stdout)
 	}
+}
+
+// sumCounts adds up a document's counts by class.
+func sumCounts(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -147,6 +147,7 @@ type runFlags struct {
 	load         loadFlags
 	rate         float64
 	duration     time.Duration
+	transactions int
 	warmup       time.Duration
 	maxLag       time.Duration
 	latencyLimit time.Duration
@@ -160,6 +161,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	f.load.register(fs, time.Second)
 	fs.Float64Var(&f.rate, "rate", 0, "open loop: operations per second on an absolute schedule (0 = closed loop)")
 	fs.DurationVarP(&f.duration, "duration", "d", 10*time.Second, "measured period")
+	fs.IntVarP(&f.transactions, "transactions", "t", 0, "instead of --duration: each client runs this many operations (committed or failed for good), and the run ends when every client has (pgbench's -t); with --rate, their schedule spans the time they take at that rate")
 	fs.DurationVar(&f.warmup, "warmup", 0, "run this long first, excluded from the results")
 	fs.DurationVar(&f.maxLag, "max-lag", engine.DefaultMaxLag, "open loop: stop when operations start this far behind schedule")
 	fs.DurationVar(&f.latencyLimit, "latency-limit", 0, "count transactions slower than this as late; with --rate, skip those that would start this late (0 = off)")
@@ -176,6 +178,18 @@ func (f *runFlags) options(env Env) (runner.Options, error) {
 	}
 	e := &o.Engine
 	e.Rate, e.Duration, e.Warmup, e.MaxLag, e.LatencyLimit, e.Spin = f.rate, f.duration, f.warmup, f.maxLag, f.latencyLimit, f.spin
+	if f.load.fs.Changed("transactions") {
+		if f.load.fs.Changed("duration") {
+			return o, usagef("give --duration or --transactions, not both")
+		}
+		if f.transactions < 1 {
+			return o, usagef("--transactions must be a positive number of operations per client, got %d", f.transactions)
+		}
+		e.Duration, e.Transactions = 0, f.transactions
+		delete(o.Config, "duration")
+	} else {
+		delete(o.Config, "transactions")
+	}
 	o.Output, o.FailuresDetailed, o.PerStatement = f.output, f.failDetailed, f.perStatement
 	return o, nil
 }

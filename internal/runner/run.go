@@ -43,6 +43,9 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 			return Resolved{}, h, Usage(err)
 		}
 	}
+	if h.Timed != "" && opts.Engine.Transactions > 0 {
+		return Resolved{}, h, Usagef("%s runs for a --duration, not a number of --transactions: %s", m.Name, h.Timed)
+	}
 	r, err := target.Resolve()
 	if err == nil && r.Embedded() && opts.Engine.Instances > 1 {
 		err = Usagef("--instance needs --url: the instances must drive one database")
@@ -295,7 +298,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	report.Summary(opts.Stdout, h, res.Total, Notes(res, opts, conn.Target))
 	if res.Offered > 0 {
 		fmt.Fprintln(opts.Stdout)
-		report.OpenLoop(opts.Stdout, res.Total, res.Offered-res.Unstarted, opts.Engine.Duration)
+		report.OpenLoop(opts.Stdout, res.Total, res.Offered-res.Unstarted, opts.Engine.Window())
 		if h := res.EmitLag; h != nil && h.TotalCount() > 0 {
 			fmt.Fprintf(opts.Stdout, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max())
 		}
@@ -360,10 +363,14 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // Mode describes the loop for the summary's header.
 func Mode(opts Options) string {
 	e := opts.Engine
-	if e.Rate > 0 {
-		return fmt.Sprintf("open loop at %g ops/s (%s), %d workers", e.Rate, e.Arrival, e.Concurrency)
+	each := ""
+	if e.Transactions > 0 {
+		each = fmt.Sprintf(", %d operations each", e.Transactions)
 	}
-	return fmt.Sprintf("closed loop, %d workers", e.Concurrency)
+	if e.Rate > 0 {
+		return fmt.Sprintf("open loop at %g ops/s (%s), %d workers%s", e.Rate, e.Arrival, e.Concurrency, each)
+	}
+	return fmt.Sprintf("closed loop, %d workers%s", e.Concurrency, each)
 }
 
 // LabelString is a variant's labels on one line.

@@ -69,6 +69,7 @@ func (g *gen) Hooks() workload.Hooks {
 		RunDefaults: map[string]string{"init": "keep"},
 		// --tables is a lower bound: a run takes every table it finds.
 		Clients: func() (int, string) { return g.cfg.Sessions(), sessionFlags },
+		Timed:   "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
 	}
 }
 
