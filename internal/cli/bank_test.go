@@ -141,7 +141,7 @@ func TestBankIsolation(t *testing.T) {
 func TestCheckFindsViolations(t *testing.T) {
 	t.Parallel()
 	url := srv.NewDatabase(t)
-	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "100", "--duration", "1s", "--progress", "0", "--isolation", "ser"); r.code != 0 {
+	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "100", "--transactions", "200", "--progress", "0", "--isolation", "ser"); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	for _, tc := range []struct {

@@ -18,7 +18,7 @@ func TestVariantsComparison(t *testing.T) {
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000",
-		"--isolation", "rc,serializable", "--selection", "10,500", "--duration", "1s", "--progress", "0", "--json", js)
+		"--isolation", "rc,serializable", "--selection", "10,500", "--transactions", "100", "--progress", "0", "--json", js)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -74,7 +74,7 @@ func TestInitRerunAndDrop(t *testing.T) {
 	}
 	// run --init keep uses the data in place: the ledger accumulates.
 	for i := 0; i < 2; i++ {
-		if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "7000", "--init", "keep", "--duration", "1s", "--progress", "0"); r.code != 0 {
+		if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "7000", "--init", "keep", "--transactions", "20", "--progress", "0"); r.code != 0 {
 			t.Fatalf("run --init keep: exit %d\n%s", r.code, r.stderr)
 		}
 	}
@@ -130,7 +130,7 @@ func TestJSONHistogramsDecode(t *testing.T) {
 	t.Parallel()
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
-	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--duration", "1s", "--progress", "0", "--json", js); r.code != 0 {
+	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--transactions", "300", "--progress", "0", "--json", js); r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	op := readDoc(t, js).Runs[0].Ops[0]

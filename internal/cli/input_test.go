@@ -3,12 +3,14 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,13 +130,32 @@ func TestUnreachableURL(t *testing.T) {
 	}
 }
 
-// buildTxload compiles the command once for tests that need a real process.
+// binDir holds the command compiled once for the package's tests (built);
+// TestMain removes it.
+var binDir = sync.OnceValues(func() (string, error) { return os.MkdirTemp("", "txload-bin-") })
+
+var built = sync.OnceValues(func() (string, error) {
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "txload")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/txload/txload/cmd/txload").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildTxload compiles the command once for tests that need a real process
+// (-short skips them).
 func buildTxload(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "txload")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/txload/txload/cmd/txload")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if testing.Short() {
+		t.Skip("builds the txload binary")
+	}
+	bin, err := built()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

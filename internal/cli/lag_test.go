@@ -149,7 +149,11 @@ func startLogicalPair(t *testing.T) *logicalPair {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.src.Stop() })
-	if p.dst, err = embedded.Start(ctx, embedded.Options{CacheDir: cache}); err != nil {
+	// Four subscriptions at once (TestLagLogicalPair's cases), each with an
+	// apply worker and a table-sync worker at first: PostgreSQL's default
+	// of 4 logical replication workers would leave the last waiting.
+	dstSettings := []string{"max_logical_replication_workers=12", "max_worker_processes=24"}
+	if p.dst, err = embedded.Start(ctx, embedded.Options{CacheDir: cache, Settings: dstSettings}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.dst.Stop() })
@@ -211,11 +215,20 @@ func TestLagLogicalPair(t *testing.T) {
 		t.Skip("starts two servers of its own")
 	}
 	p := startLogicalPair(t)
+	// The cases run at once, each on databases of its own, made one after
+	// the other first: a subscription's slot waits for the transactions
+	// running on the source, and the other cases' load would hold it up.
+	type pair struct{ src, dst, sub string }
+	pairs := make([]pair, 4)
+	for i := range pairs {
+		pairs[i].src, pairs[i].dst, pairs[i].sub = p.replicate(t)
+	}
 
 	// The subscription disabled for 2 s: no marker arrives meanwhile, so
 	// the lag's maximum is at least 2 s; the run recovers and converges.
 	t.Run("subscription disabled for 2s", func(t *testing.T) {
-		src, dst, sub := p.replicate(t)
+		t.Parallel()
+		src, dst, sub := pairs[0].src, pairs[0].dst, pairs[0].sub
 		js := filepath.Join(t.TempDir(), "lag.json")
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "6s", "--json", js, "--slo", "max<1s")
@@ -246,7 +259,8 @@ func TestLagLogicalPair(t *testing.T) {
 	// committed transaction (pgbench_history has a row per transaction),
 	// each measured, apart from the stream's; convergence holds.
 	t.Run("mark transactions", func(t *testing.T) {
-		src, dst, _ := p.replicate(t)
+		t.Parallel()
+		src, dst := pairs[1].src, pairs[1].dst
 		js := filepath.Join(t.TempDir(), "lag.json")
 		r := txload(t.Context(), nil, "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like", "--mark-transactions",
 			"--rate", "100", "--duration", "4s", "--json", js)
@@ -285,7 +299,8 @@ func TestLagLogicalPair(t *testing.T) {
 	// A row deleted on the destination mid-run: reported missing, by table
 	// and key, and the run fails.
 	t.Run("row deleted on the destination", func(t *testing.T) {
-		src, dst, _ := p.replicate(t)
+		t.Parallel()
+		src, dst := pairs[2].src, pairs[2].dst
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "3s")
 		waitForOutput(t, errb, "s  lag  p50", done) // the first lag line
@@ -303,7 +318,8 @@ func TestLagLogicalPair(t *testing.T) {
 
 	// A marker applied twice on the destination: a repeat.
 	t.Run("marker duplicated on the destination", func(t *testing.T) {
-		src, dst, _ := p.replicate(t)
+		t.Parallel()
+		src, dst := pairs[3].src, pairs[3].dst
 		errb, done := txloadAsync(t.Context(), "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like",
 			"--rate", "100", "--duration", "3s")
 		waitForOutput(t, errb, "s  lag  p50", done) // the first lag line

@@ -35,7 +35,11 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	}
-	pgtest.Main(m, &srv)
+	pgtest.Main(m, &srv, func() {
+		if dir, err := binDir(); err == nil {
+			os.RemoveAll(dir)
+		}
+	})
 }
 
 // syncBuffer is a buffer the ticker and workers may write concurrently.

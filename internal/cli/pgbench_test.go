@@ -47,7 +47,7 @@ func TestTPCBLikeProtocols(t *testing.T) {
 			}
 			before := xactCommit(t, url)
 			r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--init", "keep", "--protocol", proto, "--concurrency", "4",
-				"--duration", "2s", "--progress", "0", "--json", js)
+				"--transactions", "250", "--progress", "0", "--json", js)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
@@ -118,7 +118,7 @@ END;
 	failed := map[string]int64{}
 	for _, tries := range []string{"1", "10"} {
 		js := jsonPath(t)
-		r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "8", "--duration", "3s",
+		r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "8", "--transactions", "200",
 			"--progress", "0", "--max-tries", tries, "--json", js)
 		if r.code != 0 {
 			t.Fatalf("--max-tries %s: exit %d\n%s", tries, r.code, r.stderr)
@@ -411,7 +411,7 @@ func TestSimpleUpdateAndSelectOnly(t *testing.T) {
 			if before == 1 {
 				histBefore = count(t, url, "SELECT count(*) FROM pgbench_history")
 			}
-			r := txload(t.Context(), nil, "run", w, "--url", url, "--init", "keep", "--concurrency", "4", "--duration", "1s", "--progress", "0",
+			r := txload(t.Context(), nil, "run", w, "--url", url, "--init", "keep", "--concurrency", "4", "--transactions", "250", "--progress", "0",
 				"--protocol", "prepared", "--json", js)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s", r.code, r.stderr)

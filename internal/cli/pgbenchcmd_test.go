@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -431,21 +432,33 @@ func TestPgbenchCommandErrorLinesLikePgbench(t *testing.T) {
 // under txload pgbench on the same database: stdout line for line and the
 // kinds of stderr lines the same, numbers masked.
 func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
+	t.Parallel()
 	pgbench, major := installedPgbench(t)
+	// Both programs run as processes with libpq's variables in their own
+	// environment (pgx reads the process's), so that the test runs beside
+	// the others.
+	bin := buildTxload(t)
 	db := srv.NewDatabase(t)
 	u := mustURL(t, db)
 	host, port, user, name := u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/")
-	t.Setenv("PGHOST", host)
-	t.Setenv("PGPORT", port)
-	t.Setenv("PGUSER", user)
-	t.Setenv("PGDATABASE", name)
-	t.Setenv("PGSSLMODE", "disable")
+	env := append(os.Environ(), "PGHOST="+host, "PGPORT="+port, "PGUSER="+user, "PGDATABASE="+name, "PGSSLMODE=disable")
 	script := writeScript(t, "tpcb-original.sql", tpcbOriginal(t))
 	conn := []string{"--host=" + host, "--username=" + user, "--port=" + port}
 	run := []string{"--host=" + host, "--no-vacuum", "--file=" + script + "@1", "--client=8", "--jobs=8",
 		"--username=" + user, "--port=" + port, "-T", "2", "-P", "1"}
 	with := func(base []string, more ...string) []string {
 		return append(append(append([]string{}, base...), more...), name)
+	}
+	exe := func(t *testing.T, prog string, args ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := exec.Command(prog, args...)
+		cmd.Env = env
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", prog, strings.Join(args, " "), err, e.String())
+		}
+		return o.String(), e.String()
 	}
 	for _, tc := range []struct {
 		name string
@@ -462,20 +475,15 @@ func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
 		{"004 run", with([]string{"-U", user, "-c", "10", "-j", "4", "-P", "1", "-T", "2", "--rate=250"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(pgbench, tc.args...)
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("pgbench %s: %v\n%s", strings.Join(tc.args, " "), err, stderr.String())
-			}
+			theirOut, theirErr := exe(t, pgbench, tc.args...)
 			// txload follows the installed pgbench's version of the lines.
-			r := pgbenchOK(t, nil, append([]string{"--pgbench-version", major}, tc.args...)...)
-			if theirs, ours := outputShape(stdout.String()), outputShape(r.stdout); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+			ourOut, ourErr := exe(t, bin, append([]string{"pgbench", "--pgbench-version", major}, tc.args...)...)
+			if theirs, ours := outputShape(theirOut), outputShape(ourOut); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
 				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
 			}
 			// The server's notices depend on what the previous init left
 			// (pgbench runs first): not compared.
-			sameKinds(t, stderr.String(), r.stderr, func(l string) bool { return !strings.HasPrefix(l, "NOTICE:") })
+			sameKinds(t, theirErr, ourErr, func(l string) bool { return !strings.HasPrefix(l, "NOTICE:") })
 		})
 	}
 }

@@ -15,7 +15,7 @@ func TestThroughPgbouncer(t *testing.T) {
 	direct := srv.NewDatabase(t)
 	url := pgtest.Pgbouncer(t, direct, "transaction")
 
-	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--duration", "2s", "--progress", "0", "--concurrency", "8")
+	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--transactions", "200", "--progress", "0", "--concurrency", "8")
 	if r.code != 0 {
 		t.Fatalf("bank: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -30,7 +30,7 @@ func TestThroughPgbouncer(t *testing.T) {
 		t.Fatalf("the refused run created %d tables", n)
 	}
 	for _, proto := range []string{"simple", "extended"} {
-		r = txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--protocol", proto, "--duration", "2s", "--progress", "0",
+		r = txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--protocol", proto, "--transactions", "200", "--progress", "0",
 			"--concurrency", "8", "--init", "keep")
 		if r.code != 0 {
 			t.Fatalf("tpcb-like %s: exit %d\n%s\n%s", proto, r.code, r.stdout, r.stderr)

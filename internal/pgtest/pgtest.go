@@ -36,10 +36,11 @@ func Start(ctx context.Context) (*Server, error) {
 	return &Server{base: srv.URL(), stop: srv.Stop}, nil
 }
 
-// Main runs a package's tests against one server. Use it from TestMain:
+// Main runs a package's tests against one server, then after (cleanups of
+// the package's own), and exits. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
-func Main(m *testing.M, srv **Server) {
+func Main(m *testing.M, srv **Server, after ...func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	s, err := Start(ctx)
 	cancel()
@@ -51,6 +52,9 @@ func Main(m *testing.M, srv **Server) {
 	code := m.Run()
 	if err := s.stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the test server:", err)
+	}
+	for _, f := range after {
+		f()
 	}
 	os.Exit(code)
 }
