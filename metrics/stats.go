@@ -101,10 +101,15 @@ func sum(xs []int64) int64 {
 	return n
 }
 
-func (o *OpStats) merge(from *OpStats) error {
+// Merge adds from into o: its counts, and its histograms where it has them
+// (from may hold counts only, its histograms nil).
+func (o *OpStats) Merge(from *OpStats) error {
 	for _, p := range [...]struct{ to, from *hdr.Histogram }{
 		{o.Response, from.Response}, {o.Service, from.Service}, {o.Lag, from.Lag},
 	} {
+		if p.from == nil {
+			continue
+		}
 		if dropped := p.to.Merge(p.from); dropped != 0 {
 			return fmt.Errorf("merging %s histograms: %d values out of range", o.Name, dropped)
 		}
@@ -178,7 +183,7 @@ func (s *Snapshot) Merge(from *Snapshot) error {
 		if o.Name != from.Ops[i].Name {
 			return fmt.Errorf("merging snapshots: operation %q into %q", from.Ops[i].Name, o.Name)
 		}
-		if err := o.merge(from.Ops[i]); err != nil {
+		if err := o.Merge(from.Ops[i]); err != nil {
 			return err
 		}
 	}
@@ -200,7 +205,7 @@ func (s *Snapshot) Reset() {
 func (s *Snapshot) Total(name string) *OpStats {
 	t := newOpStats(name, 0)
 	for _, o := range s.Ops {
-		_ = t.merge(o) // same geometry: nothing can be dropped
+		_ = t.Merge(o) // same geometry: nothing can be dropped
 	}
 	t.Stmts = nil // statements of different operations do not add up
 	return t

@@ -317,15 +317,27 @@ func (r *RunDoc) Names() []string {
 }
 
 // Total decodes the run's totals: a snapshot of the measured period with
-// its histograms, as the run ended with it.
+// its histograms, as the run ended with it (their geometry as written).
 func (r *RunDoc) Total() (*metrics.Snapshot, error) {
 	s := &metrics.Snapshot{Ops: make([]*metrics.OpStats, len(r.Ops)), Reconnects: r.Reconnects,
 		Elapsed: time.Duration(r.ElapsedSec * float64(time.Second))}
 	for i, od := range r.Ops {
-		o := &metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
-			Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}
-		if err := decodeOp(o, od.Failed, od.Errors, od.Response.Encoded, od.Service.Encoded, od.Lag.Encoded); err != nil {
+		o, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
+			Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
+		if err != nil {
 			return nil, fmt.Errorf("%s %w", od.Name, err)
+		}
+		for _, p := range [...]struct {
+			kind, enc string
+			to        **hdr.Histogram
+		}{{"response", od.Response.Encoded, &o.Response}, {"service", od.Service.Encoded, &o.Service}, {"lag", od.Lag.Encoded, &o.Lag}} {
+			if p.enc == "" {
+				*p.to = metrics.NewHistogram() // an older document, or a histogram left out: empty
+				continue
+			}
+			if *p.to, err = metrics.Decode(p.enc); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", od.Name, p.kind, err)
+			}
 		}
 		s.Ops[i] = o
 	}
@@ -333,7 +345,8 @@ func (r *RunDoc) Total() (*metrics.Snapshot, error) {
 }
 
 // IntervalSnapshots decodes the run's intervals, in order. It holds every
-// interval's histograms at once: Interval decodes one.
+// interval's histograms at once: Interval decodes one, AddInterval adds one
+// to a snapshot without building it.
 func (r *RunDoc) IntervalSnapshots() ([]Interval, error) {
 	out := make([]Interval, 0, len(r.Intervals))
 	for n := range r.Intervals {
@@ -349,48 +362,63 @@ func (r *RunDoc) IntervalSnapshots() ([]Interval, error) {
 // Interval decodes the run's interval n.
 func (r *RunDoc) Interval(n int) (Interval, error) {
 	iv := r.Intervals[n]
-	if len(iv.Ops) != len(r.Ops) {
-		return Interval{}, fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(r.Ops))
-	}
-	s := &metrics.Snapshot{Ops: make([]*metrics.OpStats, len(iv.Ops)), Elapsed: iv.End.Sub(iv.Start), Reconnects: iv.Reconnects}
-	for i, od := range iv.Ops {
-		if od.Name != r.Ops[i].Name {
-			return Interval{}, fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, r.Ops[i].Name)
-		}
-		o := &metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
-			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}
-		if err := decodeOp(o, od.Failed, od.Errors, od.Response, od.Service, od.Lag); err != nil {
-			return Interval{}, fmt.Errorf("interval %d %s %w", n, od.Name, err)
-		}
-		s.Ops[i] = o
+	s := metrics.NewSnapshot(r.Names())
+	s.Elapsed = iv.End.Sub(iv.Start)
+	if err := r.AddInterval(n, s); err != nil {
+		return Interval{}, err
 	}
 	return Interval{Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Snapshot: s}, nil
 }
 
-// decodeOp sets o's failure counts and histograms from a document's maps
-// and encoded histograms ("" is an empty histogram: an older document, or
-// one left out).
-func decodeOp(o *metrics.OpStats, failed, errors map[string]int64, response, service, lag string) error {
+// AddInterval adds the run's interval n to s, a snapshot of the run's
+// operations in txload's histogram geometry: its counts, and its histograms
+// decoded straight into s's (metrics.MergeEncoded). s.Elapsed is left to
+// the caller.
+func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
+	iv := r.Intervals[n]
+	if len(iv.Ops) != len(r.Ops) || len(s.Ops) != len(r.Ops) {
+		return fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(r.Ops))
+	}
+	for i, od := range iv.Ops {
+		if od.Name != r.Ops[i].Name || s.Ops[i].Name != od.Name {
+			return fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, r.Ops[i].Name)
+		}
+		c, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
+			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
+		if err != nil {
+			return fmt.Errorf("interval %d %s %w", n, od.Name, err)
+		}
+		o := s.Ops[i]
+		if err := o.Merge(c); err != nil {
+			return err
+		}
+		for _, p := range [...]struct {
+			kind, enc string
+			to        *hdr.Histogram
+		}{{"response", od.Response, o.Response}, {"service", od.Service, o.Service}, {"lag", od.Lag, o.Lag}} {
+			if p.enc == "" {
+				continue
+			}
+			if err := metrics.MergeEncoded(p.to, p.enc); err != nil {
+				return fmt.Errorf("interval %d %s %s: %w", n, od.Name, p.kind, err)
+			}
+		}
+	}
+	s.Reconnects += iv.Reconnects
+	return nil
+}
+
+// opCounts completes o's counts with the failures by class a document
+// holds by name.
+func opCounts(o metrics.OpStats, failed, errors map[string]int64) (*metrics.OpStats, error) {
 	var err error
 	if o.Failed, err = classCounts(failed); err != nil {
-		return fmt.Errorf("failed: %w", err)
+		return nil, fmt.Errorf("failed: %w", err)
 	}
 	if o.Errors, err = classCounts(errors); err != nil {
-		return fmt.Errorf("errors: %w", err)
+		return nil, fmt.Errorf("errors: %w", err)
 	}
-	for _, p := range [...]struct {
-		kind, enc string
-		to        **hdr.Histogram
-	}{{"response", response, &o.Response}, {"service", service, &o.Service}, {"lag", lag, &o.Lag}} {
-		if p.enc == "" {
-			*p.to = metrics.NewHistogram()
-			continue
-		}
-		if *p.to, err = metrics.Decode(p.enc); err != nil {
-			return fmt.Errorf("%s: %w", p.kind, err)
-		}
-	}
-	return nil
+	return &o, nil
 }
 
 // classCounts reverses classMap.

@@ -224,7 +224,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 		rd.EmissionLag = &hd
 	}
 	if haveIntervals {
-		if rd.Intervals, err = mergeIntervals(docs, names, r, geometry, geometryOf); err != nil {
+		if rd.Intervals, err = mergeIntervals(docs, names, r); err != nil {
 			return rd, err
 		}
 	}
@@ -236,9 +236,10 @@ type member struct{ doc, n int }
 
 // mergeIntervals adds up the documents' intervals that cover the same
 // period. The periods are found from the documents' times alone; each
-// merged interval is then decoded, added up and encoded in turn, so that
-// one merged interval's histograms are in memory at a time.
-func mergeIntervals(docs []*Document, names []string, r int, geometry **HistSettings, geometryOf *string) ([]IntervalDoc, error) {
+// merged interval is then added up and encoded in turn, so that one merged
+// interval's histograms are in memory at a time. The histograms' geometry
+// is the one mergeRun checked on the runs' totals.
+func mergeIntervals(docs []*Document, names []string, r int) ([]IntervalDoc, error) {
 	var lengths []time.Duration
 	for _, d := range docs {
 		for _, iv := range d.Runs[r].Intervals {
@@ -261,26 +262,18 @@ func mergeIntervals(docs []*Document, names []string, r int, geometry **HistSett
 	}
 	keys := slices.Sorted(maps.Keys(buckets))
 	out := make([]IntervalDoc, 0, len(keys))
+	snap := metrics.NewSnapshot(docs[0].Runs[r].Names())
 	for _, k := range keys {
 		var start, end time.Time
-		var warmup bool
-		var snap *metrics.Snapshot
+		warmup := true
+		snap.Reset()
 		for _, m := range buckets[k] {
-			iv, err := docs[m.doc].Runs[r].Interval(m.n)
-			if err != nil {
+			rd := &docs[m.doc].Runs[r]
+			if err := rd.AddInterval(m.n, snap); err != nil {
 				return nil, fmt.Errorf("merge: %s: %w", names[m.doc], err)
 			}
-			if err := checkGeometry(iv.Snapshot, names[m.doc], geometry, geometryOf); err != nil {
-				return nil, err
-			}
-			if snap == nil {
-				start, end, warmup, snap = iv.Start, iv.End, iv.Warmup, iv.Snapshot
-				continue
-			}
-			if err := snap.Merge(iv.Snapshot); err != nil {
-				return nil, fmt.Errorf("merge: intervals: %w", err)
-			}
-			if iv.Start.Before(start) {
+			iv := rd.Intervals[m.n]
+			if start.IsZero() || iv.Start.Before(start) {
 				start = iv.Start
 			}
 			if iv.End.After(end) {

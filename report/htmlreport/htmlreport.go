@@ -281,8 +281,8 @@ func nameRuns(runs []*run) {
 	}
 }
 
-// windows decodes a run's measured intervals one at a time and merges them
-// into at most MaxPoints windows.
+// windows adds up a run's measured intervals into at most MaxPoints
+// windows, one window's histograms in memory at a time.
 func windows(rd *report.RunDoc) ([]window, error) {
 	var measured []int
 	for n, iv := range rd.Intervals {
@@ -296,17 +296,12 @@ func windows(rd *report.RunDoc) ([]window, error) {
 	t0 := rd.Intervals[measured[0]].Start
 	group := (len(measured) + MaxPoints - 1) / MaxPoints
 	var out []window
+	snap := metrics.NewSnapshot(rd.Names())
 	for i := 0; i < len(measured); i += group {
 		j := min(i+group, len(measured))
-		var snap *metrics.Snapshot
+		snap.Reset()
 		for _, n := range measured[i:j] {
-			iv, err := rd.Interval(n)
-			if err != nil {
-				return nil, err
-			}
-			if snap == nil {
-				snap = iv.Snapshot
-			} else if err := snap.Merge(iv.Snapshot); err != nil {
+			if err := rd.AddInterval(n, snap); err != nil {
 				return nil, err
 			}
 		}
