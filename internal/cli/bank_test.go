@@ -173,6 +173,7 @@ func TestCheckFindsViolations(t *testing.T) {
 }
 
 func TestOpenLoopRate(t *testing.T) {
+	timingSensitive(t)
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--rate", "500", "--duration", "5s",

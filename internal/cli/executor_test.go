@@ -59,6 +59,7 @@ var tpsLine = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
 // transaction ended, as pgbench takes them: a script that sleeps 3 s, run
 // for 1 s on 2 clients, gives pgbench's tps within 5%.
 func TestSleepingScriptRateLikePgbench(t *testing.T) {
+	timingSensitive(t)
 	t.Parallel()
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {

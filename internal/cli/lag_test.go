@@ -91,12 +91,26 @@ func tableExists(t *testing.T, dsn, name string) bool {
 	return len(missing) == 0
 }
 
+// txload lag on the embedded pairs it starts itself, logical and physical
+// at once: each run has servers of its own and nothing else runs beside
+// them.
+func TestLagEmbeddedPairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two servers of its own for each case")
+	}
+	t.Run("logical", func(t *testing.T) {
+		t.Parallel()
+		lagEmbeddedLogical(t)
+	})
+	t.Run("physical", func(t *testing.T) {
+		t.Parallel()
+		lagPhysical(t)
+	})
+}
+
 // The embedded pair with logical replication, tpcb-like at a moderate
 // rate: lag percentiles reported, every row arrived, exit 0.
-func TestLagEmbeddedLogical(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two servers of its own")
-	}
+func lagEmbeddedLogical(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	js := filepath.Join(t.TempDir(), "lag.json")
@@ -368,6 +382,7 @@ func TestLagNoReplication(t *testing.T) {
 // the test says so and skips that one assertion. An instrument that does
 // not poll every millisecond fails.
 func TestLagSameDatabase(t *testing.T) {
+	timingSensitive(t)
 	db := srv.NewDatabase(t)
 	ctx := t.Context()
 	if r := txload(ctx, nil, "init", "tpcb", "--url", db); r.code != 0 {
@@ -426,10 +441,7 @@ func TestLagSameDatabase(t *testing.T) {
 // Physical replication: a standby built from the embedded source, the lag
 // reported beside pg_stat_replication's replay_lag; the bank's tables (one
 // without a key) converge.
-func TestLagPhysical(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts two servers of its own")
-	}
+func lagPhysical(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	js := filepath.Join(t.TempDir(), "lag.json")

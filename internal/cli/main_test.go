@@ -42,6 +42,17 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// timingSensitive skips t under the race detector, which slows the client
+// several times over: t asserts a rate, a latency or a schedule that would
+// then measure the detector. The plain run checks them; the race run keeps
+// the tests that drive the same code for what it does.
+func timingSensitive(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("asserts timing, which the race detector's slowdown distorts")
+	}
+}
+
 // syncBuffer is a buffer the ticker and workers may write concurrently.
 type syncBuffer struct {
 	mu sync.Mutex

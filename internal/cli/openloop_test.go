@@ -13,6 +13,7 @@ import (
 // The .hlog decodes, with HdrHistogram's own log reader, back to the counts
 // and maxima of the run's report; the open-loop lines are in the seed's shape.
 func TestHistogramLogMatchesReport(t *testing.T) {
+	timingSensitive(t)
 	url := srv.NewDatabase(t)
 	js, hl := jsonPath(t), t.TempDir()+"/run.hlog"
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta", "--rate", "400",

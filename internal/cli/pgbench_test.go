@@ -265,6 +265,7 @@ func TestScriptBadInput(t *testing.T) {
 // --latency-limit under --rate: transactions that would start too late are
 // skipped, slow ones counted late, and pgbench's report says so.
 func TestLatencyLimitSkipsAndCounts(t *testing.T) {
+	timingSensitive(t)
 	url := srv.NewDatabase(t)
 	js := jsonPath(t)
 	// One client cannot keep up with 3000 tpcb-like transactions a second:

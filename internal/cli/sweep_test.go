@@ -19,6 +19,7 @@ var stepLine = regexp.MustCompile(`(?m)^\s+\d+\s+\d.*\s(PASS|FAIL.*)$`)
 // breaks, bisects, and reports a maximum; its CSV and charts match the
 // printed steps.
 func TestSweepFindsMaximum(t *testing.T) {
+	timingSensitive(t)
 	url := srv.NewDatabase(t)
 	dir := t.TempDir()
 	csvPath, png, svg := filepath.Join(dir, "sweep.csv"), filepath.Join(dir, "sweep.png"), filepath.Join(dir, "sweep.svg")

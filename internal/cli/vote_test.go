@@ -125,6 +125,7 @@ func TestVoteUsageErrors(t *testing.T) {
 // A vote run at a modest rate offers and completes its target; far beyond
 // capacity it reports saturation, with sojourn time far above remote time.
 func TestVoteOpenLoopAccuracyAndSaturation(t *testing.T) {
+	timingSensitive(t)
 	url := srv.NewDatabase(t)
 	r := txload(t.Context(), nil, "run", "vote", "--url", url, "--articles", "1000", "--variant", "counter", "--rate", "300",
 		"--duration", "4s", "--progress", "0")
