@@ -168,7 +168,7 @@ INSERT INTO seen VALUES (:client_id, CASE :branch::int WHEN 1 THEN 'big' WHEN 2 
 \endpipeline
 `)
 	for _, proto := range []string{"extended", "prepared"} {
-		if r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "3", "--duration", "1s",
+		if r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "3", "--transactions", "50",
 			"--progress", "0", "--protocol", proto, "--define", "tag=42"); r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", proto, r.code, r.stdout, r.stderr)
 		}
