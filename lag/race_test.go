@@ -1,0 +1,6 @@
+//go:build race
+
+package lag
+
+// raceDetector says the tests were built with -race.
+const raceDetector = true
