@@ -3,11 +3,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/txload/txload/internal/cli"
@@ -44,8 +44,11 @@ func run() int {
 		// A stop signal cut short what failed: starting the embedded
 		// server, loading data (whose error may be only the connection
 		// the cancellation closed).
+		// Its line says so, whatever the error was: a connection closed,
+		// or a statement cancelled ("context canceled", which says nothing
+		// to the user); the embedded server's own error says "interrupted".
 		code = cli.ExitInterrupted
-		if !errors.Is(err, context.Canceled) {
+		if !strings.Contains(err.Error(), "interrupted") {
 			err = fmt.Errorf("interrupted: %w", err)
 		}
 	}

@@ -12,10 +12,27 @@ import (
 	"github.com/txload/txload/metrics"
 )
 
-// xactCommit reads the server's own count of committed transactions.
+// xactCommit reads the server's own count of committed transactions, once
+// txload's sessions on the database have ended: a backend adds what it
+// counted to pg_stat_database when it exits, which may be just after a run
+// of less than a second returned (stats are flushed at most once a second
+// while a session lives).
 func xactCommit(t *testing.T, url string) int64 {
 	t.Helper()
 	conn := pgtest.Conn(t, url)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var sessions int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND application_name = 'txload'`).Scan(&sessions); err != nil {
+			t.Fatal(err)
+		}
+		if sessions == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d txload sessions still on the database 10 s after the run", sessions)
+		}
+	}
 	var n int64
 	if err := conn.QueryRow(context.Background(),
 		`SELECT pg_stat_force_next_flush(), xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(nil, &n); err != nil {
