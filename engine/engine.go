@@ -697,14 +697,16 @@ func (r *run) unreachableAt(asked, now time.Time, err error) {
 }
 
 // reachableAt notes that the server answered: a connection or an operation
-// succeeded.
-func (r *run) reachableAt(now time.Time) {
+// begun at began succeeded at now. An exchange begun before the outage did
+// not end it: its reply may have been in before the server went away and
+// read late (a busy I/O loop), while the server is still down.
+func (r *run) reachableAt(began, now time.Time) {
 	if !r.down.Load() {
 		return
 	}
 	r.mu.Lock()
 	var down time.Duration
-	if !r.downSince.IsZero() {
+	if !r.downSince.IsZero() && !began.Before(r.downSince) {
 		down = now.Sub(r.downSince)
 		r.unreachable += down
 		r.downSince, r.upAt = time.Time{}, now

@@ -1089,6 +1089,53 @@ func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
 	})
 }
 
+// lateReplyWorker answers an operation begun in the last 100 ms before the
+// outage only once the outage has begun: a reply that was in before the
+// server went away, read late by a busy I/O loop.
+type lateReplyWorker struct {
+	outageWorker
+	late time.Duration
+}
+
+func (w *lateReplyWorker) Do(ctx context.Context, op, attempt int) error {
+	if e := time.Since(w.start); e >= w.down-100*time.Millisecond && e < w.down {
+		time.Sleep(w.late)
+		return nil
+	}
+	return w.outageWorker.Do(ctx, op, attempt)
+}
+
+// A success read after the outage began, of an operation begun before it,
+// does not end the outage: client 1's reply comes 600 ms late, while
+// client 0 still fails to reconnect; one outage, from 1 s to 3 s.
+func TestOutageNotEndedByALateReply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 6*time.Second, 3
+		events := recordEvents(&cfg)
+		start := time.Now()
+		load := &workload.QueryLoad{Ops: []string{"op"},
+			NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
+				w := outageWorker{start: start, down: time.Second, up: 3 * time.Second}
+				if id == 1 {
+					return &lateReplyWorker{outageWorker: w, late: 600 * time.Millisecond}, nil
+				}
+				return &w, nil
+			}}
+		res, err := Run(t.Context(), cfg, load)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outages != 1 {
+			t.Fatalf("outages %d, want 1 (events %+v)", res.Outages, events())
+		}
+		ev := events()
+		if len(ev) != 2 || ev[0].Kind != Unreachable || ev[1].Kind != Reachable || ev[1].Down < 1900*time.Millisecond {
+			t.Fatalf("events %+v: want one outage of about 2 s", ev)
+		}
+	})
+}
+
 // recordEvents keeps the run's events; the returned function reads them.
 func recordEvents(cfg *Config) func() []Event {
 	var mu sync.Mutex

@@ -20,6 +20,7 @@ type client struct {
 	// The operation under way.
 	op, attempt     int
 	intended, start time.Time
+	attemptStart    time.Time // when the attempt under way began
 	measured        bool
 	busy            bool // an operation started and has not ended
 	retryAfterReset bool // the operation is retried once reconnected
@@ -120,12 +121,13 @@ func (c *client) reconnect(now time.Time) workload.Step {
 func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
 	c.fresh = false
 	c.op, c.attempt, c.intended, c.start, c.measured, c.busy = op, 1, intended, now, measured, true
+	c.attemptStart = now
 	return workload.Step{Kind: workload.Start, Op: op, Attempt: 1, Intended: intended}
 }
 
-func (c *client) retry() workload.Step {
+func (c *client) retry(now time.Time) workload.Step {
 	c.attempt++
-	c.busy = true
+	c.busy, c.attemptStart = true, now
 	return workload.Step{Kind: workload.Start, Op: c.op, Attempt: c.attempt, Intended: c.intended}
 }
 
@@ -139,7 +141,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
 			rec.Late(c.op, c.measured)
 		}
-		r.reachableAt(now)
+		r.reachableAt(c.attemptStart, now)
 		if r.cfg.OnTxn != nil {
 			c.ended(now, TxnOK, 0)
 		}
@@ -179,7 +181,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return c.askConnection(now)
 	}
 	if retry {
-		return c.retry()
+		return c.retry(now)
 	}
 	if !class.Retryable() && !r.cfg.ContinueOnError {
 		r.abort(c, err, stmt)
@@ -199,7 +201,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 	r := c.r
 	if err == nil {
 		c.backoff, c.attempts = 0, 0
-		r.reachableAt(now)
+		r.reachableAt(c.reconnectAt, now)
 		if r.cfg.Connect {
 			c.fresh = true
 			if !c.connFrom.IsZero() {
@@ -210,7 +212,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		}
 		if c.retryAfterReset {
 			c.retryAfterReset = false
-			return c.retry()
+			return c.retry(now)
 		}
 		return c.next(now, false)
 	}
