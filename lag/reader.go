@@ -33,6 +33,12 @@ type Reader struct {
 	Table   string
 	Poll    time.Duration
 	GapPoll time.Duration // 0 = 50 × Poll, at least 20 ms
+	// Ready, if set, is called once the reader is connected and its first
+	// poll has come back. Start the markers after it: a marker written
+	// while the reader still connects would be seen a connection and a
+	// first query later (100 ms and more on a busy machine), which is the
+	// instrument starting, not lag, and no poll period shows.
+	Ready func()
 }
 
 // ReaderStats is what a Reader did, for the precision it states.
@@ -137,6 +143,10 @@ func (r *Reader) Run(ctx context.Context) (ReaderStats, error) {
 		} else {
 			_ = st.RoundTrip.RecordValue(min(at.Sub(start).Microseconds(), st.RoundTrip.HighestTrackableValue()))
 			r.Tracker.Seen(seen, at, false)
+			if r.Ready != nil {
+				r.Ready()
+				r.Ready = nil
+			}
 		}
 		if conn != nil && !at.Before(nextGap) {
 			nextGap = at.Add(gapPoll)

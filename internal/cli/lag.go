@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -471,7 +472,9 @@ func (c *lagConfig) run(ctx context.Context) error {
 	mctx, stopMeasuring := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { stopMeasuring(); wg.Wait() }()
-	reader := &lag.Reader{Target: pair.dst.Target, Tracker: tracker, FirstWriter: first, Table: c.marker, Poll: c.flags.pollInterval}
+	var polled atomic.Bool
+	reader := &lag.Reader{Target: pair.dst.Target, Tracker: tracker, FirstWriter: first, Table: c.marker, Poll: c.flags.pollInterval,
+		Ready: func() { polled.Store(true) }}
 	var rstats lag.ReaderStats
 	readerErr := make(chan error, 1)
 	wg.Go(func() {
@@ -479,6 +482,17 @@ func (c *lagConfig) run(ctx context.Context) error {
 		rstats, err = reader.Run(mctx)
 		readerErr <- err
 	})
+	// The markers start once the reader polls: those written while it
+	// connects would carry its connection time as lag.
+	if err := waitFor(ctx, c.drainTimeout, readerErr, polled.Load); err != nil {
+		if ctx.Err() != nil {
+			return runner.ErrInterrupted
+		}
+		if errors.Is(err, errTimedOut) {
+			return fmt.Errorf("the marker reader could not poll %s on the destination within %s", c.marker, c.drainTimeout)
+		}
+		return scrub(err)
+	}
 	views := &lag.Views{Source: pair.src.Target, Dest: pair.dst.Target}
 	wg.Go(func() { views.Run(mctx) })
 	stream := &lag.Stream{Target: pair.src.Target, Tracker: tracker, W: 0, Writer: first, Interval: c.flags.markInterval}
