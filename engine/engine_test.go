@@ -1064,22 +1064,13 @@ func (w *straddleWorker) Reset(context.Context) error {
 // client 0 reconnected (at 3 s plus at most its 1 s backoff).
 func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := base()
-		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 8*time.Second, 3
-		events := recordEvents(&cfg)
-		start := time.Now()
-		load := &workload.QueryLoad{Ops: []string{"op"},
-			NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
-				slow := 10 * time.Millisecond
-				if id == 1 {
-					slow = 3500 * time.Millisecond
-				}
-				return &straddleWorker{outageWorker: outageWorker{start: start, down: time.Second, up: 3 * time.Second}, slow: slow}, nil
-			}}
-		res, err := Run(t.Context(), cfg, load)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, events := twoClientOutage(t, 8*time.Second, func(id int, w outageWorker) workload.Worker {
+			slow := 10 * time.Millisecond
+			if id == 1 {
+				slow = 3500 * time.Millisecond
+			}
+			return &straddleWorker{outageWorker: w, slow: slow}
+		})
 		if res.Outages != 1 || res.Total.Reconnects < 2 {
 			t.Fatalf("outages %d, failed reconnects %d: want 1 outage and client 1's late failure counted as a reconnect", res.Outages, res.Total.Reconnects)
 		}
@@ -1110,22 +1101,12 @@ func (w *lateReplyWorker) Do(ctx context.Context, op, attempt int) error {
 // client 0 still fails to reconnect; one outage, from 1 s to 3 s.
 func TestOutageNotEndedByALateReply(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := base()
-		cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, 6*time.Second, 3
-		events := recordEvents(&cfg)
-		start := time.Now()
-		load := &workload.QueryLoad{Ops: []string{"op"},
-			NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
-				w := outageWorker{start: start, down: time.Second, up: 3 * time.Second}
-				if id == 1 {
-					return &lateReplyWorker{outageWorker: w, late: 600 * time.Millisecond}, nil
-				}
-				return &w, nil
-			}}
-		res, err := Run(t.Context(), cfg, load)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, events := twoClientOutage(t, 6*time.Second, func(id int, w outageWorker) workload.Worker {
+			if id == 1 {
+				return &lateReplyWorker{outageWorker: w, late: 600 * time.Millisecond}
+			}
+			return &w
+		})
 		if res.Outages != 1 {
 			t.Fatalf("outages %d, want 1 (events %+v)", res.Outages, events())
 		}
@@ -1134,6 +1115,26 @@ func TestOutageNotEndedByALateReply(t *testing.T) {
 			t.Fatalf("events %+v: want one outage of about 2 s", ev)
 		}
 	})
+}
+
+// twoClientOutage runs two clients for d through an outage from 1 s to 3 s
+// (inside synctest), each client's worker made by worker from the outage's
+// plain one; it returns the result and the run's events.
+func twoClientOutage(t *testing.T, d time.Duration, worker func(id int, w outageWorker) workload.Worker) (*Result, func() []Event) {
+	t.Helper()
+	cfg := base()
+	cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, d, 3
+	events := recordEvents(&cfg)
+	w := outageWorker{start: time.Now(), down: time.Second, up: 3 * time.Second}
+	load := &workload.QueryLoad{Ops: []string{"op"},
+		NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
+			return worker(id, w), nil
+		}}
+	res, err := Run(t.Context(), cfg, load)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, events
 }
 
 // recordEvents keeps the run's events; the returned function reads them.

@@ -344,21 +344,6 @@ func (r *RunDoc) Total() (*metrics.Snapshot, error) {
 	return s, nil
 }
 
-// IntervalSnapshots decodes the run's intervals, in order. It holds every
-// interval's histograms at once: Interval decodes one, AddInterval adds one
-// to a snapshot without building it.
-func (r *RunDoc) IntervalSnapshots() ([]Interval, error) {
-	out := make([]Interval, 0, len(r.Intervals))
-	for n := range r.Intervals {
-		iv, err := r.Interval(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, iv)
-	}
-	return out, nil
-}
-
 // Interval decodes the run's interval n.
 func (r *RunDoc) Interval(n int) (Interval, error) {
 	iv := r.Intervals[n]

@@ -84,10 +84,7 @@ func TestIntervalsRoundTripToTotals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ivs, err := run.IntervalSnapshots()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ivs := intervals(t, &run)
 	if len(ivs) != 4 {
 		t.Fatalf("%d intervals, want 4", len(ivs))
 	}
@@ -162,10 +159,7 @@ func TestMergeExact(t *testing.T) {
 	if len(m.Intervals) != 5 {
 		t.Fatalf("%d merged intervals, want 5: %+v", len(m.Intervals), m.Intervals)
 	}
-	ivs, err := m.IntervalSnapshots()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ivs := intervals(t, &m)
 	for i, iv := range ivs {
 		if want := int64(100 + 110 + 120 + 3*i); iv.Snapshot.Ops[0].OK != want {
 			t.Errorf("merged interval %d: %d ok, want %d", i, iv.Snapshot.Ops[0].OK, want)
@@ -256,4 +250,18 @@ func TestMergeConcurrency(t *testing.T) {
 			t.Errorf("instance %q: merged concurrency %s, want %s", tt.instance, got, tt.want)
 		}
 	}
+}
+
+// intervals decodes every interval of rd, in order.
+func intervals(t *testing.T, rd *report.RunDoc) []report.Interval {
+	t.Helper()
+	out := make([]report.Interval, len(rd.Intervals))
+	for n := range rd.Intervals {
+		iv, err := rd.Interval(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = iv
+	}
+	return out
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pgtest"
 )
 
 // The environment variables these tests control: every one starts unset
@@ -83,19 +85,10 @@ func connectWith(t *testing.T, p ConnParams) (reached, []string, error) {
 // to (its debug line), or its error output.
 func realPgbench(t *testing.T, env []string, args ...string) (db string, stderr string, ok bool) {
 	t.Helper()
-	path, err := exec.LookPath("pgbench")
-	if err != nil {
-		t.Skip("pgbench is not installed (apt-get install postgresql-client): the comparison needs the real program")
-	}
-	out, err := exec.Command(path, "--version").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, major := pgtest.Pgbench(t)
 	debug := "-d"
-	if m := regexp.MustCompile(`\(PostgreSQL\) (\d+)`).FindSubmatch(out); m != nil {
-		if major, _ := strconv.Atoi(string(m[1])); major >= 17 {
-			debug = "--debug"
-		}
+	if major >= 17 {
+		debug = "--debug"
 	}
 	script := filepath.Join(t.TempDir(), "one.sql")
 	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
@@ -105,7 +98,7 @@ func realPgbench(t *testing.T, env []string, args ...string) (db string, stderr 
 	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err = cmd.Run()
+	err := cmd.Run()
 	m := regexp.MustCompile(`pghost: \S* pgport: \S* nclients: \d+ nxacts: \d+ dbName: (\S+)`).FindStringSubmatch(buf.String())
 	if err != nil || m == nil {
 		return "", buf.String(), false
