@@ -83,7 +83,13 @@ func TestStreamSameDatabase(t *testing.T) {
 	db := srv.NewDatabase(t)
 	best, fastestRT, bestPeriod, bestP50 := int64(-1), int64(-1), int64(-1), int64(-1)
 	var acked int64
-	for attempt := 1; attempt <= 3; attempt++ {
+	// The floor is judged on the best of three runs; under the race
+	// detector, which slows the reader itself, one run checks the rest.
+	attempts := 3
+	if pgtest.RaceDetector {
+		attempts = 1
+	}
+	for attempt := 1; attempt <= attempts; attempt++ {
 		tr, rst := measure(t, db, db, 5*time.Second, nil)
 		c := tr.Counts()
 		acked += c.Acked
@@ -125,6 +131,8 @@ func TestStreamSameDatabase(t *testing.T) {
 	}
 	switch {
 	case best < 5000:
+	case pgtest.RaceDetector:
+		t.Skipf("lag p99 %dµs under the race detector: the 5ms floor is judged without it", best)
 	case fastestRT >= 2500:
 		t.Skipf("lag p99 %dµs at best; the machine is too busy to show a 5ms floor: the reader's query took %dµs at p99 in the fastest run", best, fastestRT)
 	case bestPeriod >= 2500:

@@ -132,7 +132,7 @@ func PgbenchRunOf(doc *Document) PgbenchRun {
 	clients := doc.configInt("concurrency")
 	r := PgbenchRun{
 		Scale: max(doc.configInt("scale"), 1), QueryMode: doc.ConfigString("protocol"),
-		Clients: clients, Threads: clients, MaxTries: doc.configInt("max-tries"),
+		Clients: clients, Threads: doc.configInt("threads"), MaxTries: doc.configInt("max-tries"),
 		Duration: doc.configDuration("duration"), Rate: doc.configFloat("rate"),
 		LatencyLimit: doc.configDuration("latency-limit"), Progress: doc.configDuration("progress"),
 		FailuresDetailed: doc.ConfigString("failures-detailed") == "true",

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given && !raceDetector && runtime.GOMAXPROCS(0) < 4 {
+	if !given && !pgtest.RaceDetector && runtime.GOMAXPROCS(0) < 4 {
 		if err := flag.Set("test.parallel", "4"); err != nil {
 			panic(err)
 		}
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // the tests that drive the same code for what it does.
 func timingSensitive(t *testing.T) {
 	t.Helper()
-	if raceDetector {
+	if pgtest.RaceDetector {
 		t.Skip("asserts timing, which the race detector's slowdown distorts")
 	}
 }

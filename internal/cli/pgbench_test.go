@@ -78,14 +78,16 @@ func TestSeedScriptPgbenchOutput(t *testing.T) {
 		t.Fatalf("init: %s", r.stderr)
 	}
 	file := writeScript(t, "tpcb-original.sql", tpcbOriginal(t))
-	r := txload(t.Context(), nil, "run", "script", "--file", file+"@1", "--url", url, "--concurrency", "4", "--duration", "2s",
-		"--progress", "1s", "--output", "pgbench", "--report-per-statement")
+	js := jsonPath(t)
+	// Two I/O loops drive the four clients: pgbench's "number of threads".
+	r := txload(t.Context(), nil, "run", "script", "--file", file+"@1", "--url", url, "--concurrency", "4", "--jobs", "2", "--duration", "2s",
+		"--progress", "1s", "--output", "pgbench", "--report-per-statement", "--json", js)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, re := range []string{
 		`(?m)^transaction type: .*tpcb-original.sql$`, `(?m)^scaling factor: 1$`, `(?m)^query mode: simple$`,
-		`(?m)^number of clients: 4$`, `(?m)^maximum number of tries: 1$`, `(?m)^duration: 2 s$`,
+		`(?m)^number of clients: 4$`, `(?m)^number of threads: 2$`, `(?m)^maximum number of tries: 1$`, `(?m)^duration: 2 s$`,
 		`(?m)^number of transactions actually processed: [1-9][0-9]*$`, `(?m)^latency average = [0-9.]+ ms$`,
 		`(?m)^tps = [0-9.]+ \(without initial connection time\)$`, `(?m)^statement latencies in milliseconds`,
 		`(?m)^ +[0-9.]+ +[0-9]+ +UPDATE pgbench_accounts SET abalance = abalance \+ :delta WHERE aid = :aid;$`,
@@ -96,6 +98,10 @@ func TestSeedScriptPgbenchOutput(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^progress: 1\.0 s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed$`).MatchString(r.stderr) {
 		t.Errorf("no pgbench progress line:\n%s", r.stderr)
+	}
+	// The document's report says the same.
+	if m := txload(t.Context(), nil, "merge", js, "--output", "pgbench"); m.code != 0 || !strings.Contains(m.stdout, "\nnumber of threads: 2\n") {
+		t.Errorf("merge --output pgbench: exit %d, want number of threads: 2:\n%s\n%s", m.code, m.stdout, m.stderr)
 	}
 	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 {
 		t.Fatalf("check tpcb: exit %d\n%s", c.code, c.stdout)

@@ -290,6 +290,7 @@ func TestPgbenchCommandInitOptions(t *testing.T) {
 // Line for line what the real pgbench prints, numbers masked, on the same
 // database with the same command line.
 func TestPgbenchCommandMatchesPgbench(t *testing.T) {
+	pgtest.OutsideRace(t, "pgbench's output")
 	t.Parallel()
 	pgbench, major := installedPgbench(t)
 	db := srv.NewDatabase(t)

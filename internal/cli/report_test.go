@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/txload/txload/internal/pgtest"
 )
 
 var screenshotTo = flag.String("screenshot", "", "TestHTMLReportInChromium: save the page's screenshot to this file (docs/html-report.png)")
@@ -81,6 +83,7 @@ func reportDocs(t *testing.T) (runs, sweep string) {
 // error, no request but the page itself, every chart has data and draws
 // it, and the screenshot is not blank.
 func TestHTMLReportInChromium(t *testing.T) {
+	pgtest.OutsideRace(t, "chromium's rendering")
 	t.Parallel()
 	browser := chromium(t)
 	runs, sweep := reportDocs(t)

@@ -64,6 +64,7 @@ func primaryKeys(t *testing.T, url string) []string {
 // init tpcb gives what pgbench -i gives: the same columns and types, the
 // same row counts, the same keys.
 func TestInitTPCBMatchesPgbench(t *testing.T) {
+	pgtest.OutsideRace(t, "pgbench's tables")
 	t.Parallel()
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {

@@ -55,6 +55,7 @@ func runPgbench(t *testing.T, path string, dir string, args []string, stdin stri
 // refuses Parse refuses with the same lines; -b list and --show-script
 // print the same text.
 func TestSameAsPgbench(t *testing.T) {
+	pgtest.OutsideRace(t, "pgbench's parsing")
 	path, major := pgbench(t)
 	dir := t.TempDir()
 	for name, src := range map[string]string{

@@ -105,3 +105,14 @@ func Conn(t testing.TB, dsn string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(ctx) })
 	return conn
 }
+
+// OutsideRace skips t under the race detector when t's time goes to
+// another program (pgbench, chromium) and to comparing its output with
+// txload's: the detector sees none of that program, and the txload code t
+// drives runs under the detector in other tests. The plain run checks t.
+func OutsideRace(t testing.TB, other string) {
+	t.Helper()
+	if RaceDetector {
+		t.Skipf("compares with %s: checked in the run without the race detector", other)
+	}
+}

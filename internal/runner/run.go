@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -431,7 +432,7 @@ func printComparison(w io.Writer, outcomes []Outcome) {
 func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 	e := opts.Engine
 	r := report.PgbenchRun{
-		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: e.Concurrency, MaxTries: e.MaxTries,
+		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: threads(load, e), MaxTries: e.MaxTries,
 		Duration: e.Duration, Transactions: e.Transactions, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
 		FailuresDetailed: opts.FailuresDetailed, PerStatement: opts.PerStatement, Progress: e.Progress,
 		Connect: e.Connect,
@@ -452,6 +453,15 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 	return r
 }
 
+// threads is pgbench's "number of threads" for load under e: the I/O loops
+// that drive its clients, or one goroutine per client.
+func threads(load *workload.QueryLoad, e engine.Config) int {
+	if load.Drive == nil {
+		return e.Concurrency
+	}
+	return engine.Groups(e, load)
+}
+
 // writeDocument writes the run's document as --json and draws it as
 // --html, whichever were asked for.
 func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
@@ -463,6 +473,7 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		config[k] = v
 	}
 	config["urls"] = conn.Target.URLs()
+	config["threads"] = strconv.Itoa(threads(outcomes[0].Load, opts.Engine))
 	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server}
 	for _, o := range outcomes {
 		rd, err := report.NewRunDoc(o.Result.Total)

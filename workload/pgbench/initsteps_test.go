@@ -128,6 +128,9 @@ func TestRunInitStepsLikePgbench(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// One connection each: the parallel load below is the case
+			// for the race detector.
+			pgtest.OutsideRace(t, "pgbench -i's output and tables")
 			if c.cfg.Scale == 0 {
 				c.cfg.Scale = 1
 			}

@@ -85,10 +85,22 @@ func TestDamagedCache(t *testing.T) {
 	}
 	size := fi.Size()
 
+	// The damage a size or a modification time shows is found before the
+	// server starts, by ensureRuntime (what Start calls first); damage in
+	// place is found when initdb fails, so that case starts the server.
+	ensureOnce := func(t *testing.T) string {
+		t.Helper()
+		log := &logBuf{t: t}
+		if _, err := ensureRuntime(ctx, cache, v, log, os.Geteuid() == 0, false); err != nil {
+			t.Fatalf("ensureRuntime: %v", err)
+		}
+		return log.b.String()
+	}
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T)
 		says   string
+		start  bool // found only by a failed start
 	}{
 		{
 			// Found by its size, at the start.
@@ -112,6 +124,7 @@ func TestDamagedCache(t *testing.T) {
 			name:   "initdb damaged in place",
 			damage: func(t *testing.T) { flipByte(t, filepath.Join(rt, "bin", "initdb"), true) },
 			says:   "are damaged (bin/initdb has other contents than were extracted (SHA-256 ",
+			start:  true,
 		},
 		{
 			name: "a file missing",
@@ -125,7 +138,12 @@ func TestDamagedCache(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.damage(t)
-			log := startOnce(t)
+			var log string
+			if tc.start {
+				log = startOnce(t)
+			} else {
+				log = ensureOnce(t)
+			}
 			if !strings.Contains(log, tc.says) {
 				t.Errorf("Start does not say %q:\n%s", tc.says, log)
 			}
