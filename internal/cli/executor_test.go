@@ -134,6 +134,8 @@ INSERT INTO seen SELECT :proto, count(*) FROM pg_prepared_statements;
 // many times per transaction, after the same number of tpcb-like
 // transactions from each.
 func TestStatementsLikePgbench(t *testing.T) {
+	pgtest.OutsideRace(t, "pgbench's statements")
+	t.Parallel()
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Skip("pgbench is not installed (Debian: postgresql-contrib; .ci/run installs it)")

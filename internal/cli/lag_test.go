@@ -228,6 +228,7 @@ func TestLagLogicalPair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers of its own")
 	}
+	t.Parallel()
 	p := startLogicalPair(t)
 	// The cases run at once, each on databases of its own, made one after
 	// the other first: a subscription's slot waits for the transactions
@@ -349,6 +350,7 @@ func TestLagLogicalPair(t *testing.T) {
 // A destination the markers never reach (no replication at all): the run
 // stops before the load with one line saying what to look at.
 func TestLagNoReplication(t *testing.T) {
+	t.Parallel()
 	src, dst := srv.NewDatabase(t), srv.NewDatabase(t)
 	ctx := t.Context()
 	for _, u := range []string{src, dst} {
@@ -467,6 +469,7 @@ func lagPhysical(t *testing.T) {
 
 // Bad input: one line, exit 2, and nothing written on either side.
 func TestLagBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	src, empty := srv.NewDatabase(t), srv.NewDatabase(t)
 	if r := txload(ctx, nil, "init", "tpcb", "--url", src); r.code != 0 {

@@ -74,6 +74,7 @@ func scratchSum(t *testing.T, conn *pgx.Conn, tables int) int64 {
 // After init --scale 2000: 2000 rows, one row per block, keys uncorrelated
 // with heap order, an index on mykey; a second init keeps them.
 func TestPgioInitLayout(t *testing.T) {
+	t.Parallel()
 	url := pgioInit(t, "--scale", "2000")
 	conn := pgtest.Conn(t, url)
 	ctx := context.Background()
@@ -123,6 +124,7 @@ func TestPgioInitLayout(t *testing.T) {
 // Bad input gets one line naming the flag, exit 2, and the database is not
 // touched.
 func TestPgioBadInput(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	for _, tc := range []struct {
 		args []string
@@ -166,6 +168,7 @@ func TestPgioBadInput(t *testing.T) {
 // A small work unit makes the index blocks count: pgio's nominal count (a
 // work unit of blocks per statement) is far from them.
 func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
+	t.Parallel()
 	url := pgioInit(t, "--scale", "2000")
 	conn := pgtest.Conn(t, url)
 	if _, err := conn.Exec(context.Background(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
@@ -206,6 +209,7 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 // hit. The counters of the measured period are cut exactly at the end of
 // the warm-up: pg_stat_statements' calls equal txload's statements.
 func TestPgioHitRatioAfterWarmup(t *testing.T) {
+	t.Parallel()
 	url := pgioInit(t, "--scale", "2000")
 	for _, mode := range []string{"server", "client"} {
 		t.Run(mode, func(t *testing.T) {
@@ -230,6 +234,7 @@ func TestPgioHitRatioAfterWarmup(t *testing.T) {
 // committed as the run goes: another session sees scratch change before
 // the run ends, and by the end it grew by exactly the rows updated.
 func TestPgioUpdatesCommittedDuringRun(t *testing.T) {
+	t.Parallel()
 	url := pgioInit(t, "--scale", "2000")
 	conn := pgtest.Conn(t, url)
 	for _, mode := range []string{"server", "client"} {
@@ -270,7 +275,8 @@ func TestPgioUpdatesCommittedDuringRun(t *testing.T) {
 }
 
 // Server and client mode run the same statements for the same settings,
-// and start their sessions within 100 ms of each other.
+// and start their sessions within 100 ms of each other (a timing bound: the
+// test runs alone, not beside the parallel ones).
 func TestPgioModesSameCounts(t *testing.T) {
 	url := pgioInit(t, "--scale", "2000", "--tables", "2")
 	conn := pgtest.Conn(t, url)
@@ -302,6 +308,7 @@ func TestPgioModesSameCounts(t *testing.T) {
 // --scale below the loaded one runs on its first rows only; above it, and on
 // an interrupted load, the run refuses with one line that says what to do.
 func TestPgioRunOnPartOfTheScale(t *testing.T) {
+	t.Parallel()
 	url := pgioInit(t, "--scale", "2000")
 	conn := pgtest.Conn(t, url)
 	ctx := context.Background()
