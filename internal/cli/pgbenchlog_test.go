@@ -140,24 +140,45 @@ func (s txnLogShape) check(t *testing.T, r logRun) (map[int64]int64, map[string]
 // pgbench's (nil without it), and txload's stdout.
 func runBoth(t *testing.T, db string, args ...string) (ours, theirs *logRun, stdout string) {
 	t.Helper()
-	dir := t.TempDir()
-	prefix := "lg"
-	r := pgbenchOK(t, nil, append(append([]string{"-l", "--log-prefix", filepath.Join(dir, prefix)}, args...), db)...)
-	o := readLogRun(t, "txload", dir, prefix, os.Getpid())
-	ours = &o
+	const prefix = "lg"
+	// pgbench runs beside txload, in a directory of its own: the logs are
+	// compared by shape, and a duration-bound run then holds the machine
+	// for its duration once instead of twice.
+	pdir := t.TempDir()
+	var cmd *exec.Cmd
+	var theirOut []byte
+	theirErr := make(chan error, 1)
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Log("pgbench is not installed: txload's logs are not compared with its")
-		return ours, nil, r.stdout
+		theirErr <- nil
+	} else {
+		cmd = exec.Command(pgbench, append(append([]string{"-l", "--log-prefix", prefix}, args...), db)...)
+		cmd.Dir = pdir
+		go func() {
+			var err error
+			theirOut, err = cmd.CombinedOutput()
+			theirErr <- err
+		}()
 	}
-	pdir := t.TempDir()
-	cmd := exec.Command(pgbench, append(append([]string{"-l", "--log-prefix", prefix}, args...), db)...)
-	cmd.Dir = pdir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("pgbench %v: %v\n%s", args, err, out)
+	waited := false
+	defer func() {
+		if !waited { // txload's run failed the test: pgbench ends first
+			<-theirErr
+		}
+	}()
+	dir := t.TempDir()
+	r := pgbenchOK(t, nil, append(append([]string{"-l", "--log-prefix", filepath.Join(dir, prefix)}, args...), db)...)
+	o := readLogRun(t, "txload", dir, prefix, os.Getpid())
+	waited = true
+	if err := <-theirErr; err != nil {
+		t.Fatalf("pgbench %v: %v\n%s", args, err, theirOut)
+	}
+	if cmd == nil {
+		return &o, nil, r.stdout
 	}
 	p := readLogRun(t, "pgbench", pdir, prefix, cmd.Process.Pid)
-	return ours, &p, r.stdout
+	return &o, &p, r.stdout
 }
 
 // -l writes pgbench's per-transaction logs: one file per thread (-j),
