@@ -136,14 +136,26 @@ func (s txnLogShape) check(t *testing.T, r logRun) (map[int64]int64, map[string]
 }
 
 // runBoth runs args with -l into a fresh directory, by txload pgbench and,
-// when it is installed, by the real pgbench; it returns txload's logs and
-// pgbench's (nil without it), and txload's stdout.
+// when it is installed, by the real pgbench, one after the other; it
+// returns txload's logs and pgbench's (nil without it), and txload's
+// stdout.
 func runBoth(t *testing.T, db string, args ...string) (ours, theirs *logRun, stdout string) {
 	t.Helper()
+	return runLogged(t, false, db, args...)
+}
+
+// runBothAtOnce is runBoth with the two programs running at the same time:
+// for runs whose clients do not interact through the database (a read-only
+// script), where a duration-bound run then holds the machine for its
+// duration once instead of twice.
+func runBothAtOnce(t *testing.T, db string, args ...string) (ours, theirs *logRun, stdout string) {
+	t.Helper()
+	return runLogged(t, true, db, args...)
+}
+
+func runLogged(t *testing.T, together bool, db string, args ...string) (ours, theirs *logRun, stdout string) {
+	t.Helper()
 	const prefix = "lg"
-	// pgbench runs beside txload, in a directory of its own: the logs are
-	// compared by shape, and a duration-bound run then holds the machine
-	// for its duration once instead of twice.
 	pdir := t.TempDir()
 	var cmd *exec.Cmd
 	var theirOut []byte
@@ -155,11 +167,16 @@ func runBoth(t *testing.T, db string, args ...string) (ours, theirs *logRun, std
 	} else {
 		cmd = exec.Command(pgbench, append(append([]string{"-l", "--log-prefix", prefix}, args...), db)...)
 		cmd.Dir = pdir
-		go func() {
+		run := func() {
 			var err error
 			theirOut, err = cmd.CombinedOutput()
 			theirErr <- err
-		}()
+		}
+		if !together {
+			run()
+		} else {
+			go run()
+		}
 	}
 	waited := false
 	defer func() {
@@ -261,7 +278,7 @@ func TestPgbenchCommandLogAggregateAndSampling(t *testing.T) {
 	db := srv.NewDatabase(t)
 	pgbenchOK(t, nil, "-i", "-q", db)
 	t.Run("aggregate", func(t *testing.T) {
-		ours, theirs, stdout := runBoth(t, db, "-n", "-T", "3", "-c", "2", "-j", "2", "-S", "--aggregate-interval", "1")
+		ours, theirs, stdout := runBothAtOnce(t, db, "-n", "-T", "3", "-c", "2", "-j", "2", "-S", "--aggregate-interval", "1")
 		for _, r := range []*logRun{ours, theirs} {
 			if r == nil {
 				continue
