@@ -177,9 +177,12 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 	for _, mode := range []string{"server", "client"} {
 		t.Run(mode, func(t *testing.T) {
 			before, callsBefore := pssBlocks(t, conn)
-			r, v, ops := pgioRun(t, url, "--mode", mode, "--work-unit", "16", "--duration", "2s", "--progress", "0")
+			r, v, ops := pgioRun(t, url, "--mode", mode, "--work-unit", "16", "--duration", "1s", "--progress", "0")
 			after, callsAfter := pssBlocks(t, conn)
 			pss, calls := after-before, callsAfter-callsBefore
+			if v["stmt_dealloc"] != 0 {
+				t.Fatalf("pg_stat_statements evicted entries %d times during the run", v["stmt_dealloc"])
+			}
 			stmts := v["select_statements"]
 			if stmts == 0 || v["update_statements"] != 0 || calls != stmts || ops["select"] != stmts {
 				t.Fatalf("%d selects reported, %d counted by pg_stat_statements, %d by the engine; %d updates", stmts, calls, ops["select"], v["update_statements"])
@@ -213,7 +216,7 @@ func TestPgioHitRatioAfterWarmup(t *testing.T) {
 	url := pgioInit(t, "--scale", "2000")
 	for _, mode := range []string{"server", "client"} {
 		t.Run(mode, func(t *testing.T) {
-			r, v, _ := pgioRun(t, url, "--mode", mode, "--warmup", "1s", "--duration", "2s", "--update-pct", "10", "--sessions-per-table", "2")
+			r, v, _ := pgioRun(t, url, "--mode", mode, "--warmup", "500ms", "--duration", "2s", "--update-pct", "10", "--sessions-per-table", "2")
 			for _, key := range []string{"stmt_hit_ratio_ppm", "db_hit_ratio_ppm"} {
 				if v[key] < 990000 {
 					t.Errorf("%s = %d, want at least 99%%", key, v[key])
@@ -256,7 +259,7 @@ func TestPgioUpdatesCommittedDuringRun(t *testing.T) {
 				}
 			}()
 			start := time.Now()
-			_, v, _ := pgioRun(t, url, "--mode", mode, "--update-pct", "20", "--duration", "3s", "--progress", "0")
+			_, v, _ := pgioRun(t, url, "--mode", mode, "--update-pct", "20", "--duration", "2s", "--progress", "0")
 			end := time.Now()
 			running.Store(false)
 			<-done

@@ -26,7 +26,7 @@ func TestSweepFindsMaximum(t *testing.T) {
 	// The machine may be shared: a short warm-up and a loose SLO keep the
 	// first step passing, and 12800 ops/s on the embedded server still fails.
 	args := []string{"sweep", "select-only", "--url", url, "--init", "keep", "--slo", "p99<=250ms",
-		"--step-duration", "1s", "--step-warmup", "500ms", "--start", "200", "--factor", "4", "--max-steps", "6",
+		"--step-duration", "600ms", "--step-warmup", "300ms", "--start", "200", "--factor", "4", "--max-steps", "6",
 		"--csv", csvPath, "--chart", png}
 	r := txload(t.Context(), nil, args...)
 	if r.code != 0 {

@@ -29,7 +29,11 @@ func Start(ctx context.Context) (*Server, error) {
 	if u := os.Getenv("TXLOAD_TEST_URL"); u != "" {
 		return &Server{base: u, stop: func() error { return nil }}, nil
 	}
-	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr, CacheDir: os.Getenv("TXLOAD_CACHE_DIR")})
+	// A package's tests make hundreds of databases, each with statements of
+	// its own: room in pg_stat_statements for all of them, so that no test
+	// reading it loses an entry to another's (pgio says when it does).
+	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr, CacheDir: os.Getenv("TXLOAD_CACHE_DIR"),
+		Settings: []string{"pg_stat_statements.max=50000"}})
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded test server (set TXLOAD_TEST_URL to use another): %w", err)
 	}

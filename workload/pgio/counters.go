@@ -2,11 +2,13 @@ package pgio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 )
@@ -57,11 +59,16 @@ type Counters struct {
 	At    time.Time
 	DB    DBCounters
 	Stmts [numKinds]StmtCounters
+	// Dealloc is pg_stat_statements_info.dealloc: how many times the
+	// extension evicted entries to make room (PostgreSQL 14 and later).
+	// Between two samples, anything but 0 means an evicted pgio statement
+	// may have taken calls and blocks with it.
+	Dealloc int64
 }
 
 // Sub is c - o: what happened between two samples.
 func (c Counters) Sub(o Counters) Counters {
-	out := Counters{At: c.At, DB: c.DB.sub(o.DB)}
+	out := Counters{At: c.At, DB: c.DB.sub(o.DB), Dealloc: c.Dealloc - o.Dealloc}
 	for k := range c.Stmts {
 		out.Stmts[k] = c.Stmts[k].sub(o.Stmts[k])
 	}
@@ -84,6 +91,7 @@ type Sampler struct {
 	// DB and Stmts say which counters are read; DBWhy and StmtsWhy say
 	// why one is not.
 	DB, Stmts       bool
+	noInfo          bool // the server has no pg_stat_statements_info
 	DBWhy, StmtsWhy string
 	// Database is the run's database.
 	Database string
@@ -191,6 +199,17 @@ func (s *Sampler) readStmts(ctx context.Context, c *Counters) error {
 	})
 	if err != nil {
 		return fmt.Errorf("reading pg_stat_statements: %w", err)
+	}
+	if s.noInfo {
+		return nil
+	}
+	if err := s.conn.QueryRow(ctx, "SELECT dealloc FROM pg_stat_statements_info").Scan(&c.Dealloc); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42P01" { // before PostgreSQL 14: no evictions to see
+			s.noInfo = true
+			return nil
+		}
+		return fmt.Errorf("reading pg_stat_statements_info: %w", err)
 	}
 	return nil
 }

@@ -52,13 +52,16 @@ func rate(n int64, d time.Duration) float64 {
 func (r *Result) Statements() int64 { return r.Kinds[Select].Statements + r.Kinds[Update].Statements }
 
 // BlocksSource is the counters the headline LIOPS come from: the run's own
-// statements where pg_stat_statements is read, else the database's.
+// statements where pg_stat_statements is read and kept every entry through
+// the run, else the database's.
 func (r *Result) BlocksSource() (Blocks, string, bool) {
 	switch {
-	case r.Stmts:
+	case r.Stmts && r.Counters.Dealloc == 0:
 		return r.Counters.StmtBlocks(), "the run's statements, pg_stat_statements", true
 	case r.DB:
 		return r.Counters.DB.Blocks, "pg_stat_database of " + r.Database, true
+	case r.Stmts:
+		return r.Counters.StmtBlocks(), "the run's statements, pg_stat_statements, which evicted entries during the run", true
 	}
 	return Blocks{}, "", false
 }
@@ -322,6 +325,7 @@ func (r *Result) Values() map[string]int64 {
 		v["stmt_liops"] = int64(math.Round(rate(b.Logical(), r.Elapsed)))
 		v["stmt_piops"] = int64(math.Round(rate(b.Read, r.Elapsed)))
 		v["stmt_hit_ratio_ppm"] = int64(math.Round(1e6 * b.HitRatio()))
+		v["stmt_dealloc"] = r.Counters.Dealloc
 	}
 	if r.DB {
 		d := r.Counters.DB

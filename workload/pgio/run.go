@@ -361,6 +361,10 @@ func (r *Run) Finish(ctx context.Context) (*Result, error) {
 			return nil, errors.New("pgio: the counters were not sampled at the start of the measured period")
 		}
 		res.Counters = last.Sub(base)
+		if res.Stmts && res.Counters.Dealloc > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("pg_stat_statements evicted entries %d times during the run (pg_stat_statements.max is too small for the server's statements): "+
+				"its counts may miss some of the run's statements, so the headline comes from pg_stat_database", res.Counters.Dealloc))
+		}
 	}
 	return res, nil
 }
