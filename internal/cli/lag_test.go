@@ -98,6 +98,7 @@ func TestLagEmbeddedPairs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers of its own for each case")
 	}
+	t.Parallel()
 	t.Run("logical", func(t *testing.T) {
 		t.Parallel()
 		lagEmbeddedLogical(t)

@@ -33,24 +33,8 @@ func TestDamagedCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("may download the binaries")
 	}
-	cache := t.TempDir()
-	// The server user (nobody, when root) must reach the cache.
-	for p := cache; p != os.TempDir(); p = filepath.Dir(p) {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cache, rt := copiedCache(t, false)
 	v, _ := Lookup(DefaultMajor())
-	key := v.Full + "-" + runtime.GOOS + "-" + runtime.GOARCH
-	rt := filepath.Join(cache, key)
-	if def, err := defaultCacheDir(); err == nil {
-		if _, err := os.Stat(filepath.Join(def, key, "bin", "postgres")); err == nil {
-			if out, err := exec.Command("cp", "-a", filepath.Join(def, key), rt).CombinedOutput(); err != nil {
-				t.Fatalf("copying the cache: %v\n%s", err, out)
-			}
-			os.Remove(filepath.Join(rt, manifestFile))
-		}
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	startOnce := func(t *testing.T) string {
@@ -69,7 +53,7 @@ func TestDamagedCache(t *testing.T) {
 		if strings.Contains(log, "damaged") {
 			t.Errorf("an intact cache was found damaged:\n%s", log)
 		}
-		for _, p := range []string{filepath.Join(rt, manifestFile), filepath.Join(cache, key+".jar")} {
+		for _, p := range []string{filepath.Join(rt, manifestFile), rt + ".jar"} {
 			if _, err := os.Stat(p); err != nil {
 				t.Errorf("after the first start: %v", err)
 			}
@@ -120,10 +104,10 @@ func TestDamagedCache(t *testing.T) {
 		},
 		{
 			// Same size and modification time: passes the cheap check,
-			// initdb fails, and then every file is hashed.
-			name:   "initdb damaged in place",
-			damage: func(t *testing.T) { flipByte(t, filepath.Join(rt, "bin", "initdb"), true) },
-			says:   "are damaged (bin/initdb has other contents than were extracted (SHA-256 ",
+			// postgres fails to start, and then every file is hashed.
+			name:   "postgres damaged in place",
+			damage: func(t *testing.T) { flipByte(t, postgres, true) },
+			says:   "are damaged (bin/postgres has other contents than were extracted (SHA-256 ",
 			start:  true,
 		},
 		{
@@ -162,6 +146,34 @@ func TestDamagedCache(t *testing.T) {
 	if len(leftovers) > 0 {
 		t.Errorf("leftovers in the cache: %v", leftovers)
 	}
+}
+
+// copiedCache makes a cache for t alone, reachable by the server user
+// (nobody, when root), with a copy of the default cache's binaries when it
+// has them; without their manifest (withManifest false) Start fetches and
+// extracts them again. It returns the cache and where the binaries are.
+func copiedCache(t *testing.T, withManifest bool) (cache, rt string) {
+	t.Helper()
+	cache = t.TempDir()
+	for p := cache; p != os.TempDir(); p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, _ := Lookup(DefaultMajor())
+	key := v.Full + "-" + runtime.GOOS + "-" + runtime.GOARCH
+	rt = filepath.Join(cache, key)
+	if def, err := defaultCacheDir(); err == nil {
+		if _, err := os.Stat(filepath.Join(def, key, "bin", "postgres")); err == nil {
+			if out, err := exec.Command("cp", "-a", filepath.Join(def, key), rt).CombinedOutput(); err != nil {
+				t.Fatalf("copying the cache: %v\n%s", err, out)
+			}
+			if !withManifest {
+				os.Remove(filepath.Join(rt, manifestFile))
+			}
+		}
+	}
+	return cache, rt
 }
 
 // flipByte inverts the first byte of path, keeping its size and, with

@@ -123,6 +123,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		as = unprivileged()
 	}
 	removeStale(os.TempDir(), logw)
+	useTemplate := true
 	for attempt := 1; ; attempt++ {
 		// The second time, every file of the binaries is checked (and
 		// extracted again where damaged): the first start failed.
@@ -135,16 +136,35 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 				return nil, err
 			}
 		}
-		s, err := start(ctx, v, rt, as, timeout, opts.Settings)
+		tpl := ""
+		if useTemplate {
+			tpl = templateDir(rt)
+		}
+		s, copied, err := start(ctx, v, rt, as, timeout, opts.Settings, tpl, logw)
 		if err == nil {
-			fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s)\n", v.Full, s.port, s.DataDir())
+			how := "initdb"
+			if copied {
+				how = "a copy of the cluster kept from an earlier initdb"
+			}
+			fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s, from %s)\n", v.Full, s.port, s.DataDir(), how)
 			return s, nil
 		}
-		if attempt > 1 || ctx.Err() != nil || !damaged(rt) {
+		if attempt > 1 || ctx.Err() != nil {
 			return nil, err
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		fmt.Fprintf(logw, "PostgreSQL did not start (%s); its binaries differ from what was extracted\n", first)
+		switch {
+		case damaged(rt):
+			fmt.Fprintf(logw, "PostgreSQL did not start (%s); its binaries differ from what was extracted\n", first)
+		case copied:
+			// The kept cluster may be what is damaged: initdb makes a new one.
+			fmt.Fprintf(logw, "PostgreSQL did not start from the cluster kept from an earlier initdb (%s): removing it and running initdb\n", first)
+			if err := os.RemoveAll(tpl); err != nil {
+				useTemplate = false
+			}
+		default:
+			return nil, err
+		}
 	}
 }
 
@@ -155,11 +175,14 @@ func damaged(rt string) bool {
 	return err == nil && m.check(rt, true) != ""
 }
 
-// start runs initdb in a fresh temp dir and starts postgres on a free port.
-func start(ctx context.Context, v Version, rt string, as *account, timeout time.Duration, settings []string) (_ *Server, err error) {
+// start makes a cluster in a fresh temp dir and starts postgres on a free
+// port. With tpl set, the cluster is a copy of the one kept there when
+// there is one (copied reports it), else initdb makes it and a copy is kept
+// there for the next starts.
+func start(ctx context.Context, v Version, rt string, as *account, timeout time.Duration, settings []string, tpl string, logw io.Writer) (_ *Server, copied bool, err error) {
 	dir, err := os.MkdirTemp("", tempPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("creating temp dir: %w", err)
+		return nil, false, fmt.Errorf("creating temp dir: %w", err)
 	}
 	s := &Server{version: v, dir: dir, logPath: filepath.Join(dir, "postgres.log"), rt: rt, as: as, extra: settings}
 	defer func() {
@@ -168,18 +191,18 @@ func start(ctx context.Context, v Version, rt string, as *account, timeout time.
 		}
 	}()
 	if s.owner, err = own(dir); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if s.logFile, err = os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
-		return nil, fmt.Errorf("creating server log: %w", err)
+		return nil, false, fmt.Errorf("creating server log: %w", err)
 	}
 	if as != nil {
 		if err := reachable(filepath.Dir(dir), as); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, p := range []string{dir, s.logPath} {
 			if err := os.Chown(p, int(as.uid), int(as.gid)); err != nil {
-				return nil, fmt.Errorf("handing %s to user %s: %w", p, as.name, err)
+				return nil, false, fmt.Errorf("handing %s to user %s: %w", p, as.name, err)
 			}
 		}
 	}
@@ -187,20 +210,29 @@ func start(ctx context.Context, v Version, rt string, as *account, timeout time.
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
 		fmt.Errorf("start timeout of %s exceeded: %w", timeout, context.DeadlineExceeded))
 	defer cancel()
-	if err := s.initdb(ctx, rt, as); err != nil {
-		return nil, err
+	if tpl != "" && fromTemplate(tpl, s.DataDir(), as) {
+		copied = true
+	} else {
+		if err := s.initdb(ctx, rt, as); err != nil {
+			return nil, false, err
+		}
+		if tpl != "" {
+			if err := keepTemplate(s.DataDir(), tpl); err != nil {
+				fmt.Fprintf(logw, "keeping the new cluster for the next starts: %v\n", err)
+			}
+		}
 	}
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, copied, err
 		}
 		err = s.launch(ctx, rt, as, port)
 		if err == nil {
-			return s, nil
+			return s, copied, nil
 		}
 		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
-			return nil, err
+			return nil, copied, err
 		}
 	}
 }
@@ -268,10 +300,7 @@ func (s *Server) shutdown() error {
 }
 
 func (s *Server) initdb(ctx context.Context, rt string, as *account) error {
-	// Flags valid from PostgreSQL 12 through 18.
-	cmd := exec.CommandContext(ctx, filepath.Join(rt, "bin", "initdb"),
-		"-D", s.DataDir(), "-U", "postgres", "--auth=trust",
-		"--encoding=UTF8", "--locale=C", "--no-sync")
+	cmd := exec.CommandContext(ctx, filepath.Join(rt, "bin", "initdb"), append([]string{"-D", s.DataDir()}, initdbArgs...)...)
 	s.setup(cmd, rt, as, syscall.SIGKILL)
 	// Canceled, initdb is killed with the processes it started (the
 	// bootstrap postgres, in its process group), which would otherwise

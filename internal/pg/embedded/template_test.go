@@ -1,0 +1,103 @@
+package embedded
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The first start keeps the cluster initdb made; the next starts copy it
+// instead of running initdb; a kept cluster the server cannot start from
+// is replaced by a new initdb's, and the start succeeds.
+func TestInitdbTemplate(t *testing.T) {
+	linuxOnly(t)
+	if testing.Short() {
+		t.Skip("may download the binaries")
+	}
+	cache, rt := copiedCache(t, true)
+	tpl := templateDir(rt)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	startOnce := func(t *testing.T, says ...string) {
+		t.Helper()
+		log := &logBuf{t: t}
+		s, err := Start(ctx, Options{CacheDir: cache, Log: log})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		defer s.Stop()
+		checkServer(ctx, t, s)
+		for _, w := range says {
+			if !strings.Contains(log.b.String(), w) {
+				t.Errorf("Start does not say %q:\n%s", w, log.b.String())
+			}
+		}
+		if _, err := os.Stat(filepath.Join(tpl, "global", "pg_control")); err != nil {
+			t.Errorf("no whole cluster kept: %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(cache, ".*")); len(left) > 0 {
+			t.Errorf("leftovers in the cache: %v", left)
+		}
+	}
+	t.Run("first start runs initdb", func(t *testing.T) { startOnce(t, ", from initdb)") })
+	t.Run("next start copies", func(t *testing.T) { startOnce(t, ", from a copy of the cluster kept from an earlier initdb)") })
+	t.Run("a damaged kept cluster", func(t *testing.T) {
+		if err := os.Remove(filepath.Join(tpl, "global", "pg_control")); err != nil {
+			t.Fatal(err)
+		}
+		startOnce(t, "PostgreSQL did not start from the cluster kept from an earlier initdb (", "removing it and running initdb", ", from initdb)")
+	})
+	t.Run("and copies again", func(t *testing.T) { startOnce(t, ", from a copy of the cluster kept from an earlier initdb)") })
+}
+
+// BenchmarkStart: a start and stop of the embedded server, its cluster
+// copied from the one kept from an earlier initdb, or made by initdb.
+func BenchmarkStart(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		template bool
+	}{{"copy", true}, {"initdb", false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			v, _ := Lookup(DefaultMajor())
+			var as *account
+			if os.Geteuid() == 0 {
+				as = unprivileged()
+			}
+			cache := os.Getenv("TXLOAD_CACHE_DIR")
+			if cache == "" {
+				var err error
+				if cache, err = defaultCacheDir(); err != nil {
+					b.Skip(err)
+				}
+			}
+			rt, err := ensureRuntime(b.Context(), cache, v, nopWriter{}, as != nil, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tpl := ""
+			if bc.template {
+				tpl = templateDir(rt)
+			}
+			var stopping time.Duration
+			for b.Loop() {
+				s, _, err := start(b.Context(), v, rt, as, defaultStartTimeout, nil, tpl, nopWriter{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				if err := s.Stop(); err != nil {
+					b.Fatal(err)
+				}
+				stopping += time.Since(t0)
+			}
+			b.ReportMetric(float64(stopping.Milliseconds())/float64(b.N), "stop-ms/op")
+		})
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
