@@ -193,15 +193,21 @@ func TestConcurrentFetch(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	// The runtime, its lock and the jar (kept to extract again from).
+	// The runtime, its lock, the jar (kept to extract again from) and one
+	// whole cluster kept from the starts' initdb runs, which raced to keep
+	// theirs.
 	entries, _ := os.ReadDir(cache)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("leftover in cache: %s", e.Name())
 		}
 	}
-	if len(entries) != 3 {
-		t.Errorf("cache holds %d entries, want the runtime, its lock and its jar", len(entries))
+	if len(entries) != 4 {
+		t.Errorf("cache holds %d entries, want the runtime, its lock, its jar and a kept cluster", len(entries))
+	}
+	v, _ := Lookup("17")
+	if _, err := os.Stat(filepath.Join(templateDir(filepath.Join(cache, v.Full+"-"+runtime.GOOS+"-"+runtime.GOARCH)), "global", "pg_control")); err != nil {
+		t.Errorf("no whole cluster kept: %v", err)
 	}
 }
 

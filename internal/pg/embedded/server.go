@@ -142,11 +142,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		}
 		s, copied, err := start(ctx, v, rt, as, timeout, opts.Settings, tpl, logw)
 		if err == nil {
-			how := "initdb"
-			if copied {
-				how = "a copy of the cluster kept from an earlier initdb"
-			}
-			fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s, from %s)\n", v.Full, s.port, s.DataDir(), how)
+			fmt.Fprintf(logw, "started PostgreSQL %s on 127.0.0.1:%d (data in %s)\n", v.Full, s.port, s.DataDir())
 			return s, nil
 		}
 		if attempt > 1 || ctx.Err() != nil {
@@ -217,8 +213,10 @@ func start(ctx context.Context, v Version, rt string, as *account, timeout time.
 			return nil, false, err
 		}
 		if tpl != "" {
-			if err := keepTemplate(s.DataDir(), tpl); err != nil {
+			if kept, err := keepTemplate(s.DataDir(), tpl); err != nil {
 				fmt.Fprintf(logw, "keeping the new cluster for the next starts: %v\n", err)
+			} else if kept {
+				fmt.Fprintf(logw, "kept a copy of initdb's cluster in %s: the next starts copy it instead of running initdb\n", tpl)
 			}
 		}
 	}

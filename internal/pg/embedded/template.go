@@ -41,10 +41,11 @@ func fromTemplate(tpl, data string, as *account) bool {
 }
 
 // keepTemplate copies the cluster initdb just made at data to tpl, for
-// the next starts, unless one is there already. The copy is made beside
-// tpl and renamed into place: a cluster at tpl is always whole. Copies
-// left by a process that died while making one are removed.
-func keepTemplate(data, tpl string) error {
+// the next starts, unless one is there already; kept reports whether this
+// call put it there. The copy is made beside tpl and renamed into place: a
+// cluster at tpl is always whole. Copies left by a process that died while
+// making one are removed.
+func keepTemplate(data, tpl string) (kept bool, err error) {
 	parent, base := filepath.Dir(tpl), "."+filepath.Base(tpl)+".tmp-"
 	if old, _ := filepath.Glob(filepath.Join(parent, base+"*")); len(old) > 0 {
 		for _, o := range old {
@@ -54,24 +55,24 @@ func keepTemplate(data, tpl string) error {
 		}
 	}
 	if _, err := os.Stat(tpl); err == nil {
-		return nil
+		return false, nil
 	}
 	tmp, err := os.MkdirTemp(parent, base)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(tmp)
 	staged := filepath.Join(tmp, "data")
 	if err := copyTree(data, staged, nil); err != nil {
-		return err
+		return false, err
 	}
 	if err := os.Rename(staged, tpl); err != nil {
 		if _, serr := os.Stat(tpl); serr == nil {
-			return nil // another process kept its copy first
+			return false, nil // another process kept its copy first
 		}
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // copyTree copies the directory src to dst, which must not exist:

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The first start keeps the cluster initdb made; the next starts copy it
@@ -21,7 +23,10 @@ func TestInitdbTemplate(t *testing.T) {
 	tpl := templateDir(rt)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	startOnce := func(t *testing.T, says ...string) {
+	const keeps = "kept a copy of initdb's cluster in "
+	// startOnce starts a server and returns its cluster's system
+	// identifier, which initdb draws anew and a copy shares.
+	startOnce := func(t *testing.T, keep bool, says ...string) (id int64) {
 		t.Helper()
 		log := &logBuf{t: t}
 		s, err := Start(ctx, Options{CacheDir: cache, Log: log})
@@ -30,6 +35,17 @@ func TestInitdbTemplate(t *testing.T) {
 		}
 		defer s.Stop()
 		checkServer(ctx, t, s)
+		conn, err := pgx.Connect(ctx, s.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if err := conn.QueryRow(ctx, "SELECT system_identifier FROM pg_control_system()").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(log.b.String(), keeps) != keep {
+			t.Errorf("keeps a copy of initdb's cluster: %v, want %v:\n%s", !keep, keep, log.b.String())
+		}
 		for _, w := range says {
 			if !strings.Contains(log.b.String(), w) {
 				t.Errorf("Start does not say %q:\n%s", w, log.b.String())
@@ -41,16 +57,38 @@ func TestInitdbTemplate(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(cache, ".*")); len(left) > 0 {
 			t.Errorf("leftovers in the cache: %v", left)
 		}
+		return id
 	}
-	t.Run("first start runs initdb", func(t *testing.T) { startOnce(t, ", from initdb)") })
-	t.Run("next start copies", func(t *testing.T) { startOnce(t, ", from a copy of the cluster kept from an earlier initdb)") })
+	var first, again int64
+	t.Run("first start runs initdb", func(t *testing.T) { first = startOnce(t, true, keeps+tpl+": the next starts copy it") })
+	fi, err := os.Stat(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A copy: the same cluster, down to its identifier; the kept one
+	// untouched.
+	t.Run("next start copies", func(t *testing.T) {
+		if id := startOnce(t, false); id != first {
+			t.Errorf("system identifier %d, the kept cluster's %d: not a copy", id, first)
+		}
+		if now, err := os.Stat(tpl); err != nil || !now.ModTime().Equal(fi.ModTime()) {
+			t.Errorf("the kept cluster changed: %v, %v", now, err)
+		}
+	})
 	t.Run("a damaged kept cluster", func(t *testing.T) {
 		if err := os.Remove(filepath.Join(tpl, "global", "pg_control")); err != nil {
 			t.Fatal(err)
 		}
-		startOnce(t, "PostgreSQL did not start from the cluster kept from an earlier initdb (", "removing it and running initdb", ", from initdb)")
+		again = startOnce(t, true, "PostgreSQL did not start from the cluster kept from an earlier initdb (", "removing it and running initdb")
+		if again == first {
+			t.Error("the same system identifier after a new initdb")
+		}
 	})
-	t.Run("and copies again", func(t *testing.T) { startOnce(t, ", from a copy of the cluster kept from an earlier initdb)") })
+	t.Run("and copies again", func(t *testing.T) {
+		if id := startOnce(t, false); id != again {
+			t.Errorf("system identifier %d, the kept cluster's %d: not a copy", id, again)
+		}
+	})
 }
 
 // BenchmarkStart: a start and stop of the embedded server, its cluster
