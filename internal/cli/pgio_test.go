@@ -177,7 +177,7 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 	for _, mode := range []string{"server", "client"} {
 		t.Run(mode, func(t *testing.T) {
 			before, callsBefore := pssBlocks(t, conn)
-			r, v, ops := pgioRun(t, url, "--mode", mode, "--work-unit", "16", "--duration", "1s", "--progress", "0")
+			r, v, ops := pgioRun(t, url, "--mode", mode, "--work-unit", "16", "--duration", "2s", "--progress", "0")
 			after, callsAfter := pssBlocks(t, conn)
 			pss, calls := after-before, callsAfter-callsBefore
 			if v["stmt_dealloc"] != 0 {
