@@ -11,6 +11,7 @@ import (
 // CompareTable finds exactly the rows that differ, by key, whatever the
 // table's shape; equal tables compare equal.
 func TestCompareTable(t *testing.T) {
+	t.Parallel()
 	const keyed = `CREATE TABLE t (id INT PRIMARY KEY, v TEXT, n NUMERIC, at TIMESTAMPTZ);
 		INSERT INTO t SELECT g, 'row ' || g, CASE WHEN g % 3 = 0 THEN NULL ELSE g * 1.5 END, '2024-01-01 00:00:00+00'::timestamptz + g * interval '1 minute'
 		FROM generate_series(1, 5000) g`
@@ -46,6 +47,7 @@ func TestCompareTable(t *testing.T) {
 			want: Diff{Key: []string{"id"}, SourceRows: 2000, DestRows: 1999, Missing: 1, MissingKeys: []string{"id=1500"}, Ranges: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			src, dst := srv.NewDatabase(t), srv.NewDatabase(t)
 			exec(t, src, tc.create)
 			exec(t, dst, tc.create)
@@ -74,6 +76,7 @@ func TestCompareTable(t *testing.T) {
 
 // Gaps, repeats and strangers among the markers, by writer and seq.
 func TestCompareMarkers(t *testing.T) {
+	t.Parallel()
 	src, dst := srv.NewDatabase(t), srv.NewDatabase(t)
 	ctx := context.Background()
 	sc, dc := pgtest.Conn(t, src), pgtest.Conn(t, dst)

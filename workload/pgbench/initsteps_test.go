@@ -104,6 +104,7 @@ func tablespaces(t *testing.T) (string, string) {
 // lines as the installed pgbench prints (durations aside), and the same
 // tables, as the catalog describes them, with the same rows.
 func TestRunInitStepsLikePgbench(t *testing.T) {
+	t.Parallel()
 	_, major := realPgbench(t)
 	type tc struct {
 		name string
@@ -128,6 +129,7 @@ func TestRunInitStepsLikePgbench(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			// One connection each: the parallel load below is the case
 			// for the race detector.
 			pgtest.OutsideRace(t, "pgbench -i's output and tables")
@@ -161,6 +163,7 @@ func TestRunInitStepsLikePgbench(t *testing.T) {
 	}
 	// txload's parallel load gives the same tables.
 	t.Run("parallel load", func(t *testing.T) {
+		t.Parallel()
 		theirs, ours := srv.NewDatabase(t), srv.NewDatabase(t)
 		if out, code := runPgbench(t, theirs, "-i", "-s", "3", "--foreign-keys"); code != 0 {
 			t.Fatalf("pgbench: %s", out)
@@ -181,6 +184,7 @@ func TestRunInitStepsLikePgbench(t *testing.T) {
 // Steps run in the order given, as pgbench runs them: tables first, data
 // later, on the same database.
 func TestRunInitStepsOrder(t *testing.T) {
+	t.Parallel()
 	_, major := realPgbench(t)
 	theirs, ours := srv.NewDatabase(t), srv.NewDatabase(t)
 	for _, steps := range []string{"dt", "g", "pv"} {
@@ -216,6 +220,7 @@ func TestRunInitStepsOrder(t *testing.T) {
 // makes its partitions unlogged and puts the accounts' foreign key on each
 // of them, and the tables take pgbench's transactions.
 func TestUnloggedPartitionsForeignKeys(t *testing.T) {
+	t.Parallel()
 	_, major := realPgbench(t)
 	url := srv.NewDatabase(t)
 	var log bytes.Buffer

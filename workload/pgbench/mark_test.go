@@ -76,6 +76,7 @@ func (s *countSession) Statement(int, int, time.Duration)                {}
 // fails at COMMIT (a deferred unique constraint) leaves no marker, every
 // committed one leaves exactly its own, under each protocol.
 func TestMarkInsideTransaction(t *testing.T) {
+	t.Parallel()
 	const clients, txs = 2, 40
 	dir := t.TempDir()
 	file := filepath.Join(dir, "t.sql")
@@ -176,6 +177,7 @@ END;
 // Scripts whose transactions cannot carry a marker are refused with one
 // line naming the command.
 func TestMarkableScripts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ builtin, script, want string }{
 		{"tpcb-like", "", ""},
 		{"simple-update", "", ""},

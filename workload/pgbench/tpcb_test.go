@@ -46,6 +46,7 @@ func branches(t *testing.T, url string) (n int) {
 // nothing; the settings not given are not differences; --drop keeps the
 // existing settings that are not given.
 func TestInitTPCBOtherSettings(t *testing.T) {
+	t.Parallel()
 	for _, maker := range []string{"pgbench", "txload"} {
 		t.Run(maker, func(t *testing.T) {
 			url := srv.NewDatabase(t)
@@ -105,6 +106,7 @@ func TestInitTPCBOtherSettings(t *testing.T) {
 // pgbench refuses --partition-method without --partitions; so does init
 // tpcb (and the run workloads, which share its flags).
 func TestPartitionMethodNeedsPartitions(t *testing.T) {
+	t.Parallel()
 	for _, g := range []func() error{
 		func() error { _, err := newTPCB(t, "--partition-method", "hash"); return err },
 		func() error {
@@ -133,6 +135,7 @@ func TestPartitionMethodNeedsPartitions(t *testing.T) {
 // init tpcb takes pgbench's -I steps, -q, --tablespace and
 // --index-tablespace.
 func TestInitTPCBSteps(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	log, err := initWith(t, url, false, "-I", "dtGp", "-q", "--init-conns", "1")
 	if err != nil {
@@ -151,6 +154,7 @@ func TestInitTPCBSteps(t *testing.T) {
 // line saying the history no longer covers every change. Balances that
 // disagree are still a violation.
 func TestCheckAfterTruncatedHistory(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if out, code := runPgbench(t, url, "-i"); code != 0 {
 		t.Fatalf("pgbench -i: %s", out)
@@ -198,6 +202,7 @@ func TestCheckAfterTruncatedHistory(t *testing.T) {
 // The pre-run vacuum and truncation, printed as pgbench prints them, and
 // its errors where pgbench's tables are missing.
 func TestPreRunLikePgbench(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if out, code := runPgbench(t, url, "-i"); code != 0 {
 		t.Fatalf("pgbench -i: %s", out)
@@ -242,6 +247,7 @@ func TestPreRunLikePgbench(t *testing.T) {
 // the partitioning, as its report prints them; on a database without
 // them, its error and hint.
 func TestReadTableInfoLikePgbench(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if out, code := runPgbench(t, url, "-i", "-s", "2", "--partitions", "3", "--partition-method", "hash"); code != 0 {
 		t.Fatalf("pgbench -i: %s", out)
@@ -269,6 +275,7 @@ func TestReadTableInfoLikePgbench(t *testing.T) {
 // pgbench -i's steps (txload pgbench -i) remake the tables: what `init
 // tpcb` recorded of them, even an interrupted load, no longer holds.
 func TestInitStepsForgetTheMarker(t *testing.T) {
+	t.Parallel()
 	url := srv.NewDatabase(t)
 	if log, err := initWith(t, url, false, "--scale", "1"); err != nil {
 		t.Fatalf("%v\n%s", err, log)

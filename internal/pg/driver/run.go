@@ -89,9 +89,8 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 		}
 		loops = append(loops, l)
 	}
-	if n := len(loops) + 2; runtime.GOMAXPROCS(0) < n && raw {
-		// Each loop holds a thread; the ticker and the scheduler need one.
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
+	if raw {
+		defer holdProcs(len(loops))()
 	}
 	ready(time.Now())
 	errc := make(chan error, len(loops))
@@ -118,4 +117,37 @@ func redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)
 		conn, err := dial(ctx, t, raw)
 		done(conn, err)
 	}()
+}
+
+// procs counts the Ps that running epoll loops hold, over every run in the
+// process: each loop keeps its P even while it waits (epollWait), and
+// GOMAXPROCS is the process's, so runs at once in one process (tests, or a
+// command that runs two) must count together. It is the one piece of
+// process-wide state here because GOMAXPROCS is one.
+var procs struct {
+	sync.Mutex
+	held, base int
+}
+
+// holdProcs raises GOMAXPROCS so that n more loops each have a P and two
+// remain for everything else (the engine's ticker, the runtime), and
+// returns the release, which puts GOMAXPROCS back once no loop holds one.
+func holdProcs(n int) (release func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.held == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.held += n
+	if want := procs.held + 2; runtime.GOMAXPROCS(0) < want {
+		runtime.GOMAXPROCS(want)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		procs.held -= n
+		if procs.held == 0 && runtime.GOMAXPROCS(0) != procs.base {
+			runtime.GOMAXPROCS(procs.base)
+		}
+	}
 }
