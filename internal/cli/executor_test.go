@@ -67,8 +67,17 @@ func TestSleepingScriptRateLikePgbench(t *testing.T) {
 	}
 	url := srv.NewDatabase(t)
 	file := writeScript(t, "sleep.sql", "\\sleep 3 s\n")
-	out, err := exec.CommandContext(t.Context(), pgbench, "-n", "-f", file, "-c", "2", "-T", "1", url).CombinedOutput()
-	if err != nil {
+	// Both at once: the clients only sleep.
+	var out []byte
+	ran := make(chan error, 1)
+	go func() {
+		var err error
+		out, err = exec.CommandContext(t.Context(), pgbench, "-n", "-f", file, "-c", "2", "-T", "1", url).CombinedOutput()
+		ran <- err
+	}()
+	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
+		"--progress", "0", "--output", "pgbench")
+	if err := <-ran; err != nil {
 		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
 	m := tpsLine.FindSubmatch(out)
@@ -76,8 +85,6 @@ func TestSleepingScriptRateLikePgbench(t *testing.T) {
 		t.Fatalf("pgbench printed no tps:\n%s", out)
 	}
 	theirs, _ := strconv.ParseFloat(string(m[1]), 64)
-	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
-		"--progress", "0", "--output", "pgbench")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

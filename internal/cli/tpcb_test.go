@@ -80,6 +80,7 @@ func TestInitTPCBMatchesPgbench(t *testing.T) {
 		{"server-side with foreign keys", []string{"--generate", "server", "--foreign-keys"}, []string{"-I", "dtGvpf"}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ours, theirs := srv.NewDatabase(t), srv.NewDatabase(t)
 			r := txload(t.Context(), nil, append([]string{"init", "tpcb", "--scale", "1", "--url", ours}, tc.txload...)...)
 			if r.code != 0 {
