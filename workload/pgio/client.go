@@ -59,6 +59,12 @@ func (c *Client) Reset(ctx context.Context) error {
 			return fmt.Errorf("preparing %s: %w", sql, err)
 		}
 	}
+	// What the new backend read to set itself up (the catalogs) is in its
+	// pending statistics: flushed now, before the run's first sample of
+	// pg_stat_database, rather than into the measured period.
+	if c.r.sampler.DB {
+		ForceFlush(ctx, conn)
+	}
 	c.conn = conn
 	return nil
 }

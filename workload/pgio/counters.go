@@ -135,6 +135,11 @@ func NewSampler(ctx context.Context, conn *pgx.Conn, d pg.Dialect) (*Sampler, er
 		s.DB = true
 	}
 	s.Stmts, s.StmtsWhy = s.enableStatements(ctx)
+	if s.DB {
+		// What these first reads cost (the catalogs of a new backend) is
+		// flushed to pg_stat_database now, not into the measured period.
+		ForceFlush(ctx, conn)
+	}
 	return s, nil
 }
 
