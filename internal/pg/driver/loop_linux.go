@@ -335,17 +335,12 @@ func (l *epollLoop) close() {
 }
 
 // epollWait waits up to timeout (negative: forever) with nanosecond
-// precision (epoll_pwait2); it returns the number of events.
-//
-// The wait is a raw system call: the loop keeps its P while it waits, so
-// Go's scheduler neither hands the P off nor keeps sysmon polling to
-// retake it, and the loop needs none back when the kernel wakes it. The
-// other goroutines have Ps of their own (run leaves two beyond the loops);
-// the runtime's preemption signal (for a GC, or a loop busy for 10 ms)
-// interrupts the wait with EINTR, and the loop goes round again. Measured
-// with bench/pgbench-compare on 2 shared cores (select-only, 5 rounds,
-// medians): 0.967 and 1.008 of pgbench's tps against 0.939 and 0.922 with
-// syscall.Syscall6; sysmon's sleeps fell from 0.02 to 0.002 a transaction.
+// precision (epoll_pwait2); it returns the number of events. A wait that
+// may block goes through syscall.Syscall6, which tells Go's scheduler the
+// thread is in the kernel: its P serves other goroutines meanwhile. (A raw
+// system call, keeping the P, was tried: on 2 shared cores, select-only,
+// three alternating comparisons gave +8.6, +2.8 and -3.3 points of
+// pgbench's tps against this; not kept.)
 func epollWait(epfd int, events []syscall.EpollEvent, timeout time.Duration) (int, error) {
 	var ts *syscall.Timespec
 	var t syscall.Timespec
@@ -353,7 +348,14 @@ func epollWait(epfd int, events []syscall.EpollEvent, timeout time.Duration) (in
 		t = syscall.NsecToTimespec(int64(timeout))
 		ts = &t
 	}
-	n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+	if timeout == 0 {
+		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+		if e != 0 {
+			return 0, e
+		}
+		return int(n), nil
+	}
+	n, _, e := syscall.Syscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
 	if e != 0 {
 		return 0, e
 	}

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Loops keep their Ps while they wait: runs at once in one process count
-// together, so that GOMAXPROCS always leaves two Ps beyond every loop, and
-// it returns to what it was once the last run ends.
+// Runs at once in one process count their loops together, so that
+// GOMAXPROCS always leaves two Ps beyond every loop, and it returns to what
+// it was once the last run ends.
 func TestHoldProcs(t *testing.T) {
 	base := runtime.GOMAXPROCS(0)
 	releaseA := holdProcs(base)

@@ -119,11 +119,11 @@ func redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)
 	}()
 }
 
-// procs counts the Ps that running epoll loops hold, over every run in the
-// process: each loop keeps its P even while it waits (epollWait), and
-// GOMAXPROCS is the process's, so runs at once in one process (tests, or a
-// command that runs two) must count together. It is the one piece of
-// process-wide state here because GOMAXPROCS is one.
+// procs counts the threads that running epoll loops hold, over every run
+// in the process: GOMAXPROCS is the process's, so runs at once in one
+// process (tests, or a command that runs two) must count together, or one
+// run's end puts GOMAXPROCS back under what another's loops need. It is
+// the one piece of process-wide state here because GOMAXPROCS is one.
 var procs struct {
 	sync.Mutex
 	held, base int
@@ -131,7 +131,7 @@ var procs struct {
 
 // holdProcs raises GOMAXPROCS so that n more loops each have a P and two
 // remain for everything else (the engine's ticker, the runtime), and
-// returns the release, which puts GOMAXPROCS back once no loop holds one.
+// returns the release, which puts GOMAXPROCS back once no loop runs.
 func holdProcs(n int) (release func()) {
 	procs.Lock()
 	defer procs.Unlock()
