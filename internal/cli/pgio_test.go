@@ -169,7 +169,8 @@ func TestPgioBadInput(t *testing.T) {
 }
 
 // A read-only run: the logical I/Os txload reports agree with what
-// pg_stat_statements counted for its statements, within 1%, in both modes.
+// pg_stat_statements counted for its statements, within 1%, in both modes,
+// and pg_stat_database's blocks hold them (at most 3% more).
 // A small work unit makes the index blocks count: pgio's nominal count (a
 // work unit of blocks per statement) is far from them.
 func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
@@ -195,14 +196,19 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 			if v["select_rows"] != 16*stmts {
 				t.Errorf("%d rows for %d statements of 16", v["select_rows"], stmts)
 			}
+			// The run's own figures match pg_stat_statements within 1%;
+			// pg_stat_database's hold those blocks and what else the
+			// database read meanwhile (catalogs, txload's own queries: up
+			// to 1.4% more seen under CI's load), so 3% above.
 			elapsed := float64(v["elapsed_us"]) / 1e6
-			for _, key := range []string{"liops", "db_liops", "stmt_liops"} {
+			for _, key := range []string{"liops", "stmt_liops", "db_liops"} {
 				blocks := float64(v[key]) * elapsed
-				if rel := math.Abs(blocks-float64(pss)) / float64(pss); rel > 0.01 {
-					t.Errorf("%s %d/s over %.3fs is %.0f blocks; pg_stat_statements counted %d (%.2f%% apart)", key, v[key], elapsed, blocks, pss, 100*rel)
+				rel := (blocks - float64(pss)) / float64(pss)
+				if over := map[bool]float64{false: 0.01, true: 0.03}[key == "db_liops"]; rel < -0.01 || rel > over {
+					t.Errorf("%s %d/s over %.3fs is %.0f blocks; pg_stat_statements counted %d (%+.2f%%)", key, v[key], elapsed, blocks, pss, 100*rel)
 				}
 			}
-			if db := v["db_blks_hit"] + v["db_blks_read"]; math.Abs(float64(db-pss))/float64(pss) > 0.01 {
+			if db := v["db_blks_hit"] + v["db_blks_read"]; db < pss || float64(db-pss)/float64(pss) > 0.03 {
 				t.Errorf("pg_stat_database: %d blocks; pg_stat_statements: %d", db, pss)
 			}
 			if nominal := v["select_blk_touch_cnt"]; math.Abs(float64(nominal-pss))/float64(pss) < 0.05 {
