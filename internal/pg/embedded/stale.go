@@ -136,10 +136,12 @@ func stopStale(dir string, pids []int, log io.Writer) error {
 		return nil
 	}
 	// Only PostgreSQL's own processes are stopped: anything else in the
-	// dir (a shell someone opened there) keeps it.
+	// dir (a shell someone opened there) keeps it. A process that ended
+	// since the dir's users were listed (a backend whose session closed)
+	// is neither.
 	var others []int
 	for _, pid := range pids {
-		if !serverProcess(pid) {
+		if !serverProcess(pid) && !ended(pid) {
 			others = append(others, pid)
 		}
 	}

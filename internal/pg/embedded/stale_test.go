@@ -189,3 +189,31 @@ func TestRemoveStaleServer(t *testing.T) {
 	}
 	checkServer(ctx, t, kept)
 }
+
+// A process that exited counts as ended before its parent reaps it (a
+// zombie keeps its pid and fails /proc/PID/exe): the stale-dir check must
+// not take a backend that just closed for a stranger using the dir.
+func TestEnded(t *testing.T) {
+	linuxOnly(t)
+	if ended(os.Getpid()) {
+		t.Fatal("this process counts as ended")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !ended(cmd.Process.Pid) { // a zombie until Wait
+		if time.Now().After(deadline) {
+			t.Fatal("an exited, unreaped child does not count as ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !alive(cmd.Process.Pid) {
+		t.Error("the zombie was already reaped: the test shows nothing")
+	}
+	_ = cmd.Wait()
+	if !ended(cmd.Process.Pid) {
+		t.Error("a reaped child does not count as ended")
+	}
+}

@@ -18,3 +18,5 @@ func dirUsers(string) map[string][]int { return nil }
 func groupGone(pgid int) bool { return syscall.Kill(-pgid, 0) != nil }
 
 func serverProcess(int) bool { return false }
+
+func ended(pid int) bool { return !alive(pid) }

@@ -118,3 +118,15 @@ func serverProcess(pid int) bool {
 	}
 	return false
 }
+
+// ended reports whether pid has exited, reaped or not (a zombie keeps its
+// pid until its parent waits for it).
+func ended(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}

@@ -30,3 +30,5 @@ func dirUsers(string) map[string][]int { return nil }
 func killGroup(int) {}
 
 func serverProcess(int) bool { return false }
+
+func ended(pid int) bool { return !alive(pid) }
