@@ -37,17 +37,7 @@ func TestDamagedCache(t *testing.T) {
 	v, _ := Lookup(DefaultMajor())
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	startOnce := func(t *testing.T) string {
-		t.Helper()
-		log := &logBuf{t: t}
-		s, err := Start(ctx, Options{CacheDir: cache, Log: log})
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		defer s.Stop()
-		checkServer(ctx, t, s)
-		return log.b.String()
-	}
+	startOnce := func(t *testing.T) string { return startChecked(ctx, t, cache, nil) }
 	t.Run("first start", func(t *testing.T) {
 		log := startOnce(t)
 		if strings.Contains(log, "damaged") {
@@ -146,6 +136,23 @@ func TestDamagedCache(t *testing.T) {
 	if len(leftovers) > 0 {
 		t.Errorf("leftovers in the cache: %v", leftovers)
 	}
+}
+
+// startChecked starts a server from cache, checks that it answers, hands
+// it to with (when set) and stops it; it returns what Start logged.
+func startChecked(ctx context.Context, t *testing.T, cache string, with func(*Server)) string {
+	t.Helper()
+	log := &logBuf{t: t}
+	s, err := Start(ctx, Options{CacheDir: cache, Log: log})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer s.Stop()
+	checkServer(ctx, t, s)
+	if with != nil {
+		with(s)
+	}
+	return log.b.String()
 }
 
 // copiedCache makes a cache for t alone, reachable by the server user

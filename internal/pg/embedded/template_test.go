@@ -28,27 +28,22 @@ func TestInitdbTemplate(t *testing.T) {
 	// identifier, which initdb draws anew and a copy shares.
 	startOnce := func(t *testing.T, keep bool, says ...string) (id int64) {
 		t.Helper()
-		log := &logBuf{t: t}
-		s, err := Start(ctx, Options{CacheDir: cache, Log: log})
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-		defer s.Stop()
-		checkServer(ctx, t, s)
-		conn, err := pgx.Connect(ctx, s.URL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		if err := conn.QueryRow(ctx, "SELECT system_identifier FROM pg_control_system()").Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(log.b.String(), keeps) != keep {
-			t.Errorf("keeps a copy of initdb's cluster: %v, want %v:\n%s", !keep, keep, log.b.String())
+		log := startChecked(ctx, t, cache, func(s *Server) {
+			conn, err := pgx.Connect(ctx, s.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			if err := conn.QueryRow(ctx, "SELECT system_identifier FROM pg_control_system()").Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if strings.Contains(log, keeps) != keep {
+			t.Errorf("keeps a copy of initdb's cluster: %v, want %v:\n%s", !keep, keep, log)
 		}
 		for _, w := range says {
-			if !strings.Contains(log.b.String(), w) {
-				t.Errorf("Start does not say %q:\n%s", w, log.b.String())
+			if !strings.Contains(log, w) {
+				t.Errorf("Start does not say %q:\n%s", w, log)
 			}
 		}
 		if _, err := os.Stat(filepath.Join(tpl, "global", "pg_control")); err != nil {
