@@ -137,6 +137,9 @@ func PgbenchRunOf(doc *Document) PgbenchRun {
 		LatencyLimit: doc.configDuration("latency-limit"), Progress: doc.configDuration("progress"),
 		FailuresDetailed: doc.ConfigString("failures-detailed") == "true",
 	}
+	if r.Threads <= 0 { // documents written before "threads" was recorded
+		r.Threads = clients
+	}
 	if r.QueryMode == "" {
 		r.QueryMode = "simple"
 	}
