@@ -69,15 +69,13 @@ func TestSleepingScriptRateLikePgbench(t *testing.T) {
 	file := writeScript(t, "sleep.sql", "\\sleep 3 s\n")
 	// Both at once: the clients only sleep.
 	var out []byte
-	ran := make(chan error, 1)
-	go func() {
-		var err error
+	wait := started(func() (err error) {
 		out, err = exec.CommandContext(t.Context(), pgbench, "-n", "-f", file, "-c", "2", "-T", "1", url).CombinedOutput()
-		ran <- err
-	}()
+		return err
+	})
 	r := txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
 		"--progress", "0", "--output", "pgbench")
-	if err := <-ran; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("pgbench: %v\n%s", err, out)
 	}
 	m := tpsLine.FindSubmatch(out)

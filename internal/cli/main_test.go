@@ -53,6 +53,14 @@ func timingSensitive(t *testing.T) {
 	}
 }
 
+// started runs f in the background (another program beside txload) and
+// returns what waits for its error.
+func started(f func() error) (wait func() error) {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	return func() error { return <-done }
+}
+
 // syncBuffer is a buffer the ticker and workers may write concurrently.
 type syncBuffer struct {
 	mu sync.Mutex

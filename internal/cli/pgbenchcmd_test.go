@@ -311,10 +311,9 @@ func TestPgbenchCommandMatchesPgbench(t *testing.T) {
 			cmd := exec.Command(pgbench, append(args, db)...)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			ran := make(chan error, 1)
-			go func() { ran <- cmd.Run() }()
+			wait := started(cmd.Run)
 			r := txload(t.Context(), nil, append(append([]string{"pgbench", "--pgbench-version", major}, args...), db)...)
-			if err := <-ran; err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("pgbench: %v\n%s", err, stderr.String())
 			}
 			if r.code != 0 {
@@ -491,25 +490,20 @@ func TestPgbenchCommandSeedCommandsLikePgbench(t *testing.T) {
 		{"004 run", with([]string{"-U", user, "-c", "10", "-j", "4", "-P", "1", "-T", "2", "--rate=250"})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			type result struct {
-				out, err string
-				fail     error
-			}
-			theirs := make(chan result, 1)
-			go func() {
-				o, e, err := exe(pgbench, theirDB, tc.args...)
-				theirs <- result{o, e, err}
-			}()
+			var theirOut, theirErr string
+			wait := started(func() (err error) {
+				theirOut, theirErr, err = exe(pgbench, theirDB, tc.args...)
+				return err
+			})
 			// txload follows the installed pgbench's version of the lines.
 			ourOut, ourErr, ourFail := exe(bin, ourDB, append([]string{"pgbench", "--pgbench-version", major}, tc.args...)...)
-			their := <-theirs
-			if err := errors.Join(their.fail, ourFail); err != nil {
+			if err := errors.Join(wait(), ourFail); err != nil {
 				t.Fatal(err)
 			}
-			if theirs, ours := outputShape(their.out), outputShape(ourOut); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
+			if theirs, ours := outputShape(theirOut), outputShape(ourOut); strings.Join(theirs, "\n") != strings.Join(ours, "\n") {
 				t.Errorf("stdout differs, numbers masked:\npgbench:\n%s\ntxload:\n%s", strings.Join(theirs, "\n"), strings.Join(ours, "\n"))
 			}
-			sameKinds(t, their.err, ourErr, anyLine)
+			sameKinds(t, theirErr, ourErr, anyLine)
 		})
 	}
 }

@@ -159,36 +159,35 @@ func runLogged(t *testing.T, together bool, db string, args ...string) (ours, th
 	pdir := t.TempDir()
 	var cmd *exec.Cmd
 	var theirOut []byte
-	theirErr := make(chan error, 1)
+	wait := func() error { return nil }
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Log("pgbench is not installed: txload's logs are not compared with its")
-		theirErr <- nil
 	} else {
 		cmd = exec.Command(pgbench, append(append([]string{"-l", "--log-prefix", prefix}, args...), db)...)
 		cmd.Dir = pdir
-		run := func() {
-			var err error
+		run := func() (err error) {
 			theirOut, err = cmd.CombinedOutput()
-			theirErr <- err
+			return err
 		}
-		if !together {
-			run()
+		if together {
+			wait = started(run)
 		} else {
-			go run()
+			err := run()
+			wait = func() error { return err }
 		}
 	}
 	waited := false
 	defer func() {
 		if !waited { // txload's run failed the test: pgbench ends first
-			<-theirErr
+			_ = wait()
 		}
 	}()
 	dir := t.TempDir()
 	r := pgbenchOK(t, nil, append(append([]string{"-l", "--log-prefix", filepath.Join(dir, prefix)}, args...), db)...)
 	o := readLogRun(t, "txload", dir, prefix, os.Getpid())
 	waited = true
-	if err := <-theirErr; err != nil {
+	if err := wait(); err != nil {
 		t.Fatalf("pgbench %v: %v\n%s", args, err, theirOut)
 	}
 	if cmd == nil {
