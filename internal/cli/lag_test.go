@@ -394,7 +394,7 @@ func TestLagSameDatabase(t *testing.T) {
 	best, fastestRT, bestPeriod := int64(-1), int64(-1), int64(-1)
 	for attempt := 1; attempt <= 3; attempt++ {
 		js := filepath.Join(t.TempDir(), "lag.json")
-		r := txload(ctx, nil, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "3s",
+		r := txload(ctx, nil, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "5s",
 			"--poll-interval", "1ms", "--json", js)
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
@@ -407,8 +407,8 @@ func TestLagSameDatabase(t *testing.T) {
 		if !l.SameDatabase {
 			t.Error("JSON does not say the destination is the source")
 		}
-		if l.Lag.Count < 240 {
-			t.Fatalf("%d markers measured in 3s at 10ms", l.Lag.Count)
+		if l.Lag.Count < 400 {
+			t.Fatalf("%d markers measured in 5s at 10ms", l.Lag.Count)
 		}
 		if l.PollPeriod.Mean > 3000 {
 			t.Errorf("the reader polled every %.0fµs on average with --poll-interval 1ms", l.PollPeriod.Mean)
