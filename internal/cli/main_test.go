@@ -24,13 +24,14 @@ var srv *pgtest.Server
 // otherwise: most of them wait on runs of a fixed duration rather than on
 // the CPU, so go test's default (one per core) leaves a 2-core machine
 // idle. The tests sensitive to timing do not call t.Parallel and run alone.
-// Under the race detector too: alone on this 2-core machine, the package's
-// race run takes 52 s and 94 CPU-seconds at four, 64 s and 100 at two.
+// Under the race detector, go test's default stays: four at once there
+// (52 s and 94 CPU-seconds alone against 64 s and 100) left other packages'
+// timing tests too little of the machine in CI.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given && runtime.GOMAXPROCS(0) < 4 {
+	if !given && !pgtest.RaceDetector && runtime.GOMAXPROCS(0) < 4 {
 		if err := flag.Set("test.parallel", "4"); err != nil {
 			panic(err)
 		}
