@@ -181,7 +181,7 @@ func newDB(t *testing.T, base string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "lag_" + hex.EncodeToString(b[:])
-	sqlExec(t, base, "CREATE DATABASE "+name)
+	sqlExec(t, base, "CREATE DATABASE "+name+" STRATEGY file_copy") // see pgtest.NewDatabase
 	t.Cleanup(func() {
 		conn, err := pgx.Connect(context.Background(), base)
 		if err == nil {
