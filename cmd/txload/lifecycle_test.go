@@ -19,24 +19,37 @@ import (
 
 var srv *pgtest.Server
 
-func TestMain(m *testing.M) { pgtest.Main(m, &srv) }
+func TestMain(m *testing.M) { pgtest.Main(m, &srv, func() { _ = os.RemoveAll(built.dir) }) }
 
 // These tests run the real binary with the embedded server and send it real
 // signals. Each gives the binary a TMPDIR of its own, so that what they
 // sweep and what they leave is theirs alone.
 
-// build compiles txload into a temp dir.
+// The binary, built once for the tests that run it, which run at once:
+// each has a TMPDIR and a server of its own.
+var built struct {
+	once sync.Once
+	dir  string
+	out  []byte
+	err  error
+}
+
+// build compiles txload (once) and marks t parallel.
 func build(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds txload and starts embedded servers")
 	}
-	bin := filepath.Join(t.TempDir(), "txload")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	t.Parallel()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "txload-bin-"); built.err == nil {
+			built.out, built.err = exec.Command("go", "build", "-o", filepath.Join(built.dir, "txload"), ".").CombinedOutput()
+		}
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
 	}
-	return bin
+	return filepath.Join(built.dir, "txload")
 }
 
 // privateTemp makes a TMPDIR the embedded server's user (nobody, when root)

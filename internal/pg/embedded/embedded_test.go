@@ -170,6 +170,7 @@ func TestConcurrentFetch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("downloads binaries")
 	}
+	t.Parallel() // a cache of its own
 	cache := t.TempDir()
 	// The server user (nobody, when root) must reach the cache.
 	for p := cache; p != os.TempDir(); p = filepath.Dir(p) {

@@ -33,6 +33,7 @@ func TestDamagedCache(t *testing.T) {
 	if testing.Short() {
 		t.Skip("may download the binaries")
 	}
+	t.Parallel() // a cache of its own
 	cache, rt := copiedCache(t, false)
 	v, _ := Lookup(DefaultMajor())
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)

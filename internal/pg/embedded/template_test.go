@@ -19,6 +19,7 @@ func TestInitdbTemplate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("may download the binaries")
 	}
+	t.Parallel() // a cache of its own
 	cache, rt := copiedCache(t, true)
 	tpl := templateDir(rt)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
