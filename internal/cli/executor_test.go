@@ -205,7 +205,7 @@ func TestStatementsLikePgbench(t *testing.T) {
 // reconciliation would report a violation otherwise), and no history row is
 // there twice.
 func TestServerCrashesHistoryExact(t *testing.T) {
-	s := ownServer(t)
+	s := pgtest.OwnServer(t) // stopped and restarted: a server of its own
 	url := s.URL() + "&options=-c%20synchronous_commit%3Don"
 	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
 		t.Fatalf("init: %s", r.stderr)

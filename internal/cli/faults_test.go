@@ -9,30 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pgtest"
 )
-
-// ownServer starts an embedded server for a test that stops and restarts
-// it, so that other tests keep theirs.
-func ownServer(t *testing.T) *embedded.Server {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a server of its own")
-	}
-	s, err := embedded.Start(t.Context(), embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	return s
-}
 
 // The server stops before the end of the run and stays down: the run still
 // ends at its duration plus the drain timeout, says the server was
 // unreachable, and exits 1 (its audit could not run). Ctrl-C while the
 // server is down exits 130.
 func TestRunEndsWithServerDown(t *testing.T) {
-	s := ownServer(t)
+	s := pgtest.OwnServer(t) // stopped and restarted: a server of its own
 	for _, interrupt := range []bool{false, true} {
 		t.Run(map[bool]string{false: "to the end", true: "ctrl-c"}[interrupt], func(t *testing.T) {
 			if interrupt {
@@ -85,7 +70,7 @@ var ambiguousLine = regexp.MustCompile(`ambiguous:\s+(\d+) \((\d+) of them commi
 // = the ledger's rows, and no more came from ambiguous ones than there were.
 func TestOutageReconciled(t *testing.T) {
 	t.Parallel()
-	s := ownServer(t)
+	s := pgtest.OwnServer(t) // stopped and restarted: a server of its own
 	js := jsonPath(t)
 	// The embedded server acknowledges commits before their WAL is written
 	// (synchronous_commit=off): a crash loses some, and the reconciliation

@@ -155,24 +155,13 @@ type logicalPair struct {
 
 func startLogicalPair(t *testing.T) *logicalPair {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	p := &logicalPair{}
-	var err error
-	cache := os.Getenv("TXLOAD_CACHE_DIR")
-	if p.src, err = embedded.Start(ctx, embedded.Options{CacheDir: cache, Settings: replica.SourceSettings()}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.src.Stop() })
 	// Four subscriptions at once (TestLagLogicalPair's cases), each with an
 	// apply worker and a table-sync worker at first: PostgreSQL's default
 	// of 4 logical replication workers would leave the last waiting.
-	dstSettings := []string{"max_logical_replication_workers=12", "max_worker_processes=24"}
-	if p.dst, err = embedded.Start(ctx, embedded.Options{CacheDir: cache, Settings: dstSettings}); err != nil {
-		t.Fatal(err)
+	return &logicalPair{
+		src: pgtest.OwnServer(t, replica.SourceSettings()...),
+		dst: pgtest.OwnServer(t, "max_logical_replication_workers=12", "max_worker_processes=24"),
 	}
-	t.Cleanup(func() { _ = p.dst.Stop() })
-	return p
 }
 
 // newDB creates a database on a server for t, and returns its URL.

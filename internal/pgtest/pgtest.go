@@ -22,22 +22,47 @@ import (
 type Server struct {
 	base string
 	stop func() error
+	// strategy ends CREATE DATABASE: see createStrategy.
+	strategy string
 }
 
 // Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
 func Start(ctx context.Context) (*Server, error) {
-	if u := os.Getenv("TXLOAD_TEST_URL"); u != "" {
-		return &Server{base: u, stop: func() error { return nil }}, nil
+	s := &Server{base: os.Getenv("TXLOAD_TEST_URL"), stop: func() error { return nil }}
+	if s.base == "" {
+		// A package's tests make hundreds of databases, each with statements
+		// of its own: room in pg_stat_statements for all of them, so that no
+		// test reading it loses an entry to another's (pgio says when it
+		// does).
+		srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr, CacheDir: os.Getenv("TXLOAD_CACHE_DIR"),
+			Settings: []string{"pg_stat_statements.max=50000"}})
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded test server (set TXLOAD_TEST_URL to use another): %w", err)
+		}
+		s.base, s.stop = srv.URL(), srv.Stop
 	}
-	// A package's tests make hundreds of databases, each with statements of
-	// its own: room in pg_stat_statements for all of them, so that no test
-	// reading it loses an entry to another's (pgio says when it does).
-	srv, err := embedded.Start(ctx, embedded.Options{Log: os.Stderr, CacheDir: os.Getenv("TXLOAD_CACHE_DIR"),
-		Settings: []string{"pg_stat_statements.max=50000"}})
+	var err error
+	if s.strategy, err = createStrategy(ctx, s.base); err != nil {
+		_ = s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OwnServer starts an embedded server for t alone, with settings
+// ("name=value") beside txload's own, and stops it when t ends; under
+// -short it skips t.
+func OwnServer(t testing.TB, settings ...string) *embedded.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a server of its own")
+	}
+	s, err := embedded.Start(t.Context(), embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR"), Settings: settings})
 	if err != nil {
-		return nil, fmt.Errorf("starting the embedded test server (set TXLOAD_TEST_URL to use another): %w", err)
+		t.Fatal(err)
 	}
-	return &Server{base: srv.URL(), stop: srv.Stop}, nil
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
 }
 
 // Main runs a package's tests against one server, then after (cleanups of
@@ -74,7 +99,7 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	_, _ = rand.Read(b[:])
 	name := "txload_test_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
-	exec(t, ctx, s.base, "CREATE DATABASE "+name+createStrategy(t, ctx, s.base))
+	exec(t, ctx, s.base, "CREATE DATABASE "+name+s.strategy)
 	t.Cleanup(func() {
 		exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
@@ -86,25 +111,24 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	return u.String()
 }
 
-// CreateStrategy is the clause that makes CREATE DATABASE copy the
+// createStrategy returns the clause that makes CREATE DATABASE copy the
 // template's files (PostgreSQL 15 and later) instead of writing all of it
 // to the WAL, its default since 15: 15 ms a database instead of 90 ms,
 // and a package's tests make hundreds. Empty on other servers.
-func createStrategy(t testing.TB, ctx context.Context, dsn string) string {
-	t.Helper()
+func createStrategy(ctx context.Context, dsn string) (string, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		t.Fatalf("connecting to the test server: %v", err)
+		return "", fmt.Errorf("connecting to the test server: %w", err)
 	}
 	defer conn.Close(ctx)
 	var v int
 	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&v); err != nil {
-		t.Fatalf("reading the test server's version: %v", err)
+		return "", fmt.Errorf("reading the test server's version: %w", err)
 	}
 	if v < 150000 { // CockroachDB says 130000
-		return ""
+		return "", nil
 	}
-	return " STRATEGY file_copy"
+	return " STRATEGY file_copy", nil
 }
 
 func exec(t testing.TB, ctx context.Context, dsn, sql string) {

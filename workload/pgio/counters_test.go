@@ -1,14 +1,13 @@
 package pgio
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pgtest"
 )
 
 // pg_stat_statements keeps at most pg_stat_statements.max entries and
@@ -17,16 +16,8 @@ import (
 // it. The sampler reads the evictions (pg_stat_statements_info.dealloc);
 // a run that saw one says so and takes its headline from pg_stat_database.
 func TestSamplerSeesEvictions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a server of its own")
-	}
 	ctx := t.Context()
-	// 100 is the least the setting allows.
-	s, err := embedded.Start(ctx, embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR"), Settings: []string{"pg_stat_statements.max=100"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
+	s := pgtest.OwnServer(t, "pg_stat_statements.max=100") // 100 is the least the setting allows
 	conn, err := pgx.Connect(ctx, s.URL())
 	if err != nil {
 		t.Fatal(err)

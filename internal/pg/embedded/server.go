@@ -76,7 +76,8 @@ func (e *interruptedError) Unwrap() []error { return []error{context.Canceled, e
 // Start fetches the binaries if needed, makes a cluster in a fresh temp dir
 // (a copy of the one kept in the cache from the first start's initdb, else
 // initdb, whose cluster is then kept) and starts postgres on a free
-// loopback port, returning once it accepts connections. ctx bounds only Start, not the server's lifetime; call Stop.
+// loopback port, returning once it accepts connections. ctx bounds only
+// Start, not the server's lifetime; call Stop.
 //
 // The server trusts every local connection and is tuned for throughput on a
 // throwaway cluster: fsync, synchronous_commit and full_page_writes are off,

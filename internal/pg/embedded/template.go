@@ -47,11 +47,10 @@ func fromTemplate(tpl, data string, as *account) bool {
 // making one are removed.
 func keepTemplate(data, tpl string) (kept bool, err error) {
 	parent, base := filepath.Dir(tpl), "."+filepath.Base(tpl)+".tmp-"
-	if old, _ := filepath.Glob(filepath.Join(parent, base+"*")); len(old) > 0 {
-		for _, o := range old {
-			if fi, err := os.Stat(o); err == nil && time.Since(fi.ModTime()) > time.Hour {
-				_ = os.RemoveAll(o)
-			}
+	old, _ := filepath.Glob(filepath.Join(parent, base+"*"))
+	for _, o := range old {
+		if fi, err := os.Stat(o); err == nil && time.Since(fi.ModTime()) > time.Hour {
+			_ = os.RemoveAll(o)
 		}
 	}
 	if _, err := os.Stat(tpl); err == nil {
