@@ -54,6 +54,13 @@ type RunDoc struct {
 	Unstarted   int64             `json:"unstarted,omitempty"`
 	Saturated   bool              `json:"saturated,omitempty"`
 	Interrupted bool              `json:"interrupted,omitempty"`
+	// InterruptedBy names what interrupted the run ("SIGTERM").
+	InterruptedBy string `json:"interrupted_by,omitempty"`
+	// Drain is what ended after the measured window: the operations in
+	// flight at its end, completed, failed or abandoned (outcome
+	// unknown), from the window's end to the drain's. They are in neither
+	// Ops nor Intervals; a workload's audit counts them.
+	Drain *IntervalDoc `json:"drain,omitempty"`
 	// Reconnects counts failed attempts to replace lost connections.
 	Reconnects int64   `json:"reconnects,omitempty"`
 	Ops        []OpDoc `json:"operations"`
@@ -360,18 +367,58 @@ func (r *RunDoc) Interval(n int) (Interval, error) {
 // decoded straight into s's (metrics.MergeEncoded). s.Elapsed is left to
 // the caller.
 func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
-	iv := r.Intervals[n]
+	if err := r.addInterval(&r.Intervals[n], s); err != nil {
+		return fmt.Errorf("interval %d%w", n, err)
+	}
+	return nil
+}
+
+// All decodes everything the run counted: its window's figures and its
+// drain's (what a server's own count is compared with).
+func (r *RunDoc) All() (*metrics.Snapshot, error) {
+	total, err := r.Total()
+	if err != nil {
+		return nil, err
+	}
+	drain, err := r.DrainSnapshot()
+	if err != nil || drain == nil {
+		return total, err
+	}
+	all, err := total.Plus(drain)
+	if err != nil {
+		return nil, err
+	}
+	all.Elapsed += drain.Elapsed
+	return all, nil
+}
+
+// DrainSnapshot decodes the run's drain (nil if it has none).
+func (r *RunDoc) DrainSnapshot() (*metrics.Snapshot, error) {
+	if r.Drain == nil {
+		return nil, nil
+	}
+	s := metrics.NewSnapshot(r.Names())
+	s.Elapsed = r.Drain.End.Sub(r.Drain.Start)
+	if err := r.addInterval(r.Drain, s); err != nil {
+		return nil, fmt.Errorf("drain%w", err)
+	}
+	return s, nil
+}
+
+// addInterval adds iv to s; its errors begin with a space or a colon, to
+// follow what names the interval.
+func (r *RunDoc) addInterval(iv *IntervalDoc, s *metrics.Snapshot) error {
 	if len(iv.Ops) != len(r.Ops) || len(s.Ops) != len(r.Ops) {
-		return fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(r.Ops))
+		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(r.Ops))
 	}
 	for i, od := range iv.Ops {
 		if od.Name != r.Ops[i].Name || s.Ops[i].Name != od.Name {
-			return fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, r.Ops[i].Name)
+			return fmt.Errorf(": operation %q where the run has %q", od.Name, r.Ops[i].Name)
 		}
 		c, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
 			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
 		if err != nil {
-			return fmt.Errorf("interval %d %s %w", n, od.Name, err)
+			return fmt.Errorf(" %s %w", od.Name, err)
 		}
 		o := s.Ops[i]
 		if err := o.Merge(c); err != nil {
@@ -385,7 +432,7 @@ func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
 				continue
 			}
 			if err := metrics.MergeEncoded(p.to, p.enc); err != nil {
-				return fmt.Errorf("interval %d %s %s: %w", n, od.Name, p.kind, err)
+				return fmt.Errorf(" %s %s: %w", od.Name, p.kind, err)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/htmlreport"
@@ -34,17 +35,26 @@ func readDocs(args []string) ([]*report.Document, []string, error) {
 	return docs, names, nil
 }
 
-// writeOut writes to path through a temporary file renamed into place, or
-// to stdout when path is "".
+// writeOut writes the output file path (runner.WriteFile), or to stdout
+// when path is "".
 func writeOut(env Env, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return write(env.Stdout)
 	}
-	if err := runner.WriteFile(path, write); err != nil {
+	if err := runner.WriteFile(env.Stderr, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s\n", path)
 	return nil
+}
+
+// checkOut checks the output file out ("" = none) of a command that reads
+// the documents args, before reading them.
+func checkOut(flag, out string, args []string) error {
+	var inputs []outfile.File
+	for _, a := range args {
+		inputs = append(inputs, outfile.File{Path: a})
+	}
+	return runErr(runner.CheckFiles([]outfile.File{{Flag: flag, Path: out}}, inputs))
 }
 
 func mergeCommand(env Env) *cobra.Command {
@@ -70,10 +80,8 @@ have different settings, are refused (exit 2).`,
 			default:
 				return usagef("--output %q is not allowed (allowed: text, pgbench, json, html)", output)
 			}
-			if out != "" {
-				if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
-					return runErr(err)
-				}
+			if err := checkOut("-o", out, args); err != nil {
+				return err
 			}
 			docs, names, err := readDocs(args)
 			if err != nil {
