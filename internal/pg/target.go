@@ -22,6 +22,7 @@ type Target struct {
 	secrets []string
 	next    atomic.Uint64
 	pooled  bool
+	orphans orphans
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.

@@ -323,6 +323,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	} else if load.Report != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 		defer cancel()
+		conn.settle(actx)
 		all, err := res.All()
 		var chk *workload.CheckResult
 		if err == nil {

@@ -151,7 +151,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	var outErr error
 	if load.Report != nil && len(outcomes) > 0 {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-		all, err := outcomes[len(outcomes)-1].Result.All()
+		last := outcomes[len(outcomes)-1].Result
+		conn.settle(actx)
+		all, err := last.All()
 		var chk *workload.CheckResult
 		if err == nil {
 			chk, err = load.Report(actx, all)

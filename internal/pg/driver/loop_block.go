@@ -42,6 +42,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		l.mu.Unlock()
 		if conn != nil {
 			if conn.pending() {
+				l.t.NoteOrphan(conn.pid)
 				cancel(conn)
 			}
 			if conn.nc != nil {
@@ -97,7 +98,7 @@ func (l *blockingLoop) close() {
 	defer l.mu.Unlock()
 	for _, c := range l.clients {
 		if c.conn != nil {
-			c.conn.close()
+			c.conn.abandon(l.t)
 		}
 	}
 }

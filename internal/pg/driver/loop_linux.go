@@ -324,10 +324,7 @@ func (l *epollLoop) serveLine(now time.Time) {
 func (l *epollLoop) close() {
 	for _, c := range l.clients {
 		if c.conn != nil && c.conn.fd >= 0 {
-			if c.conn.pending() {
-				go cancel(c.conn)
-			}
-			c.conn.close()
+			c.conn.abandon(l.t)
 		}
 	}
 	syscall.Close(l.wake)
