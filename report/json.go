@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,9 +23,13 @@ type Document struct {
 	Config   map[string]any `json:"config"`
 	Server   any            `json:"server"`
 	Runs     []RunDoc       `json:"runs"`
+	// RunID identifies the invocation that wrote the document (random,
+	// one per process): the same run given twice to merge is refused.
+	RunID string `json:"run_id,omitempty"`
 	// MergedFrom names the documents a merged document was made of (by
-	// `txload merge`), in the order given.
-	MergedFrom []string `json:"merged_from,omitempty"`
+	// `txload merge`), in the order given; MergedRunIDs are their run ids.
+	MergedFrom   []string `json:"merged_from,omitempty"`
+	MergedRunIDs []string `json:"merged_run_ids,omitempty"`
 	// Series are figures over time that a command measures beside the
 	// runs' own (lag's replication lag): one chart each in the HTML report.
 	Series []SeriesDoc `json:"series,omitempty"`
@@ -303,7 +309,29 @@ func ReadJSON(r io.Reader) (*Document, error) {
 	if doc.Command == "" || doc.Workload == "" {
 		return nil, errors.New("reading a txload JSON document: no command or workload: not written by txload --json")
 	}
+	if err := doc.Validate(); err != nil {
+		return nil, err
+	}
 	return &doc, nil
+}
+
+// RunIDs are the runs a document holds: its own, or those it was merged
+// from.
+func (d *Document) RunIDs() []string {
+	if len(d.MergedRunIDs) > 0 {
+		return d.MergedRunIDs
+	}
+	if d.RunID != "" {
+		return []string{d.RunID}
+	}
+	return nil
+}
+
+// NewRunID returns a new run id.
+func NewRunID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Interval is one decoded progress interval.

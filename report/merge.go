@@ -50,6 +50,17 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 			names[i] = "document " + strconv.Itoa(i+1)
 		}
 	}
+	seen := map[string]string{}
+	var ids []string
+	for i, d := range docs {
+		for _, id := range d.RunIDs() {
+			if prev, ok := seen[id]; ok {
+				return nil, mergeErrf("merge: %s and %s hold the same run (run id %s): each run must be merged once", prev, names[i], id)
+			}
+			seen[id] = names[i]
+			ids = append(ids, id)
+		}
+	}
 	first := docs[0]
 	for i, d := range docs[1:] {
 		n := names[i+1]
@@ -72,7 +83,7 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 		}
 	}
 	out := &Document{Version: first.Version, Command: first.Command, Workload: first.Workload,
-		Config: mergedConfig(docs), Server: first.Server, MergedFrom: append([]string(nil), names...)}
+		Config: mergedConfig(docs), Server: first.Server, MergedFrom: append([]string(nil), names...), MergedRunIDs: ids}
 	var geometry *HistSettings
 	var geometryOf string
 	for r := range first.Runs {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -171,5 +172,51 @@ func interruptOnce(t *testing.T, bin string, args []string, opName, countSQL str
 	}
 	if server != rows {
 		t.Fatalf("the server holds %d rows, the report says %d:\n%s", server, rows, out)
+	}
+}
+
+// A closed output (`txload run … 2>&1 | head -1`) ends the run as an
+// interrupt does, cleanly: no death by SIGPIPE in the middle of a write,
+// the embedded server stopped and its dir removed.
+func TestClosedOutputEndsRun(t *testing.T) {
+	bin, tmp := build(t), privateTemp(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "bank", "--accounts", "1000", "--isolation", "rc", "--duration", "1m", "--progress", "100ms")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "DATABASE_URL=")
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	// Read up to the first progress line, as head would, then go away.
+	buf := make([]byte, 4096)
+	var got string
+	for !strings.Contains(got, "ops/s") {
+		n, err := r.Read(buf)
+		if err != nil {
+			t.Fatalf("reading txload's output: %v after %q", err, got)
+		}
+		got += string(buf[:n])
+	}
+	r.Close()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("txload still running a minute after its output closed")
+	}
+	if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signaled() {
+		t.Fatalf("txload died of %s", ws.Signal())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d after its output closed, want 130 (interrupted)", code)
+	}
+	if dirs := serverDirs(tmp); len(dirs) != 0 {
+		t.Fatalf("server dirs left: %v", dirs)
 	}
 }

@@ -1364,7 +1364,7 @@ func (c *lagConfig) document(r *lagResult) (*lagDoc, error) {
 	}
 	config["source"] = r.pair.src.Target.URLs()[0]
 	config["dest"] = r.pair.dst.Target.URLs()[0]
-	doc := &lagDoc{Document: report.Document{Version: c.env.Version, Command: "lag", Workload: c.m.Name, Config: config, Server: r.pair.src.Server}}
+	doc := &lagDoc{Document: report.Document{Version: c.env.Version, Command: "lag", Workload: c.m.Name, Config: config, Server: r.pair.src.Server, RunID: report.NewRunID()}}
 	if o := r.outcome; o != nil && o.Result != nil {
 		rd, err := runner.RunDocOf(*o)
 		if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -20,13 +22,20 @@ import (
 // usage error.
 func readDocs(args []string) ([]*report.Document, []string, error) {
 	docs, names := make([]*report.Document, len(args)), make([]string, len(args))
+	seen := map[[sha256.Size]byte]string{}
 	for i, path := range args {
-		f, err := os.Open(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, nil, usagef("%s: %v", path, errors.Unwrap(err))
 		}
-		docs[i], err = report.ReadJSON(f)
-		f.Close()
+		// The same document twice (by any path): older documents have no
+		// run id for merge to tell.
+		sum := sha256.Sum256(b)
+		if prev, ok := seen[sum]; ok {
+			return nil, nil, usagef("%s and %s are the same document: give each run once", prev, path)
+		}
+		seen[sum] = path
+		docs[i], err = report.ReadJSON(bytes.NewReader(b))
 		if err != nil {
 			return nil, nil, usagef("%s: %v", path, err)
 		}

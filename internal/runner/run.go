@@ -541,7 +541,7 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 	}
 	config["urls"] = conn.Target.URLs()
 	config["threads"] = strconv.Itoa(threads(outcomes[0].Load, opts.Engine))
-	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server}
+	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
 	for _, o := range outcomes {
 		rd, err := RunDocOf(o)
 		if err != nil {
