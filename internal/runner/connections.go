@@ -87,18 +87,18 @@ func (c *Conn) CheckConnections(ctx context.Context, need int, lower string) err
 	raise := "raise max_connections"
 	if !super && roleLimit >= 0 && roleLimit-roleUsed+1 < free {
 		free = roleLimit - roleUsed + 1
-		why = append(why, fmt.Sprintf("role %s limited to %d connections, %d in use", conn.Config().User, roleLimit, roleUsed))
+		why = append(why, fmt.Sprintf("; role %s limited to %d connections, %d in use", conn.Config().User, roleLimit, roleUsed))
 		raise = "raise the role's CONNECTION LIMIT"
 	}
 	if !super && dbLimit >= 0 && dbLimit-dbUsed+1 < free {
 		free = dbLimit - dbUsed + 1
-		why = append(why, fmt.Sprintf("database %s limited to %d connections, %d in use", conn.Config().Database, dbLimit, dbUsed))
+		why = append(why, fmt.Sprintf("; database %s limited to %d connections, %d in use", conn.Config().Database, dbLimit, dbUsed))
 		raise = "raise the database's CONNECTION LIMIT"
 	}
 	free = max(free, 0)
 	if need > free*c.Target.Nodes() {
 		return Usagef("the run needs %d connections but %d can be made (%s): lower %s or %s",
-			need, free, strings.Join(why, ", "), lower, raise)
+			need, free, strings.ReplaceAll(strings.Join(why, ", "), ", ;", ";"), lower, raise)
 	}
 	return nil
 }
