@@ -76,6 +76,9 @@ func WriteSummary(w io.Writer, doc *Document) error {
 			labels = append(labels, k+": "+run.Labels[k])
 		}
 		var notes []string
+		if run.ConnectSec > 0 {
+			notes = append(notes, ConnectLine(doc.configInt("concurrency"), time.Duration(run.ConnectSec*float64(time.Second))))
+		}
 		if n := len(doc.MergedFrom); n > 0 {
 			notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(doc.MergedFrom, ", ")))
 		}

@@ -62,6 +62,9 @@ type RunDoc struct {
 	Interrupted bool              `json:"interrupted,omitempty"`
 	// InterruptedBy names what interrupted the run ("SIGTERM").
 	InterruptedBy string `json:"interrupted_by,omitempty"`
+	// ConnectSec is how long the clients took to connect, before the
+	// measured window (of several load generators merged, the longest).
+	ConnectSec float64 `json:"connect_seconds,omitempty"`
 	// Drain is what ended after the measured window: the operations in
 	// flight at its end, completed, failed or abandoned (outcome
 	// unknown), from the window's end to the drain's. They are in neither

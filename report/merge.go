@@ -211,6 +211,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 				out.Drain = run.Drain
 			}
 		}
+		out.ConnectSec = max(out.ConnectSec, run.ConnectSec)
 		out.Offered += run.Offered
 		out.Unstarted += run.Unstarted
 		out.Saturated = out.Saturated || run.Saturated
@@ -246,8 +247,8 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	if err != nil {
 		return out, err
 	}
-	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check =
-		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check
+	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check, rd.ConnectSec =
+		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
 	if drain != nil {
 		// The latest drain's end, its start the drain's longest before it.
 		end := out.Drain.End

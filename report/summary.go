@@ -216,6 +216,12 @@ func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64, window time.Durat
 	fmt.Fprint(w, t.String())
 }
 
+// ConnectLine says how long the clients took to connect: the ramp before
+// the measured window, which starts once every client is connected.
+func ConnectLine(clients int, took time.Duration) string {
+	return fmt.Sprintf("connected %d clients in %s, before the measured window", clients, took.Round(time.Millisecond))
+}
+
 // DrainLine says what was in flight when the measured window ended and how
 // it ended in the drain after it ("" if nothing was).
 func DrainLine(drain *metrics.Snapshot) string {

@@ -22,8 +22,13 @@ func (d *Document) Validate() error {
 }
 
 func (r *RunDoc) validate(at string) error {
-	if math.IsNaN(r.ElapsedSec) || math.IsInf(r.ElapsedSec, 0) || r.ElapsedSec < 0 {
-		return fmt.Errorf("%s.elapsed_seconds: %g is not a length of time", at, r.ElapsedSec)
+	for _, d := range []struct {
+		name string
+		v    float64
+	}{{"elapsed_seconds", r.ElapsedSec}, {"connect_seconds", r.ConnectSec}} {
+		if math.IsNaN(d.v) || math.IsInf(d.v, 0) || d.v < 0 {
+			return fmt.Errorf("%s.%s: %g is not a length of time", at, d.name, d.v)
+		}
 	}
 	for _, c := range []struct {
 		name string

@@ -346,7 +346,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 // Notes are the lines under a summary's header: how the run ended, and
 // what the user must know to read it.
 func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
-	var out []string
+	out := []string{report.ConnectLine(opts.Engine.Concurrency, res.ConnectTime)}
 	if res.Interrupted {
 		out = append(out, "INTERRUPTED: the figures cover what ran before "+InterruptedBy(res.Cause))
 	}
@@ -497,6 +497,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	}
 	res := o.Result
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
+	rd.ConnectSec = res.ConnectTime.Seconds()
 	if res.Interrupted {
 		rd.InterruptedBy = InterruptedBy(res.Cause)
 	}
