@@ -333,7 +333,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	cfg.Duration = cfg.Window()
 	driveCtx, cancelDrive := context.WithCancel(ctx)
 	defer cancelDrive()
-	r := &run{cfg: cfg, ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}
+	r := &run{cfg: cfg, mode: newMode(cfg), ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}
 	r.cut.Store(math.MaxInt64)
 	defer context.AfterFunc(ctx, func() { r.cutAt(time.Now()) })()
 	r.reg = metrics.NewRegistry(load.Ops, time.Now(), load.Statements...)
@@ -401,6 +401,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 
 type run struct {
 	cfg    Config
+	mode   mode
 	ops    []string
 	parent context.Context // the caller's: cancelled on interrupt
 	// cut is when the measured window ends (Unix ns): the end of its
@@ -661,7 +662,7 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 
 // bounded says whether the measured window has an end: a duration, or an
 // open loop's schedule.
-func (r *run) bounded() bool { return r.cfg.Transactions == 0 || r.cfg.Rate > 0 }
+func (r *run) bounded() bool { return r.mode.bounded() }
 
 func (r *run) closeStop() { r.stopOnce.Do(func() { close(r.stop) }) }
 

@@ -54,61 +54,22 @@ func (c *client) ID() int { return c.id }
 func (c *client) Next(now time.Time) workload.Step { return c.next(now, true) }
 
 func (c *client) next(now time.Time, idle bool) workload.Step {
-	r := c.r
-	if r.stopped() {
+	if c.r.stopped() {
 		return c.stop(now)
-	}
-	if r.cfg.Rate == 0 {
-		if !now.Before(r.end) || (r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions) {
-			return c.stop(now)
-		}
-		if r.cfg.Connect && !c.fresh {
-			return c.reconnect(now)
-		}
-		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
 	}
 	if c.pending {
 		c.pending = false
 		return c.begin(c.pendingOp, c.pendingAt, now, c.pendingMsr)
 	}
-	a := &c.g.arrivals
-	for {
-		at, ok := a.peek()
-		if !ok {
-			return c.stop(now)
-		}
-		if at.After(now) {
-			return workload.Step{Kind: workload.Wait, At: at}
-		}
-		a.pop()
-		late := now.Sub(at)
-		if late > r.cfg.MaxLag {
-			r.saturate()
-			return c.stop(now)
-		}
-		measured := !at.Before(r.measureStart)
-		if measured {
-			r.startedMeasured.Add(1)
-			// Only an idle client waiting for the arrival measures the
-			// generator: one released late because it was busy measures
-			// the system, and is in Lag.
-			if idle {
-				_ = c.g.emitLag.RecordValue(max(late.Microseconds(), 0))
-			}
-		}
-		op := c.choose()
-		if r.cfg.LatencyLimit > 0 && late > r.cfg.LatencyLimit {
-			c.recorder(now).Skip(op, measured)
-			if r.cfg.OnTxn != nil {
-				c.txn(Txn{Op: op, Intended: at, Start: now, End: now, Outcome: TxnSkipped, Measured: measured})
-			}
-			continue
-		}
-		if r.cfg.Connect && !c.fresh {
-			c.pending, c.pendingAt, c.pendingOp, c.pendingMsr = true, at, op, measured
-			return c.reconnect(now)
-		}
-		return c.begin(op, at, now, measured)
+	return c.step(c.r.mode.next(c, now, idle), now)
+}
+
+// skip counts an operation that would have started too late (open loop,
+// Config.LatencyLimit) and never ran.
+func (c *client) skip(op int, intended, now time.Time, measured bool) {
+	c.recorder(now).Skip(op, measured)
+	if c.r.cfg.OnTxn != nil {
+		c.txn(Txn{Op: op, Intended: intended, Start: now, End: now, Outcome: TxnSkipped, Measured: measured})
 	}
 }
 
