@@ -1,6 +1,7 @@
 package htmlreport
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -85,7 +86,7 @@ func settingsOf(d *report.Document) map[string]string {
 	default:
 		out["mode"] = d.Mode()
 	}
-	if server, ok := d.Server.(map[string]any); !ok || server["embedded"] != true {
+	if server, ok := serverMap(d.Server); !ok || server["embedded"] != true {
 		delete(out, "embedded-version") // it applies only to the embedded server
 	}
 	return out
@@ -98,10 +99,24 @@ func orDefault(v, def string) string {
 	return v
 }
 
+// serverMap is the document's server as its JSON has it: a document
+// written by the run that draws it holds the server's Go value.
+func serverMap(server any) (map[string]any, bool) {
+	if m, ok := server.(map[string]any); ok || server == nil {
+		return m, ok
+	}
+	b, err := json.Marshal(server)
+	if err != nil {
+		return nil, false
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m) == nil
+}
+
 // serverOf is what a document says of its server: identity, then
 // settings.
 func serverOf(d *report.Document) (rows [][2]string, recorded bool) {
-	m, ok := d.Server.(map[string]any)
+	m, ok := serverMap(d.Server)
 	if !ok {
 		return [][2]string{{"server", d.ServerString()}}, false
 	}

@@ -414,7 +414,11 @@ func (c *Chart) layout() layout {
 	for _, n := range c.Notes {
 		notes += len(wrap(n, (width-padLeft-padRight)/charWidth))
 	}
-	return layout{width: width, height: height, total: height + rows*legendLine + notes*legendLine, legend: legend, notesAt: notesAt}
+	total := height + rows*legendLine
+	if notes > 0 { // room for the last line's descenders
+		total = notesAt + notes*legendLine + 2
+	}
+	return layout{width: width, height: height, total: total, legend: legend, notesAt: notesAt}
 }
 
 // keys is the legend: Legend, or one key per named series.
