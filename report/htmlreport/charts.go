@@ -104,9 +104,6 @@ func opSections(p *page, runs []*run) {
 					s.Y = append(s.Y, float64(w.ops[i].ok)/w.secs)
 				}
 				tp.Series = append(tp.Series, s)
-				if r.partial != nil {
-					tp.Notes = append(tp.Notes, r.partial.short(r, len(runs) > 1))
-				}
 				for _, pc := range []struct {
 					name string
 					q    float64
@@ -119,6 +116,9 @@ func opSections(p *page, runs []*run) {
 					lat.Series = append(lat.Series, s)
 				}
 			}
+			if note := partialShort(runs); note != "" {
+				tp.Notes = append(tp.Notes, note)
+			}
 			p.chart(tp)
 			p.chart(lat)
 		}
@@ -126,16 +126,6 @@ func opSections(p *page, runs []*run) {
 		openLoop(p, op, runs)
 		lagChart(p, op, runs)
 	}
-}
-
-// short is the note under a rate chart.
-func (pt *partial) short(r *run, named bool) string {
-	who := ""
-	if named {
-		who = r.name + ": "
-	}
-	return fmt.Sprintf("%snot drawn: the last %s (%d ok), much shorter than an interval; the totals include it",
-		who, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
 }
 
 // spectrum is the HDR percentile spectrum: latency against percentile, the
@@ -278,9 +268,9 @@ func failureSection(p *page, runs []*run) {
 			}
 			c.Series = append(c.Series, s)
 		}
-		if r.partial != nil && (all.ErrorsTotal() > 0 || all.Retries > 0) {
-			c.Notes = append(c.Notes, r.partial.short(r, len(runs) > 1))
-		}
+	}
+	if note := partialShort(runs); note != "" {
+		c.Notes = append(c.Notes, note)
 	}
 	p.printf("<h2>Failures and retries</h2>")
 	if len(lines) == 0 {

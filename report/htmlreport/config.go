@@ -71,6 +71,9 @@ func settingsOf(d *report.Document) map[string]string {
 		if outputs[k] {
 			continue
 		}
+		if s, ok := v.([]string); ok { // a document written by the run that draws it
+			v = toAny(s)
+		}
 		text := valueText(Redact(v))
 		if strings.Contains(strings.ToLower(k), "password") {
 			text = "xxxxx"
@@ -88,6 +91,8 @@ func settingsOf(d *report.Document) map[string]string {
 	}
 	if server, ok := serverMap(d.Server); !ok || server["embedded"] != true {
 		delete(out, "embedded-version") // it applies only to the embedded server
+	} else {
+		delete(out, "urls") // the throwaway server's port
 	}
 	return out
 }
@@ -237,6 +242,14 @@ func configSection(p *page, docs []*report.Document, names []string) {
 	}
 }
 
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, e := range s {
+		out[i] = e
+	}
+	return out
+}
+
 func mapsAdd(m map[string]bool, keys []string) map[string]bool {
 	for _, k := range keys {
 		m[k] = true
@@ -252,6 +265,8 @@ func valueText(v any) string {
 			parts[i] = valueText(e)
 		}
 		return strings.Join(parts, ", ")
+	case []string:
+		return strings.Join(x, ", ")
 	case nil:
 		return ""
 	}

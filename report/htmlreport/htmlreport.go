@@ -432,22 +432,59 @@ func summaryTable(p *page, runs []*run) {
 		if len(r.windows) == 0 {
 			none = append(none, r.name)
 		}
-		if r.partial != nil {
-			p.printf(`<p class="note partial">%s</p>`, esc(r.partial.text(r, len(runs) > 1)))
-		}
+	}
+	if note := partialNote(runs); note != "" {
+		p.printf(`<p class="note partial">%s</p>`, esc(note))
 	}
 	if len(none) > 0 {
 		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(none, ", ")))
 	}
 }
 
-// text says what was left out and why.
-func (pt *partial) text(r *run, named bool) string {
-	who := ""
-	if named {
-		who = r.name + ": "
+// partialNote says which runs' last intervals the charts over time leave
+// out, and why; "" when none.
+func partialNote(runs []*run) string {
+	var cut []*run
+	for _, r := range runs {
+		if r.partial != nil {
+			cut = append(cut, r)
+		}
 	}
-	return fmt.Sprintf("%sthe charts over time end at %s: the last interval, %.3f s to %.3f s (%s, %d ok), is much shorter than the others "+
-		"(the operations in flight at the end completing) and is left out of them, as a rate over it would read as a spike. The totals include it.",
-		who, plot.Duration(pt.from), pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
+	switch {
+	case len(cut) == 0:
+		return ""
+	case len(runs) == 1:
+		pt := cut[0].partial
+		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others (the operations in flight at the end completing) "+
+			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt)
+	}
+	var parts []string
+	for _, r := range cut {
+		parts = append(parts, r.name+" "+r.partial.String())
+	}
+	return fmt.Sprintf("The charts over time leave out the last interval of %s, much shorter than the others (the operations in flight at the end completing): "+
+		"a rate over it would read as a spike. The totals include it.", strings.Join(parts, "; "))
+}
+
+func (pt *partial) String() string {
+	return fmt.Sprintf("%.3f s to %.3f s (%s, %d ok)", pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
+}
+
+// partialShort is the note under a rate chart; "" when no run's last
+// interval is left out.
+func partialShort(runs []*run) string {
+	var parts []string
+	for _, r := range runs {
+		if pt := r.partial; pt != nil {
+			part := fmt.Sprintf("%s, %d ok", report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
+			if len(runs) > 1 {
+				part = r.name + " " + part
+			}
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not drawn: the last, partial interval (%s); the totals include it", strings.Join(parts, "; "))
 }

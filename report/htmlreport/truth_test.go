@@ -201,6 +201,32 @@ func TestPartialIntervalIsNotASpike(t *testing.T) {
 	}
 }
 
+// A command's own figures over time (lag's) follow the same rule: a last
+// point 30 ms after the one before is not drawn as a whole interval, and
+// its values are written under the chart.
+func TestSeriesPartialPoint(t *testing.T) {
+	d := &report.Document{Version: "test", Command: "lag", Workload: "tpcb-like",
+		Series: []report.SeriesDoc{{Title: "replication lag", Unit: "us", Lines: []string{"p50", "max"}}}}
+	for i := range 5 {
+		d.Series[0].Points = append(d.Series[0].Points, report.SeriesPoint{At: float64(i + 1), Values: []float64{1000, 4000}})
+	}
+	d.Series[0].Points = append(d.Series[0].Points, report.SeriesPoint{At: 5.03, Values: []float64{700, 1200}})
+	c := chartTitled(t, charts(t, render(t, d)), "replication lag")
+	x := readAxis(t, c.xticks, "s", false)
+	if end := x.value(c.right); end > 5.001 {
+		t.Errorf("the x axis runs to %.3f s, past the last whole interval", end)
+	}
+	var notes []string
+	for _, tx := range c.texts {
+		if tx.class == "note" {
+			notes = append(notes, tx.s)
+		}
+	}
+	if n := strings.Join(notes, " "); !strings.Contains(n, "not drawn: the last 30.00ms") || !strings.Contains(n, "p50 700µs, max 1.2ms") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
 // sweepStep is a made-up sweep step: the target, and either response
 // times or nothing started.
 func sweepStep(t *testing.T, target string, us []int64) report.RunDoc {
@@ -339,30 +365,44 @@ func TestComparison(t *testing.T) {
 
 // The configuration shows the settings that shaped the run, in groups,
 // and the server's identity and settings; not the outputs, nor switches
-// left off.
+// left off, nor what does not apply (the embedded server's version with
+// --url, the throwaway server's URL).
 func TestConfiguration(t *testing.T) {
-	d := runDocument(runOf(t, fiveSeconds()[:2], false))
-	d.Config = map[string]any{"concurrency": "8", "rate": "500", "arrival": "poisson", "duration": "5s", "help": "false", "cpuprofile": "",
-		"json": "out.json", "latency-limit": "0s", "isolation": "serializable", "accounts": "1000", "embedded-version": "18",
-		"urls": []any{"postgres://u:secret@h/db"}}
-	d.Server = map[string]any{"dialect": "PostgreSQL", "version": "18.3", "banner": "PostgreSQL 18.3 on x86_64", "embedded": true,
-		"settings": map[string]any{"default_transaction_isolation": "read committed", "synchronous_commit": "off", "max_connections": "300", "shared_buffers": "1GB", "fsync": "off"}}
-	html := render(t, d)
-	table := regexp.MustCompile(`(?s)<table class="config">.*?</table>`).FindString(html)
-	for _, want := range []string{"<th colspan=\"2\">load</th>", "<th colspan=\"2\">workload</th>", "<th colspan=\"2\">target</th>", "<th colspan=\"2\">server</th>",
-		`<td>mode</td><td class="l">open loop at 500 ops/s (poisson), 8 workers</td>`, `<td>isolation</td><td class="l">serializable</td>`,
-		`<td>default isolation</td><td class="l">read committed</td>`, `<td>synchronous_commit</td><td class="l">off</td>`,
-		`<td>max_connections</td><td class="l">300</td>`, `<td>shared_buffers</td><td class="l">1GB</td>`,
-		`<td>server</td><td class="l">PostgreSQL 18.3 (embedded, started by txload)</td>`, `<td>embedded-version</td><td class="l">18</td>`,
-		"postgres://u:xxxxx@h/db"} {
-		if !strings.Contains(table, want) {
-			t.Errorf("the configuration lacks %q", want)
-		}
-	}
-	for _, not := range []string{"<td>help</td>", "<td>cpuprofile</td>", "<td>json</td>", "<td>latency-limit</td>", "secret"} {
-		if strings.Contains(table, not) {
-			t.Errorf("the configuration shows %q", not)
-		}
+	settings := map[string]any{"default_transaction_isolation": "read committed", "synchronous_commit": "off", "max_connections": "300", "shared_buffers": "1GB", "fsync": "off"}
+	for _, tc := range []struct {
+		name      string
+		embedded  bool
+		want, not []string
+	}{
+		{"by url", false,
+			[]string{`<td>server</td><td class="l">PostgreSQL 18.3</td>`, "<td>urls</td><td class=\"l\">postgres://u:xxxxx@h/db</td>"},
+			[]string{"<td>embedded-version</td>", "secret"}},
+		{"embedded", true,
+			[]string{`<td>server</td><td class="l">PostgreSQL 18.3 (embedded, started by txload)</td>`, `<td>embedded-version</td><td class="l">18</td>`},
+			[]string{"<td>urls</td>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := runDocument(runOf(t, fiveSeconds()[:2], false))
+			d.Config = map[string]any{"concurrency": "8", "rate": "500", "arrival": "poisson", "duration": "5s", "help": "false", "cpuprofile": "",
+				"json": "out.json", "latency-limit": "0s", "isolation": "serializable", "accounts": "1000", "embedded-version": "18",
+				"urls": []any{"postgres://u:secret@h/db"}}
+			d.Server = map[string]any{"dialect": "PostgreSQL", "version": "18.3", "banner": "PostgreSQL 18.3 on x86_64", "embedded": tc.embedded, "settings": settings}
+			html := render(t, d)
+			table := regexp.MustCompile(`(?s)<table class="config">.*?</table>`).FindString(html)
+			for _, want := range append([]string{"<th colspan=\"2\">load</th>", "<th colspan=\"2\">workload</th>", "<th colspan=\"2\">target</th>", "<th colspan=\"2\">server</th>",
+				`<td>mode</td><td class="l">open loop at 500 ops/s (poisson), 8 workers</td>`, `<td>isolation</td><td class="l">serializable</td>`,
+				`<td>default isolation</td><td class="l">read committed</td>`, `<td>synchronous_commit</td><td class="l">off</td>`,
+				`<td>max_connections</td><td class="l">300</td>`, `<td>shared_buffers</td><td class="l">1GB</td>`}, tc.want...) {
+				if !strings.Contains(table, want) {
+					t.Errorf("the configuration lacks %q", want)
+				}
+			}
+			for _, not := range append([]string{"<td>help</td>", "<td>cpuprofile</td>", "<td>json</td>", "<td>latency-limit</td>"}, tc.not...) {
+				if strings.Contains(table, not) {
+					t.Errorf("the configuration shows %q", not)
+				}
+			}
+		})
 	}
 }
 
