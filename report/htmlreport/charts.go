@@ -116,7 +116,7 @@ func opSections(p *page, runs []*run) {
 					lat.Series = append(lat.Series, s)
 				}
 			}
-			if note := partialShort(runs); note != "" {
+			if note := partialShort(runs, len(runs) > 1); note != "" {
 				tp.Notes = append(tp.Notes, note)
 			}
 			p.chart(tp)
@@ -240,9 +240,11 @@ func lagChart(p *page, op string, runs []*run) {
 func failureSection(p *page, runs []*run) {
 	c := &plot.Chart{Title: "failed attempts by class, and retries", X: timeAxis(), Y: plot.Axis{Label: "per second"}}
 	var lines []string
+	var drawn []*run
 	for _, r := range runs {
 		all := r.total.Total("all")
 		if all.ErrorsTotal() > 0 || all.Retries > 0 {
+			drawn = append(drawn, r)
 			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), byClass(all.Errors), all.Retries, all.FailedTotal()))
 		}
 		if len(r.windows) == 0 {
@@ -269,7 +271,7 @@ func failureSection(p *page, runs []*run) {
 			c.Series = append(c.Series, s)
 		}
 	}
-	if note := partialShort(runs); note != "" {
+	if note := partialShort(drawn, len(runs) > 1); note != "" {
 		c.Notes = append(c.Notes, note)
 	}
 	p.printf("<h2>Failures and retries</h2>")

@@ -470,14 +470,14 @@ func (pt *partial) String() string {
 	return fmt.Sprintf("%.3f s to %.3f s (%s, %d ok)", pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
 }
 
-// partialShort is the note under a rate chart; "" when no run's last
-// interval is left out.
-func partialShort(runs []*run) string {
+// partialShort is the note under a rate chart of runs (named when the
+// page has several); "" when no run's last interval is left out.
+func partialShort(runs []*run, named bool) string {
 	var parts []string
 	for _, r := range runs {
 		if pt := r.partial; pt != nil {
 			part := fmt.Sprintf("%s, %d ok", report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
-			if len(runs) > 1 {
+			if named {
 				part = r.name + " " + part
 			}
 			parts = append(parts, part)
