@@ -25,7 +25,7 @@ import (
 	"github.com/txload/txload/internal/pgtest"
 )
 
-var screenshotTo = flag.String("screenshot", "", "TestHTMLReportInChromium: save the page's screenshot to this file (docs/html-report.png)")
+var screenshotTo = flag.String("screenshot", "", "TestHTMLReportInChromium: save the page's screenshot to this file")
 
 // chromium finds Debian's Chromium, installing it as root when apt-get can.
 func chromium(t *testing.T) string {

@@ -462,8 +462,8 @@ func partialNote(runs []*run) string {
 	for _, r := range cut {
 		parts = append(parts, r.name+" "+r.partial.String())
 	}
-	return fmt.Sprintf("The charts over time leave out the last interval of %s, much shorter than the others (the operations in flight at the end completing): "+
-		"a rate over it would read as a spike. The totals include it.", strings.Join(parts, "; "))
+	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others (the operations in flight at the end completing): "+
+		"%s. A rate over it would read as a spike; the totals include it.", strings.Join(parts, "; "))
 }
 
 func (pt *partial) String() string {

@@ -517,19 +517,41 @@ func (c *Chart) draw(cv canvas) {
 		if sw <= 0 {
 			sw = 1.5
 		}
+		// A value that cannot be drawn (NaN: nothing measured there) breaks
+		// the line: a gap, not a line across it. A point alone between gaps
+		// is drawn as a mark.
 		var px, py []float64
 		var idx []int
+		var pieces [][2]int // [from, to) in px
+		from := 0
 		for j := range s.X {
 			if j >= len(s.Y) || !c.drawable(s.X[j], s.Y[j]) {
+				if len(px) > from {
+					pieces = append(pieces, [2]int{from, len(px)})
+				}
+				from = len(px)
 				continue
 			}
 			px, py, idx = append(px, xs.at(s.X[j])), append(py, ys.at(s.Y[j])), append(idx, j)
 		}
-		cv.series(s, len(px))
-		if len(px) > 1 && !s.NoLine {
-			cv.polyline(px, py, color, sw, s.Dash)
+		if len(px) > from {
+			pieces = append(pieces, [2]int{from, len(px)})
 		}
-		if s.Marks || len(px) == 1 {
+		cv.series(s, len(px))
+		alone := map[int]bool{}
+		for _, pc := range pieces {
+			if pc[1]-pc[0] == 1 {
+				alone[pc[0]] = true
+			} else if !s.NoLine {
+				cv.polyline(px[pc[0]:pc[1]], py[pc[0]:pc[1]], color, sw, s.Dash)
+			}
+		}
+		for k := range px {
+			if !s.Marks && alone[k] {
+				cv.circle(px[k], py[k], 2, color, color)
+			}
+		}
+		if s.Marks {
 			for k, j := range idx {
 				fill := color
 				if j < len(s.Hollow) && s.Hollow[j] {

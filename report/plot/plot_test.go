@@ -171,3 +171,23 @@ func TestDashes(t *testing.T) {
 		t.Fatalf("dashes = %v", segs)
 	}
 }
+
+// A value that cannot be drawn (NaN: an interval where nothing was
+// measured) breaks the line instead of being bridged; a point alone
+// between gaps is a mark.
+func TestGaps(t *testing.T) {
+	c := &Chart{ID: "g", X: Axis{Time: true}, Y: Axis{},
+		Series: []Series{{Name: "p99", X: []float64{1, 2, 3, 4, 5, 6, 7}, Y: []float64{1, 2, math.NaN(), 4, 5, math.NaN(), 7}}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	lines := regexp.MustCompile(`<polyline[^>]*points="([^"]*)"`).FindAllStringSubmatch(s, -1)
+	if len(lines) != 2 || len(strings.Fields(lines[0][1])) != 2 || len(strings.Fields(lines[1][1])) != 2 {
+		t.Fatalf("polylines %q, want two of two points each", lines)
+	}
+	if n := strings.Count(s, "<circle"); n != 1 {
+		t.Errorf("%d marks, want the point at 7 alone", n)
+	}
+}
