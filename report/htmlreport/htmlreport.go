@@ -207,7 +207,8 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
-			ws, part, err := windows(rd)
+			warmup, _ := time.ParseDuration(d.ConfigString("warmup"))
+			ws, part, err := windows(rd, warmup)
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
@@ -339,8 +340,10 @@ func nameRuns(runs []*run) {
 // windows adds up a run's measured intervals into at most MaxPoints
 // windows, one window's histograms in memory at a time. A last interval
 // shorter than half the others' median is left out and returned as
-// partial.
-func windows(rd *report.RunDoc) ([]window, *partial, error) {
+// partial. Where the warm-up ended inside an interval, the measured
+// period (and the time axis) starts there, and that interval's rates are
+// over its measured part: its warm-up's operations are not in its counts.
+func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error) {
 	var measured []int
 	for n, iv := range rd.Intervals {
 		if !iv.Warmup {
@@ -351,6 +354,9 @@ func windows(rd *report.RunDoc) ([]window, *partial, error) {
 		return nil, nil, nil
 	}
 	t0 := rd.Intervals[measured[0]].Start
+	if end := rd.Intervals[0].Start.Add(warmup); warmup > 0 && end.After(t0) && end.Before(rd.Intervals[measured[0]].End) {
+		t0 = end
+	}
 	var part *partial
 	if len(measured) >= 2 {
 		var lengths []float64
@@ -380,7 +386,11 @@ func windows(rd *report.RunDoc) ([]window, *partial, error) {
 			}
 		}
 		first, last := rd.Intervals[measured[i]], rd.Intervals[measured[j-1]]
-		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(first.Start).Seconds()))
+		from := first.Start
+		if from.Before(t0) {
+			from = t0
+		}
+		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(from).Seconds()))
 	}
 	return out, part, nil
 }
@@ -445,9 +455,13 @@ func summaryTable(p *page, runs []*run) {
 // out, and why; "" when none.
 func partialNote(runs []*run) string {
 	var cut []*run
+	why := "the operations in flight at the end completing"
 	for _, r := range runs {
 		if r.partial != nil {
 			cut = append(cut, r)
+			if r.rd.Interrupted {
+				why = "the interrupt, or the operations in flight at the end completing"
+			}
 		}
 	}
 	switch {
@@ -455,15 +469,15 @@ func partialNote(runs []*run) string {
 		return ""
 	case len(runs) == 1:
 		pt := cut[0].partial
-		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others (the operations in flight at the end completing) "+
-			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt)
+		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others (%s) "+
+			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt, why)
 	}
 	var parts []string
 	for _, r := range cut {
 		parts = append(parts, r.name+" "+r.partial.String())
 	}
-	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others (the operations in flight at the end completing): "+
-		"%s. A rate over it would read as a spike; the totals include it.", strings.Join(parts, "; "))
+	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others (%s): "+
+		"%s. A rate over it would read as a spike; the totals include it.", why, strings.Join(parts, "; "))
 }
 
 func (pt *partial) String() string {

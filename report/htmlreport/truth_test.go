@@ -23,6 +23,10 @@ type ivSpec struct {
 	length time.Duration
 	us     []int64
 	errors int
+	// warmup operations (of 1 ms) before us; all warm-up marks the
+	// interval as the warm-up's.
+	warmup int
+	all    bool
 }
 
 // spread is n response times from lo to hi µs.
@@ -44,6 +48,9 @@ func runOf(t *testing.T, specs []ivSpec, offered bool) report.RunDoc {
 	var ivs report.Intervals
 	end := start
 	for _, s := range specs {
+		for range s.warmup {
+			r.Success(0, false, time.Millisecond, time.Millisecond, 0, 1)
+		}
 		for _, us := range s.us {
 			d := time.Duration(us) * time.Microsecond
 			r.Success(0, true, d, d/2, d/2, 1)
@@ -56,7 +63,7 @@ func runOf(t *testing.T, specs []ivSpec, offered bool) report.RunDoc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ivs.Add(iv, end, false)
+		ivs.Add(iv, end, s.all)
 	}
 	total := g.Total()
 	total.Elapsed = end.Sub(start)
@@ -198,6 +205,34 @@ func TestPartialIntervalIsNotASpike(t *testing.T) {
 	}
 	if !strings.Contains(html, "the last interval, 5.000 s to 5.010 s") || !strings.Contains(html, "left out") {
 		t.Errorf("the page does not say that the last 10 ms are left out")
+	}
+}
+
+// A warm-up of 1.5 s ends in the middle of the second interval: the time
+// axis starts there, and that interval's throughput is over its measured
+// half second (not 250 ok over the whole second: a dip that was not).
+func TestWarmupEndsInsideAnInterval(t *testing.T) {
+	specs := []ivSpec{{length: time.Second, warmup: 500, all: true}, {length: time.Second, warmup: 250, us: spread(250, 300, 900)}}
+	for range 3 {
+		specs = append(specs, ivSpec{length: time.Second, us: spread(500, 300, 900)})
+	}
+	specs = append(specs, ivSpec{length: 500 * time.Millisecond, us: spread(250, 300, 900)})
+	d := runDocument(runOf(t, specs, false))
+	d.Config["warmup"] = "1.5s"
+	c := chartTitled(t, charts(t, render(t, d)), "op: throughput")
+	x, y := readAxis(t, c.xticks, "s", false), readAxis(t, c.yticks, "", false)
+	vs := c.values(c.series[0], x, y)
+	want := []xy{{0.5, 500}, {1.5, 500}, {2.5, 500}, {3.5, 500}, {4, 500}}
+	if len(vs) != len(want) {
+		t.Fatalf("%d points %v, want %v", len(vs), vs, want)
+	}
+	for i, p := range vs {
+		if !near(p.x, want[i].x, 0.01) || !near(p.y, want[i].y, 0.02) {
+			t.Errorf("point %d reads (%.2f s, %.1f ops/s), want (%g s, %g ops/s)", i, p.x, p.y, want[i].x, want[i].y)
+		}
+	}
+	if end := x.value(c.right); !near(end, 4, 0.001) {
+		t.Errorf("the axis ends at %.3f s, want the measured 4 s", end)
 	}
 }
 

@@ -152,6 +152,7 @@ func valid(a Axis, v float64) bool {
 const (
 	padLeft, padRight, padTop, padBottom = 64, 28, 30, 42
 	legendLine                           = 16
+	legendGap                            = 6 // between the x axis's label and the legend
 	keyLine                              = 30 // the length of a legend key's line: long enough to show its dashes
 	// charWidth is the width of a character of the PNG's bitmap font,
 	// wider than the SVG's at 11 px: text laid out with it fits both.
@@ -409,12 +410,16 @@ func (c *Chart) layout() layout {
 	for _, r := range legend {
 		rows = max(rows, r.row+1)
 	}
-	notesAt := height + rows*legendLine + 4
+	// The legend's first line is legendGap below the axis's label.
+	notesAt := height + legendGap + rows*legendLine + 4
 	var notes int
 	for _, n := range c.Notes {
 		notes += len(wrap(n, (width-padLeft-padRight)/charWidth))
 	}
 	total := height + rows*legendLine
+	if rows > 0 {
+		total += legendGap
+	}
 	if notes > 0 { // room for the last line's descenders
 		total = notesAt + notes*legendLine + 2
 	}
@@ -613,7 +618,7 @@ func (c *Chart) draw(cv canvas) {
 	keys := c.keys()
 	for _, it := range l.legend {
 		k := keys[it.i]
-		x, y := float64(padLeft+it.x), float64(height+it.row*legendLine+4)
+		x, y := float64(padLeft+it.x), float64(height+legendGap+it.row*legendLine+4)
 		color := k.Color
 		if color == "" {
 			color = Neutral
