@@ -245,7 +245,7 @@ func failureSection(p *page, runs []*run) {
 		all := r.total.Total("all")
 		if all.ErrorsTotal() > 0 || all.Retries > 0 {
 			drawn = append(drawn, r)
-			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), byClass(all.Errors), all.Retries, all.FailedTotal()))
+			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), report.ByClass(all.Errors), all.Retries, all.FailedTotal()))
 		}
 		if len(r.windows) == 0 {
 			continue
@@ -287,16 +287,6 @@ func failureSection(p *page, runs []*run) {
 	if c.Points() > 0 {
 		p.chart(c)
 	}
-}
-
-func byClass(counts [metrics.NumClasses]int64) string {
-	var parts []string
-	for _, c := range metrics.Classes() {
-		if counts[c] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 // seriesSection draws the documents' own figures over time (lag's

@@ -152,7 +152,7 @@ func valid(a Axis, v float64) bool {
 const (
 	padLeft, padRight, padTop, padBottom = 64, 28, 30, 42
 	legendLine                           = 16
-	legendGap                            = 6 // between the x axis's label and the legend
+	legendGap                            = 6  // between the x axis's label and the legend
 	keyLine                              = 30 // the length of a legend key's line: long enough to show its dashes
 	// charWidth is the width of a character of the PNG's bitmap font,
 	// wider than the SVG's at 11 px: text laid out with it fits both.
