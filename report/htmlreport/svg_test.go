@@ -58,14 +58,13 @@ type xy struct{ x, y float64 }
 
 // drawnSeries is a series read back: its attributes and its points in px.
 type drawnSeries struct {
-	name, run, stat          string
-	stroke, dash, width      string
-	points                   []xy // the polyline's, else the marks'
-	marks                    []xy
-	hollow                   int // marks drawn as rings
-	hasLine                  bool
-	dataPoints               int
-	declaredOpacity, opacity string
+	name, run, stat     string
+	stroke, dash, width string
+	points              []xy // the polyline's, else the marks'
+	marks               []xy
+	hollow              int // marks drawn as rings
+	hasLine             bool
+	dataPoints          int
 }
 
 type text struct {
@@ -194,8 +193,6 @@ func chartTitled(t *testing.T, cs []*drawnChart, prefix string) *drawnChart {
 	t.Fatalf("no chart %q among %q", prefix, titles)
 	return nil
 }
-
-var durationLabel = regexp.MustCompile(`^(-?[0-9.]+(?:e[-+]?[0-9]+)?)(µs|us|ms|s|m|h)?$`)
 
 // labelValue is what a tick label says, in unit: "ms" or "s" for
 // durations (a bare 0 is 0 of any unit), "" for plain numbers (1.5k =
