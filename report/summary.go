@@ -216,3 +216,19 @@ func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64, window time.Durat
 	}
 	fmt.Fprint(w, t.String())
 }
+
+// DrainLine says what was in flight when the measured window ended and how
+// it ended in the drain after it ("" if nothing was).
+func DrainLine(drain *metrics.Snapshot) string {
+	if drain == nil {
+		return ""
+	}
+	d := drain.Total("all")
+	inFlight := d.OK + d.FailedTotal() + d.Abandoned + d.Warmup
+	if inFlight == 0 {
+		return ""
+	}
+	ok := d.OK + d.WarmupOK
+	return fmt.Sprintf("drain: %d operations in flight when the window ended, not in the figures below: %d committed and %d failed in the %s after it, %d abandoned (outcome unknown)",
+		inFlight, ok, inFlight-ok-d.Abandoned, drain.Elapsed.Round(time.Millisecond), d.Abandoned)
+}

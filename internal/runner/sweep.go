@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
@@ -60,7 +62,7 @@ func (s SweepOptions) Validate() (slo.SLO, error) {
 	if s.Chart != "" && !chart.Supported(s.Chart) {
 		return slo.SLO{}, Usagef("%s", chart.Unsupported(s.Chart))
 	}
-	return objective, CheckOutputs(map[string]string{"--csv": s.CSV, "--chart": s.Chart})
+	return objective, nil
 }
 
 // Sweep finds the highest rate workload m sustains within the SLO: each step
@@ -73,6 +75,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	if err != nil {
 		return err
 	}
+	opts.Outputs = append(opts.Outputs, outfile.File{Flag: "--csv", Path: s.CSV}, outfile.File{Flag: "--chart", Path: s.Chart})
 	search, err := slo.NewSearch(s.Start, s.Factor, s.Precision, s.MaxSteps)
 	if err != nil {
 		return Usage(err)
@@ -148,7 +151,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	var outErr error
 	if load.Report != nil && len(outcomes) > 0 {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-		chk, err := load.Report(actx, outcomes[len(outcomes)-1].Result.Total)
+		last := outcomes[len(outcomes)-1].Result
+		conn.settle(actx)
+		all, err := last.All()
+		var chk *workload.CheckResult
+		if err == nil {
+			chk, err = load.Report(actx, all)
+		}
 		cancel()
 		if err != nil {
 			outErr = err
@@ -159,10 +168,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	if s.CSV != "" && len(steps) > 0 {
-		if err := WriteFile(s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
+		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
 			outErr = fmt.Errorf("writing --csv: %w", err)
-		} else {
-			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.CSV)
 		}
 	}
 	if s.Chart != "" && len(steps) > 0 {
@@ -171,12 +178,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass, Why: st.why}
 		}
 		title := fmt.Sprintf("txload sweep %s — SLO %s", m.Name, objective)
-		if err := chart.LatencyThroughput(s.Chart, title, chart.Curve{SLO: objective, Points: pts}); err != nil {
-			if outErr == nil {
-				outErr = err
-			}
-		} else {
-			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.Chart)
+		write := chart.WriteSVG
+		if strings.EqualFold(filepath.Ext(s.Chart), ".png") {
+			write = chart.WritePNG
+		}
+		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
+		if err != nil && outErr == nil {
+			outErr = fmt.Errorf("writing --chart: %w", err)
 		}
 	}
 	if len(outcomes) > 0 {

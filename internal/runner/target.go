@@ -81,6 +81,7 @@ type Conn struct {
 	// any; behind one that pools transactions, no session state is used.
 	Pooler pg.Pooler
 	close  func()
+	log    io.Writer // progress and notes: Open's log
 }
 
 // Close releases the target.
@@ -90,7 +91,7 @@ func (c *Conn) Close() { c.close() }
 // identifies the server. Several URLs must be nodes of one database.
 // Progress goes to log.
 func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
-	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil}
+	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
 	where := ""
 	if r.embedded != nil {
 		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log, CacheDir: r.cacheDir})
@@ -228,39 +229,4 @@ func identify(ctx context.Context, conn *pgx.Conn) (string, error) {
 		}
 	}
 	return "database " + db, nil
-}
-
-// CheckConnections refuses a run that needs more connections than the
-// server has free: max_connections, less the slots reserved for superusers
-// (and reserved_connections), less those in use. lower names the flags that
-// set the number ("" = --concurrency).
-func (c *Conn) CheckConnections(ctx context.Context, need int, lower string) error {
-	if lower == "" {
-		lower = "--concurrency"
-	}
-	conn, err := c.Target.ConnectNode(ctx, 0)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var max, reserved, used int
-	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
-		current_setting('superuser_reserved_connections')::int + COALESCE(current_setting('reserved_connections', true)::int, 0),
-		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int`, simple).Scan(&max, &reserved, &used)
-	if err != nil {
-		return nil // not PostgreSQL's views (CockroachDB): nothing to compare with
-	}
-	var super bool
-	_ = conn.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`, simple).Scan(&super)
-	free := max - used
-	if !super {
-		free -= reserved
-	}
-	// Our own connection is among those in use; it closes before the run.
-	free++
-	if need > free*c.Target.Nodes() {
-		return Usagef("the run needs %d connections but the server has %d free (max_connections %d, %d reserved, %d in use): lower %s or raise max_connections",
-			need, free, max, reserved, used, lower)
-	}
-	return nil
 }
