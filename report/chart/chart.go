@@ -3,11 +3,9 @@
 package chart
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,10 +38,11 @@ type Curve struct {
 	Points []Point
 }
 
-// Formats are the file extensions LatencyThroughput can write.
+// Formats are the file extensions a chart is written in: WritePNG's and
+// WriteSVG's.
 var Formats = []string{".png", ".svg"}
 
-// Supported tells whether path's extension is one LatencyThroughput writes.
+// Supported tells whether path's extension is one of Formats.
 func Supported(path string) bool {
 	return slices.Contains(Formats, strings.ToLower(filepath.Ext(path)))
 }
@@ -188,28 +187,4 @@ func WriteSVG(w io.Writer, title string, curve Curve) error {
 // WritePNG writes the Sweep chart to w as a PNG image.
 func WritePNG(w io.Writer, title string, curve Curve) error {
 	return chartFor(title, curve).PNG(w)
-}
-
-// LatencyThroughput writes the Sweep chart to path, as PNG or SVG by its
-// extension.
-func LatencyThroughput(path string, title string, curve Curve) error {
-	if !Supported(path) {
-		return errors.New(Unsupported(path))
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	write := WriteSVG
-	if strings.EqualFold(filepath.Ext(path), ".png") {
-		write = WritePNG
-	}
-	if err := write(f, title, curve); err != nil {
-		f.Close()
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	return nil
 }

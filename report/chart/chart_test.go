@@ -3,7 +3,6 @@ package chart
 import (
 	"bytes"
 	"image/png"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -36,13 +35,6 @@ func TestSweepInTargetOrder(t *testing.T) {
 }
 
 func TestFormats(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"s.png", "s.svg"} {
-		path := filepath.Join(dir, name)
-		if err := LatencyThroughput(path, "t", Curve{Points: steps}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	var b bytes.Buffer
 	if err := WritePNG(&b, "t", Curve{Points: steps}); err != nil {
 		t.Fatal(err)
@@ -50,8 +42,17 @@ func TestFormats(t *testing.T) {
 	if img, err := png.Decode(&b); err != nil || img.Bounds().Dx() != 800 {
 		t.Fatalf("PNG: %v", err)
 	}
-	if err := LatencyThroughput(filepath.Join(dir, "s.gif"), "t", Curve{Points: steps}); err == nil || err.Error() != "--chart "+filepath.Join(dir, "s.gif")+": the file name must end in .png or .svg" {
-		t.Fatalf("gif: %v", err)
+	b.Reset()
+	if err := WriteSVG(&b, "t", Curve{Points: steps}); err != nil || !bytes.HasPrefix(b.Bytes(), []byte(`<?xml`)) || !bytes.Contains(b.Bytes(), []byte("<svg ")) {
+		t.Fatalf("SVG: %v\n%.100s", err, b.String())
+	}
+	for path, ok := range map[string]bool{"s.png": true, "S.SVG": true, "s.gif": false, "s": false} {
+		if Supported(path) != ok {
+			t.Errorf("Supported(%q) = %v", path, !ok)
+		}
+	}
+	if got := Unsupported("s.gif"); got != "--chart s.gif: the file name must end in .png or .svg" {
+		t.Errorf("Unsupported: %q", got)
 	}
 }
 
