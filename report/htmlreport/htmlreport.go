@@ -74,6 +74,7 @@ type run struct {
 type partial struct {
 	from, to float64 // seconds from the start of the measured period
 	ok       int64
+	why      string // what cut it short
 }
 
 // window is one point over time: intervals merged, then reduced to what
@@ -367,7 +368,13 @@ func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error
 		slices.Sort(lengths)
 		last := rd.Intervals[measured[len(measured)-1]]
 		if last.End.Sub(last.Start).Seconds() < lengths[len(lengths)/2]/2 {
-			part = &partial{from: last.Start.Sub(t0).Seconds(), to: last.End.Sub(t0).Seconds()}
+			part = &partial{from: last.Start.Sub(t0).Seconds(), to: last.End.Sub(t0).Seconds(), why: "the measured window ended in it"}
+			switch {
+			case rd.Interrupted:
+				part.why = "the run was interrupted in it"
+			case rd.Drain == nil: // a document that kept no drain apart: it is in the last interval
+				part.why = "the operations in flight at the end completing"
+			}
 			for _, o := range last.Ops {
 				part.ok += o.OK
 			}
@@ -443,6 +450,20 @@ func summaryTable(p *page, runs []*run) {
 			none = append(none, r.name)
 		}
 	}
+	for _, r := range runs {
+		drain, err := r.rd.DrainSnapshot()
+		if err != nil {
+			p.err = fmt.Errorf("%s: %w", r.docName, err)
+			return
+		}
+		if line := report.DrainLine(drain); line != "" {
+			line = strings.Replace(line, "not in the figures below", "not in the figures of this page", 1)
+			if len(runs) > 1 {
+				line = r.name + ": " + line
+			}
+			p.printf(`<p class="note drain">%s</p>`, esc(line))
+		}
+	}
 	if note := partialNote(runs); note != "" {
 		p.printf(`<p class="note partial">%s</p>`, esc(note))
 	}
@@ -455,13 +476,9 @@ func summaryTable(p *page, runs []*run) {
 // out, and why; "" when none.
 func partialNote(runs []*run) string {
 	var cut []*run
-	why := "the operations in flight at the end completing"
 	for _, r := range runs {
 		if r.partial != nil {
 			cut = append(cut, r)
-			if r.rd.Interrupted {
-				why = "the interrupt, or the operations in flight at the end completing"
-			}
 		}
 	}
 	switch {
@@ -469,19 +486,19 @@ func partialNote(runs []*run) string {
 		return ""
 	case len(runs) == 1:
 		pt := cut[0].partial
-		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others (%s) "+
-			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt, why)
+		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others "+
+			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt)
 	}
 	var parts []string
 	for _, r := range cut {
 		parts = append(parts, r.name+" "+r.partial.String())
 	}
-	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others (%s): "+
-		"%s. A rate over it would read as a spike; the totals include it.", why, strings.Join(parts, "; "))
+	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others: "+
+		"%s. A rate over it would read as a spike; the totals include it.", strings.Join(parts, "; "))
 }
 
 func (pt *partial) String() string {
-	return fmt.Sprintf("%.3f s to %.3f s (%s, %d ok)", pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
+	return fmt.Sprintf("%.3f s to %.3f s (%s, %d ok: %s)", pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok, pt.why)
 }
 
 // partialShort is the note under a rate chart of runs (named when the

@@ -208,6 +208,26 @@ func TestPartialIntervalIsNotASpike(t *testing.T) {
 	}
 }
 
+// A document that keeps the drain apart (what was in flight when the
+// window ended) has no partial interval to leave out: the page says what
+// the drain held, as the text summary does, and draws the window alone.
+func TestDrainApart(t *testing.T) {
+	rd := runOf(t, fiveSeconds(), true)
+	n := len(rd.Intervals)
+	rd.Drain, rd.Intervals = &rd.Intervals[n-1], rd.Intervals[:n-1]
+	html := render(t, runDocument(rd))
+	if want := "drain: 1 operations in flight when the window ended, not in the figures of this page: 1 committed and 0 failed in the 10ms after it, 0 abandoned"; !strings.Contains(html, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	if strings.Contains(html, "left out of them") || strings.Contains(html, "not drawn") {
+		t.Errorf("the page says an interval is left out: there is none")
+	}
+	c := chartTitled(t, charts(t, html), "op: throughput")
+	if end := readAxis(t, c.xticks, "s", false).value(c.right); !near(end, 5, 0.001) {
+		t.Errorf("the axis ends at %.3f s, want the window's 5 s", end)
+	}
+}
+
 // A warm-up of 1.5 s ends in the middle of the second interval: the time
 // axis starts there, and that interval's throughput is over its measured
 // half second (not 250 ok over the whole second: a dip that was not).
