@@ -502,6 +502,8 @@ func (c *Chart) draw(cv canvas) {
 		text string
 	}
 	var labels []label
+	type point struct{ x, y float64 }
+	var marks []point
 	cv.clip(left-4, top-4, right-left+8, bottom-top+8)
 	for _, r := range c.Rules {
 		color := r.Color
@@ -563,6 +565,7 @@ func (c *Chart) draw(cv canvas) {
 					fill = "#fff"
 				}
 				cv.circle(px[k], py[k], 3.5, fill, color)
+				marks = append(marks, point{px[k], py[k]})
 				if j < len(s.Labels) && s.Labels[j] != "" {
 					labels = append(labels, label{px[k], py[k], s.Labels[j]})
 				}
@@ -572,32 +575,62 @@ func (c *Chart) draw(cv canvas) {
 	}
 	cv.unclip()
 
-	// Point labels and rule labels outside the clip, kept within the plot:
-	// beside the point, below it near the top, to its left near the right.
+	// Rule labels, then point labels, outside the clip: each beside its
+	// point (above right, below right, above left, below left: the first
+	// place inside the plot that covers no mark and no label already
+	// written).
 	const labelSize = 9
-	place := func(x, y float64, text string, st textStyle) {
-		w := float64(charWidth * len([]rune(text)))
-		st.anchor = "start"
-		if x+5+w > right-2 {
-			st.anchor, x = "end", x-5
-		} else {
-			x += 5
-		}
-		if y-5-labelSize < top+2 {
-			y += 5 + labelSize
-		} else {
-			y -= 5
-		}
-		y = math.Min(y, bottom-3)
-		if st.anchor == "start" {
-			x = math.Max(x, left+2)
-		} else {
-			x = math.Max(x, left+2+w)
-		}
-		cv.text(x, y, text, st)
+	type box struct{ x0, y0, x1, y1 float64 }
+	taken := make([]box, 0, len(marks)+len(labels))
+	for _, m := range marks {
+		taken = append(taken, box{m.x - 4, m.y - 4, m.x + 4, m.y + 4})
 	}
-	for _, lb := range labels {
-		place(lb.x, lb.y, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+	free := func(b box) bool {
+		for _, t := range taken {
+			if b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1 {
+				return false
+			}
+		}
+		return true
+	}
+	place := func(x, y float64, text string, st textStyle) {
+		w, h := float64(charWidth*len([]rune(text))), st.size
+		type spot struct {
+			x, y float64
+			end  bool
+		}
+		spots := []spot{{x + 5, y - 5, false}, {x + 5, y + 5 + h, false}, {x - 5, y - 5, true}, {x - 5, y + 5 + h, true}}
+		boxOf := func(s spot) box {
+			if s.end {
+				return box{s.x - w, s.y - h, s.x, s.y + 2}
+			}
+			return box{s.x, s.y - h, s.x + w, s.y + 2}
+		}
+		inside := func(b box) bool { return b.x0 >= left+2 && b.x1 <= right-2 && b.y0 >= top+2 && b.y1 <= bottom-1 }
+		chosen := -1
+		for k, s := range spots {
+			if b := boxOf(s); inside(b) && free(b) {
+				chosen = k
+				break
+			}
+		}
+		for k, s := range spots {
+			if chosen < 0 && inside(boxOf(s)) {
+				chosen = k
+			}
+		}
+		var sp spot
+		if chosen >= 0 {
+			sp = spots[chosen]
+		} else { // wider or taller than the plot allows: as near as it fits
+			sp = spot{x: math.Max(left+2, math.Min(x+5, right-2-w)), y: math.Max(top+2+h, math.Min(y-5, bottom-1))}
+		}
+		taken = append(taken, boxOf(sp))
+		st.anchor = "start"
+		if sp.end {
+			st.anchor = "end"
+		}
+		cv.text(sp.x, sp.y, text, st)
 	}
 	for _, r := range c.Rules {
 		if r.Label == "" {
@@ -609,10 +642,13 @@ func (c *Chart) draw(cv canvas) {
 		}
 		st := textStyle{size: labelSize + 1, color: color, class: "rule"}
 		if r.Vertical && valid(c.X, r.V) {
-			place(xs.at(r.V), top+labelSize+6, r.Label, st)
+			place(xs.at(r.V), top+labelSize+8, r.Label, st)
 		} else if !r.Vertical && valid(c.Y, r.V) {
-			place(right, ys.at(r.V), r.Label, st)
+			place(left, ys.at(r.V), r.Label, st)
 		}
+	}
+	for _, lb := range labels {
+		place(lb.x, lb.y, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
 	}
 
 	keys := c.keys()
