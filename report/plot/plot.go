@@ -575,10 +575,10 @@ func (c *Chart) draw(cv canvas) {
 	}
 	cv.unclip()
 
-	// Rule labels, then point labels, outside the clip: each beside its
-	// point (above right, below right, above left, below left: the first
-	// place inside the plot that covers no mark and no label already
-	// written).
+	// Point labels, then rule labels, outside the clip: a point's beside
+	// it (above right, below right, above left, below left), a rule's
+	// along its line; each at the first place inside the plot that covers
+	// no mark and no label already written.
 	const labelSize = 9
 	type box struct{ x0, y0, x1, y1 float64 }
 	taken := make([]box, 0, len(marks)+len(labels))
@@ -593,13 +593,13 @@ func (c *Chart) draw(cv canvas) {
 		}
 		return true
 	}
-	place := func(x, y float64, text string, st textStyle) {
+	// spot is where a text may go: its baseline's start (or end).
+	type spot struct {
+		x, y float64
+		end  bool
+	}
+	place := func(spots []spot, text string, st textStyle) {
 		w, h := float64(charWidth*len([]rune(text))), st.size
-		type spot struct {
-			x, y float64
-			end  bool
-		}
-		spots := []spot{{x + 5, y - 5, false}, {x + 5, y + 5 + h, false}, {x - 5, y - 5, true}, {x - 5, y + 5 + h, true}}
 		boxOf := func(s spot) box {
 			if s.end {
 				return box{s.x - w, s.y - h, s.x, s.y + 2}
@@ -619,11 +619,11 @@ func (c *Chart) draw(cv canvas) {
 				chosen = k
 			}
 		}
-		var sp spot
+		sp := spots[0]
 		if chosen >= 0 {
 			sp = spots[chosen]
 		} else { // wider or taller than the plot allows: as near as it fits
-			sp = spot{x: math.Max(left+2, math.Min(x+5, right-2-w)), y: math.Max(top+2+h, math.Min(y-5, bottom-1))}
+			sp = spot{x: math.Max(left+2, math.Min(sp.x, right-2-w)), y: math.Max(top+2+h, math.Min(sp.y, bottom-1))}
 		}
 		taken = append(taken, boxOf(sp))
 		st.anchor = "start"
@@ -631,6 +631,11 @@ func (c *Chart) draw(cv canvas) {
 			st.anchor = "end"
 		}
 		cv.text(sp.x, sp.y, text, st)
+	}
+	for _, lb := range labels {
+		x, y, h := lb.x, lb.y, float64(labelSize)
+		place([]spot{{x + 5, y - 5, false}, {x + 5, y + 5 + h, false}, {x - 5, y - 5, true}, {x - 5, y + 5 + h, true}},
+			lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
 	}
 	for _, r := range c.Rules {
 		if r.Label == "" {
@@ -641,14 +646,22 @@ func (c *Chart) draw(cv canvas) {
 			color = Neutral
 		}
 		st := textStyle{size: labelSize + 1, color: color, class: "rule"}
-		if r.Vertical && valid(c.X, r.V) {
-			place(xs.at(r.V), top+labelSize+8, r.Label, st)
-		} else if !r.Vertical && valid(c.Y, r.V) {
-			place(left, ys.at(r.V), r.Label, st)
+		var spots []spot
+		switch {
+		case r.Vertical && valid(c.X, r.V):
+			x := xs.at(r.V)
+			for y := top + st.size + 4; y < bottom; y += 6 {
+				spots = append(spots, spot{x + 4, y, false}, spot{x - 4, y, true})
+			}
+		case !r.Vertical && valid(c.Y, r.V):
+			y := ys.at(r.V)
+			for x := left + 4; x < right; x += 12 {
+				spots = append(spots, spot{x, y - 4, false}, spot{x, y + 4 + st.size, false})
+			}
 		}
-	}
-	for _, lb := range labels {
-		place(lb.x, lb.y, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+		if len(spots) > 0 {
+			place(spots, r.Label, st)
+		}
 	}
 
 	keys := c.keys()
