@@ -633,9 +633,15 @@ func (c *Chart) draw(cv canvas) {
 		cv.text(sp.x, sp.y, text, st)
 	}
 	for _, lb := range labels {
+		// Beside the point first, then a line further away each time
+		// (the close steps of a bisection).
 		x, y, h := lb.x, lb.y, float64(labelSize)
-		place([]spot{{x + 5, y - 5, false}, {x + 5, y + 5 + h, false}, {x - 5, y - 5, true}, {x - 5, y + 5 + h, true}},
-			lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+		var spots []spot
+		for k := range 4 {
+			d := float64(k) * (h + 2)
+			spots = append(spots, spot{x + 5, y - 5 - d, false}, spot{x + 5, y + 5 + h + d, false}, spot{x - 5, y - 5 - d, true}, spot{x - 5, y + 5 + h + d, true})
+		}
+		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
 	}
 	for _, r := range c.Rules {
 		if r.Label == "" {

@@ -191,3 +191,41 @@ func TestGaps(t *testing.T) {
 		t.Errorf("%d marks, want the point at 7 alone", n)
 	}
 }
+
+// Labels of points close together, and a rule's label, do not cover one
+// another.
+func TestLabelsApart(t *testing.T) {
+	c := &Chart{ID: "a", X: Axis{}, Y: Axis{Log: true, Format: Millis},
+		Series: []Series{{Name: "p99", X: []float64{1000, 1100, 1200, 5000}, Y: []float64{1, 1.05, 1.1, 95}, Marks: true,
+			Labels: []string{"1000/s", "1100/s", "1200/s", "5000/s"}}},
+		Rules: []Rule{{Vertical: true, V: 4900, Label: "max 4900/s"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	type box struct{ x0, y0, x1, y1 float64 }
+	var boxes []box
+	var texts []string
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		size, _ := strconv.ParseFloat(m[4], 64)
+		w := float64(charWidth * len([]rune(m[5])))
+		if m[3] != "" {
+			x -= w
+		}
+		boxes = append(boxes, box{x, y - size, x + w, y})
+		texts = append(texts, m[5])
+	}
+	if len(boxes) != 5 {
+		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
+	}
+	for i := range boxes {
+		for j := i + 1; j < len(boxes); j++ {
+			a, o := boxes[i], boxes[j]
+			if a.x0 < o.x1 && o.x0 < a.x1 && a.y0 < o.y1 && o.y0 < a.y1 {
+				t.Errorf("labels %q and %q overlap", texts[i], texts[j])
+			}
+		}
+	}
+}
