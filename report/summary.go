@@ -78,10 +78,10 @@ func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 		}
 		fmt.Fprint(w, indent(t.String(), "  "))
 		if o.FailedTotal() > 0 {
-			fmt.Fprintf(w, "  failed by class: %s\n", byClass(o.Failed))
+			fmt.Fprintf(w, "  failed by class: %s\n", ByClass(o.Failed))
 		}
 		if o.ErrorsTotal() > 0 {
-			fmt.Fprintf(w, "  errors by class: %s\n", byClass(o.Errors))
+			fmt.Fprintf(w, "  errors by class: %s\n", ByClass(o.Errors))
 		}
 		fmt.Fprintf(w, "  retried: %d transactions, %d retries\n", o.Retried, o.Retries)
 		if o.Skipped > 0 || o.Late > 0 {
@@ -110,7 +110,8 @@ func histRow(name string, h *hdr.Histogram) []string {
 	return append(row, Micros(h.Max()))
 }
 
-func byClass(counts [metrics.NumClasses]int64) string {
+// ByClass lists the non-zero counts by class: "serialization 3, deadlock 1".
+func ByClass(counts [metrics.NumClasses]int64) string {
 	var parts []string
 	for _, c := range metrics.Classes() {
 		if counts[c] > 0 {

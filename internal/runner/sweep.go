@@ -146,7 +146,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		search.Observe(next, st.pass)
 	}
 	found := search.Result()
-	lo, hi := found.Lo, found.Hi
+	lo := found.Lo
 
 	var outErr error
 	if load.Report != nil && len(outcomes) > 0 {
@@ -175,14 +175,14 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	if s.Chart != "" && len(steps) > 0 {
 		pts := make([]chart.Point, len(steps))
 		for i, st := range steps {
-			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass}
+			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass, Why: st.why}
 		}
 		title := fmt.Sprintf("txload sweep %s — SLO %s", m.Name, objective)
 		write := chart.WriteSVG
 		if strings.EqualFold(filepath.Ext(s.Chart), ".png") {
 			write = chart.WritePNG
 		}
-		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, pts) })
+		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
 		if err != nil && outErr == nil {
 			outErr = fmt.Errorf("writing --chart: %w", err)
 		}
@@ -199,23 +199,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	case ctx.Err() != nil:
 		return ErrInterrupted
 	case lo == 0:
-		fmt.Fprintf(w, "no sustainable rate: even --start %s ops/s fails (SLO %s)\n", fmtRate(s.Start), objective)
+		fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 		if outErr != nil {
 			return outErr
 		}
 		return fmt.Errorf("no sustainable rate: even --start %s ops/s fails", fmtRate(s.Start))
 	}
-	var bound string
-	stopReason := fmt.Sprintf("stopped after --max-steps %d", s.MaxSteps)
-	switch {
-	case hi == 0:
-		bound = fmt.Sprintf(" (a lower bound: no step failed; %s)", stopReason)
-	case found.Stop == slo.MaxSteps:
-		bound = fmt.Sprintf(" (between %s and %s: %s before --precision %g)", fmtRate(lo), fmtRate(hi), stopReason, s.Precision)
-	default:
-		bound = fmt.Sprintf(" (%s fails)", fmtRate(hi))
-	}
-	fmt.Fprintf(w, "maximum sustainable rate: %s ops/s (SLO %s)%s\n", fmtRate(lo), objective, bound)
+	fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 	return outErr
 }
 
@@ -260,7 +250,7 @@ func printStep(w io.Writer, s sweepStep) {
 		slo.Micros(float64(s.p50)), slo.Micros(float64(s.p99)), slo.Micros(float64(s.maxResp)), s.errors, result)
 }
 
-func fmtRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+func fmtRate(r float64) string { return slo.FormatRate(r) }
 
 func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	w := csv.NewWriter(f)

@@ -124,6 +124,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 			if err == nil {
 				c.Pooler, err = pooler(ctx, r.pooler, t, conn)
 			}
+			c.Server.Embedded, c.Server.Settings = r.embedded != nil, settings(ctx, conn)
 		}
 		conn.Close(context.WithoutCancel(ctx))
 		if err != nil {
@@ -182,6 +183,26 @@ func (c *Conn) CheckSessionState(h workload.Hooks) error {
 		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use --protocol extended or simple", need, c.Pooler)
 	}
 	return nil
+}
+
+// settings reads the server settings pg.Settings records, as SHOW prints
+// them; those the server does not have stay "" (they describe the run,
+// they do not change it: an error reading them is no error of the run's).
+func settings(ctx context.Context, conn *pgx.Conn) pg.Settings {
+	var out pg.Settings
+	rows, err := conn.Query(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "+
+		"('default_transaction_isolation', 'synchronous_commit', 'fsync', 'full_page_writes', 'max_connections', 'shared_buffers')", simple)
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if rows.Scan(&k, &v) == nil {
+			out.Set(k, v)
+		}
+	}
+	return out
 }
 
 // simple runs a probe with the simple protocol: before a pooler is known,
