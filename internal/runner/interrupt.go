@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"errors"
 	"os"
 	"syscall"
@@ -42,6 +41,3 @@ func InterruptedBy(cause error) string {
 	}
 	return "an interrupt"
 }
-
-// interruption is InterruptedBy of ctx's cause.
-func interruption(ctx context.Context) string { return InterruptedBy(context.Cause(ctx)) }
