@@ -214,9 +214,18 @@ type sweepStep struct {
 	n                 int
 	target, achieved  float64
 	p50, p99, maxResp int64 // µs
-	errors            int64
+	ok, errors        int64
 	pass              bool
 	why               string
+}
+
+// latency is one of a step's latencies (µs) formatted, or none when
+// nothing completed, which measured no latency.
+func (s sweepStep) latency(us int64, format func(int64) string, none string) string {
+	if s.ok == 0 {
+		return none
+	}
+	return format(us)
 }
 
 // judge decides whether a step at target passed.
@@ -236,8 +245,8 @@ func judge(res *engine.Result, target float64, objective slo.SLO, maxErrorRate f
 	return sweepStep{
 		n: n, target: target, achieved: figures.Achieved(),
 		p50: t.Response.ValueAtQuantile(50), p99: t.Response.ValueAtQuantile(99), maxResp: t.Response.Max(),
-		errors: figures.Errors(),
-		pass:   len(why) == 0, why: strings.Join(texts, "; "),
+		ok: t.OK, errors: figures.Errors(),
+		pass: len(why) == 0, why: strings.Join(texts, "; "),
 	}
 }
 
@@ -246,19 +255,24 @@ func printStep(w io.Writer, s sweepStep) {
 	if !s.pass {
 		result = "FAIL: " + s.why
 	}
+	micros := func(us int64) string { return slo.Micros(float64(us)) }
 	fmt.Fprintf(w, "%4d  %12s  %12.1f  %10s  %10s  %10s  %7d  %s\n", s.n, fmtRate(s.target), s.achieved,
-		slo.Micros(float64(s.p50)), slo.Micros(float64(s.p99)), slo.Micros(float64(s.maxResp)), s.errors, result)
+		s.latency(s.p50, micros, "—"), s.latency(s.p99, micros, "—"), s.latency(s.maxResp, micros, "—"), s.errors, result)
 }
 
 func fmtRate(r float64) string { return slo.FormatRate(r) }
 
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// writeSweepCSV writes the steps; a step where nothing completed has empty
+// latencies.
 func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"step", "target_ops", "achieved_ops", "p50_us", "p99_us", "max_us", "errors", "pass"})
 	for _, s := range steps {
 		_ = w.Write([]string{
 			strconv.Itoa(s.n), fmtRate(s.target), strconv.FormatFloat(s.achieved, 'f', 2, 64),
-			strconv.FormatInt(s.p50, 10), strconv.FormatInt(s.p99, 10), strconv.FormatInt(s.maxResp, 10),
+			s.latency(s.p50, itoa, ""), s.latency(s.p99, itoa, ""), s.latency(s.maxResp, itoa, ""),
 			strconv.FormatInt(s.errors, 10), strconv.FormatBool(s.pass),
 		})
 	}
