@@ -148,6 +148,14 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 	if err := serviceFile(settings, env); err != nil {
 		return "", nil, err
 	}
+	// PGCLIENTENCODING, which pgx does not read: the encoding of the
+	// workload's connections (see encoding.go); "auto" is the locale's.
+	if settings["client_encoding"] == "" {
+		set("client_encoding", lookup(env, "PGCLIENTENCODING"))
+	}
+	if strings.EqualFold(settings["client_encoding"], "auto") {
+		settings["client_encoding"] = localeEncoding(env)
+	}
 	if settings["password"] == "" && lookup(env, "PGPASSWORD") == "" {
 		f, w := passfile(settings, env)
 		switch {
@@ -159,6 +167,24 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 		}
 	}
 	return formatConnInfo(settings), warnings, nil
+}
+
+// localeEncoding is libpq's client_encoding=auto: the codeset of the
+// locale (LC_ALL, else LC_CTYPE, else LANG), UTF8 for UTF-8 and SQL_ASCII
+// for the C locale and the rest.
+func localeEncoding(env LookupEnv) string {
+	loc := ""
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if loc = lookup(env, k); loc != "" {
+			break
+		}
+	}
+	_, codeset, _ := strings.Cut(loc, ".")
+	codeset, _, _ = strings.Cut(codeset, "@")
+	if c := strings.ToLower(strings.ReplaceAll(codeset, "-", "")); c == "utf8" {
+		return "UTF8"
+	}
+	return "SQL_ASCII"
 }
 
 // DefaultSocketDir is Debian's libpq DEFAULT_PGSOCKET_DIR, the socket

@@ -19,6 +19,9 @@ import (
 type Target struct {
 	urls    []string
 	configs []*pgx.ConnConfig
+	// encodings are the client_encoding each URL asks for, for the
+	// workload's own connections ("" = the database's): see encoding.go.
+	encodings []string
 	secrets []string
 	next    atomic.Uint64
 	pooled  bool
@@ -60,6 +63,7 @@ func NewTarget(urls []string) (*Target, error) {
 		if cfg.RuntimeParams["application_name"] == "" {
 			cfg.RuntimeParams["application_name"] = "txload"
 		}
+		t.encodings = append(t.encodings, clientEncoding(cfg))
 		t.configs = append(t.configs, cfg)
 	}
 	return t, nil
@@ -170,10 +174,16 @@ func connectDetail(msg string) string {
 func (e *ConnectError) Unwrap() error { return e.err }
 
 // ConnectRaw opens a protocol-level connection (pgconn) to the next node in
-// round-robin order, for executors that speak the protocol themselves.
+// round-robin order, for executors that speak the protocol themselves. Its
+// client_encoding is the URL's, else the database's (see encoding.go).
 func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	cfg := t.configs[i].Config.Copy()
+	if enc := t.encodings[i]; enc != "" {
+		cfg.RuntimeParams["client_encoding"] = enc
+	} else {
+		delete(cfg.RuntimeParams, "client_encoding") // the database's, as libpq
+	}
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
