@@ -22,9 +22,9 @@ type Target struct {
 	// encodings are the client_encoding each URL asks for, for the
 	// workload's own connections ("" = the database's): see encoding.go.
 	encodings []string
-	secrets []string
-	next    atomic.Uint64
-	pooled  bool
+	secrets   []string
+	next      atomic.Uint64
+	pooled    bool
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
