@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -135,17 +136,14 @@ func (c *client) retry(now time.Time) workload.Step {
 func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	r, rec := c.r, c.g.rec
 	if err == nil {
-		c.busy = false
-		c.done++
-		rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
-		if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
-			rec.Late(c.op, c.measured)
-		}
-		r.reachableAt(c.attemptStart, now)
-		if r.cfg.OnTxn != nil {
-			c.ended(now, TxnOK, 0)
-		}
+		c.succeeded(now)
 		return c.next(now, false)
+	}
+	if aa := (*workload.AbortAfter)(nil); errors.As(err, &aa) {
+		// Done, but the client cannot go on: counted, then ended.
+		c.succeeded(now)
+		r.abort(c, err, stmt)
+		return workload.Step{Kind: workload.Stop}
 	}
 	if r.ctx.Err() != nil {
 		// Interrupted, or the drain deadline: neither a success nor a
@@ -188,6 +186,21 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return workload.Step{Kind: workload.Stop}
 	}
 	return c.next(now, false)
+}
+
+// succeeded counts the operation under way as done.
+func (c *client) succeeded(now time.Time) {
+	r, rec := c.r, c.g.rec
+	c.busy = false
+	c.done++
+	rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
+	if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
+		rec.Late(c.op, c.measured)
+	}
+	r.reachableAt(c.attemptStart, now)
+	if r.cfg.OnTxn != nil {
+		c.ended(now, TxnOK, 0)
+	}
 }
 
 // askConnection asks for a connection attempt at.

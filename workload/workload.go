@@ -319,3 +319,12 @@ func (r *Registry) Names() []string {
 	}
 	return names
 }
+
+// AbortAfter is the error of an operation that succeeded but leaves its
+// client unable to go on: the engine counts the operation as done, then
+// ends the client as an error no retry cures would (pgbench counts a
+// script that ended inside a transaction block, then aborts its client).
+type AbortAfter struct{ Err error }
+
+func (e *AbortAfter) Error() string { return e.Err.Error() }
+func (e *AbortAfter) Unwrap() error { return e.Err }

@@ -229,7 +229,8 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 // pgbenchRun is a benchmark: runner.Run with pgbench's preamble (banner,
 // table info, pre-run vacuum) before the load.
 func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, target runner.TargetOptions) error {
-	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug}
+	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug,
+		Stdout: env.Stdout}
 	for _, s := range o.Scripts {
 		cc.Scripts = append(cc.Scripts, s.Parsed)
 	}
@@ -278,6 +279,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	}
 	opts.PgbenchAdjust = func(r *report.PgbenchRun) {
 		r.Threads, r.MaxTries, r.ProgressTimestamp = o.Threads, int(o.MaxTries), o.ProgressTimestamp
+		r.OtherErrorsAbort = true
 		r.PartitionMethod, r.Partitions = info.PartitionMethod, info.Partitions
 	}
 	err := runner.Run(ctx, m, g, target, opts)

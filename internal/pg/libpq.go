@@ -14,7 +14,6 @@ import (
 
 	"github.com/jackc/pgpassfile"
 	"github.com/jackc/pgservicefile"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ConnParams are the connection options of pgbench's command line: -h, -p,
@@ -526,44 +525,4 @@ func parseURI(whole, rest string) (map[string]string, error) {
 		return nil, bad("unexpected %q", rest)
 	}
 	return out, nil
-}
-
-// LibpqMessage words a server error as libpq's PQerrorMessage does:
-// "ERROR:  message", the line of query the error points at with a caret
-// under it, then DETAIL and HINT lines; each line ends in a newline.
-// Errors that are not the server's are their text and a newline.
-func LibpqMessage(err error, query string) string {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return err.Error() + "\n"
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s:  %s\n", pe.Severity, pe.Message)
-	if pe.Position > 0 && query != "" {
-		// Position counts characters from 1; find its line.
-		runes := []rune(query)
-		pos := int(pe.Position) - 1
-		if pos <= len(runes) {
-			line, start := 1, 0
-			for i := 0; i < pos && i < len(runes); i++ {
-				if runes[i] == '\n' {
-					line++
-					start = i + 1
-				}
-			}
-			end := start
-			for end < len(runes) && runes[end] != '\n' && runes[end] != '\r' {
-				end++
-			}
-			prefix := fmt.Sprintf("LINE %d: ", line)
-			fmt.Fprintf(&sb, "%s%s\n%s^\n", prefix, string(runes[start:end]), strings.Repeat(" ", len(prefix)+pos-start))
-		}
-	}
-	if pe.Detail != "" {
-		fmt.Fprintf(&sb, "DETAIL:  %s\n", pe.Detail)
-	}
-	if pe.Hint != "" {
-		fmt.Fprintf(&sb, "HINT:  %s\n", pe.Hint)
-	}
-	return sb.String()
 }

@@ -790,8 +790,8 @@ func (p *parser) addFile(path string, weight int) error {
 	s, perr := script.Parse(path, string(src))
 	if perr != nil {
 		var se *script.Error
-		if errors.As(perr, &se) && strings.HasPrefix(se.Msg, "empty command list") {
-			return p.fatal("%s", se.Msg)
+		if errors.As(perr, &se) {
+			return &Error{Lines: strings.Split(strings.TrimSuffix(se.Pgbench(p.prog), "\n"), "\n")}
 		}
 		return p.fatal("%s", perr.Error())
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/txload/txload/internal/pg"
 )
 
@@ -50,6 +52,15 @@ type Result struct {
 	Rows int
 	// Columns is the number of columns of the rows kept.
 	Columns int
+
+	// Parts is the number of result sets of a simple Query's \; compound
+	// that completed before the one Rows and Err are about: pgbench's
+	// "query N".
+	Parts int
+	// ParseFailed says the statement's Parse, sent with it because the
+	// named statement was not prepared on the connection yet, failed:
+	// Err is the Parse's error.
+	ParseFailed bool
 
 	tag     span
 	ended   bool // a simple Query's result set ended: another may follow
@@ -102,6 +113,9 @@ type Conn struct {
 	// Now is when the loop last resumed the program: the end of the
 	// exchange it awaited.
 	Now time.Time
+	// Notice, when set, is called with each notice or warning the server
+	// sends (NoticeResponse), from the client's loop.
+	Notice func(*pgconn.PgError)
 	// PID and key identify the backend, for cancel requests.
 	pid  uint32
 	key  []byte
@@ -115,7 +129,8 @@ type Conn struct {
 	wbuf       []byte
 	wpos       int
 
-	tx       byte // status of the last ReadyForQuery: 'I', 'T' or 'E'
+	tx       byte   // status of the last ReadyForQuery: 'I', 'T' or 'E'
+	encoding string // the session's client_encoding when it connected
 	pipeline bool
 	seg      int // segments started (Syncs queued)
 	reqs     []request
@@ -149,6 +164,10 @@ func newConn() *Conn {
 
 // Idle says the connection is outside a transaction block.
 func (c *Conn) Idle() bool { return c.tx == 'I' }
+
+// ClientEncoding is the session's client_encoding when it connected (the
+// encoding in which the server counts an error's position).
+func (c *Conn) ClientEncoding() string { return c.encoding }
 
 // Pipeline starts (true) or ends (false) pipeline mode: statements queued
 // in it share a Sync, and an error skips the rest of their segment, as the
@@ -333,6 +352,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		if r == nil {
 			return false, pe // an error outside any statement: FATAL
 		}
+		r.restart() // the error ends a compound's part: Parts counts those before
 		r.Err = pe
 		// The server skips the rest of the segment: those statements fail
 		// with it too. A named statement whose Parse did not get through
@@ -341,6 +361,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			c.results[i].Err = pe
 			if q := c.reqs[i]; q.parsed && !q.parseOK {
 				delete(c.prepared, c.results[i].stmt)
+				c.results[i].ParseFailed = i == c.cur
 			}
 		}
 	case 'T':
@@ -397,21 +418,29 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			c.cur++
 		}
 	case 'G', 'H', 'W':
-		return false, errors.New("COPY is not supported in load scripts")
+		return false, ErrCopy
 	case '1':
 		if c.cur < len(c.reqs) {
 			c.reqs[c.cur].parseOK = true
 		}
-	case '2', '3', 'n', 't', 's', 'N', 'S', 'A', 'K':
+	case 'N':
+		if c.Notice != nil {
+			c.Notice(parseError(body))
+		}
+	case '2', '3', 'n', 't', 's', 'S', 'A', 'K':
 	default:
 		return false, fmt.Errorf("protocol: unexpected message %q", typ)
 	}
 	return false, nil
 }
 
+// ErrCopy ends a connection whose statement started a COPY.
+var ErrCopy = errors.New("COPY is not supported in load scripts")
+
 // restart forgets a compound's earlier result set when the next begins.
 func (r *Result) restart() {
 	if r.ended {
+		r.Parts++
 		r.ended, r.Rows, r.Columns, r.kept = false, 0, 0, 0
 		r.names, r.vals = r.names[:0], r.vals[:0]
 		r.tag = span{n: -1}
