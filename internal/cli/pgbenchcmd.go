@@ -102,7 +102,8 @@ func pgbenchFail(env Env, code int, err error) error {
 func runPgbench(ctx context.Context, env Env, args []string) error {
 	lookup := env.lookupEnv()
 	tx := newPgbenchTxload()
-	o, err := pgbenchargs.Parse(args, pgbenchargs.Config{Prog: prog, LookupEnv: lookup, Stdin: env.Stdin, Txload: tx.fs})
+	major, why := pgbenchMajor(args, lookup)
+	o, err := pgbenchargs.Parse(args, pgbenchargs.Config{Prog: prog, Major: major, LookupEnv: lookup, Stdin: env.Stdin, Txload: tx.fs})
 	var pe *pgbenchargs.Error
 	switch {
 	case errors.As(err, &pe):
@@ -116,11 +117,13 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	}
 	switch o.Mode {
 	case pgbenchargs.Help:
-		fmt.Fprint(env.Stdout, pgbenchargs.Usage(prog, o.Major))
-		fmt.Fprintf(env.Stdout, "\ntxload's options, beside pgbench's (never abbreviated):\n%s", tx.fs.FlagUsages())
+		more := fmt.Sprintf("\ntxload's options, beside pgbench's (never abbreviated):\n%s", tx.fs.FlagUsages())
+		fmt.Fprint(env.Stdout, pgbenchargs.Usage(prog, o.Major, why, more))
 		return nil
 	case pgbenchargs.Version:
-		fmt.Fprintf(env.Stdout, "pgbench (txload) %d (txload %s)\n", o.Major, env.Version)
+		// The line version parsers read ("pgbench (PostgreSQL) 15.0"),
+		// txload named after it as distributions name themselves.
+		fmt.Fprintf(env.Stdout, "%s (PostgreSQL) %d.0 (txload %s)\n", prog, o.Major, env.Version)
 		return nil
 	case pgbenchargs.ListBuiltins, pgbenchargs.ShowScript:
 		fmt.Fprint(env.Stderr, o.Output)

@@ -20,13 +20,35 @@ func params(n int) (sql string, defines []string) {
 	return "SELECT " + strings.Join(refs, ", ") + ";\n", defines
 }
 
+// parsedVersion is what a script reads in pgbench's version line: the
+// major version, as `pgbench --version | awk '{print $3}' | cut -d. -f1`.
+func parsedVersion(s string) string {
+	f := strings.Fields(s)
+	if len(f) < 3 || f[0] != "pgbench" || f[1] != "(PostgreSQL)" {
+		return "unparsable: " + s
+	}
+	major, _, _ := strings.Cut(f[2], ".")
+	return "major version " + major
+}
+
 // pgbenchCases is the body of command lines TestPgbenchCasesLikePgbench
 // compares: option errors, runs of the builtins, init, scripts with
 // errors, meta-commands, limits and connection failures.
 func pgbenchCases() []pgbenchCase {
 	cases := []pgbenchCase{
 		// The command line alone.
-		{name: "version", args: []string{"-V"}, db: "none"},
+		// What version parsers read: "pgbench (PostgreSQL) N.M", then
+		// the distribution's name (Debian's, or txload's).
+		{name: "version", args: []string{"-V"}, db: "none", keep: parsedVersion},
+		{name: "version long", args: []string{"--version"}, db: "none", keep: parsedVersion},
+		// --help ends as pgbench's.
+		{name: "help ends as pgbench's", args: []string{"--help"}, db: "none", keep: func(s string) string {
+			l := strings.Split(strings.TrimSpace(s), "\n")
+			return strings.Join(l[len(l)-2:], "\n")
+		}},
+		{name: "help begins as pgbench's", args: []string{"-?"}, db: "none", keep: func(s string) string {
+			return strings.Join(strings.Split(s, "\n")[:10], "\n")
+		}},
 		{name: "unknown option", args: []string{"--frobnicate"}, db: "none"},
 		{name: "unknown short option", args: []string{"-x"}, db: "none"},
 		{name: "clients zero", args: []string{"-c", "0"}, db: "none"},

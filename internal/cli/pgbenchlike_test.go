@@ -38,6 +38,9 @@ type pgbenchCase struct {
 	// (the "pgbench: error: " lines, numbers masked): for runs whose
 	// report or interleaving of clients depends on timing.
 	inexact bool
+	// keep, if set, is the part of stdout compared (what a user of the
+	// command reads or a script parses: the version, help's last lines).
+	keep func(stdout string) string
 }
 
 // pgbenchOutcome is what a user of one program sees.
@@ -197,7 +200,11 @@ func (c pgbenchCase) run(t *testing.T, dir, db string, env []string, prog string
 	if err != nil && cmd.ProcessState == nil {
 		t.Fatalf("%s: %v", prog, err)
 	}
-	return pgbenchOutcome{code: cmd.ProcessState.ExitCode(), stdout: outputShape(stdout.String()), stderr: stderrLines(stderr.String())}
+	out := stdout.String()
+	if c.keep != nil {
+		out = c.keep(out)
+	}
+	return pgbenchOutcome{code: cmd.ProcessState.ExitCode(), stdout: outputShape(out), stderr: stderrLines(stderr.String())}
 }
 
 // TestPgbenchCasesLikePgbench runs a body of pgbench command lines (option

@@ -787,7 +787,7 @@ func (p *parser) addFile(path string, weight int) error {
 	if err != nil {
 		return p.fatal("could not open file \"%s\": %s", path, strerror(err))
 	}
-	s, perr := script.Parse(path, string(src))
+	s, perr := script.ParseAs(path, string(src), p.o.Major)
 	if perr != nil {
 		var se *script.Error
 		if errors.As(perr, &se) {

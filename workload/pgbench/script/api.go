@@ -132,6 +132,7 @@ type pgForm struct {
 	msg, more, command, line string
 	column                   int // -1: none
 	plain                    string
+	lineno                   int // the line pgbench names, when not Line
 }
 
 // Pgbench is the error as pgbench prints it on stderr, prog naming the
@@ -145,8 +146,12 @@ func (e *Error) Pgbench(prog string) string {
 	if f.msg == "" {
 		return fmt.Sprintf("%s: error: %s\n", prog, e.Error())
 	}
+	lineno := e.Line
+	if f.lineno > 0 {
+		lineno = f.lineno
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: error: %s:%d: %s", prog, e.File, e.Line, f.msg)
+	fmt.Fprintf(&b, "%s: error: %s:%d: %s", prog, e.File, lineno, f.msg)
 	if f.more != "" {
 		fmt.Fprintf(&b, " (%s)", f.more)
 	}
@@ -176,7 +181,11 @@ func Printable(s string) string { return printable(s) }
 // contents of a --file: the Script's Name and Title are name, its Weight 1.
 // Its bytes are sent as they are (the server reads them in the client
 // encoding); a NUL byte (a binary file) is an error that gives its offset.
-func Parse(name, src string) (*Script, error) { return parse(name, name, src) }
+func Parse(name, src string) (*Script, error) { return parse(name, name, src, 0) }
+
+// ParseAs is Parse as pgbench of version major (15 to 18) parses: before
+// 17, \syncpipeline is an invalid command.
+func ParseAs(name, src string, major int) (*Script, error) { return parse(name, name, src, major) }
 
 // ParseFileArg splits FILE[@WEIGHT] as pgbench's --file (and --builtin)
 // takes it: at the last '@'; the weight is 1 when absent and must be an

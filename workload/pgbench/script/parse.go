@@ -24,15 +24,17 @@ type parser struct {
 	lineStarts []int // offsets of the first byte of each line
 	cmds       []Command
 	gsetLines  map[int]int // command index -> line of its \gset or \aset
+	lastMeta   int         // the line of the last meta-command read
+	major      int         // the pgbench version parsed for (0: the newest)
 }
 
 // parse parses src; file names it in errors and title is the Script's
 // Title.
-func parse(file, title, src string) (*Script, error) {
+func parse(file, title, src string, major int) (*Script, error) {
 	if err := checkText(file, src); err != nil {
 		return nil, err
 	}
-	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}}
+	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}, major: major}
 	for i := 0; i < len(src); i++ {
 		if src[i] == '\n' {
 			p.lineStarts = append(p.lineStarts, i+1)
@@ -268,6 +270,7 @@ func (p *parser) meta(bs int) error {
 		return nil // a backslash alone on its line: pgbench ignores it
 	}
 	cmd := Command{File: p.file, Line: p.lineOf(bs), Name: name}
+	defer func() { p.lastMeta = cmd.Line }()
 	text := func() string {
 		return strings.TrimRight(p.src[bs:m.pos], "\r\n")
 	}
@@ -343,7 +346,11 @@ func (p *parser) meta(bs int) error {
 	}
 	cmd.Text = text()
 
-	switch lname := asciiLower(name); lname {
+	lname := asciiLower(name)
+	if lname == "syncpipeline" && p.major > 0 && p.major < 17 {
+		lname = "" // pgbench 17's
+	}
+	switch lname {
 	case "shell":
 		if len(args) < 1 {
 			return fail(fmt.Sprintf("missing command in command \"%s\"", name), "missing command", "", true, -1)
@@ -374,9 +381,15 @@ func (p *parser) meta(bs int) error {
 		if len(p.cmds) == 0 || p.cmds[len(p.cmds)-1].Kind != SQL ||
 			p.cmds[len(p.cmds)-1].Gset || p.cmds[len(p.cmds)-1].Aset {
 			e := p.errorf(bs, "\\%s must follow an SQL command", lname)
-			// pgbench says \gset for both, and names the command before.
-			e.pg = pgForm{msg: "\\gset must follow an SQL command", column: -1}
-			if len(p.cmds) > 0 {
+			// pgbench says \gset for both, names the command before, and
+			// a line of its own (as pgbench 15 counts, measured): the one
+			// after the previous meta-command, or with none the number
+			// of newlines in the script.
+			e.pg = pgForm{msg: "\\gset must follow an SQL command", column: -1, lineno: max(1, strings.Count(p.src, "\n"))}
+			if p.lastMeta > 0 {
+				e.pg.lineno = p.lastMeta + 1
+			}
+			if len(p.cmds) > 0 && (p.cmds[len(p.cmds)-1].Kind != SQL) {
 				e.pg.more = p.cmds[len(p.cmds)-1].firstLine()
 			}
 			return e
