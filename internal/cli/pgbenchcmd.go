@@ -138,7 +138,7 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	}
 	target, err := pgbenchTarget(env, o, tx, lookup)
 	if err != nil {
-		return pgbenchFail(env, 1, err)
+		return pgbenchConnectFail(env, o, err)
 	}
 	if o.Mode == pgbenchargs.Init {
 		return pgbenchInit(ctx, env, o, target)
@@ -195,16 +195,37 @@ func pgbenchTarget(env Env, o *pgbenchargs.Options, tx *pgbenchTxload, lookup fu
 
 // open resolves and opens the target, with pgbench's exit code 1 on
 // failure.
-func openPgbench(ctx context.Context, env Env, target runner.TargetOptions) (*runner.Conn, error) {
+func openPgbench(ctx context.Context, env Env, o *pgbenchargs.Options, target runner.TargetOptions) (*runner.Conn, error) {
 	r, err := target.Resolve()
 	if err != nil {
-		return nil, pgbenchFail(env, 1, err)
+		return nil, pgbenchConnectFail(env, o, err)
 	}
 	conn, err := r.Open(ctx, env.Stderr)
 	if err != nil {
-		return nil, pgbenchFail(env, 1, err)
+		return nil, pgbenchConnectFail(env, o, err)
 	}
 	return conn, nil
+}
+
+// pgbenchConnectFail prints what pgbench prints when it cannot connect:
+// libpq's account of each attempt (or of the option libpq refused), then
+// "could not create connection for setup" (for initialization under -i);
+// exit 1. Other errors get pgbench's error line.
+func pgbenchConnectFail(env Env, o *pgbenchargs.Options, err error) error {
+	msg, ok := pg.LibpqConnectMessage(err)
+	var oe *pg.ConnOptionError
+	if !ok && errors.As(err, &oe) {
+		msg, ok = oe.Msg+"\n", true
+	}
+	if !ok {
+		return pgbenchFail(env, 1, err)
+	}
+	what := "setup"
+	if o.Mode == pgbenchargs.Init {
+		what = "initialization"
+	}
+	fmt.Fprintf(env.Stderr, "%s: error: %s%s: error: could not create connection for %s\n", prog, msg, prog, what)
+	return printed(1, err)
 }
 
 func initConfig(o *pgbenchargs.Options) pgbench.InitConfig {
@@ -215,7 +236,7 @@ func initConfig(o *pgbenchargs.Options) pgbench.InitConfig {
 
 // pgbenchInit is -i: pgbench's initialization steps, its lines on stderr.
 func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target runner.TargetOptions) error {
-	conn, err := openPgbench(ctx, env, target)
+	conn, err := openPgbench(ctx, env, o, target)
 	if err != nil {
 		return err
 	}
@@ -223,6 +244,11 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 	if err := pgbench.RunInitSteps(ctx, conn.Target, initConfig(o), env.Stderr); err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: ExitInterrupted, Err: runner.ErrInterrupted}
+		}
+		var qe *pgbench.QueryError
+		if errors.As(err, &qe) {
+			fmt.Fprint(env.Stderr, conn.Target.Scrub(qe.Pgbench(prog)))
+			return printed(1, err)
 		}
 		return pgbenchFail(env, 1, errors.New(conn.Target.Scrub(err.Error())))
 	}
@@ -302,7 +328,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	case errors.Is(err, runner.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted, Err: err}
 	}
-	return pgbenchFail(env, 1, err)
+	return pgbenchConnectFail(env, o, err)
 }
 
 // pgbenchPreamble does what pgbench does once connected, before its

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ type pgbenchCase struct {
 	// (the "pgbench: error: " lines, numbers masked): for runs whose
 	// report or interleaving of clients depends on timing.
 	inexact bool
+	// collapse compares stderr with runs of the same line as one (-d's
+	// "receiving", printed as often as pgbench happens to look).
+	collapse bool
 	// keep, if set, is the part of stdout compared (what a user of the
 	// command reads or a script parses: the version, help's last lines).
 	keep func(stdout string) string
@@ -204,7 +208,11 @@ func (c pgbenchCase) run(t *testing.T, dir, db string, env []string, prog string
 	if c.keep != nil {
 		out = c.keep(out)
 	}
-	return pgbenchOutcome{code: cmd.ProcessState.ExitCode(), stdout: outputShape(out), stderr: stderrLines(stderr.String())}
+	errLines := stderrLines(stderr.String())
+	if c.collapse {
+		errLines = slices.Compact(errLines)
+	}
+	return pgbenchOutcome{code: cmd.ProcessState.ExitCode(), stdout: outputShape(out), stderr: errLines}
 }
 
 // TestPgbenchCasesLikePgbench runs a body of pgbench command lines (option

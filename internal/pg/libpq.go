@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgpassfile"
@@ -155,6 +156,9 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 	if strings.EqualFold(settings["client_encoding"], "auto") {
 		settings["client_encoding"] = localeEncoding(env)
 	}
+	if err := checkPorts(settings, env); err != nil {
+		return "", nil, err
+	}
 	if settings["password"] == "" && lookup(env, "PGPASSWORD") == "" {
 		f, w := passfile(settings, env)
 		switch {
@@ -166,6 +170,38 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 		}
 	}
 	return formatConnInfo(settings), warnings, nil
+}
+
+// ConnOptionError is a connection option libpq refuses when it connects
+// (a port that is not a number, or out of range), in its words.
+type ConnOptionError struct{ Msg string }
+
+func (e *ConnOptionError) Error() string { return e.Msg }
+
+// checkPorts checks the port (or ports, one per host) as libpq does before
+// it connects.
+func checkPorts(settings map[string]string, env LookupEnv) error {
+	ports := settings["port"]
+	if ports == "" {
+		ports = lookup(env, "PGPORT")
+	}
+	if ports == "" {
+		return nil
+	}
+	for _, port := range strings.Split(ports, ",") {
+		if port == "" {
+			continue
+		}
+		digits := strings.TrimRight(port, " \t\n\r\f\v")
+		n, err := strconv.ParseInt(strings.TrimLeft(digits, " \t\n\r\f\v"), 10, 32)
+		if err != nil { // strtol's: not a number, or beyond an int
+			return &ConnOptionError{Msg: fmt.Sprintf("invalid integer value \"%s\" for connection option \"port\"", port)}
+		}
+		if n < 1 || n > 65535 {
+			return &ConnOptionError{Msg: fmt.Sprintf("invalid port number: \"%s\"", port)}
+		}
+	}
+	return nil
 }
 
 // localeEncoding is libpq's client_encoding=auto: the codeset of the

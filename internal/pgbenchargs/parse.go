@@ -634,6 +634,13 @@ func (p *parser) finish(operands []string) error {
 	}
 	total := 0
 	for _, s := range o.Scripts {
+		// pgbench's postprocess_sql_command: a prepared or extended
+		// statement takes at most MaxParams parameters.
+		for _, c := range s.Parsed.Commands {
+			if c.Kind == script.SQL && o.Protocol != "simple" && len(c.Params) > MaxParams {
+				return p.fatal("statement has too many arguments (maximum is %d): %s", MaxParams, c.Text)
+			}
+		}
 		total += s.Weight
 	}
 	if total == 0 && o.Mode != Init {

@@ -75,18 +75,21 @@ func (p *program) resultError(cmd, query int, what string, pre ...string) error 
 		abort: fmt.Sprintf("client %d script %d command %d query %d: %s", p.id, p.op, cmd, query, what)})
 }
 
-// serverError wraps the server's error of SQL command cmd (query the text
-// sent, "" for a prepared statement): pgbench's "client N script K aborted
+// serverError wraps the server's error of the SQL command awaited at cmd
+// (query the text sent, "" for a prepared statement): pgbench's "client N script K aborted
 // in command M query Q: " and libpq's words. A Parse of a prepared
 // statement that failed is printed first, as pgbench prints its PQprepare's
 // error; its execution then fails as the statement does not exist.
 func (p *program) serverError(c *driver.Conn, cmd int, r *driver.Result, query string) error {
 	sc := p.cmds(cmd)
+	if errors.Is(r.Err, driver.ErrCopy) {
+		return pg.Fatal(&clientError{err: fmt.Errorf("%s:%d: %w", sc.File, sc.Line, r.Err), pre: []string{"COPY is not supported in pgbench, aborting"}})
+	}
 	e := &clientError{err: fmt.Errorf("%s:%d: %w", sc.File, sc.Line, r.Err),
 		abort:  fmt.Sprintf("client %d script %d aborted in command %d query %d: ", p.id, p.op, cmd, r.Parts),
 		server: r.Err, query: query, encoding: c.ClientEncoding()}
 	if r.ParseFailed && p.mode == prepared {
-		st := p.stmts[p.op][cmd]
+		st := r.Stmt()
 		e.pre = []string{strings.TrimSuffix(pg.LibpqMessage(r.Err, st.SQL, c.ClientEncoding()), "\n")}
 		e.server = errors.New("ERROR:  prepared statement \"" + st.Name + "\" does not exist")
 	}

@@ -168,7 +168,13 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 			case extended:
 				query = p.stmts[p.op][pc].SQL
 			}
-			return driver.Action{Kind: driver.Finish, Err: p.serverError(c, pc, r, query), Stmt: pc}
+			// pgbench reads a pipeline's results at its \endpipeline, and
+			// names that command.
+			shown := pc
+			if k := p.pc - 1; k >= 0 && cmds[k].Kind == script.EndPipeline {
+				shown = k
+			}
+			return driver.Action{Kind: driver.Finish, Err: p.serverError(c, shown, r, query), Stmt: pc}
 		}
 		if cmd.Gset || cmd.Aset {
 			if err := p.store(r, pc, cmd); err != nil {

@@ -70,6 +70,10 @@ type Result struct {
 	stmt    *Stmt
 	arena   *[]byte
 	kept    int // rows kept in vals
+	// base: under CaptureLast, the columns of a compound's earlier result
+	// sets kept (each set's last row, as pgbench's \aset stores every
+	// set's); the set under way adds its own after them.
+	base int
 }
 
 // Tag is the command tag: "UPDATE 1".
@@ -77,6 +81,9 @@ func (r *Result) Tag() []byte { return r.bytes(r.tag) }
 
 // Name is the name of column i.
 func (r *Result) Name(i int) []byte { return r.bytes(r.names[i]) }
+
+// Stmt is the statement the result is of.
+func (r *Result) Stmt() *Stmt { return r.stmt }
 
 // Kept is the number of rows kept, as the capture asked.
 func (r *Result) Kept() int { return r.kept }
@@ -389,7 +396,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		case r.capture == CaptureFirst && r.kept > 0:
 		default:
 			if r.capture == CaptureLast && r.kept > 0 {
-				r.vals, r.kept = r.vals[:0], 0
+				r.vals = r.vals[:r.base]
 			}
 			if err := dataRow(body, func(_ int, v []byte) {
 				if v == nil {
@@ -400,7 +407,9 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			}); err != nil {
 				return false, err
 			}
-			r.kept++
+			if r.capture != CaptureLast || r.kept == 0 {
+				r.kept++
+			}
 		}
 	case 'C', 'I':
 		if r == nil {
@@ -410,14 +419,26 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		if typ == 'C' && len(body) > 0 {
 			r.tag = c.keep(body[:len(body)-1])
 		}
+		if r.capture == CaptureLast && r.Rows == 0 {
+			// \aset skips a set without rows.
+			r.names, r.vals, r.Columns = r.names[:r.base], r.vals[:r.base], r.base
+		}
 		if c.reqs[c.cur].simple {
 			// A \; compound may send another result set: only the last
-			// one counts, as pgbench keeps it.
+			// one counts, as pgbench keeps it (\aset: each one's last row).
 			r.ended = true
 		} else {
 			c.cur++
 		}
-	case 'G', 'H', 'W':
+	case 'H':
+		// COPY TO STDOUT: the statement fails with ErrCopy; its data is
+		// read and dropped.
+		if r != nil && r.Err == nil {
+			r.Err = ErrCopy
+		}
+	case 'd', 'c':
+	case 'G', 'W':
+		// COPY FROM STDIN would wait for data: the connection is given up.
 		return false, ErrCopy
 	case '1':
 		if c.cur < len(c.reqs) {
@@ -434,13 +455,24 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 	return false, nil
 }
 
-// ErrCopy ends a connection whose statement started a COPY.
+// ErrCopy is the error of a statement that started a COPY: COPY TO
+// STDOUT fails the statement, COPY FROM STDIN the connection.
 var ErrCopy = errors.New("COPY is not supported in load scripts")
 
 // restart forgets a compound's earlier result set when the next begins.
 func (r *Result) restart() {
 	if r.ended {
 		r.Parts++
+		if r.capture == CaptureLast {
+			// \aset: keep the set that ended if it had a row.
+			if r.Rows > 0 {
+				r.base = len(r.names)
+			}
+			r.names, r.vals, r.Columns = r.names[:r.base], r.vals[:r.base], r.base
+			r.ended, r.Rows = false, 0
+			r.tag = span{n: -1}
+			return
+		}
 		r.ended, r.Rows, r.Columns, r.kept = false, 0, 0, 0
 		r.names, r.vals = r.names[:0], r.vals[:0]
 		r.tag = span{n: -1}
