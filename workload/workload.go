@@ -66,8 +66,9 @@ type Hooks struct {
 	Clients func() (n int, flags string)
 	// SessionState, if set, says why the configured workload needs state
 	// kept in the server session ("--protocol prepared keeps named
-	// prepared statements"), or "" when it needs none: a pooler that hands
-	// each transaction any session refuses it.
+	// prepared statements", beginning with the flag as the user typed
+	// it), or "" when it needs none: a pooler that hands each transaction
+	// any session refuses it.
 	SessionState func() string
 	// MarkTransactions, if set, says whether the configured workload can
 	// write a marker inside each of its transactions (RunOptions.Marks,

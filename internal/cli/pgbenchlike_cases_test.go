@@ -20,6 +20,10 @@ func params(n int) (sql string, defines []string) {
 	return "SELECT " + strings.Join(refs, ", ") + ";\n", defines
 }
 
+// newerOption: txload says, after pgbench's two lines, which pgbench has
+// the option and how to follow it.
+const newerOption = "a line more: the pgbench version that has the option, and --pgbench-version"
+
 // parsedVersion is what a script reads in pgbench's version line: the
 // major version, as `pgbench --version | awk '{print $3}' | cut -d. -f1`.
 func parsedVersion(s string) string {
@@ -85,7 +89,7 @@ func pgbenchCases() []pgbenchCase {
 		{name: "simple-update prepared", args: []string{"-n", "-N", "-t", "5", "-M", "prepared"}},
 		{name: "select-only extended", args: []string{"-n", "-S", "-t", "5", "-M", "extended"}},
 		{name: "two clients two threads", args: []string{"-n", "-S", "-t", "5", "-c", "2", "-j", "2"}},
-		{name: "weighted builtins", args: []string{"-n", "-b", "select-only@2", "-b", "simple-update@1", "-t", "10", "-r"}},
+		{name: "weighted builtins", args: []string{"-n", "-b", "select-only@2", "-b", "simple-update@1", "-t", "30", "-r"}},
 		{name: "scale ignored", args: []string{"-n", "-S", "-t", "2", "-s", "5"}},
 		{name: "vacuum all", args: []string{"-v", "-S", "-t", "2"}},
 		{name: "rate", args: []string{"-n", "-S", "-t", "5", "-R", "500"}},
@@ -229,6 +233,100 @@ func pgbenchCases() []pgbenchCase {
 		scriptCase("setshell invalid variable name", "\\setshell 1x echo 1\n", "-t", "1"),
 		scriptCase("shell too long", "\\shell echo "+strings.Repeat("x", 300)+"\n", "-t", "1"),
 		scriptCase("setshell reads a file", "\\setshell x cat n.txt\nSELECT :x;\n", "-t", "1"),
+
+		// More option errors.
+		{name: "threads more than clients", args: []string{"-c", "2", "-j", "3"}, db: "none", keep: func(string) string { return "" }},
+		{name: "negative transactions", args: []string{"-t", "-1"}, db: "none"},
+		{name: "time zero", args: []string{"-T", "0"}, db: "none"},
+		{name: "progress zero", args: []string{"-P", "0"}, db: "none"},
+		{name: "negative rate", args: []string{"-R", "-1"}, db: "none"},
+		{name: "negative scale", args: []string{"-s", "-1"}, db: "none"},
+		{name: "negative max tries", args: []string{"--max-tries=-1"}, db: "none"},
+		{name: "fillfactor too high", args: []string{"-i", "-F", "101"}, db: "none"},
+		{name: "no init steps", args: []string{"-i", "-I", ""}, db: "none"},
+		{name: "partitions in benchmarking mode", args: []string{"--partitions", "2"}, db: "none"},
+		{name: "partition method without partitions", args: []string{"-i", "--partition-method", "hash"}, db: "none"},
+		{name: "negative partitions", args: []string{"-i", "--partitions=-1"}, db: "none"},
+		{name: "zero weight", args: []string{"-b", "select-only@0"}, db: "none"},
+		{name: "negative weight", args: []string{"-b", "select-only@-1"}, db: "none"},
+		{name: "weight not a number", args: []string{"-b", "select-only@abc"}, db: "none"},
+		{name: "define without name", args: []string{"-D", "=bar"}, db: "none"},
+		{name: "define invalid name", args: []string{"-D", "1x=2"}, db: "none"},
+		{name: "show unknown script", args: []string{"--show-script", "nosuch"}, db: "none"},
+		{name: "sampling with aggregate", args: []string{"-l", "--aggregate-interval", "1", "--sampling-rate", "0.5"}, db: "none"},
+		{name: "aggregate and duration", args: []string{"-l", "--aggregate-interval", "3", "-T", "5"}, db: "none"},
+		{name: "latency limit zero", args: []string{"-L", "0"}, db: "none"},
+		{name: "ambiguous long option", args: []string{"--p", "5"}, db: "none"},
+		{name: "missing option argument", args: []string{"-c"}, db: "none"},
+		{name: "exit on abort is pgbench 17's", args: []string{"--exit-on-abort"}, db: "none", differs: newerOption},
+		{name: "dbname is pgbench 17's", args: []string{"--dbname", "x"}, db: "none", differs: newerOption},
+		{name: "connect and log", args: []string{"-C", "-l", "--aggregate-interval", "1", "-i"}, db: "none"},
+
+		// More scripts that run.
+		scriptCase("two scripts", "SELECT 1;\n", "-t", "4", "-f", "s.sql@2", "--random-seed", "7", "-r"),
+		{name: "stdin script", args: []string{"-n", "-t", "2", "-f", "-"}, stdin: "SELECT 1;\n", db: "empty"},
+		scriptCase("scale variable", "\\set x :scale * 2\nSELECT :x;\n", "-t", "1", "-s", "3"),
+		scriptCase("define scale", "SELECT :scale;\n", "-t", "1", "-D", "scale=5"),
+		scriptCase("negative sleep", "\\sleep -1\nSELECT 1;\n", "-t", "1"),
+		scriptCase("pg_sleep", "SELECT pg_sleep(0.01);\n", "-t", "2"),
+		scriptCase("variable in quotes", "\\set x 5\nSELECT ':x';\n", "-t", "1"),
+		scriptCase("variable in quotes prepared", "\\set x 5\nSELECT ':x';\n", "-t", "1", "-M", "prepared"),
+		scriptCase("non-ascii variable name", "\\set é 5\nSELECT :é;\n", "-t", "1"),
+		scriptCase("non-ascii text", "SELECT 'é' AS e \\gset\nSELECT length(':e');\n", "-t", "1"),
+		scriptCase("non-ascii literal", "SELECT 'héllo wörld';\n", "-t", "1", "-M", "extended"),
+		scriptCase("rollback", "BEGIN;\nSELECT 1;\nROLLBACK;\n", "-t", "2"),
+		scriptCase("elif not taken with undefined", "\\if true\nSELECT 1;\n\\elif :nosuch\nSELECT 2;\n\\endif\n", "-t", "1"),
+		scriptCase("gset prepared", "SELECT 7 AS x \\gset\nSELECT :x;\n", "-t", "2", "-M", "prepared"),
+		scriptCase("compound", "SELECT 1 \\; SELECT 2;\n", "-t", "1"),
+		scriptCase("per command report", "\\set x 1\nSELECT :x;\n\\sleep 1 ms\n", "-t", "3", "-r"),
+		scriptCase("hash functions", "\\set a hash_murmur2(5, 1) + hash_fnv1a(5, 1)\n\\set b permute(3, 10, 1)\nSELECT :a, :b;\n", "-t", "1"),
+		scriptCase("random distributions", "\\set a random_gaussian(1, 10, 2.5)\n\\set b random_exponential(1, 10, 1.5)\n\\set c random_zipfian(1, 10, 1.5)\nSELECT 1;\n", "-t", "2", "--random-seed", "3"),
+		scriptCase("case expression", "\\set x CASE WHEN 1 > 2 THEN 1 ELSE 2 END\nSELECT :x;\n", "-t", "1"),
+
+		// More run-time errors.
+		scriptCase("gaussian parameter", "\\set x random_gaussian(1, 10, 1.5)\n", "-t", "1"),
+		scriptCase("exponential parameter", "\\set x random_exponential(1, 10, 0)\n", "-t", "1"),
+		scriptCase("zipfian parameter", "\\set x random_zipfian(1, 10, 0.5)\n", "-t", "1"),
+		scriptCase("empty random range", "\\set x random(5, 1)\n", "-t", "1"),
+		scriptCase("bigint overflow", "\\set x 9223372036854775807 + 1\n", "-t", "1"),
+		scriptCase("double to int", "\\set x int(1e300)\n", "-t", "1"),
+		scriptCase("permute size", "\\set x permute(1, 0)\n", "-t", "1"),
+		scriptCase("malformed variable", "SELECT 'abc' AS v \\gset\n\\set x :v + 1\n", "-t", "1"),
+		scriptCase("gset prefix invalid name", "SELECT 1 \\gset p_\n", "-t", "1"),
+		scriptCase("compound second part fails", "SELECT 1 \\; SELECT 1/0;\n", "-t", "1"),
+		scriptCase("aset compound empty middle", "SELECT 1 AS a \\; SELECT 2 AS b WHERE false \\; SELECT 3 AS c \\aset\nSELECT :a + :c;\n", "-t", "1"),
+		scriptCase("error position multibyte", "SELECT 'é', 'ü', 'x'::int;\n", "-t", "1"),
+		scriptCase("error position multibyte extended", "SELECT 'é', 'ü', :v::int;\n", "-t", "1", "-M", "extended", "-D", "v=x"),
+		scriptCase("latin1 bytes", "SELECT 'caf\xe9';\n", "-t", "1"),
+		scriptCase("end of script in a transaction with two clients", "BEGIN;\nSELECT 1;\n", "-t", "3", "-c", "2"),
+		scriptCase("one client aborts", "\\if :client_id = 1\nSELECT 1/0;\n\\endif\nSELECT 1;\n", "-t", "3", "-c", "3", "-j", "3"),
+		scriptCase("abort with connect", "SELECT 1/0;\n", "-t", "2", "-C"),
+		scriptCase("abort with per command report", "SELECT 1;\nSELECT 1/0;\n", "-t", "2", "-r"),
+		scriptCase("abort with failures detailed", "SELECT 1/0;\n", "-t", "2", "--failures-detailed", "--max-tries", "2"),
+		scriptCase("abort under a rate", "SELECT 1/0;\n", "-t", "2", "-R", "100"),
+		scriptCase("rollback of a failed block", "BEGIN;\nSELECT 1/0;\nCOMMIT;\n", "-t", "1"),
+		scriptCase("deadlock words", "DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'deadlock_detected'; END $$;\n", "-t", "1", "--max-tries", "2"),
+		scriptCase("serialization failure given up", "DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'serialization_failure'; END $$;\n", "-t", "2", "--verbose-errors"),
+		scriptCase("serialization failure retried", "DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = 'serialization_failure'; END $$;\n", "-t", "1", "--max-tries", "3", "--verbose-errors", "--failures-detailed"),
+		scriptCase("raise with detail and hint", "DO $$ BEGIN RAISE EXCEPTION 'boom' USING DETAIL = 'the detail', HINT = 'the hint'; END $$;\n", "-t", "1"),
+		scriptCase("notice with detail", "DO $$ BEGIN RAISE NOTICE 'note' USING DETAIL = 'more'; END $$;\n", "-t", "1"),
+		scriptCase("internal query position", "DO $$ BEGIN EXECUTE 'SELECT 1 +'; END $$;\n", "-t", "1"),
+
+		// More init.
+		{name: "init scale 2", args: []string{"-i", "-q", "-s", "2"}, db: "empty"},
+		{name: "init tablespace", args: []string{"-i", "-q", "--tablespace", "pg_default", "--index-tablespace", "pg_default"}, db: "empty"},
+		{name: "init all steps", args: []string{"-i", "-q", "-I", "dtgvpf"}, db: "empty"},
+		{name: "init server-side partitions", args: []string{"-i", "-I", "dtGvp", "--partitions", "2"}, db: "empty"},
+		{name: "init keys without tables", args: []string{"-i", "-I", "p"}, db: "empty"},
+		{name: "init over existing tables", args: []string{"-i", "-q"}},
+		{name: "builtin at another scale", args: []string{"-n", "-t", "1", "-S", "-s", "1"}},
+		{name: "builtin per command report", args: []string{"-n", "-t", "3", "-r", "--random-seed", "3"}},
+
+		// More connection failures.
+		{name: "conninfo database", db: "none", args: []string{"-n", "-S", "-t", "1", "dbname=nosuchdb"}},
+		{name: "conninfo refused", db: "none", args: []string{"-n", "-S", "-t", "1", "host=127.0.0.1 port=1 dbname=x"}},
+		{name: "two hosts refused", db: "empty", args: []string{"-n", "-S", "-t", "1", "-h", "127.0.0.1,127.0.0.2", "-p", "1"}},
+		{name: "init connection refused", db: "empty", args: []string{"-i", "-p", "1"}},
 
 		// Connection failures.
 		{name: "no such database", args: []string{"-n", "-S", "-t", "1", "-d", "nosuchdb"}, db: "none"},

@@ -34,6 +34,10 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			if fatal && !(errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28")) {
 				return class, false // the engine ends the client
 			}
+			if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
+				// pgbench's client gives up with its connection.
+				return metrics.Other, false
+			}
 			return class, fatal
 		}
 	}
@@ -204,6 +208,13 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 				var pl interface{ PgbenchLines() string }
 				if errors.As(e.Err, &pl) {
 					fmt.Fprint(stderr, scrub(pl.PgbenchLines()))
+					return
+				}
+				var pe *pgconn.PgError
+				if class, _ := pg.Classify(e.Err); !errors.As(e.Err, &pe) && (class == metrics.ConnectionLost || class == metrics.AmbiguousCommit) {
+					// libpq could not read a result: the connection is gone.
+					fmt.Fprintf(stderr, "pgbench: error: client %d aborted in command %d (SQL) of script %d; perhaps the backend died while processing\n",
+						e.Client, max(e.Stmt, 0), e.OpIndex)
 					return
 				}
 				fmt.Fprintf(stderr, "pgbench: error: client %d script %d aborted in command %d query 0: %s",

@@ -91,10 +91,13 @@ func (g *runGen) Hooks() workload.Hooks {
 		Ops:         g.ops,
 		RunDefaults: map[string]string{"max-tries": "1", "init": "skip"},
 		SessionState: func() string {
-			if g.mode == prepared {
-				return "--protocol prepared keeps named prepared statements in the server session"
+			if g.mode != prepared {
+				return ""
 			}
-			return ""
+			if g.preset != nil { // txload pgbench: what its user typed
+				return "-M prepared keeps named prepared statements in the server session"
+			}
+			return "--protocol prepared keeps named prepared statements in the server session"
 		},
 	}
 	h.MarkTransactions = g.markable

@@ -492,6 +492,16 @@ func (c *Conn) keep(b []byte) span {
 // under way ran outside a transaction block; it may be retried only when
 // its block was open and no COMMIT had been sent.
 func (c *Conn) lost(err error) error {
+	// The server's FATAL, when it said why it closed the connection
+	// ("terminating connection due to administrator command"), is the
+	// error, as libpq reports it.
+	for i := range c.results {
+		var pe *pgconn.PgError
+		if errors.As(c.results[i].Err, &pe) && (pe.Severity == "FATAL" || pe.Severity == "PANIC") {
+			err = fmt.Errorf("%w (%v)", pe, err)
+			break
+		}
+	}
 	if c.internal {
 		return err
 	}
