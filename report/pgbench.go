@@ -126,12 +126,13 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 //     the last printed digit; the lag maximum is the histogram's highest
 //     equivalent value;
 //   - failures: pgbench 15 only survives serialization (40001) and deadlock
-//     (40P01) errors and aborts the client on any other. txload records other
-//     classes as failed transactions too: they are counted in "number of
-//     failed transactions" (and the per-interval "failed"), but in neither
-//     of the --failures-detailed lines, which are the serialization and
-//     deadlock failures as in pgbench 15 (which has no "other failures"
-//     line);
+//     (40P01) errors and aborts the client on any other. Unless
+//     PgbenchRun.OtherErrorsAbort says the run did the same (`txload
+//     pgbench`), txload records other classes as failed transactions too:
+//     they are counted in "number of failed transactions" (and the
+//     per-interval "failed"), but in neither of the --failures-detailed
+//     lines, which are the serialization and deadlock failures as in
+//     pgbench 15 (which has no "other failures" line);
 //   - "initial connection time" is PgbenchRun.ConnectTime as the caller
 //     measured it; pgbench prints the time from its start until the first
 //     thread had connected all its clients; under -C, "average connection
