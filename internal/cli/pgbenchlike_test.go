@@ -43,6 +43,9 @@ type pgbenchCase struct {
 	// counted as differing, and must differ in exit code or lines only
 	// as that says (its lines are checked to hold pgbench's).
 	differs string
+	// unordered compares stderr's lines in any order (several clients'
+	// lines, whose order follows the server's timing in pgbench too).
+	unordered bool
 	// collapse compares stderr with runs of the same line as one (-d's
 	// "receiving", printed as often as pgbench happens to look).
 	collapse bool
@@ -226,6 +229,9 @@ func (c pgbenchCase) run(t *testing.T, dir, db string, env []string, prog string
 	errLines := stderrLines(stderr.String())
 	if c.collapse {
 		errLines = slices.Compact(errLines)
+	}
+	if c.unordered {
+		slices.Sort(errLines)
 	}
 	return pgbenchOutcome{code: cmd.ProcessState.ExitCode(), stdout: outputShape(out), stderr: errLines}
 }
