@@ -434,7 +434,7 @@ func (p *parser) option(occ occurrence) error {
 		if !ok || name == "" || value == "" {
 			return p.fatal("invalid variable definition: \"%s\"", arg)
 		}
-		if !validVariableName(name) {
+		if !script.ValidVariableName(name) {
 			return p.fatal("option: invalid variable name: \"%s\"", name)
 		}
 		if i, dup := p.defines[name]; dup {
@@ -709,21 +709,6 @@ func (p *parser) finish(operands []string) error {
 		return p.fatal("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")
 	}
 	return nil
-}
-
-// validVariableName is pgbench's valid_variable_name.
-func validVariableName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := c >= 0x80 || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // builtinNames are pgbench's builtin scripts, in its order.

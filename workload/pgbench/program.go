@@ -218,27 +218,11 @@ func (p *program) store(r *driver.Result, pc int, cmd *script.Command) error {
 // assign sets variable name, which must be a valid name when it is new
 // (pgbench's lookupCreateVariable; what names the command in the error).
 func (p *program) assign(what, name string, v expr.Value) error {
-	if _, ok := p.vars[name]; !ok && !ValidVariableName(name) {
+	if _, ok := p.vars[name]; !ok && !script.ValidVariableName(name) {
 		return fmt.Errorf("%s: invalid variable name: \"%s\"", what, name)
 	}
 	p.vars[name] = v
 	return nil
-}
-
-// ValidVariableName is pgbench's valid_variable_name: ASCII letters,
-// digits, '_' and any non-ASCII byte, not beginning with a digit.
-func ValidVariableName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := c >= 0x80 || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // run executes commands from p.pc until one must be awaited.

@@ -187,6 +187,10 @@ func Parse(name, src string) (*Script, error) { return parse(name, name, src, 0)
 // 17, \syncpipeline is an invalid command.
 func ParseAs(name, src string, major int) (*Script, error) { return parse(name, name, src, major) }
 
+// ValidVariableName is pgbench's valid_variable_name: ASCII letters,
+// digits, '_' and any non-ASCII byte, not beginning with a digit.
+func ValidVariableName(name string) bool { return validVariableName(name) }
+
 // ParseFileArg splits FILE[@WEIGHT] as pgbench's --file (and --builtin)
 // takes it: at the last '@'; the weight is 1 when absent and must be an
 // integer from 0 to 2147483647.

@@ -502,6 +502,20 @@ func atoi(s string) int64 {
 	return v
 }
 
+func validVariableName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 0x80 || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // checkText refuses a script holding a NUL byte: a binary file (pgbench
 // would read it only up to the NUL). Any other bytes are sent as they are,
 // as pgbench sends them: the server reads them in the client encoding.
