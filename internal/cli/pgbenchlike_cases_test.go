@@ -316,6 +316,18 @@ func pgbenchCases() []pgbenchCase {
 		scriptCase("notice with detail", "DO $$ BEGIN RAISE NOTICE 'note' USING DETAIL = 'more'; END $$;\n", "-t", "1"),
 		scriptCase("internal query position", "DO $$ BEGIN EXECUTE 'SELECT 1 +'; END $$;\n", "-t", "1"),
 
+		// Meta-commands in capitals: pgbench names them as written.
+		scriptCase("capital set fails", "\\SET x 1/0\n", "-t", "1"),
+		scriptCase("capital sleep fails", "\\Sleep :nosuch\n", "-t", "1"),
+		scriptCase("capital if", "\\IF 1\nSELECT 1;\n\\ENDIF\n", "-t", "1"),
+		scriptCase("sleep double variable", "\\set d 1.5\n\\sleep :d ms\nSELECT 1;\n", "-t", "1"),
+		scriptCase("sleep variable microseconds", "\\set d 200\n\\sleep :d us\nSELECT 1;\n", "-t", "1"),
+		scriptCase("define with equals", "SELECT :x::text;\n", "-t", "1", "-D", "x='a=b'"),
+		scriptCase("quote in a value", "SELECT :x;\n", "-t", "1", "-D", "x='it''s'"),
+		scriptCase("invalid command in an if", "\\if 1\n\\frob\n\\endif\n"),
+		scriptCase("log", "SELECT 1;\n", "-t", "3", "-l"),
+		scriptCase("ddl prepared", "CREATE TEMP TABLE IF NOT EXISTS x (a int);\nINSERT INTO x VALUES (1);\n", "-t", "2", "-M", "prepared"),
+
 		// More init.
 		{name: "init scale 2", args: []string{"-i", "-q", "-s", "2"}, db: "empty"},
 		{name: "init tablespace", args: []string{"-i", "-q", "--tablespace", "pg_default", "--index-tablespace", "pg_default"}, db: "empty"},
