@@ -153,7 +153,7 @@ func connectDetail(msg string) string {
 	}
 	var out []string
 	for i, l := range lines {
-		if slices.Contains(out, l) {
+		if slices.Contains(out, l) || tlsFallback(l, lines[i+1:]) {
 			continue
 		}
 		dup := false
@@ -169,6 +169,22 @@ func connectDetail(msg string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// tlsFallback says l is pgx's TLS attempt that the server refused, under
+// sslmode=prefer, before its plain attempt to the same address (one of
+// rest): libpq says nothing of it, and neither does txload.
+func tlsFallback(l string, rest []string) bool {
+	addr, _, ok := strings.Cut(l, " ")
+	if !ok || !strings.Contains(l, "tls error: server refused TLS connection") {
+		return false
+	}
+	for _, r := range rest {
+		if strings.HasPrefix(r, addr+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *ConnectError) Unwrap() error { return e.err }
