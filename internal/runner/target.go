@@ -180,7 +180,9 @@ func (c *Conn) CheckSessionState(h workload.Hooks) error {
 		return nil
 	}
 	if need := h.SessionState(); need != "" {
-		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use --protocol extended or simple", need, c.Pooler)
+		// need begins with the flag as the user typed it: "-M prepared".
+		flag, _, _ := strings.Cut(need, " ")
+		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use %s extended or simple", need, c.Pooler, flag)
 	}
 	return nil
 }
