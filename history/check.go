@@ -39,6 +39,7 @@ type Checker struct {
 
 	closedLive int // closed transactions still held (reachable from open ones)
 	sweepAt    int // sweep when closedLive reaches this
+	minSweep   int // the least sweepAt
 	stats      Stats
 	budget     int // edge visits per class search in one component
 	epoch      int32
@@ -63,15 +64,16 @@ type Stats struct {
 // NewChecker returns an empty checker.
 func NewChecker() *Checker {
 	return &Checker{
-		txns:    map[int32]*txn{},
-		keys:    map[int64]*keyState{},
-		sweepAt: minSweep,
-		budget:  defaultBudget,
+		txns:     map[int32]*txn{},
+		keys:     map[int64]*keyState{},
+		sweepAt:  defaultMinSweep,
+		minSweep: defaultMinSweep,
+		budget:   defaultBudget,
 	}
 }
 
 const (
-	minSweep = 4096
+	defaultMinSweep = 4096
 	// defaultBudget bounds the edges one search for one class visits in
 	// one component (Elle bounds it by time: 1 s per component). Existence
 	// of G0 and G1c cycles is always decided exactly; so is every class at

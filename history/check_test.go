@@ -69,7 +69,7 @@ func TestAnomalies(t *testing.T) {
 				at(1, 5, 15, Committed, R(1, 1)),
 				at(2, 20, 30, Committed, R(1, 1, 2)),
 			},
-			want: []Class{G1b, GSingle},
+			want:  []Class{G1b, GSingle},
 			lines: []string{"T1 read key 1 as [1], ending with T2's append of 1; but T2 appended 2 to key 1 after 1: T1 saw a state T2 never committed"},
 		},
 		{

@@ -45,7 +45,7 @@ func (c *Checker) sweep(all bool) {
 		c.drop(t)
 	}
 	c.closedLive -= len(done)
-	c.sweepAt = max(minSweep, 2*c.closedLive)
+	c.sweepAt = max(c.minSweep, 2*c.closedLive)
 }
 
 // sedge is an edge inside a set of transactions numbered from 0.
