@@ -313,6 +313,19 @@ func (c *Checker) internal(t *txn, ops []Op) {
 		known bool    // list is the whole state; else its tail
 		list  []int64 // owned
 	}
+	// Only a key an attempt touches twice can contradict itself.
+	repeated := false
+	for i := 1; i < len(ops) && !repeated; i++ {
+		for j := range i {
+			if ops[j].Key == ops[i].Key {
+				repeated = true
+				break
+			}
+		}
+	}
+	if !repeated {
+		return
+	}
 	var state map[int64]*expect
 	for i, op := range ops {
 		if state == nil {
