@@ -180,3 +180,34 @@ func TestReadErrors(t *testing.T) {
 		})
 	}
 }
+
+// The hand-made histories in testdata, which docs/histories.md checks.
+func TestTestdataHistories(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []Class
+	}{
+		{"write-skew.jsonl", []Class{G2Item}},
+		{"read-skew.edn", []Class{GSingle}},
+		{"serial.jsonl", nil},
+		{"small.edn", []Class{GSingle}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			attempts, err := ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Check(attempts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := classesOf(r); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("classes %v, want %v", got, tc.want)
+			}
+		})
+	}
+	_, err := ReadFile(filepath.Join("testdata", "malformed.jsonl"))
+	if err == nil || err.Error() != `line 3: outcome "comitted" is not committed, failed or unknown` {
+		t.Errorf("malformed.jsonl: %v", err)
+	}
+}

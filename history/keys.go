@@ -154,7 +154,7 @@ func (c *Checker) finalize(ks *keyState) error {
 					w.failed, w.failedOp = t, i
 				}
 			case w.ok != nil:
-				return c.fail(fmt.Errorf("value %d appended to key %d twice, by attempts %d and %d: the values appended to a key must be unique", op.value, k, w.ok.id, t.id))
+				return c.fail(&DuplicateAppendError{Key: k, Value: op.value, First: int(w.ok.id), Second: int(t.id)})
 			default:
 				w.ok, w.okOp = t, i
 			}
@@ -414,4 +414,22 @@ func (s *spans) add(k int64) {
 	default:
 		*s = slices.Insert(a, i, span{k, k})
 	}
+}
+
+// DuplicateAppendError is a history that cannot be checked: two attempts
+// that committed or may have (numbered First and Second) appended the same
+// value to a key, which must be unique.
+type DuplicateAppendError struct {
+	Key, Value    int64
+	First, Second int
+}
+
+func (e *DuplicateAppendError) Error() string {
+	return e.Describe(func(i int) string { return fmt.Sprintf("attempt %d", i) })
+}
+
+// Describe says what is wrong, naming the attempts with name.
+func (e *DuplicateAppendError) Describe(name func(int) string) string {
+	return fmt.Sprintf("value %d appended to key %d twice, by %s and %s: the values appended to a key must be unique",
+		e.Value, e.Key, name(e.First), name(e.Second))
 }

@@ -216,7 +216,7 @@ func TestOnlinePromises(t *testing.T) {
 			}
 			_, err := c.Close()
 			return err
-		}, "value 1 appended to key 1 twice, by attempts 0 and 1"},
+		}, "value 1 appended to key 1 twice, by attempt 0 and attempt 1"},
 		{"an invalid attempt", func(c *Checker) error {
 			return c.Add(at(0, 5, 1, Committed, R(1)))
 		}, "attempt 0: invoke time 5000 ns is after the completion time 1000 ns"},
