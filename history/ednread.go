@@ -322,7 +322,7 @@ func (s *ednSource) next() (Attempt, int, error) {
 			}
 			t := s.tail[0]
 			s.tail = s.tail[1:]
-			return t.a, t.line, nil
+			return t.a, t.line, t.a.Validate()
 		}
 		v, err := s.p.top()
 		if err == io.EOF {
@@ -406,6 +406,9 @@ func (s *ednSource) op(v any, line int) (Attempt, bool, error) {
 		}
 	}
 	if kw == "invoke" {
+		if len(ops) == 0 {
+			return Attempt{}, false, fmt.Errorf("the invocation has no :value (a vector of operations)")
+		}
 		if prev, open := s.pending[proc]; open {
 			return Attempt{}, false, fmt.Errorf("process %s invoked again before its invocation of line %d completed", ednString(procV), prev.line)
 		}

@@ -211,3 +211,80 @@ func TestTestdataHistories(t *testing.T) {
 		t.Errorf("malformed.jsonl: %v", err)
 	}
 }
+
+// The fast JSON decoder reads what encoding/json reads, the same way.
+func FuzzJSONL(f *testing.F) {
+	var buf bytes.Buffer
+	_ = WriteJSONL(&buf, small())
+	for _, line := range strings.Split(buf.String(), "\n") {
+		f.Add([]byte(line))
+	}
+	f.Add([]byte(`{"ops":[["r",1,[1, 2 ,3]]], "client" :0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","extra":{"a":[1,"x\"y",null,true]}}`))
+	f.Add([]byte(`{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",-9223372036854775808,9223372036854775807]]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := fastJSONL(line)
+		slow, err := slowJSONL(line)
+		if ok && err != nil {
+			t.Fatalf("fast decoder accepted %q, encoding/json says %v", line, err)
+		}
+		if ok && !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", line, fast, slow)
+		}
+		if err == nil {
+			// What is read writes back to a line that reads the same.
+			again, err := parseJSONL(AppendJSONL(nil, slow))
+			if err != nil || !reflect.DeepEqual(again, slow) {
+				t.Fatalf("%q: read %+v, written and read again %+v, %v", line, slow, again, err)
+			}
+		}
+	})
+}
+
+// The EDN reader fails cleanly on anything, and what it reads writes back
+// to EDN that reads the same.
+func FuzzEDN(f *testing.F) {
+	var buf bytes.Buffer
+	_ = WriteEDN(&buf, small())
+	f.Add(buf.Bytes())
+	f.Add([]byte(`[{:type :ok, :value [[:r 1 [1 2]] #_ [:x] [:append 1 3]]} ; c` + "\n]"))
+	f.Add([]byte(`#foo {:type :invoke :process 0 :value [[:append 1 1]]} {:type :info :process 0}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd, err := NewReader(bytes.NewReader(data), EDN)
+		if err != nil {
+			return
+		}
+		var got []Attempt
+		for {
+			a, err := rd.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return
+			}
+			got = append(got, a)
+		}
+		var out bytes.Buffer
+		if err := WriteEDN(&out, got); err != nil {
+			t.Fatal(err)
+		}
+		rd2, err := NewReader(&out, EDN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again []Attempt
+		for {
+			a, err := rd2.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%v reading back\n%s", err, out.String())
+			}
+			again = append(again, a)
+		}
+		if len(again) != len(got) {
+			t.Fatalf("read %d attempts, %d back", len(got), len(again))
+		}
+	})
+}

@@ -132,6 +132,14 @@ type jsonAttempt struct {
 
 // parseJSONL decodes one line.
 func parseJSONL(line []byte) (Attempt, error) {
+	if a, ok := fastJSONL(line); ok {
+		return a, nil
+	}
+	return slowJSONL(line)
+}
+
+// slowJSONL decodes a line with encoding/json, and says what is wrong.
+func slowJSONL(line []byte) (Attempt, error) {
 	var j jsonAttempt
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Attempt{}, jsonError(err)
