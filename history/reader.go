@@ -141,7 +141,7 @@ func sniff(br *bufio.Reader) (Format, error) {
 			}
 			return EDN, nil
 		default:
-			return 0, fmt.Errorf("neither JSON lines nor EDN: it starts with %q", c)
+			return 0, fmt.Errorf("neither JSON lines nor EDN: it starts with %q", string(b[n-1:]))
 		}
 	}
 }
