@@ -19,6 +19,7 @@ type keyState struct {
 	// states off it are found in branches.
 	main     []*rnode // main[i] is the state of i values
 	mainVals []int64
+	mainSet  map[int64]struct{} // the values of mainVals
 	branches map[branchKey]*rnode
 }
 
@@ -55,10 +56,16 @@ func (ks *keyState) insert(list []int64, reader int32) *rnode {
 	case n <= m && slices.Equal(list, ks.mainVals[:n]):
 		node = ks.main[n]
 	case n > m && slices.Equal(list[:m], ks.mainVals):
+		if ks.mainSet == nil {
+			ks.mainSet = map[int64]struct{}{}
+		}
 		for i := m; i < n; i++ {
-			ks.mainVals = append(ks.mainVals, list[i])
+			v := list[i]
+			ks.mainVals = append(ks.mainVals, v)
 			parent := ks.main[i]
-			ks.main = append(ks.main, newNode(parent, ks.mainVals[:i+1:i+1], reader))
+			_, dup := ks.mainSet[v]
+			ks.mainSet[v] = struct{}{}
+			ks.main = append(ks.main, &rnode{vals: ks.mainVals[: i+1 : i+1], parent: parent, first: reader, dup: dup || parent.dup})
 		}
 		node = ks.main[n]
 	default:
@@ -95,6 +102,7 @@ func (ks *keyState) branch(list []int64, reader int32) *rnode {
 	return node
 }
 
+// newNode makes a state off the main path (rare: a read that disagrees).
 func newNode(parent *rnode, vals []int64, reader int32) *rnode {
 	v := vals[len(vals)-1]
 	dup := parent.dup || slices.Contains(parent.vals, v)
