@@ -3,7 +3,6 @@ package history
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -41,8 +40,6 @@ type ednParser struct {
 	// inVector: the history is one vector of operations, being read.
 	inVector bool
 }
-
-var errEndOfVector = errors.New("end of the vector")
 
 func (p *ednParser) read() (byte, error) {
 	c, err := p.r.ReadByte()
@@ -292,7 +289,6 @@ func atom(tok string) (any, error) {
 type ednSource struct {
 	p       *ednParser
 	pending map[any]ednInvoke // process -> its open invocation
-	line    int
 	done    bool
 	tail    []ednTail // open invocations at the end, as attempts
 }

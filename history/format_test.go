@@ -16,21 +16,11 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func readAll(t *testing.T, r io.Reader, f Format) []Attempt {
 	t.Helper()
-	rd, err := NewReader(r, f)
+	out, err := ReadAll(r, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Attempt
-	for {
-		a, err := rd.Read()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, a)
-	}
+	return out
 }
 
 // Histories written as JSON lines and as EDN read back as they were, in
@@ -249,39 +239,17 @@ func FuzzEDN(f *testing.F) {
 	f.Add([]byte(`[{:type :ok, :value [[:r 1 [1 2]] #_ [:x] [:append 1 3]]} ; c` + "\n]"))
 	f.Add([]byte(`#foo {:type :invoke :process 0 :value [[:append 1 1]]} {:type :info :process 0}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rd, err := NewReader(bytes.NewReader(data), EDN)
+		got, err := ReadAll(bytes.NewReader(data), EDN)
 		if err != nil {
 			return
-		}
-		var got []Attempt
-		for {
-			a, err := rd.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return
-			}
-			got = append(got, a)
 		}
 		var out bytes.Buffer
 		if err := WriteEDN(&out, got); err != nil {
 			t.Fatal(err)
 		}
-		rd2, err := NewReader(&out, EDN)
+		again, err := ReadAll(bytes.NewReader(out.Bytes()), EDN)
 		if err != nil {
-			t.Fatal(err)
-		}
-		var again []Attempt
-		for {
-			a, err := rd2.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%v reading back\n%s", err, out.String())
-			}
-			again = append(again, a)
+			t.Fatalf("%v reading back\n%s", err, out.String())
 		}
 		if len(again) != len(got) {
 			t.Fatalf("read %d attempts, %d back", len(got), len(again))

@@ -43,18 +43,23 @@ func FuzzSerialHistories(f *testing.F) {
 	f.Add(make([]byte, 64))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := &byteSource{b: data}
-		cfg := simConfig{
-			mode:      serial,
-			clients:   1 + src.intn(4),
-			keys:      1 + src.intn(4),
-			maxWrites: 1 + src.intn(6),
-			maxOps:    1 + src.intn(4),
-			attempts:  src.intn(200),
-			failed:    src.intn(30),
-			unknown:   src.intn(30),
-		}
-		checkSerial(t, src, cfg)
+		checkSerial(t, src, serialConfig(src, 1))
 	})
+}
+
+// serialConfig draws a serial history's shape from src; scale makes it
+// larger.
+func serialConfig(src source, scale int) simConfig {
+	return simConfig{
+		mode:      serial,
+		clients:   1 + src.intn(4*scale),
+		keys:      1 + src.intn(4*scale),
+		maxWrites: 1 + src.intn(6*scale),
+		maxOps:    1 + src.intn(4),
+		attempts:  src.intn(200 * scale * scale),
+		failed:    src.intn(30),
+		unknown:   src.intn(30),
+	}
 }
 
 // TestSerialHistories is the fuzz test's property on seeded histories, in
@@ -62,16 +67,7 @@ func FuzzSerialHistories(f *testing.F) {
 func TestSerialHistories(t *testing.T) {
 	for seed := range uint64(300) {
 		src := seeded(seed)
-		cfg := simConfig{
-			mode:      serial,
-			clients:   1 + src.intn(8),
-			keys:      1 + src.intn(10),
-			maxWrites: 1 + src.intn(20),
-			maxOps:    1 + src.intn(4),
-			attempts:  src.intn(2000),
-			failed:    src.intn(20),
-			unknown:   src.intn(20),
-		}
+		cfg := serialConfig(src, 3)
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkSerial(t, src, cfg) })
 	}
 }

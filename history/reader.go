@@ -154,13 +154,18 @@ func ReadFile(path string) ([]Attempt, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := NewReader(f, FormatOf(path))
+	return ReadAll(f, FormatOf(path))
+}
+
+// ReadAll reads every attempt of a history in format f.
+func ReadAll(r io.Reader, f Format) ([]Attempt, error) {
+	rd, err := NewReader(r, f)
 	if err != nil {
 		return nil, err
 	}
 	var out []Attempt
 	for {
-		a, err := r.Read()
+		a, err := rd.Read()
 		if err == io.EOF {
 			return out, nil
 		}
