@@ -36,6 +36,7 @@ func (m ednMap) get(k keyword) (any, bool) {
 // ednParser reads EDN forms, counting lines.
 type ednParser struct {
 	r    *bufio.Reader
+	tok  []byte
 	line int
 	// inVector: the history is one vector of operations, being read.
 	inVector bool
@@ -194,26 +195,35 @@ func (p *ednParser) seq(end byte) ([]any, error) {
 	}
 }
 
-func (p *ednParser) token() (string, error) {
-	var b strings.Builder
+// ednDelim marks the bytes that end a token.
+var ednDelim = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\f,;{}[]()\"") {
+		t[c] = true
+	}
+	return t
+}()
+
+// token reads a token into the parser's buffer, valid until the next call.
+func (p *ednParser) token() ([]byte, error) {
+	p.tok = p.tok[:0]
 	for {
 		c, err := p.read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if strings.IndexByte(" \t\n\r\f,;{}[]()\"", c) >= 0 {
+		if ednDelim[c] {
 			p.unread(c)
 			break
 		}
-		b.WriteByte(c)
+		p.tok = append(p.tok, c)
 	}
-	if b.Len() == 0 {
-		return "", fmt.Errorf("an empty token")
+	if len(p.tok) == 0 {
+		return nil, fmt.Errorf("an empty token")
 	}
-	return b.String(), nil
+	return p.tok, nil
 }
 
 func (p *ednParser) str() (string, error) {
@@ -252,11 +262,45 @@ func (p *ednParser) char() (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a character literal with no character")
 	}
-	return tok, nil
+	return string(tok), nil
 }
 
-func atom(tok string) (any, error) {
-	switch tok {
+// internKeyword returns the keywords of a history without a new string
+// each.
+func internKeyword(b []byte) keyword {
+	switch string(b) {
+	case "type":
+		return "type"
+	case "invoke":
+		return "invoke"
+	case "ok":
+		return "ok"
+	case "fail":
+		return "fail"
+	case "info":
+		return "info"
+	case "process":
+		return "process"
+	case "f":
+		return "f"
+	case "txn":
+		return "txn"
+	case "value":
+		return "value"
+	case "time":
+		return "time"
+	case "index":
+		return "index"
+	case "r":
+		return "r"
+	case "append":
+		return "append"
+	}
+	return keyword(b)
+}
+
+func atom(tok []byte) (any, error) {
+	switch string(tok) {
 	case "nil":
 		return nil, nil
 	case "true":
@@ -268,15 +312,28 @@ func atom(tok string) (any, error) {
 		if len(tok) == 1 {
 			return nil, fmt.Errorf("a keyword with no name")
 		}
-		return keyword(tok[1:]), nil
+		return internKeyword(tok[1:]), nil
 	}
 	c := tok[0]
+	if c >= '0' && c <= '9' && len(tok) <= 18 {
+		n := int64(0)
+		for _, d := range tok {
+			if d < '0' || d > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + int64(d-'0')
+		}
+		if n >= 0 && (len(tok) == 1 || c != '0') {
+			return n, nil
+		}
+	}
 	if unicode.IsDigit(rune(c)) || ((c == '-' || c == '+') && len(tok) > 1 && unicode.IsDigit(rune(tok[1]))) {
-		t := strings.TrimSuffix(tok, "N")
+		t := strings.TrimSuffix(string(tok), "N")
 		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
 			return i, nil
 		}
-		f, err := strconv.ParseFloat(strings.TrimSuffix(tok, "M"), 64)
+		f, err := strconv.ParseFloat(strings.TrimSuffix(string(tok), "M"), 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s is not a number EDN knows (or does not fit in 64 bits)", tok)
 		}
