@@ -3,6 +3,7 @@ package history
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -223,5 +224,58 @@ func TestOnlinePromises(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A search cut short by its budget says so: a class it may have missed is
+// not ruled out, never reported absent; G0 and G1c, and any cycle at
+// serializable, are decided whatever the budget.
+func TestSearchBudget(t *testing.T) {
+	var rec collect
+	simulate(seeded(11), simConfig{mode: readCommitted, clients: 12, keys: 6, maxWrites: 40, maxOps: 4, attempts: 5000, faults: 1}, &rec)
+	full, err := Check(rec.attempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewChecker()
+	c.budget = 1
+	for _, a := range rec.attempts {
+		if err := c.Add(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut, err := c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("full search: %v; cut: %v, not ruled out %v", classesOf(full), classesOf(cut), cut.Incomplete)
+	if len(cut.Incomplete) == 0 {
+		t.Fatal("no search stopped at a budget of one edge")
+	}
+	for _, cl := range []Class{G0, G1c} {
+		if cut.Count(cl) != full.Count(cl) {
+			t.Errorf("%s: %d with the budget cut, %d without", cl, cut.Count(cl), full.Count(cl))
+		}
+	}
+	for _, f := range full.Findings {
+		if cut.Count(f.Class) == 0 && cut.Incomplete[f.Class] == 0 {
+			t.Errorf("%s found by the full search, neither found nor left open by the cut one", f.Class)
+		}
+	}
+	if full.Stats.SCCs > 0 && !cut.Verdict(Serializable).Violation {
+		t.Error("cycles, and no violation at serializable")
+	}
+	for _, cl := range Classes() {
+		if cut.Incomplete[cl] > 0 && cut.Count(cl) == 0 && Serializable.Forbids(cl) {
+			v := cut.Verdict(RepeatableRead)
+			if RepeatableRead.Forbids(cl) && !v.Violation && !slices.Contains(v.Undecided, cl) {
+				t.Errorf("%s not ruled out, and the verdict at repeatable read does not say so: %+v", cl, v)
+			}
+		}
+	}
+	var b strings.Builder
+	_ = cut.WriteText(&b, RepeatableRead, nil)
+	if n := cut.Incomplete[GNonadjacent]; n > 0 && cut.Count(GNonadjacent) == 0 && !strings.Contains(b.String(), "G-nonadjacent: not ruled out") {
+		t.Errorf("the text does not say G-nonadjacent is not ruled out:\n%s", b.String())
 	}
 }
