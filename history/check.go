@@ -305,13 +305,17 @@ func Check(attempts []Attempt) (*Result, error) {
 	return c.Close()
 }
 
-// internal checks a committed attempt against itself: a read must show the
-// attempt's own earlier appends to the key, after what its own earlier read
-// of the key returned.
+// internal checks a committed attempt against itself, as any level
+// requires: a read of a key ends with the attempt's own appends to it since
+// its previous read of the key (or since it began), and what comes before
+// them extends that previous read (a list only grows). A read that sees
+// more than the previous one did (a non-repeatable read, which read
+// committed allows) is not internal: the graph shows it as a G-single
+// cycle.
 func (c *Checker) internal(t *txn, ops []Op) {
-	type expect struct {
-		known bool    // list is the whole state; else its tail
-		list  []int64 // owned
+	type seen struct {
+		read []int64 // the previous read of the key (nil: none)
+		own  []int64 // the attempt's appends to the key since
 	}
 	// Only a key an attempt touches twice can contradict itself.
 	repeated := false
@@ -326,39 +330,28 @@ func (c *Checker) internal(t *txn, ops []Op) {
 	if !repeated {
 		return
 	}
-	var state map[int64]*expect
+	state := map[int64]*seen{}
 	for i, op := range ops {
-		if state == nil {
-			state = map[int64]*expect{}
-		}
 		e := state[op.Key]
-		switch op.Kind {
-		case Append:
-			if e == nil {
-				e = &expect{}
-				state[op.Key] = e
-			}
-			e.list = append(e.list, op.Value)
-		case Read:
-			if e != nil {
-				ok := false
-				if e.known {
-					ok = slices.Equal(op.List, e.list)
-				} else {
-					ok = len(op.List) >= len(e.list) && slices.Equal(op.List[len(op.List)-len(e.list):], e.list)
-				}
-				if !ok {
-					c.report(Internal, opRank(t, i), func() *Example { return internalExample(t, ops, i, e.known, e.list) })
-					return
-				}
-			} else {
-				e = &expect{}
-				state[op.Key] = e
-			}
-			e.known, e.list = true, slices.Clone(op.List)
+		if e == nil {
+			e = &seen{}
+			state[op.Key] = e
 		}
+		if op.Kind == Append {
+			e.own = append(e.own, op.Value)
+			continue
+		}
+		l := op.List
+		ownOK := len(l) >= len(e.own) && slices.Equal(l[len(l)-len(e.own):], e.own)
+		if !ownOK || (e.read != nil && !isPrefix(e.read, l[:len(l)-len(e.own)])) {
+			c.report(Internal, opRank(t, i), func() *Example { return internalExample(t, ops, i, e.read, e.own, ownOK) })
+			return
+		}
+		e.read, e.own = l, nil
 	}
 }
+
+func isPrefix(a, b []int64) bool { return len(a) <= len(b) && slices.Equal(a, b[:len(a)]) }
 
 // retireHeap orders retired keys by retirement time, then key.
 type retireHeap []*keyState

@@ -35,8 +35,12 @@ const (
 	// cycle is one too.
 	G2Item
 	// Internal: a committed attempt's read contradicts its own earlier
-	// operations on that key: it misses its own append, or differs from
-	// its own earlier read.
+	// operations on that key in a way no level allows: it does not end
+	// with the attempt's own appends since its previous read of the key,
+	// or what precedes them does not extend that read (a list only
+	// grows). A read that sees more than the attempt's previous one (a
+	// non-repeatable read, which read committed allows) is not internal:
+	// the graph shows it as a G-single cycle.
 	Internal
 	// IncompatibleOrder: a committed read that is not a prefix of the
 	// key's version order (its longest read): no single order of appends
@@ -65,7 +69,7 @@ var classMeanings = [numClasses]string{
 	GSingle:           "read skew: a cycle with exactly one rw edge",
 	GNonadjacent:      "a cycle with two or more rw edges, none adjacent",
 	G2Item:            "anti-dependency cycle: a cycle with two or more rw edges",
-	Internal:          "a read that contradicts the attempt's own earlier operations",
+	Internal:          "a read that misses the attempt's own appends or goes back on its own read",
 	IncompatibleOrder: "a read that is not a prefix of its key's longest read",
 	DuplicateElements: "a read that holds a value twice",
 	LostAppend:        "a committed append no later read holds",
@@ -158,8 +162,9 @@ func ParseLevel(s string) (Level, error) {
 //   - every level (read uncommitted is Adya's PL-1) forbids G0 and
 //     duplicate elements; here every level also forbids an internal
 //     inconsistency, which Adya's model presumes away (a transaction sees
-//     its own writes) and Elle lists only under the stronger models, and a
-//     lost append, which is lost data: PostgreSQL shows a transaction
+//     its own writes; Elle's broader internal check, which also counts a
+//     non-repeatable read, it lists only under the stronger models), and
+//     a lost append, which is lost data: PostgreSQL shows a transaction
 //     every commit acknowledged before it started, at every level;
 //   - read committed (PL-2) forbids G1a, G1b, G1c and incompatible orders
 //     (which imply an aborted read); it allows G-single, G-nonadjacent and

@@ -314,18 +314,17 @@ func intermediateExample(t *txn, op int, w *txn, v, later int64) *Example {
 	return e.ex
 }
 
-func internalExample(t *txn, ops []Op, op int, known bool, want []int64) *Example {
+func internalExample(t *txn, ops []Op, op int, prev, own []int64, ownOK bool) *Example {
 	e := &exampleOf{ex: &Example{}, names: map[int32]string{}}
 	a := t.attempt()
 	a.Ops = ops
 	e.names[t.id] = "T1"
 	e.ex.Txns = append(e.ex.Txns, ExampleTxn{Name: "T1", Index: int(t.id), Attempt: cloneAttempt(a)})
-	k := ops[op].Key
-	if known {
-		e.line("T1 read key %d as %s, but after its own earlier operations on key %d it holds %s", k, listString(ops[op].List), k, listString(want))
+	k, l := ops[op].Key, ops[op].List
+	if !ownOK {
+		e.line("T1 read key %d as %s, which does not end with its own appends to key %d, %s", k, listString(l), k, listString(own))
 	} else {
-		e.line("T1 read key %d as %s, but after its own earlier appends to key %d it ends with %s", k, listString(ops[op].List), k,
-			strings.Replace(listString(want), "[", "[... ", 1))
+		e.line("T1 read key %d as %s, which does not extend its own earlier read of key %d, %s: a list only grows", k, listString(l), k, listString(prev))
 	}
 	return e.ex
 }
