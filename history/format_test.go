@@ -262,7 +262,7 @@ func FuzzEDN(f *testing.F) {
 // PostgreSQL 12.22.0 at serializable: it holds a G2-item cycle, the
 // read-only transaction anomaly (T2 reads only; T3, which ran for a
 // second, neither saw T1 nor was seen by T2). Such runs showed one in 2 of
-// 36 runs on 12.22.0, in 3 of 3 on 12.3.0 and in none of 3 on 18.3.0.
+// 36 runs on 12.22.0, in 6 of 6 on 12.3.0 and in none of 12 on 18.3.0.
 func TestPostgres1222History(t *testing.T) {
 	f, err := os.Open(filepath.Join("testdata", "pg-12.22.0-serializable.jsonl.gz"))
 	if err != nil {
