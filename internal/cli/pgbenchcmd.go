@@ -71,7 +71,7 @@ func newPgbenchTxload() *pgbenchTxload {
 	fs := f.fs
 	fs.SetOutput(io.Discard)
 	fs.StringArrayVar(&f.urls, "url", nil, "database URL instead of libpq's connection options; repeat for the nodes of a cluster")
-	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL major version of the embedded server")
+	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL version of the embedded server: a major version, 12 to 18, or any release published as binaries, major.minor.patch (12.3.0)")
 	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto | none | transaction | session")
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms in HdrHistogram's log format (.hlog) to this file")

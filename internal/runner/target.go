@@ -94,7 +94,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
 	where := ""
 	if r.embedded != nil {
-		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log, CacheDir: r.cacheDir})
+		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Full, Log: log, CacheDir: r.cacheDir})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 		}
