@@ -133,6 +133,11 @@ func parseLag(env Env, args []string) (*lagrun.Options, string, error) {
 		return nil, "", usagef("--workload: %v", err)
 	}
 	g := m.New()
+	if g.Hooks().Ops == nil {
+		// Refused before its flags are parsed, --help included: lag has
+		// nothing to run.
+		return nil, "", lagrun.Options{Workload: m, Generator: g, Registry: env.Registry}.Validate()
+	}
 	var f lagFlags
 	var runf runFlags
 	fs := lagFlagSet(&f, &runf, g)
