@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/report"
 )
 
 // pgioInit loads pgio's tables into a fresh database and returns its URL.
@@ -30,6 +33,17 @@ func pgioInit(t *testing.T, args ...string) string {
 // counts of each operation.
 func pgioRun(t *testing.T, url string, args ...string) (result, map[string]int64, map[string]int64) {
 	t.Helper()
+	r, run := pgioRunDoc(t, url, args...)
+	ops := map[string]int64{}
+	for _, op := range run.Ops {
+		ops[op.Name] = op.OK
+	}
+	return r, run.Check.Values, ops
+}
+
+// pgioRunDoc runs pgio and returns the run's JSON document.
+func pgioRunDoc(t *testing.T, url string, args ...string) (result, report.RunDoc) {
+	t.Helper()
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, append([]string{"run", "pgio", "--url", url, "--json", js}, args...)...)
 	if r.code != 0 {
@@ -39,11 +53,7 @@ func pgioRun(t *testing.T, url string, args ...string) (result, map[string]int64
 	if run.Check == nil {
 		t.Fatalf("no pgio report in the JSON\n%s", r.stdout)
 	}
-	ops := map[string]int64{}
-	for _, op := range run.Ops {
-		ops[op.Name] = op.OK
-	}
-	return r, run.Check.Values, ops
+	return r, run
 }
 
 // pssBlocks sums what pg_stat_statements counted for pgio's statements in
@@ -137,7 +147,11 @@ func TestPgioBadInput(t *testing.T) {
 	}{
 		{[]string{"run", "pgio", "--update-pct", "150"}, "--update-pct must be between 0 and 100, got 150"},
 		{[]string{"run", "pgio", "--work-unit", "0"}, "--work-unit must be at least 1 row, got 0"},
-		{[]string{"run", "pgio", "--scale", "2000", "--work-unit", "3000"}, "--work-unit 3000 is larger than --scale (2000 rows per table)"},
+		{[]string{"run", "pgio", "--scale", "2000", "--work-unit", "3000"}, "--work-unit 3000 is too large for --scale 2000: pgio's range (BETWEEN k AND k+3000, k from 1 to scale-3000-1) needs a work unit of at most 1998"},
+		{[]string{"run", "pgio", "--scale", "2000", "--work-unit", "1999"}, "needs a work unit of at most 1998 (--range exact reads up to the whole table)"},
+		{[]string{"run", "pgio", "--scale", "2000", "--work-unit", "2001", "--range", "exact"}, "--work-unit 2001 is larger than --scale (2000 rows per table)"},
+		{[]string{"run", "pgio", "--commit", "transaction"}, `--commit "transaction" is not allowed (allowed: statement, run)`},
+		{[]string{"run", "pgio", "--range", "all"}, `--range "all" is not allowed (allowed: pgio, exact)`},
 		{[]string{"run", "pgio", "--scale", "1X"}, `--scale "1X": give a number of 8 KiB blocks (2000) or a size with K, M, G or T`},
 		{[]string{"init", "pgio", "--scale", "1X"}, `--scale "1X": give a number of 8 KiB blocks`},
 		{[]string{"init", "pgio", "--scale", "0"}, `--scale "0": must be at least 1 block`},
@@ -193,8 +207,8 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 			if stmts == 0 || v["update_statements"] != 0 || calls != stmts || ops["select"] != stmts {
 				t.Fatalf("%d selects reported, %d counted by pg_stat_statements, %d by the engine; %d updates", stmts, calls, ops["select"], v["update_statements"])
 			}
-			if v["select_rows"] != 16*stmts {
-				t.Errorf("%d rows for %d statements of 16", v["select_rows"], stmts)
+			if v["select_rows"] != 17*stmts {
+				t.Errorf("%d rows for %d statements of 17 (pgio's BETWEEN k AND k+16)", v["select_rows"], stmts)
 			}
 			// The run's own figures match pg_stat_statements within 1%;
 			// pg_stat_database's hold those blocks and what else the
@@ -239,7 +253,8 @@ func TestPgioHitRatioAfterWarmup(t *testing.T) {
 				}
 			}
 			mustContain(t, r.stdout, "hit ratio 100.00%", "warm-up:")
-			mustContain(t, r.stderr, "pgio    1.0s  select", "pgio    2.0s  select")
+			// Labelled as txload's lines: since the start, warm-up included.
+			mustContain(t, r.stderr, "pgio    1.5s  select", "pgio    2.5s  select")
 		})
 	}
 }
@@ -281,8 +296,8 @@ func TestPgioUpdatesCommittedDuringRun(t *testing.T) {
 			if s := seen.Load(); s == 0 || time.Unix(0, s).After(end.Add(-time.Second)) {
 				t.Errorf("another session saw scratch change at %v of a run of %v", time.Unix(0, s).Sub(start), end.Sub(start))
 			}
-			if grew := scratchSum(t, conn, 1) - before; grew != v["update_rows"] || v["update_rows"] != 8*upd {
-				t.Errorf("scratch grew by %d; txload reports %d rows updated by %d updates of 8", grew, v["update_rows"], upd)
+			if grew := scratchSum(t, conn, 1) - before; grew != v["update_rows"] || v["update_rows"] != 9*upd {
+				t.Errorf("scratch grew by %d; txload reports %d rows updated by %d updates of 9 (BETWEEN k AND k+8)", grew, v["update_rows"], upd)
 			}
 		})
 	}
@@ -299,8 +314,9 @@ func TestPgioModesSameCounts(t *testing.T) {
 			before := scratchSum(t, conn, 2)
 			_, v, ops := pgioRun(t, url, "--mode", mode, "--statements", "300", "--update-pct", "20", "--sessions-per-table", "2",
 				"--duration", "1m", "--work-unit", "100", "--update-work-unit", "5", "--progress", "0")
-			// 4 sessions, 3 windows of 100 each: exactly 60 updates a session.
-			want := map[string]int64{"sessions": 4, "select_statements": 960, "update_statements": 240, "select_rows": 96000, "update_rows": 1200}
+			// 4 sessions, 3 windows of 100 each: exactly 60 updates a
+			// session; pgio's ranges, of 101 and 6 rows.
+			want := map[string]int64{"sessions": 4, "select_statements": 960, "update_statements": 240, "select_rows": 96960, "update_rows": 1440}
 			for k, w := range want {
 				if v[k] != w {
 					t.Errorf("%s = %d, want %d", k, v[k], w)
@@ -309,8 +325,8 @@ func TestPgioModesSameCounts(t *testing.T) {
 			if ops["select"] != 960 || ops["update"] != 240 {
 				t.Errorf("the engine counted %v", ops)
 			}
-			if grew := scratchSum(t, conn, 2) - before; grew != 1200 {
-				t.Errorf("scratch grew by %d, want 1200", grew)
+			if grew := scratchSum(t, conn, 2) - before; grew != 1440 {
+				t.Errorf("scratch grew by %d, want 1440", grew)
 			}
 			if s := v["start_spread_us"]; s >= 100000 {
 				t.Errorf("sessions started %dµs apart", s)
@@ -340,7 +356,7 @@ func TestPgioRunOnPartOfTheScale(t *testing.T) {
 		t.Fatalf("%d updates of %d rows: keys up to 1000 gained %d, keys above %d", v["update_statements"], v["update_rows"], low2-low, high2-high)
 	}
 	r := txload(t.Context(), nil, "run", "pgio", "--url", url, "--scale", "4000", "--duration", "1s")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "less than asked (--tables 1 --scale 4000); --drop recreates them") {
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "less than asked (--scale 4000); --drop recreates them") {
 		t.Fatalf("a run beyond the loaded scale: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE txload_init SET state = 'loading' WHERE workload = 'pgio'`); err != nil {
@@ -349,5 +365,208 @@ func TestPgioRunOnPartOfTheScale(t *testing.T) {
 	r = txload(t.Context(), nil, "run", "pgio", "--url", url, "--init", "skip", "--duration", "1s")
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "the pgio schema is incomplete (an init was interrupted): run `txload init pgio --drop`") {
 		t.Fatalf("a run on an interrupted load: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A flag's default is not asked for: on a load of 2 tables of 2000 rows,
+// --tables 2 alone runs on the whole tables, --scale 1000 alone on both
+// tables' first 1000 rows, and init with either keeps the load.
+func TestPgioDefaultsAreNotAsked(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000", "--tables", "2")
+	for _, tc := range []struct {
+		args     []string
+		sessions int64
+		header   string
+	}{
+		{[]string{"--tables", "2"}, 2, "2 tables × 1 session, 2000 rows per table"},
+		{[]string{"--scale", "1000"}, 2, "2 tables × 1 session, 1000 rows per table"},
+		{[]string{"--tables", "1"}, 1, "1 table × 1 session, 2000 rows per table"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r, v, _ := pgioRun(t, url, append(tc.args, "--statements", "20", "--duration", "1m", "--progress", "0")...)
+			if v["sessions"] != tc.sessions || v["select_statements"] != 20*tc.sessions {
+				t.Errorf("%d sessions ran %d statements; want %d sessions of 20", v["sessions"], v["select_statements"], tc.sessions)
+			}
+			mustContain(t, r.stdout, tc.header)
+		})
+	}
+	for _, args := range [][]string{{"--tables", "2"}, {"--scale", "1000"}, {"--tables", "1", "--scale", "2000"}} {
+		r := txload(t.Context(), nil, append([]string{"init", "pgio", "--url", url}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "pgio schema kept") || !strings.Contains(r.stderr, "2 tables (pgio1..pgio2) of 2000 rows") {
+			t.Errorf("init %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	// More than was loaded, of the flag given only.
+	r := txload(t.Context(), nil, "init", "pgio", "--url", url, "--tables", "3")
+	if r.code != 1 || !strings.Contains(r.stderr, "less than asked (--tables 3); --drop recreates them") {
+		t.Errorf("init --tables 3 over 2: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// init takes init's flags only: the flags that shape a run are not in its
+// help, and given to it they are refused with one line (exit 2) before
+// anything is touched.
+func TestPgioInitTakesInitFlags(t *testing.T) {
+	t.Parallel()
+	runOnly := []string{"--work-unit", "--update-work-unit", "--update-pct", "--sessions-per-table", "--mode", "--commit", "--range", "--statements"}
+	help := txload(t.Context(), nil, "init", "pgio", "--help")
+	for _, f := range runOnly {
+		if regexp.MustCompile(`(?m)^ +` + f + ` `).MatchString(help.stdout) {
+			t.Errorf("init pgio --help lists %s:\n%s", f, help.stdout)
+		}
+	}
+	mustContain(t, help.stdout, "--tables", "--scale", "--load-jobs", "--batch-rows", "--drop")
+	runHelp := txload(t.Context(), nil, "run", "pgio", "--help")
+	mustContain(t, runHelp.stdout, append(runOnly, "--tables", "--scale", "--load-jobs")...)
+
+	url := srv.NewDatabase(t)
+	for _, args := range [][]string{{"--work-unit", "7"}, {"--update-pct", "55"}, {"--mode", "client"}, {"--commit", "run"}, {"--scale", "2000", "--statements", "5"}} {
+		r := txload(t.Context(), nil, append([]string{"init", "pgio", "--url", url}, args...)...)
+		flag := args[len(args)-2]
+		want := flag + " is not a flag of txload init pgio (only of txload run pgio and txload sweep pgio)"
+		if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != ExitUsage || len(lines) != 1 || !strings.Contains(lines[0], want) {
+			t.Errorf("init pgio %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(args, " "), r.code, r.stderr, want)
+		}
+	}
+	var n int
+	if err := pgtest.Conn(t, url).QueryRow(context.Background(),
+		`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("a refused init created %d tables", n)
+	}
+}
+
+// One figure, one window: the pgio block's rates are over the summary's
+// measured period, so the two say the same statements per second.
+func TestPgioOneRateOneWindow(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000")
+	for _, mode := range []string{"server", "client"} {
+		t.Run(mode, func(t *testing.T) {
+			r, run := pgioRunDoc(t, url, "--mode", mode, "--duration", "2s", "--update-pct", "10", "--progress", "0")
+			v := run.Check.Values
+			if want := int64(math.Round(run.ElapsedSec * 1e6)); math.Abs(float64(v["elapsed_us"]-want)) > 1 {
+				t.Errorf("pgio's period %dµs, the summary's %dµs", v["elapsed_us"], want)
+			}
+			for _, op := range run.Ops {
+				// "select: 1589 ok, 0 failed, 529.5 ops/s" above, and
+				// "select:   1589 statements (529.5/s)" in the pgio block.
+				summary := fmt.Sprintf("%s: %d ok, 0 failed, %.1f ops/s", op.Name, op.OK, op.OpsPerSec)
+				block := fmt.Sprintf("%d statements (%.1f/s)", op.OK, op.OpsPerSec)
+				mustContain(t, r.stdout, summary, block)
+			}
+		})
+	}
+}
+
+// pgio's own range by default: at WORK_UNIT 1 a SELECT reads rows k and
+// k+1, as mypgio's BETWEEN k AND k+WORK_UNIT, and so does an UPDATE at
+// UPDATE_WORK_UNIT 1; --range exact reads a work unit. The server's own
+// count of what the updates changed (sum(scratch)) agrees. (pgio draws an
+// update's k as a SELECT's, up to scale-WORK_UNIT-1: a larger update work
+// unit may run past the table's end, and change fewer rows.)
+func TestPgioRangeAsPgio(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000")
+	conn := pgtest.Conn(t, url)
+	for _, tc := range []struct {
+		mode, rng            string
+		selectRows, updRows int64
+	}{
+		{"server", "", 2, 2},
+		{"client", "", 2, 2},
+		{"server", "exact", 1, 1},
+		{"client", "exact", 1, 1},
+	} {
+		t.Run(tc.mode+" "+tc.rng, func(t *testing.T) {
+			args := []string{"--mode", tc.mode, "--work-unit", "1", "--update-work-unit", "1", "--update-pct", "50", "--statements", "100", "--duration", "1m", "--progress", "0"}
+			if tc.rng != "" {
+				args = append(args, "--range", tc.rng)
+			}
+			before := scratchSum(t, conn, 1)
+			_, v, _ := pgioRun(t, url, args...)
+			if v["select_statements"] != 50 || v["select_rows"] != 50*tc.selectRows || v["update_rows"] != 50*tc.updRows {
+				t.Errorf("%d selects read %d rows, 50 updates changed %d; want %d and %d rows each", v["select_statements"], v["select_rows"], v["update_rows"], tc.selectRows, tc.updRows)
+			}
+			if grew := scratchSum(t, conn, 1) - before; grew != 50*tc.updRows {
+				t.Errorf("scratch grew by %d, want %d", grew, 50*tc.updRows)
+			}
+		})
+	}
+}
+
+var (
+	engineLine = regexp.MustCompile(`(?m)^ +(\d+\.\d)s +(\d+\.\d) ops/s .*$`)
+	pgioLine   = regexp.MustCompile(`(?m)^pgio +(\d+\.\d)s +select +(\d+\.\d)/s +update +(\d+\.\d)/s +rows +(\d+)/s(?: +LIOPS +(\d+))?.*$`)
+)
+
+// progressSums adds up the measured progress lines of a run with 1 s
+// intervals after a warm-up of warmup: txload's (ops/s), and pgio's
+// (select/s + update/s); it fails t on the first that reads 0. Both are
+// labelled with the time since the start, warm-up included.
+func progressSums(t *testing.T, stderr string, warmup float64) (engine, pgio float64) {
+	t.Helper()
+	first := true
+	for _, m := range engineLine.FindAllStringSubmatch(stderr, -1) {
+		// The engine's tick at the end of the warm-up, a µs after it, is
+		// not labelled warm-up: the label says which interval it is.
+		if at, _ := strconv.ParseFloat(m[1], 64); at <= warmup {
+			continue
+		}
+		n, _ := strconv.ParseFloat(m[2], 64)
+		if first && n == 0 {
+			t.Errorf("the first progress line reads 0: %q", m[0])
+		}
+		first = false
+		engine += n
+	}
+	for _, m := range pgioLine.FindAllStringSubmatch(stderr, -1) {
+		if at, _ := strconv.ParseFloat(m[1], 64); at <= warmup != strings.Contains(m[0], "(warm-up)") {
+			t.Errorf("pgio's line at %.1fs of a run with a warm-up of %.0fs: %q", at, warmup, m[0])
+		} else if at <= warmup {
+			continue
+		}
+		s, _ := strconv.ParseFloat(m[2], 64)
+		u, _ := strconv.ParseFloat(m[3], 64)
+		pgio += s + u
+	}
+	return engine, pgio
+}
+
+// The progress intervals add up to the summary, in both modes: pgio's own
+// lines exactly (statements by their start), the JSON's intervals exactly,
+// and txload's progress lines within a statement a session (one that ends
+// after the last tick is in the run's last sliver, not printed); none
+// reads 0 for want of the server-mode statements still in the server.
+func TestPgioProgressSumsToSummary(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000")
+	for _, mode := range []string{"server", "client"} {
+		t.Run(mode, func(t *testing.T) {
+			r, run := pgioRunDoc(t, url, "--mode", mode, "--duration", "3s", "--warmup", "1s", "--update-pct", "10", "--sessions-per-table", "2")
+			var total, intervals int64
+			for _, op := range run.Ops {
+				total += op.OK
+			}
+			start := run.Intervals[0].Start
+			firstMeasured := true
+			for _, iv := range run.Intervals {
+				measured := iv.End.Sub(start) > 1500*time.Millisecond // the warm-up is 1 s
+				for _, op := range iv.Ops {
+					intervals += op.OK
+					if measured && firstMeasured && op.Name == "select" && op.OK == 0 {
+						t.Errorf("the first measured interval holds no select: %+v", iv)
+					}
+				}
+				firstMeasured = firstMeasured && !measured
+			}
+			engine, pgio := progressSums(t, r.stderr, 1)
+			if intervals != total || int64(math.Round(pgio)) != total || math.Abs(engine-float64(total)) > 2+0.01*float64(total) {
+				t.Errorf("the summary counts %d statements; the JSON's intervals %d, pgio's lines %.0f, txload's lines %.1f\n%s", total, intervals, pgio, engine, r.stderr)
+			}
+		})
 	}
 }

@@ -36,10 +36,12 @@ func Meta() workload.Meta {
 }
 
 type gen struct {
-	flags *pflag.FlagSet
-	cfg   Config
-	scale string
-	mode  string
+	flags  *pflag.FlagSet
+	cfg    Config
+	scale  string
+	mode   string
+	commit string
+	rng    string
 }
 
 func newGenerator() *gen {
@@ -47,14 +49,19 @@ func newGenerator() *gen {
 	f, c := g.flags, &g.cfg
 	f.IntVar(&c.Tables, "tables", 1, "tables pgio1..pgioN (pgio's NUM_SCHEMAS); run: all those loaded unless given")
 	f.StringVar(&g.scale, "scale", "512M", "rows per table: 8 KiB blocks (2000) or a size (512M, 8G); run: the whole table unless given")
-	f.Int64Var(&c.WorkUnit, "work-unit", 255, "rows a SELECT reads (pgio's WORK_UNIT)")
-	f.Int64Var(&c.UpdateWorkUnit, "update-work-unit", 8, "rows an UPDATE changes (pgio's UPDATE_WORK_UNIT)")
+	f.Int64Var(&c.WorkUnit, "work-unit", 255, "pgio's WORK_UNIT: a SELECT reads rows k to k+WORK_UNIT (WORK_UNIT+1 rows, as pgio; --range exact: WORK_UNIT rows)")
+	f.Int64Var(&c.UpdateWorkUnit, "update-work-unit", 8, "pgio's UPDATE_WORK_UNIT: an UPDATE changes rows k to k+UPDATE_WORK_UNIT (--range exact: UPDATE_WORK_UNIT rows)")
 	f.IntVar(&c.UpdatePct, "update-pct", 0, "percentage of statements that are updates, exact in every 100 of a session (pgio's UPDATE_PCT)")
 	f.IntVar(&c.SessionsPerTable, "sessions-per-table", 1, "sessions on each table (pgio's NUM_THREADS); the run has tables × this many")
 	f.StringVar(&g.mode, "mode", "auto", "server (pgio's loop in a PL/pgSQL procedure) | client (prepared statements from txload) | auto (server unless --rate or CockroachDB)")
+	f.StringVar(&g.commit, "commit", string(CommitStatement), "statement (each statement its own transaction) | run (pgio's shape: the whole test one transaction per session; with updates the tables grow)")
+	f.StringVar(&g.rng, "range", string(RangePgio), "pgio (BETWEEN k AND k+WORK_UNIT, k from 1 to scale-WORK_UNIT-1, as pgio's mypgio) | exact (exactly WORK_UNIT rows, k over the whole table)")
 	f.Int64Var(&c.Statements, "statements", 0, "end each session after this many measured statements (0: at --duration)")
 	f.IntVar(&c.LoadJobs, "load-jobs", 4, "init: connections the tables are loaded over")
 	f.Int64Var(&c.BatchRows, "batch-rows", 10000, "init: rows per committed batch on YugabyteDB and CockroachDB")
+	// What shapes a run only: init neither lists nor takes them.
+	workload.OnlyFor(f, []string{"run", "sweep"}, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
+		"mode", "commit", "range", "statements")
 	return g
 }
 
@@ -81,12 +88,12 @@ func (g *gen) validate() error {
 		return err
 	}
 	g.cfg.Scale = scale
-	g.cfg.Mode = Mode(g.mode)
+	g.cfg.Mode, g.cfg.Commit, g.cfg.Range = Mode(g.mode), Commit(g.commit), Range(g.rng)
 	return g.cfg.Validate()
 }
 
 func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-	b, err := Init(ctx, t, g.cfg, InitOptions{Drop: o.Drop, Explicit: g.flags.Changed("scale") || g.flags.Changed("tables"), Log: o.Log})
+	b, err := Init(ctx, t, g.cfg, InitOptions{Drop: o.Drop, TablesSet: g.flags.Changed("tables"), ScaleSet: g.flags.Changed("scale"), Log: o.Log})
 	if err != nil {
 		return err
 	}
@@ -112,8 +119,9 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 		Ops:     []string{Select.String(), Update.String()},
 		Clients: n,
 		Drive:   d.drive,
-		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
-			res, err := run.Finish(ctx)
+		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
+			// The summary's measured period: one window for both.
+			res, err := run.Finish(ctx, total.Elapsed)
 			if err != nil {
 				return nil, err
 			}
@@ -174,21 +182,33 @@ func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready fu
 	return d.client(ctx, sessions, ready)
 }
 
-// server replays each statement the procedures ran into its session: a
-// start at the statement's start, and its end a duration later.
+// server replays each statement the procedures ran into its session, a
+// lag after it ran (see Replay): a start at the statement's start, and its
+// end a duration later.
 func (d *drive) server(ctx context.Context, sessions []session, ready func(time.Time)) error {
-	return d.run.RunServer(ctx, ServerHooks{
-		Ready: ready,
-		Statement: func(s int, k Kind, at time.Time, dur time.Duration) {
-			ss := sessions[s]
-			ss.mu.Lock()
-			defer ss.mu.Unlock()
-			d.next[s].Store(int32(k))
-			if step := ss.Next(at); step.Kind == workload.Start {
-				ss.Done(at.Add(dur), nil, -1)
-			}
-		},
+	rp := NewReplay(replayLag)
+	done := make(chan error, 1)
+	go func() {
+		err := d.run.RunServer(ctx, ServerHooks{
+			Ready: rp.Begin,
+			Statement: func(s int, k Kind, at time.Time, dur time.Duration) {
+				rp.Push(Replayed{S: s, K: k, At: at, D: dur})
+			},
+			Failed: func(s int, at time.Time, err error) { rp.Push(Replayed{S: s, At: at, Err: err}) },
+		})
+		rp.Close()
+		done <- err
+	}()
+	rp.Run(ctx, ready, func(x Replayed) {
+		ss := sessions[x.S]
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		d.next[x.S].Store(int32(x.K))
+		if step := ss.Next(x.At); step.Kind == workload.Start {
+			ss.Done(x.At.Add(x.D), x.Err, -1)
+		}
 	})
+	return <-done
 }
 
 // client runs each session on its own goroutine as the engine's session
@@ -237,7 +257,10 @@ func (d *drive) client(ctx context.Context, sessions []session, ready func(time.
 		}()
 	}
 	wg.Wait()
-	return r.end(ctx)
+	if err := r.end(ctx); err != nil {
+		return err
+	}
+	return r.Failure()
 }
 
 func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
@@ -258,7 +281,9 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 			if !sleep(ctx, step.At) {
 				return
 			}
-			c.Boundary(ctx)
+			if c.Boundary(ctx); c.Dead() {
+				return
+			}
 			step = call(func() workload.Step { return s.Next(time.Now()) })
 		case workload.Start:
 			if step.Attempt == 1 && !step.Intended.Before(measured) {
@@ -268,8 +293,19 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 				started++
 			}
 			err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
+			if err != nil && c.InTx() && ctx.Err() == nil {
+				// --commit run: the error ended the session's transaction,
+				// and the session with it, as a pgio session.
+				now := time.Now()
+				call(func() workload.Step { return s.Done(now, err, -1) })
+				c.Fail(ctx, now, err)
+				return
+			}
 			c.Boundary(ctx)
 			step = call(func() workload.Step { return s.Done(time.Now(), err, -1) })
+			if c.Dead() {
+				return
+			}
 		case workload.Reconnect:
 			if !sleep(ctx, step.At) {
 				return

@@ -40,7 +40,14 @@ type Interval struct {
 	// HaveCounters says they were sampled at both ends.
 	Counters     Counters
 	HaveCounters bool
+	// warmup is the run's: the interval is labelled with its end since
+	// the run's start, as txload's progress lines are.
+	warmup time.Duration
 }
+
+// Label is the interval's end since the start of the run, warm-up
+// included.
+func (iv *Interval) Label() time.Duration { return iv.warmup + iv.End }
 
 // Collector gathers a run's statements by kind, in total and by interval,
 // as the sessions report them: at once in client mode, a flush later in
@@ -143,7 +150,7 @@ func (c *Collector) intervalAt(at time.Time) *Interval {
 	i := int(at.Sub(c.measured) / c.interval)
 	for len(c.inter) <= i {
 		n := len(c.inter)
-		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval}
+		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval, warmup: c.warmup}
 		for k := range iv.Kinds {
 			iv.Kinds[k] = newKindStats()
 		}
@@ -159,7 +166,7 @@ func (c *Collector) warmInterval(at time.Time) *Interval {
 	i := int((c.measured.Sub(at) - 1) / c.interval) // 0: the last interval before the measured period
 	for len(c.warmIv) <= i {
 		n := len(c.warmIv)
-		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true}
+		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true, warmup: c.warmup}
 		if iv.Start < -c.warmup {
 			iv.Start = -c.warmup
 		}
