@@ -473,7 +473,7 @@ func TestPgioRangeAsPgio(t *testing.T) {
 	url := pgioInit(t, "--scale", "2000")
 	conn := pgtest.Conn(t, url)
 	for _, tc := range []struct {
-		mode, rng            string
+		mode, rng           string
 		selectRows, updRows int64
 	}{
 		{"server", "", 2, 2},
