@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math"
+	neturl "net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/workload/pgio"
 )
 
 // pgioInit loads pgio's tables into a fresh database and returns its URL.
@@ -225,6 +230,12 @@ func TestPgioLIOPSAgreesWithStatements(t *testing.T) {
 			if db := v["db_blks_hit"] + v["db_blks_read"]; db < pss || float64(db-pss)/float64(pss) > 0.03 {
 				t.Errorf("pg_stat_database: %d blocks; pg_stat_statements: %d", db, pss)
 			}
+			// pgio's own summary line, from pg_stat_database: RIOPS and
+			// CACHE_HITS/s add up to the database's LIOPS.
+			if kit := float64(v["riops"]+v["cache_hits_per_s"]) * elapsed; kit < 0.99*float64(pss) || kit > 1.03*float64(pss) {
+				t.Errorf("RIOPS %d + CACHE_HITS/s %d over %.3fs is %.0f blocks; pg_stat_statements counted %d", v["riops"], v["cache_hits_per_s"], elapsed, kit, pss)
+			}
+			mustContain(t, r.stdout, fmt.Sprintf("RIOPS >%d< CACHE_HITS/s >%d<", v["riops"], v["cache_hits_per_s"]))
 			if nominal := v["select_blk_touch_cnt"]; math.Abs(float64(nominal-pss))/float64(pss) < 0.05 {
 				t.Errorf("pgio's nominal count %d is within 5%% of the measured %d: the test cannot tell them apart", nominal, pss)
 			}
@@ -568,5 +579,205 @@ func TestPgioProgressSumsToSummary(t *testing.T) {
 				t.Errorf("the summary counts %d statements; the JSON's intervals %d, pgio's lines %.0f, txload's lines %.1f\n%s", total, intervals, pgio, engine, r.stderr)
 			}
 		})
+	}
+}
+
+var reportInterval = regexp.MustCompile(`(?m)^ +(\d+\.\d)s: +select .*blk/select (\d+\.\d)`)
+
+// blocksPerSelect reads the blocks per SELECT of each interval the report
+// lists.
+func blocksPerSelect(t *testing.T, stdout string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, m := range reportInterval.FindAllStringSubmatch(stdout, -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		out = append(out, v)
+	}
+	if len(out) < 3 {
+		t.Fatalf("the report lists %d intervals with blocks per select:\n%s", len(out), stdout)
+	}
+	return out
+}
+
+// --commit run is pgio's shape, the whole test one transaction per
+// session: with updates the table and its index grow (no old row version
+// can go before the end) and a SELECT reads more blocks as the run goes.
+// With --commit statement the updates stay on their pages (HOT) and both
+// stay flat. The sizes are the server's (pg_relation_size), read here too.
+// The statement shape runs on a server of its own: a long transaction in
+// any database (the run shape's, in a test beside it) holds back the
+// pruning of old row versions in all of them.
+func TestPgioCommitRunGrows(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, url, mode, commit string) {
+		conn := pgtest.Conn(t, url)
+		var before, after int64
+		size := "SELECT pg_relation_size('pgio1') / 8192"
+		if err := conn.QueryRow(context.Background(), size).Scan(&before); err != nil {
+			t.Fatal(err)
+		}
+		r, v, _ := pgioRun(t, url, "--mode", mode, "--commit", commit, "--update-pct", "20", "--work-unit", "32", "--duration", "3s")
+		if err := conn.QueryRow(context.Background(), size).Scan(&after); err != nil {
+			t.Fatal(err)
+		}
+		if v["heap_blocks_before"] != before || v["heap_blocks_after"] != after {
+			t.Errorf("txload reports %d → %d heap blocks, the server %d → %d", v["heap_blocks_before"], v["heap_blocks_after"], before, after)
+		}
+		bps := blocksPerSelect(t, r.stdout)
+		first, last := bps[0], bps[len(bps)-1]
+		if commit == "run" {
+			if after < before*3/2 || v["index_blocks_after"] <= v["index_blocks_before"] || last < 1.3*first {
+				t.Errorf("--commit run: heap %d → %d blocks, index %d → %d, blocks per select %v: want them growing", before, after,
+					v["index_blocks_before"], v["index_blocks_after"], bps)
+			}
+			mustContain(t, r.stdout, "the whole test one transaction per session, as pgio's mypgio() (--commit run)")
+			return
+		}
+		if after > before+before/100 || v["index_blocks_after"] != v["index_blocks_before"] || math.Abs(last/first-1) > 0.05 {
+			t.Errorf("--commit statement: heap %d → %d blocks, index %d → %d, blocks per select %v: want them flat", before, after,
+				v["index_blocks_before"], v["index_blocks_after"], bps)
+		}
+		mustContain(t, r.stdout, "each statement its own transaction (--commit statement)")
+	}
+	for _, mode := range []string{"server", "client"} {
+		t.Run(mode+" run", func(t *testing.T) {
+			t.Parallel()
+			check(t, pgioInit(t, "--scale", "2000"), mode, "run")
+		})
+	}
+	t.Run("statement", func(t *testing.T) {
+		t.Parallel()
+		url := pgtest.OwnServer(t).URL()
+		for _, mode := range []string{"server", "client"} {
+			r := txload(t.Context(), nil, "init", "pgio", "--url", url, "--scale", "2000", "--drop")
+			if r.code != 0 {
+				t.Fatalf("init exit %d\n%s", r.code, r.stderr)
+			}
+			t.Run(mode, func(t *testing.T) { check(t, url, mode, "statement") })
+		}
+	})
+}
+
+// Under --commit run, sessions that update one table deadlock, as pgio's
+// do: the session the server picks ends (its transaction rolled back), the
+// others go on to the end, and the run says so and exits 1. (Two sessions
+// may instead stall, one waiting for the other's commit at the end, when
+// the first update of one waits for the other's: with four, and only
+// updates, a cycle of waits comes within milliseconds.)
+func TestPgioCommitRunDeadlock(t *testing.T) {
+	t.Parallel()
+	url := pgioInit(t, "--scale", "2000")
+	for _, mode := range []string{"server", "client"} {
+		t.Run(mode, func(t *testing.T) {
+			js := jsonPath(t)
+			r := txload(t.Context(), nil, "run", "pgio", "--url", url, "--json", js, "--mode", mode, "--commit", "run", "--sessions-per-table", "4",
+				"--update-pct", "100", "--duration", "3s", "--progress", "0")
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != ExitFailed || !strings.Contains(lines[len(lines)-1], "deadlock detected (SQLSTATE 40P01) (under --commit run, sessions that update the same table deadlock") {
+				t.Fatalf("exit %d, want 1 with the deadlock\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			mustContain(t, r.stdout, "session ended:", "deadlock detected (SQLSTATE 40P01); its transaction rolled back")
+			run := readDoc(t, js).Runs[0]
+			if v := run.Check.Values; v["failed_sessions"] < 1 || v["failed_sessions"] > 3 || v["update_statements"] == 0 {
+				t.Errorf("%d sessions of 4 failed, %d updates", v["failed_sessions"], v["update_statements"])
+			}
+			// The other session ran to the end.
+			if run.ElapsedSec < 2.9 {
+				t.Errorf("the run's measured period is %.2fs", run.ElapsedSec)
+			}
+		})
+	}
+}
+
+// Client mode where pg_stat_database is the only block counter (a role
+// that may not create pg_stat_statements): each interval's LIOPS are its
+// own statements' blocks, as every session flushes its statistics at the
+// interval's end (a backend otherwise flushes at most once a second, and
+// an interval's figure held part of another's): LIOPS over rows read is
+// about 258.7/256 in every interval. The role is no superuser, as many
+// users' are.
+func TestPgioClientLIOPSPerInterval(t *testing.T) {
+	t.Parallel()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	role := "pgio_" + hex.EncodeToString(b[:])
+	admin := pgtest.Conn(t, srv.URL())
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role) })
+	url := srv.NewDatabase(t)
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(context.Background(), fmt.Sprintf("CREATE ROLE %s LOGIN; ALTER DATABASE %s OWNER TO %s", role, strings.TrimPrefix(u.Path, "/"), role)); err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	url = u.String()
+	r := txload(t.Context(), nil, "init", "pgio", "--url", url, "--scale", "2000")
+	if r.code != 0 {
+		t.Fatalf("init as %s: exit %d\n%s", role, r.code, r.stderr)
+	}
+	r, v, _ := pgioRun(t, url, "--mode", "client", "--duration", "3s", "--sessions-per-table", "2")
+	mustContain(t, r.stdout, "statements' blocks: not measured")
+	lines := pgioLine.FindAllStringSubmatch(r.stderr, -1)
+	if len(lines) != 3 {
+		t.Fatalf("%d pgio progress lines, want 3\n%s", len(lines), r.stderr)
+	}
+	for _, m := range lines {
+		rows, _ := strconv.ParseFloat(m[4], 64)
+		liops, _ := strconv.ParseFloat(m[5], 64)
+		if ratio := liops / rows; rows == 0 || ratio < 0.95 || ratio > 1.1 {
+			t.Errorf("LIOPS %.0f beside rows %.0f/s (%.3f), want about 258.7/256: %q", liops, rows, ratio, m[0])
+		}
+	}
+	if v["db_liops"] == 0 {
+		t.Errorf("no database LIOPS: %v", v)
+	}
+}
+
+// Where the server runs on this machine, the report gives the physical
+// side as pgio's runit.sh records it: the /proc/diskstats counters of the
+// device of the tables' file. With fsync on, every update's commit writes
+// to it; what txload counts in its measured period lies within what the
+// device did around the whole run, read here from outside.
+func TestPgioDiskCounters(t *testing.T) {
+	var dir string
+	var disk *pgio.Disk
+	var why []string
+	for _, d := range []string{os.TempDir(), "/var/tmp", "/tmp"} {
+		dd, w := pgio.LocateDisk(d, "/proc/diskstats")
+		if dd != nil {
+			dir, disk = d, dd
+			break
+		}
+		why = append(why, w)
+	}
+	if disk == nil {
+		t.Skipf("no directory of this machine on a block device for the server's data: %s", strings.Join(why, "; "))
+	}
+	t.Setenv("TMPDIR", dir)
+	url := pgtest.OwnServer(t, "fsync=on", "synchronous_commit=on").URL()
+	if r := txload(t.Context(), nil, "init", "pgio", "--url", url, "--scale", "2000"); r.code != 0 {
+		t.Fatalf("init exit %d\n%s", r.code, r.stderr)
+	}
+	before, err := disk.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, v, _ := pgioRun(t, url, "--update-pct", "20", "--duration", "2s", "--progress", "0")
+	after, err := disk.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, r.stdout, "disk:               "+disk.Name+" (the device of pgio1's file, /proc/diskstats): reads ")
+	outer := map[string]int64{"disk_reads": after.Reads - before.Reads, "disk_writes": after.Writes - before.Writes,
+		"disk_read_bytes": 512 * (after.ReadSectors - before.ReadSectors), "disk_write_bytes": 512 * (after.WriteSectors - before.WriteSectors)}
+	for k, o := range outer {
+		if v[k] < 0 || v[k] > o {
+			t.Errorf("%s = %d; the device did %d around the whole run", k, v[k], o)
+		}
+	}
+	if v["disk_writes"] == 0 || v["update_statements"] == 0 {
+		t.Errorf("%d updates committed with fsync on, %d writes counted on %s", v["update_statements"], v["disk_writes"], disk.Name)
 	}
 }

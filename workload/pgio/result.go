@@ -205,7 +205,7 @@ func (r *Result) Lines() []workload.Line {
 		}
 		v := fmt.Sprintf("session %d on %s %s: %s", f.Session, f.Table, when, oneLine(f.Err.Error()))
 		if c.Commit == CommitRun {
-			v += fmt.Sprintf("; its transaction rolled back, with the %d updates it made in the %s", f.Updates, map[int]string{0: "warm-up", 1: "measured period"}[f.Phase])
+			v += fmt.Sprintf("; its transaction rolled back, undoing every update it made in the %s (%d reported before it ended)", map[int]string{0: "warm-up", 1: "measured period"}[f.Phase], f.Updates)
 		}
 		add("session ended", "%s", v)
 	}
