@@ -182,33 +182,24 @@ func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready fu
 	return d.client(ctx, sessions, ready)
 }
 
-// server replays each statement the procedures ran into its session, a
-// lag after it ran (see Replay): a start at the statement's start, and its
-// end a duration later.
+// server replays each statement the procedures ran into its session, as
+// RunServer hands them on: a start at the statement's start, and its end a
+// duration later.
 func (d *drive) server(ctx context.Context, sessions []session, ready func(time.Time)) error {
-	rp := NewReplay(replayLag)
-	done := make(chan error, 1)
-	go func() {
-		err := d.run.RunServer(ctx, ServerHooks{
-			Ready: rp.Begin,
-			Statement: func(s int, k Kind, at time.Time, dur time.Duration) {
-				rp.Push(Replayed{S: s, K: k, At: at, D: dur})
-			},
-			Failed: func(s int, at time.Time, err error) { rp.Push(Replayed{S: s, At: at, Err: err}) },
-		})
-		rp.Close()
-		done <- err
-	}()
-	rp.Run(ctx, ready, func(x Replayed) {
-		ss := sessions[x.S]
+	replay := func(s int, k Kind, at time.Time, dur time.Duration, err error) {
+		ss := sessions[s]
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
-		d.next[x.S].Store(int32(x.K))
-		if step := ss.Next(x.At); step.Kind == workload.Start {
-			ss.Done(x.At.Add(x.D), x.Err, -1)
+		d.next[s].Store(int32(k))
+		if step := ss.Next(at); step.Kind == workload.Start {
+			ss.Done(at.Add(dur), err, -1)
 		}
+	}
+	return d.run.RunServer(ctx, ServerHooks{
+		Ready:     ready,
+		Statement: func(s int, k Kind, at time.Time, dur time.Duration) { replay(s, k, at, dur, nil) },
+		Failed:    func(s int, at time.Time, err error) { replay(s, Select, at, 0, err) },
 	})
-	return <-done
 }
 
 // client runs each session on its own goroutine as the engine's session
@@ -257,7 +248,7 @@ func (d *drive) client(ctx context.Context, sessions []session, ready func(time.
 		}()
 	}
 	wg.Wait()
-	if err := r.end(ctx); err != nil {
+	if err := r.end(ctx, time.Time{}); err != nil {
 		return err
 	}
 	return r.Failure()

@@ -13,24 +13,45 @@ import (
 // and the measured period's.
 const replayLag = flushPeriod + 400*time.Millisecond
 
-// Replayed is a server-mode statement as the engine is told of it: session
-// S ran a statement of kind K from At for D; or, with Err, ended there.
+// Event is what a server-mode session did, as it is replayed.
+type Event int
+
+// The events.
+const (
+	// EvStarted: session S started at At.
+	EvStarted Event = iota
+	// EvStatement: session S ran a statement of kind K from At for D,
+	// touching Rows rows.
+	EvStatement
+	// EvThrough: session S reported every statement it started before At.
+	EvThrough
+	// EvDone: session S ended at At.
+	EvDone
+	// EvFailed: session S ended on Err at At.
+	EvFailed
+)
+
+// Replayed is one event of a server-mode session.
 type Replayed struct {
-	S   int
-	K   Kind
-	At  time.Time
-	D   time.Duration
-	Err error
+	Ev   Event
+	S    int
+	K    Kind
+	At   time.Time
+	D    time.Duration
+	Rows int64
+	Err  error
 }
 
-// Replay hands a server-mode run's statements to the engine a fixed lag
-// after they ran, in the order they started, on the run's clock shifted by
-// that lag. The engine then sees the run as if it ran it, lag later: each
-// progress interval it closes holds exactly the statements that started in
-// it (none arrives after its interval was closed, none before it opened),
-// and its measured period ends when the last statement did. A statement
-// that comes later than the lag (a flush held up by a long statement) is
-// handed on at once, in a later interval. Safe for concurrent use.
+// Replay hands a server-mode run's events on a fixed lag after they
+// happened, in the order of their times, on the run's clock shifted by that
+// lag. Whoever takes them (the engine's sessions, the collector) sees the
+// run as if it ran it, lag later: each progress interval closed on that
+// clock holds exactly the statements that started in it (none arrives after
+// its interval was closed, none before it opened), the measured period ends
+// when the last statement did, and an interrupt cuts them all at the same
+// statement. A statement that comes later than the lag (a flush held up by
+// a long statement) is handed on at once, in a later interval. Safe for
+// concurrent use.
 type Replay struct {
 	lag     time.Duration
 	mu      sync.Mutex
@@ -60,7 +81,10 @@ func (p *Replay) Begin(start time.Time) {
 	p.signal()
 }
 
-// Push adds a statement.
+// Lag is the replay's lag.
+func (p *Replay) Lag() time.Duration { return p.lag }
+
+// Push adds an event.
 func (p *Replay) Push(x Replayed) {
 	p.mu.Lock()
 	heap.Push(&p.q, x)
@@ -80,10 +104,10 @@ func (p *Replay) Close() {
 }
 
 // Run calls ready with the shifted start once the lag after the start
-// passed, then deliver with each statement (its times shifted) when the
-// lag after its start passed; once closed and empty, it returns when the
-// lag after the last statement's end passed, or at once when ctx ends or
-// the run was closed before it started.
+// passed, then deliver with each event (At not shifted) when the lag after
+// it passed; once closed and empty, it returns when the lag after the last
+// statement's end passed, or at once when ctx ends or the run was closed
+// before it started.
 func (p *Replay) Run(ctx context.Context, ready func(time.Time), deliver func(Replayed)) {
 	for {
 		p.mu.Lock()
@@ -124,7 +148,6 @@ func (p *Replay) Run(ctx context.Context, ready func(time.Time), deliver func(Re
 		}
 		x := heap.Pop(&p.q).(Replayed)
 		p.mu.Unlock()
-		x.At = x.At.Add(p.lag)
 		deliver(x)
 	}
 }
@@ -160,8 +183,11 @@ type byStart []Replayed
 
 func (h byStart) Len() int { return len(h) }
 func (h byStart) Less(i, j int) bool {
-	if !h[i].At.Equal(h[j].At) {
+	switch {
+	case !h[i].At.Equal(h[j].At):
 		return h[i].At.Before(h[j].At)
+	case h[i].Ev != h[j].Ev:
+		return h[i].Ev < h[j].Ev // a session's statements before its report at the same time
 	}
 	return h[i].S < h[j].S
 }

@@ -370,8 +370,9 @@ func ForceFlush(ctx context.Context, conn *pgx.Conn) bool {
 }
 
 // end takes the last sample of the counters, once every session ended and
-// flushed its statistics: the end of the last interval.
-func (r *Run) end(ctx context.Context) error {
+// flushed its statistics: the end of the last interval, at at on the run's
+// timeline (zero: when the last statement ended).
+func (r *Run) end(ctx context.Context, at time.Time) error {
 	r.stopSampling()
 	c := r.Collector()
 	if c == nil {
@@ -381,8 +382,11 @@ func (r *Run) end(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if last := c.LastEnd(); !last.IsZero() {
-		s.At = last
+	if at.IsZero() {
+		at = c.LastEnd()
+	}
+	if !at.IsZero() {
+		s.At = at
 	}
 	r.mu.Lock()
 	r.final, r.haveFinal = s, true

@@ -116,18 +116,17 @@ func (r *Run) installServer(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// ServerHooks are what the caller of RunServer learns as the run goes.
+// ServerHooks are what the caller of RunServer learns as the run goes, a
+// fixed lag (replayLag) after it happened, on the run's clock shifted by
+// that lag (see Replay). Calls are serialised.
 type ServerHooks struct {
-	// Ready receives the time the sessions start at (the run's start), as
-	// they are released, before any statement.
+	// Ready receives the time the sessions started at (the run's start).
 	Ready func(start time.Time)
-	// Statement receives each statement of session s, on the run's
-	// timeline: its start and duration, in the order the session ran them,
-	// at most a flush period and a statement after it ran. Calls are
-	// serialised.
+	// Statement receives each statement of session s: its start and
+	// duration, in the order they started.
 	Statement func(s int, k Kind, at time.Time, d time.Duration)
-	// Failed says session s ended on err at at, on the run's timeline:
-	// nothing more comes from it.
+	// Failed says session s ended on err at at: nothing more comes from
+	// it.
 	Failed func(s int, at time.Time, err error)
 }
 
@@ -160,8 +159,8 @@ type serverSession struct {
 	r    *Run
 	s    int
 	conn *pgx.Conn
-	h    *ServerHooks
-	mu   *sync.Mutex // serialises the hooks and the collector's calls of every session
+	rp   *Replay
+	mu   *sync.Mutex // guards err
 	// phase is the current call's; err the first malformed message.
 	phase atomic.Pointer[phase]
 	last  bool
@@ -182,15 +181,15 @@ func (ss *serverSession) notice(n *pgconn.Notice) {
 		return
 	}
 	f, err := parseFlush(n.Message)
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if err != nil {
+		ss.mu.Lock()
 		if ss.err == nil {
 			ss.err = fmt.Errorf("session %d's progress: %w", ss.s, err)
 		}
+		ss.mu.Unlock()
 		return
 	}
-	ss.r.flushed(ss.s, p, f, ss.h, ss.last)
+	ss.r.flushed(ss.s, p, f, ss.rp, ss.last)
 }
 
 // flush is one NOTICE of a session's statements.
@@ -245,28 +244,47 @@ func trim(s string) string {
 	return s
 }
 
-// flushed hands a session's flush on: to the collector and the hooks.
-func (r *Run) flushed(s int, p *phase, f flush, h *ServerHooks, last bool) {
-	c := r.Collector()
+// flushed hands a session's flush on to the replay.
+func (r *Run) flushed(s int, p *phase, f flush, rp *Replay, last bool) {
 	at := func(us int64) time.Time { return p.origin.Add(time.Duration(us) * time.Microsecond) }
-	if p.n == 1 {
-		c.Started(s, at(f.started))
+	if p.n == 1 && f.seq == 1 {
+		rp.Push(Replayed{Ev: EvStarted, S: s, At: at(f.started)})
 	}
 	for i, off := range f.offs {
 		k := Kind(f.durs[i] & 1)
-		t, d := at(off), time.Duration(f.durs[i]>>1)*time.Microsecond
-		c.Record(s, k, t, d, f.rowsets[i])
 		if k == Update {
 			r.wrote(s, p.n)
 		}
-		if h.Statement != nil {
-			h.Statement(s, k, t, d)
-		}
+		rp.Push(Replayed{Ev: EvStatement, S: s, K: k, At: at(off), D: time.Duration(f.durs[i]>>1) * time.Microsecond, Rows: f.rowsets[i]})
 	}
 	if p.n == 1 {
-		c.Through(s, at(f.through))
+		rp.Push(Replayed{Ev: EvThrough, S: s, At: at(f.through)})
 		if f.done && last {
-			c.Done(s)
+			rp.Push(Replayed{Ev: EvDone, S: s, At: at(f.through)})
+		}
+	}
+}
+
+// replayed takes an event the replay hands on: to the collector, and to
+// the hooks on the shifted clock.
+func (r *Run) replayed(x Replayed, h ServerHooks, lag time.Duration) {
+	c := r.Collector()
+	switch x.Ev {
+	case EvStarted:
+		c.Started(x.S, x.At)
+	case EvStatement:
+		c.Record(x.S, x.K, x.At, x.D, x.Rows)
+		if h.Statement != nil {
+			h.Statement(x.S, x.K, x.At.Add(lag), x.D)
+		}
+	case EvThrough:
+		c.Through(x.S, x.At)
+	case EvDone:
+		c.Done(x.S)
+	case EvFailed:
+		c.Done(x.S)
+		if h.Failed != nil {
+			h.Failed(x.S, x.At.Add(lag), x.Err)
 		}
 	}
 }
@@ -281,6 +299,21 @@ func (r *Run) flushed(s int, p *phase, f flush, h *ServerHooks, last bool) {
 // others go on; RunServer then returns an error that says so, once the
 // phase is over.
 func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
+	rp := NewReplay(replayLag)
+	done := make(chan error, 1)
+	go func() {
+		defer rp.Close()
+		done <- r.runServer(ctx, rp)
+	}()
+	rp.Run(ctx, func(start time.Time) {
+		if h.Ready != nil {
+			h.Ready(start)
+		}
+	}, func(x Replayed) { r.replayed(x, h, rp.Lag()) })
+	return <-done
+}
+
+func (r *Run) runServer(ctx context.Context, rp *Replay) error {
 	n := r.Sessions()
 	var mu sync.Mutex
 	sessions := make([]*serverSession, n)
@@ -293,7 +326,7 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 	}()
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range sessions {
-		ss := &serverSession{r: r, s: i, h: &h, mu: &mu}
+		ss := &serverSession{r: r, s: i, rp: rp, mu: &mu}
 		sessions[i] = ss
 		g.Go(func() error {
 			c, err := r.target.ConnectWith(gctx, func(cc *pgx.ConnConfig) {
@@ -343,9 +376,7 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 			if i == 0 {
 				start = at
 				r.begin(ctx, start.Add(r.opts.Warmup))
-				if h.Ready != nil {
-					h.Ready(start)
-				}
+				rp.Begin(start)
 			}
 			p.origin = start
 			if p.n == 1 {
@@ -369,8 +400,11 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 			return err
 		}
 		for _, ss := range sessions {
-			if ss.err != nil {
-				return ss.err
+			ss.mu.Lock()
+			err := ss.err
+			ss.mu.Unlock()
+			if err != nil {
+				return err
 			}
 		}
 		// Every session flushes what it counted into pg_stat_database: the
@@ -397,7 +431,7 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 			r.Collector().Sample(s)
 		}
 	}
-	if err := r.end(ctx); err != nil {
+	if err := r.end(ctx, phases[len(phases)-1].timeline(time.Now())); err != nil {
 		return err
 	}
 	return r.Failure()
@@ -442,15 +476,8 @@ func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serve
 			// The session ends here, as a pgio session does; the others
 			// go on.
 			at := p.timeline(time.Now())
-			ss.mu.Lock()
 			r.sessionFailed(s, p.n, at, err)
-			if ss.h.Failed != nil {
-				ss.h.Failed(s, at, err)
-			}
-			if c := r.Collector(); c != nil {
-				c.Done(s)
-			}
-			ss.mu.Unlock()
+			ss.rp.Push(Replayed{Ev: EvFailed, S: s, At: at, Err: err})
 		}()
 	}
 	go func() { wg.Wait(); close(calls) }()
