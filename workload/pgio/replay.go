@@ -13,6 +13,10 @@ import (
 // and the measured period's.
 const replayLag = flushPeriod + 400*time.Millisecond
 
+// wakeEvery is the replay's clock: it hands on, every wakeEvery, what is
+// due by then.
+const wakeEvery = time.Millisecond
+
 // Event is what a server-mode session did, as it is replayed.
 type Event int
 
@@ -109,9 +113,11 @@ func (p *Replay) Close() {
 // statement's end passed, or at once when ctx ends or the run was closed
 // before it started.
 func (p *Replay) Run(ctx context.Context, ready func(time.Time), deliver func(Replayed)) {
+	var start time.Time
 	for {
 		p.mu.Lock()
-		started, closed, start := p.started, p.closed, p.start
+		started, closed := p.started, p.closed
+		start = p.start
 		p.mu.Unlock()
 		if started {
 			if !p.sleepUntil(ctx, start.Add(p.lag), false) {
@@ -141,7 +147,10 @@ func (p *Replay) Run(ctx context.Context, ready func(time.Time), deliver func(Re
 		due := p.q[0].At.Add(p.lag)
 		if time.Now().Before(due) {
 			p.mu.Unlock()
-			if !p.sleepUntil(ctx, due, true) {
+			// Waking for each statement would be thousands of wake-ups a
+			// second, on the cores the server needs: at most one a
+			// millisecond, each handing on everything due by then.
+			if !p.sleepUntil(ctx, start.Add(p.lag+(due.Sub(start.Add(p.lag))+wakeEvery-1).Truncate(wakeEvery)), true) {
 				return
 			}
 			continue
