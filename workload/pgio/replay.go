@@ -99,6 +99,16 @@ func (p *Replay) Push(x Replayed) {
 	p.signal()
 }
 
+// Hold makes Run return no sooner than the lag after t: the end of a timed
+// run, whose sessions ran statements until then.
+func (p *Replay) Hold(t time.Time) {
+	p.mu.Lock()
+	if t.After(p.last) {
+		p.last = t
+	}
+	p.mu.Unlock()
+}
+
 // Close says no more statements come.
 func (p *Replay) Close() {
 	p.mu.Lock()

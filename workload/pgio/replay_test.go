@@ -77,3 +77,19 @@ func TestReplayEnds(t *testing.T) {
 	defer cancel()
 	p.Run(ctx, func(time.Time) { t.Error("ready called") }, func(Replayed) { t.Error("an event handed on") })
 }
+
+// Held until a time (a timed run's end), the replay returns no sooner than
+// the lag after it, however early the last statement ended.
+func TestReplayHold(t *testing.T) {
+	const lag = 20 * time.Millisecond
+	p := NewReplay(lag)
+	start := time.Now()
+	p.Begin(start)
+	p.Push(Replayed{Ev: EvStatement, At: start, D: time.Millisecond})
+	p.Hold(start.Add(60 * time.Millisecond))
+	p.Close()
+	p.Run(context.Background(), func(time.Time) {}, func(Replayed) {})
+	if d := time.Since(start); d < 80*time.Millisecond {
+		t.Errorf("returned %v after the start, before the held end and the lag (80ms)", d)
+	}
+}

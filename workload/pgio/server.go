@@ -394,6 +394,11 @@ func (r *Run) runServer(ctx context.Context, rp *Replay) error {
 					}
 				}
 				r.sampleLoop(ctx, p.shift, p.origin.Add(1))
+				if p.limit == 0 {
+					// The sessions run statements until the period's
+					// end: the period ends there, not before.
+					rp.Hold(p.origin.Add(p.secs))
+				}
 			}
 		}, last)
 		if err != nil {
