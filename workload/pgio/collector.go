@@ -268,15 +268,18 @@ func (c *Collector) LastEnd() time.Time {
 }
 
 // Totals returns the measured statements by kind, the warm-up's, the
-// intervals, and the spread of the sessions' starts.
+// intervals, and the spread of the sessions' starts (-1 when fewer than two
+// are known: a session that failed before it reported any).
 func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, intervals []*Interval, spread time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var lo, hi time.Time
+	known := 0
 	for _, t := range c.first {
 		if t.IsZero() {
 			continue
 		}
+		known++
 		if lo.IsZero() || t.Before(lo) {
 			lo = t
 		}
@@ -288,5 +291,8 @@ func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, i
 		intervals = append(intervals, c.warmIv[i])
 	}
 	intervals = append(intervals, c.inter...)
+	if known < 2 {
+		return c.total, c.warm, intervals, -1
+	}
 	return c.total, c.warm, intervals, hi.Sub(lo)
 }

@@ -27,7 +27,7 @@ type Result struct {
 	// Intervals are the progress intervals, warm-up first.
 	Intervals []*Interval
 	// StartSpread is the time between the first and the last session's
-	// start.
+	// start; -1 when fewer than two are known.
 	StartSpread time.Duration
 	// Counters is what the server's counters gained over the measured
 	// period; DB and Stmts say which were read (DBWhy and StmtsWhy why
@@ -144,7 +144,7 @@ func (r *Result) Lines() []workload.Line {
 	add("pgio", "%s × %s, %d rows per table, work unit %d (%s a SELECT), update work unit %d (%s an UPDATE): %s; %d%% updates; %s; %s",
 		plural(c.Tables, "table"), plural(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, plural64(sw, "row"), c.UpdateWorkUnit, plural64(uw, "row"), rng,
 		c.UpdatePct, how, shape)
-	if c.Sessions() > 1 {
+	if c.Sessions() > 1 && r.StartSpread >= 0 {
 		add("sessions started", "within %s of each other", spread(r.StartSpread))
 	}
 	add("headline", "%s", r.Headline())
@@ -358,7 +358,9 @@ func (r *Result) Values() map[string]int64 {
 	v := map[string]int64{
 		"sessions":        int64(r.Config.Sessions()),
 		"elapsed_us":      r.Elapsed.Microseconds(),
-		"start_spread_us": r.StartSpread.Microseconds(),
+	}
+	if r.StartSpread >= 0 {
+		v["start_spread_us"] = r.StartSpread.Microseconds()
 	}
 	for k := Select; k < numKinds; k++ {
 		ks := r.Kinds[k]
