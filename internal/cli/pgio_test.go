@@ -177,13 +177,20 @@ func TestPgioBadInput(t *testing.T) {
 			}
 		})
 	}
+	mustHaveNoTables(t, url)
+}
+
+// mustHaveNoTables fails t if the database of url holds a table: what a
+// refusal must leave.
+func mustHaveNoTables(t *testing.T, url string) {
+	t.Helper()
 	var n int
 	if err := pgtest.Conn(t, url).QueryRow(context.Background(),
 		`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
-		t.Fatalf("bad input created %d tables", n)
+		t.Fatalf("a refused command created %d tables", n)
 	}
 }
 
@@ -440,14 +447,7 @@ func TestPgioInitTakesInitFlags(t *testing.T) {
 			t.Errorf("init pgio %s: exit %d, stderr %q; want exit 2 and one line with %q", strings.Join(args, " "), r.code, r.stderr, want)
 		}
 	}
-	var n int
-	if err := pgtest.Conn(t, url).QueryRow(context.Background(),
-		`SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	if n != 0 {
-		t.Fatalf("a refused init created %d tables", n)
-	}
+	mustHaveNoTables(t, url)
 }
 
 // One figure, one window: the pgio block's rates are over the summary's

@@ -21,8 +21,7 @@ import (
 type RunOptions struct {
 	// Duration is the measured period, after a warm-up of Warmup.
 	Duration, Warmup time.Duration
-	// Interval is the progress interval (0: no progress lines; server
-	// mode then flushes its statements every second).
+	// Interval is the progress interval (0: no progress lines).
 	Interval time.Duration
 	// Rate is the open-loop rate of statements; 0: closed loop.
 	Rate float64
@@ -191,14 +190,6 @@ func (r *Run) Sessions() int { return r.cfg.Sessions() }
 
 // TableOf is session s's table: sessions-per-table sessions on each.
 func (r *Run) TableOf(s int) string { return Table(1 + s/r.cfg.SessionsPerTable) }
-
-// interval is the progress interval, and server mode's flush period.
-func (r *Run) interval() time.Duration {
-	if r.opts.Interval > 0 {
-		return r.opts.Interval
-	}
-	return time.Second
-}
 
 func (r *Run) logf(format string, args ...any) {
 	if r.opts.Log != nil {
