@@ -356,8 +356,8 @@ func ProgressLine(d pg.Dialect, iv *Interval, live string) string {
 // latencies in µs, ratios in parts per million.
 func (r *Result) Values() map[string]int64 {
 	v := map[string]int64{
-		"sessions":        int64(r.Config.Sessions()),
-		"elapsed_us":      r.Elapsed.Microseconds(),
+		"sessions":   int64(r.Config.Sessions()),
+		"elapsed_us": r.Elapsed.Microseconds(),
 	}
 	if r.StartSpread >= 0 {
 		v["start_spread_us"] = r.StartSpread.Microseconds()
