@@ -733,6 +733,12 @@ func TestPgioClientLIOPSPerInterval(t *testing.T) {
 	if v["db_liops"] == 0 {
 		t.Errorf("no database LIOPS: %v", v)
 	}
+	// Server mode runs as this role too, its block counts from
+	// pg_stat_database.
+	r, v, _ = pgioRun(t, url, "--mode", "server", "--duration", "1s", "--update-pct", "10", "--progress", "0")
+	if v["db_liops"] == 0 || v["update_statements"] == 0 {
+		t.Errorf("server mode as %s: %v\n%s", role, v, r.stdout)
+	}
 }
 
 // Where the server runs on this machine, the report gives the physical
