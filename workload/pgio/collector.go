@@ -43,6 +43,9 @@ type Interval struct {
 	// warmup is the run's: the interval is labelled with its end since
 	// the run's start, as txload's progress lines are.
 	warmup time.Duration
+	// settled says the interval's counters are in, or will never be (the
+	// run ended without them: Collector.Final).
+	settled bool
 }
 
 // Label is the interval's end since the start of the run, warm-up
@@ -212,8 +215,20 @@ func (c *Collector) Sample(s Counters) {
 			iv = c.intervalAt(mid)
 		}
 		if iv != nil && !iv.HaveCounters {
-			iv.Counters, iv.HaveCounters = cur.Sub(prev), true
+			iv.Counters, iv.HaveCounters, iv.settled = cur.Sub(prev), true, true
 		}
+	}
+	c.mu.Unlock()
+	c.flushPrints()
+}
+
+// Final says no more samples come: an interval without its counters (a
+// sample that failed, or that the end of the run overtook) is printed
+// without them.
+func (c *Collector) Final() {
+	c.mu.Lock()
+	for _, iv := range c.inter {
+		iv.settled = true
 	}
 	c.mu.Unlock()
 	c.flushPrints()
@@ -250,7 +265,7 @@ func (c *Collector) flushPrints() {
 		}
 		iv := c.inter[c.printed]
 		end := c.measured.Add(iv.End)
-		if c.watermark().Before(end) || !iv.HaveCounters {
+		if c.watermark().Before(end) || !iv.settled {
 			c.mu.Unlock()
 			return
 		}

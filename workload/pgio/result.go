@@ -200,7 +200,10 @@ func (r *Result) Lines() []workload.Line {
 	}
 	for _, f := range r.Failures {
 		when := fmt.Sprintf("at %.2fs", f.At.Sub(r.Measured).Seconds())
-		if f.Phase == 0 {
+		switch {
+		case f.At.IsZero():
+			when = "before its start"
+		case f.Phase == 0:
 			when = "in the warm-up"
 		}
 		v := fmt.Sprintf("session %d on %s %s: %s", f.Session, f.Table, when, oneLine(f.Err.Error()))

@@ -81,7 +81,7 @@ type SessionFailure struct {
 	Session int
 	Table   string
 	// Phase is 0 in the warm-up, 1 in the measured period; At is when, on
-	// the run's timeline.
+	// the run's timeline (zero: before the sessions were released).
 	Phase int
 	At    time.Time
 	Err   error
@@ -309,16 +309,23 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 				// statements) flushes on its own within a second.
 				r.awaitArrivals(sctx, i, min(r.opts.Interval/4, 250*time.Millisecond))
 			}
-			s, err := r.sampler.Sample(sctx)
+			// Not cancelled by stopSampling: a query cancelled half-way
+			// leaves pgx's connection closed, and the run's last samples
+			// need it.
+			qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), sampleTimeout)
+			s, err := r.sampler.Sample(qctx)
+			qcancel()
 			if err != nil {
 				if sctx.Err() == nil {
 					r.note("sampling the counters failed during the run: " + oneLine(err.Error()))
 				}
 				return
 			}
-			s.At = s.At.Add(-shift)
+			// The sample is the boundary's, however late it came (a
+			// loaded machine): every interval gets the counters of its
+			// end, and none waits for them for ever.
+			s.At = b
 			if b.Equal(c.Measured()) {
-				s.At = b // the boundary exactly: the intervals are cut there
 				r.setBase(s)
 				releaseSessions()
 			}
@@ -326,6 +333,9 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 		}
 	}()
 }
+
+// sampleTimeout bounds a sample of the counters during the run.
+const sampleTimeout = 10 * time.Second
 
 func (r *Run) stopSampling() {
 	r.mu.Lock()
@@ -369,6 +379,7 @@ func (r *Run) end(ctx context.Context, at time.Time) error {
 	if c == nil {
 		return nil
 	}
+	defer c.Final()
 	s, err := r.sampler.Sample(ctx)
 	if err != nil {
 		return err

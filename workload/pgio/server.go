@@ -144,6 +144,10 @@ type phase struct {
 	// receives a value at each.
 	ready     atomic.Int32
 	announced chan struct{}
+	// set is closed once origin and shift are set, which the sessions'
+	// reports wait for; stop once the phase's calls are cancelled.
+	set  chan struct{}
+	stop <-chan struct{}
 }
 
 // timeline maps a local time of the phase to the run's timeline.
@@ -178,6 +182,13 @@ func (ss *serverSession) notice(n *pgconn.Notice) {
 		case p.announced <- struct{}{}:
 		default:
 		}
+		return
+	}
+	// The release's reply may come after a session's first report: its
+	// times are offsets from the release, placed once the release is known.
+	select {
+	case <-p.set:
+	case <-p.stop:
 		return
 	}
 	f, err := parseFlush(n.Message)
@@ -446,7 +457,7 @@ func (r *Run) runServer(ctx context.Context, rp *Replay) error {
 // sessions start at, before they do.
 func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serverSession, p *phase, released func(time.Time), last bool) error {
 	n := len(sessions)
-	p.announced = make(chan struct{}, 1)
+	p.announced, p.set = make(chan struct{}, 1), make(chan struct{})
 	for _, ss := range sessions {
 		ss.last = last
 		ss.phase.Store(p)
@@ -456,6 +467,7 @@ func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serve
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	p.stop = cctx.Done()
 	var wg sync.WaitGroup
 	calls := make(chan struct{})
 	errs := make([]error, n)
@@ -480,9 +492,20 @@ func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serve
 			}
 			// The session ends here, as a pgio session does; the others
 			// go on.
-			at := p.timeline(time.Now())
+			var at time.Time // zero: before the release
+			select {
+			case <-p.set:
+				at = p.timeline(time.Now())
+			default:
+			}
 			r.sessionFailed(s, p.n, at, err)
-			ss.rp.Push(Replayed{Ev: EvFailed, S: s, At: at, Err: err})
+			if !at.IsZero() {
+				ss.rp.Push(Replayed{Ev: EvFailed, S: s, At: at, Err: err})
+			}
+			select {
+			case p.announced <- struct{}{}: // the barrier waits for one fewer
+			default:
+			}
 		}()
 	}
 	go func() { wg.Wait(); close(calls) }()
@@ -517,5 +540,6 @@ func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serve
 	}
 	t2 := time.Now()
 	released(t1.Add(t2.Sub(t1)/2 + releaseMargin))
+	close(p.set)
 	return wait()
 }
