@@ -28,6 +28,7 @@ var forbidden = map[string][]string{
 	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
 	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
 	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
+	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/"},
 	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"slo":                  {"engine", "report", "workload", "internal/"},
 	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},

@@ -217,9 +217,12 @@ type Tick struct {
 	Elapsed  time.Duration // since the run started, warm-up included
 	Warmup   bool          // the interval ended during the warm-up
 	Interval *metrics.Snapshot
-	// Final marks the last interval: the tail while in-flight operations
-	// drained, often a sliver. Logs need it; progress lines may skip it.
-	Final bool
+	// Final marks the run's last interval. With Drain it is what ended
+	// after the measured window (operations in flight at its end): not
+	// part of the window's figures, and no progress line. Without Drain
+	// (a run of a number of transactions, or one stopped early) it is the
+	// window's last interval, often a sliver.
+	Final, Drain bool
 	// End is when the interval ended.
 	End time.Time
 }
@@ -268,14 +271,24 @@ type Event struct {
 
 // Result is what a run measured.
 type Result struct {
-	Total *metrics.Snapshot // measured period; Total.Elapsed is its length
+	Total *metrics.Snapshot // measured window; Total.Elapsed is its length
+	// Drain is what ended after the window: the operations in flight at
+	// its end (the end of the duration, or an interrupt), completed,
+	// failed or abandoned; Drain.Elapsed is how long they took to end. Nil
+	// when the window ran until the last operation ended (a number of
+	// transactions, saturation, a fatal error).
+	Drain *metrics.Snapshot
 	// Offered is the number of operations the open-loop schedule put in the
 	// measured period; Unstarted of those never ran (saturation, interrupt).
 	Offered, Unstarted int64
 	// Saturated: the open loop fell more than MaxLag behind and stopped.
 	Saturated bool
-	// Interrupted: the context was cancelled (Ctrl-C) before the end.
+	// Interrupted: the context was cancelled (Ctrl-C) before the end;
+	// Cause is its context.Cause.
 	Interrupted bool
+	Cause       error
+	// End is when the run ended: its last operation, or the drain's end.
+	End time.Time
 	// Drained: the drain timeout ended the run with operations in flight
 	// (counted as abandoned).
 	Drained bool
@@ -320,7 +333,9 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	cfg.Duration = cfg.Window()
 	driveCtx, cancelDrive := context.WithCancel(ctx)
 	defer cancelDrive()
-	r := &run{cfg: cfg, ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}
+	r := &run{cfg: cfg, mode: newMode(cfg), ops: load.Ops, parent: ctx, ctx: driveCtx, stop: make(chan struct{})}
+	r.cut.Store(math.MaxInt64)
+	defer context.AfterFunc(ctx, func() { r.cutAt(time.Now()) })()
 	r.reg = metrics.NewRegistry(load.Ops, time.Now(), load.Statements...)
 	r.makeGroups(load)
 
@@ -330,6 +345,9 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		r.start = start
 		r.measureStart = start.Add(cfg.Warmup)
 		r.end = r.measureStart.Add(cfg.Duration)
+		if r.bounded() {
+			r.cutAt(r.end)
+		}
 		r.reg.Restart(start)
 		for _, g := range r.groups {
 			g.arrivals.start = start
@@ -357,7 +375,13 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	} else {
 		err = r.syncDrive(driveCtx, load, ready)
 	}
+	// The run ended when its last client stopped: not when the clients'
+	// connections were closed after it, which with hundreds of them can
+	// take the server a second.
 	lastEnd := time.Now()
+	if r.stops.Load() == int64(r.cfg.Concurrency) {
+		lastEnd = time.Unix(0, r.lastStop.Load())
+	}
 	if deadline != nil {
 		deadline.Stop()
 	}
@@ -377,11 +401,19 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 
 type run struct {
 	cfg    Config
+	mode   mode
 	ops    []string
 	parent context.Context // the caller's: cancelled on interrupt
-	ctx    context.Context // the clients': also cancelled at the drain deadline
-	reg    *metrics.Registry
-	groups []*group
+	// cut is when the measured window ends (Unix ns): the end of its
+	// duration, or an interrupt before it; an operation that ended from
+	// then on is the drain's.
+	cut atomic.Int64
+	// stops counts the clients that stopped; lastStop is when the last one
+	// did (Unix ns).
+	stops, lastStop atomic.Int64
+	ctx             context.Context // the clients': also cancelled at the drain deadline
+	reg             *metrics.Registry
+	groups          []*group
 
 	start, measureStart, end time.Time
 	connectTime              time.Duration
@@ -416,6 +448,7 @@ type run struct {
 type group struct {
 	index    int
 	rec      *metrics.Recorder
+	late     *metrics.Recorder // what ends at or after the window's end
 	clients  []*client
 	arrivals arrivals
 	emitLag  *hdr.Histogram
@@ -479,7 +512,7 @@ func (r *run) makeGroups(load *workload.QueryLoad) {
 	}
 	id := 0
 	for i := 0; i < g; i++ {
-		gr := &group{index: i, rec: r.reg.NewRecorder()}
+		gr := &group{index: i, rec: r.reg.NewRecorder(), late: r.reg.NewLateRecorder()}
 		size := n/g + btoi(i < n%g)
 		if counts != nil {
 			// Uniform arrivals of every group of every instance interleave:
@@ -544,37 +577,61 @@ func (r *run) sessionGroups() [][]workload.Session {
 }
 
 func (r *run) result(lastEnd time.Time) (*Result, error) {
-	total, err := r.reg.Tick(lastEnd)
-	if err == nil && r.cfg.OnTick != nil && r.cfg.Progress > 0 {
-		r.cfg.OnTick(Tick{Elapsed: lastEnd.Sub(r.start), Warmup: lastEnd.Before(r.measureStart), Interval: total, Final: true, End: lastEnd})
-	}
-	if err != nil {
-		return nil, err
-	}
 	interrupted := r.parent.Err() != nil
-	// Operations still in flight when the drain deadline passed.
-	if r.drained.Load() && !interrupted {
-		for _, g := range r.groups {
-			for _, c := range g.clients {
-				if c.busy {
-					g.rec.Abandoned(c.op, c.measured)
+	if interrupted {
+		r.cutAt(lastEnd) // if the interrupt's own cut has not run yet
+	}
+	// The window ended if the run reached its end or was interrupted: its
+	// last interval holds what ended before the cut, and what ended after
+	// it (or never did) is the drain's.
+	var windowEnd time.Time
+	if cut := time.Unix(0, r.cut.Load()); interrupted || !lastEnd.Before(cut) {
+		windowEnd = cut
+		iv, err := r.reg.EndWindow(windowEnd)
+		if err != nil {
+			return nil, err
+		}
+		if r.cfg.OnTick != nil && r.cfg.Progress > 0 && iv.Elapsed > 0 {
+			r.cfg.OnTick(Tick{Elapsed: windowEnd.Sub(r.start), Warmup: windowEnd.Before(r.measureStart), Interval: iv, End: windowEnd})
+		}
+		// Operations still in flight when the run stopped waiting for
+		// them: at an interrupt, or at the drain deadline. Their outcome
+		// is unknown.
+		if interrupted || r.drained.Load() {
+			for _, g := range r.groups {
+				for _, c := range g.clients {
+					if c.busy {
+						g.late.Abandoned(c.op, c.measured)
+					}
 				}
 			}
 		}
-		if _, err := r.reg.Tick(lastEnd); err != nil {
-			return nil, err
-		}
+	}
+	if err := r.tick(lastEnd, true); err != nil {
+		return nil, err
 	}
 	res := &Result{Total: r.reg.Total(), Saturated: r.saturated.Load(), Interrupted: interrupted,
 		Drained: r.drained.Load() && !interrupted, ConnectTime: r.connectTime}
-	// The measured period runs until the last operation ended, as pgbench
-	// measures it, so that a rate is never taken over less time than the
-	// operations took. An open-loop run done before the end of its window
-	// was idle until then: the window counts. An interrupted run stops at
-	// the interrupt.
+	res.End = lastEnd
+	if interrupted {
+		res.Cause = context.Cause(r.parent)
+	}
+	// The measured window ends at the end of the duration (or of an open
+	// loop's schedule), or at the interrupt: what ended after it is the
+	// drain, apart. A closed loop of a number of transactions, or a run
+	// stopped early (saturation, a fatal error), runs until its last
+	// operation ended, as pgbench measures it, so that a rate is never
+	// taken over less time than the operations took.
 	stopAt := lastEnd
-	if r.cfg.Rate > 0 && !interrupted && !res.Saturated && stopAt.Before(r.end) {
+	if windowEnd.IsZero() && r.cfg.Rate > 0 && !interrupted && !res.Saturated && lastEnd.Before(r.end) {
+		// An open loop done before the end of its window was idle until
+		// then: the window counts.
 		stopAt = r.end
+	}
+	if !windowEnd.IsZero() {
+		stopAt = windowEnd
+		res.Drain = r.reg.Drain()
+		res.Drain.Elapsed = max(lastEnd.Sub(windowEnd), 0)
 	}
 	res.Total.Elapsed = max(stopAt.Sub(r.measureStart), 0)
 	for _, g := range r.groups {
@@ -603,6 +660,10 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 	return res, nil
 }
 
+// bounded says whether the measured window has an end: a duration, or an
+// open loop's schedule.
+func (r *run) bounded() bool { return r.mode.bounded() }
+
 func (r *run) closeStop() { r.stopOnce.Do(func() { close(r.stop) }) }
 
 func (r *run) stopped() bool {
@@ -614,27 +675,78 @@ func (r *run) stopped() bool {
 	}
 }
 
+// tickLoop ticks the progress intervals, at every Progress from the start,
+// until the measured window ends (at the end of the duration, or at an
+// interrupt). The window's last interval, and the drain after it, are
+// ticked once the clients are done (result): by then every operation that
+// ended inside the window has been recorded.
 func (r *run) tickLoop() {
 	defer close(r.tickerExited)
 	if r.cfg.Progress <= 0 {
-		<-r.tickDone
 		return
 	}
-	t := time.NewTicker(r.cfg.Progress)
-	defer t.Stop()
-	for {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for k := time.Duration(1); ; k++ {
+		next := r.start.Add(k * r.cfg.Progress)
+		if r.bounded() && !next.Before(r.end) {
+			return
+		}
+		timer.Reset(time.Until(next))
 		select {
 		case <-r.tickDone:
 			return
-		case now := <-t.C:
-			iv, err := r.reg.Tick(now)
-			if err != nil {
-				r.setFatal(err)
+		case <-r.parent.Done():
+			return
+		case now := <-timer.C:
+			if r.late(now) {
 				return
 			}
-			if r.cfg.OnTick != nil {
-				r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: now.Before(r.measureStart), Interval: iv, End: now})
+			if err := r.tick(now, false); err != nil {
+				return
 			}
+		}
+	}
+}
+
+// tick ticks one interval ending at now and hands it to OnTick; final marks
+// the run's last.
+func (r *run) tick(now time.Time, final bool) error {
+	drain := r.reg.WindowEnded()
+	iv, err := r.reg.Tick(now)
+	if err != nil {
+		r.setFatal(err)
+		return err
+	}
+	if r.cfg.OnTick != nil && r.cfg.Progress > 0 {
+		r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: now.Before(r.measureStart), Interval: iv, Final: final, Drain: drain, End: now})
+	}
+	return nil
+}
+
+// clientStopped notes that a client stopped at now.
+func (r *run) clientStopped(now time.Time) {
+	ns := now.UnixNano()
+	for {
+		old := r.lastStop.Load()
+		if ns <= old || r.lastStop.CompareAndSwap(old, ns) {
+			break
+		}
+	}
+	r.stops.Add(1)
+}
+
+// late says whether an operation that ended at now ended after the
+// measured window: at or after its end, or the interrupt.
+func (r *run) late(now time.Time) bool { return now.UnixNano() >= r.cut.Load() }
+
+// cutAt ends the measured window at t, unless it ended before.
+func (r *run) cutAt(t time.Time) {
+	ns := t.UnixNano()
+	for {
+		old := r.cut.Load()
+		if ns >= old || r.cut.CompareAndSwap(old, ns) {
+			return
 		}
 	}
 }
@@ -716,4 +828,30 @@ func (r *run) reachableAt(began, now time.Time) {
 	if down > 0 {
 		r.event(Event{Kind: Reachable, At: now, Down: down})
 	}
+}
+
+// All is everything the run counted: the window's figures and the drain's,
+// over the time from the start of the window to the end of the drain (for
+// the workload's audit, which must account for every transaction, and for
+// pgbench's report, which counts the drain as pgbench does).
+func (res *Result) All() (*metrics.Snapshot, error) {
+	if res.Drain == nil {
+		return res.Total, nil
+	}
+	all, err := res.Total.Plus(res.Drain)
+	if err != nil {
+		return nil, err
+	}
+	all.Elapsed = res.Total.Elapsed + res.Drain.Elapsed
+	return all, nil
+}
+
+// InFlight is how many operations were in flight when the window ended:
+// those that ended in the drain, completed, failed or abandoned.
+func (res *Result) InFlight() int64 {
+	if res.Drain == nil {
+		return 0
+	}
+	t := res.Drain.Total("all")
+	return t.OK + t.FailedTotal() + t.Abandoned + t.Warmup
 }

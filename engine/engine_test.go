@@ -191,9 +191,11 @@ func TestClosedLoopWarmupExcluded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The window is [1 s, 3 s): each client's last operation ends at 3 s,
+		// in the drain.
 		op := res.Total.Ops[0]
-		if op.OK != 400 || op.Warmup != 200 {
-			t.Fatalf("ok=%d warmup=%d, want 400 200", op.OK, op.Warmup)
+		if op.OK != 398 || op.Warmup != 200 || res.Drain.Ops[0].OK != 2 {
+			t.Fatalf("ok=%d warmup=%d drained %d, want 398 200 2", op.OK, op.Warmup, res.Drain.Ops[0].OK)
 		}
 		if n.Load() != 600 || res.Total.Elapsed != 2*time.Second {
 			t.Fatalf("attempts=%d elapsed=%s, want 600 2s", n.Load(), res.Total.Elapsed)
@@ -231,7 +233,11 @@ func TestRetriesAndFailures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			op := res.Total.Ops[0]
+			all, err := res.All() // the error events include the drain's
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := all.Ops[0]
 			ops := op.OK + op.FailedTotal()
 			if ops == 0 || (op.OK > 0) != tc.wantOK || (op.Failed[metrics.Serialization] > 0) != tc.wantFailed {
 				t.Fatalf("tries %d: ok=%d failed=%v", tc.tries, op.OK, op.Failed)
@@ -260,7 +266,11 @@ func TestConnectionLostResets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		op := res.Total.Ops[0]
+		all, err := res.All() // resets include the drain's
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := all.Ops[0]
 		if resets.Load() == 0 || resets.Load() != op.Errors[metrics.ConnectionLost] || op.FailedTotal() != 0 {
 			t.Fatalf("resets=%d errors=%v failed=%v", resets.Load(), op.Errors, op.Failed)
 		}
@@ -314,7 +324,7 @@ func TestInterrupt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := base()
 		cfg.Duration = time.Hour
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 2005*time.Millisecond)
 		defer cancel()
 		l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return 10 * time.Millisecond }})
 		res, err := Run(ctx, cfg, l)
@@ -322,8 +332,13 @@ func TestInterrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		op := res.Total.Ops[0]
-		if !res.Interrupted || op.OK != 800 || op.ErrorsTotal() != 0 || res.Total.Elapsed != 2*time.Second {
+		if !res.Interrupted || op.OK != 800 || op.ErrorsTotal() != 0 || res.Total.Elapsed != 2005*time.Millisecond {
 			t.Fatalf("interrupted=%v ok=%d errors=%d elapsed=%s", res.Interrupted, op.OK, op.ErrorsTotal(), res.Total.Elapsed)
+		}
+		// The operation each client had in flight at the interrupt has an
+		// unknown outcome: abandoned, in the drain, never lost.
+		if res.Drain == nil || res.Drain.Ops[0].Abandoned != int64(cfg.Concurrency) || res.InFlight() != int64(cfg.Concurrency) {
+			t.Fatalf("drain %+v, want the %d operations in flight abandoned", res.Drain, cfg.Concurrency)
 		}
 	})
 }
@@ -383,13 +398,13 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// An operation still running at the end counts, and the measured period runs
-// until it ended, as pgbench measures it: a rate is never taken over less
-// time than the operations took.
-func TestPeriodRunsToLastCompletion(t *testing.T) {
+// The measured window ends at the end of the duration: an operation still
+// running then ends in the drain, which is apart from the window's figures
+// and counted in All.
+func TestWindowEndsAtDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := base()
-		cfg.Concurrency, cfg.Duration = 2, 2*time.Second
+		cfg.Concurrency, cfg.Duration = 2, 2005*time.Millisecond
 		l, _, _ := load(fakeWorker{service: func(n int64) time.Duration {
 			if n == 3 {
 				return 3 * time.Second // starts at 10ms, ends at 3.01s
@@ -400,9 +415,18 @@ func TestPeriodRunsToLastCompletion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// One client: 1 operation, then the 3 s one; the other: one every
+		// 10 ms, 200 by 2.005 s and one in flight then.
 		op := res.Total.Ops[0]
-		if res.Total.Elapsed != 3010*time.Millisecond || op.OK != 202 {
-			t.Fatalf("elapsed %s ok %d, want 3.01s and 202", res.Total.Elapsed, op.OK)
+		if res.Total.Elapsed != 2005*time.Millisecond || op.OK != 201 || op.Response.Max() >= 3_000_000 {
+			t.Fatalf("window %s ok %d max %dµs, want 2.005s, 201, and the 3 s operation left out", res.Total.Elapsed, op.OK, op.Response.Max())
+		}
+		if res.Drain == nil || res.Drain.Elapsed != 1005*time.Millisecond || res.Drain.Ops[0].OK != 2 || res.InFlight() != 2 {
+			t.Fatalf("drain %+v, want 2 operations ended in the 1.005s after the window", res.Drain)
+		}
+		all, err := res.All()
+		if err != nil || all.Ops[0].OK != 203 || all.Elapsed != 3010*time.Millisecond {
+			t.Fatalf("all: %v %+v, want 203 over 3.01s", err, all)
 		}
 	})
 }
@@ -488,8 +512,11 @@ func TestDrainTimeoutEndsRun(t *testing.T) {
 		if d := time.Since(start); d != 3*time.Second {
 			t.Errorf("run took %s, want duration + drain timeout = 3s", d)
 		}
-		op := res.Total.Ops[0]
-		if !res.Drained || op.Abandoned != 3 || blocked.Load() != 3 || op.FailedTotal() != 0 {
+		if res.Drain == nil {
+			t.Fatal("no drain")
+		}
+		op := res.Drain.Ops[0]
+		if !res.Drained || op.Abandoned != 3 || blocked.Load() != 3 || op.FailedTotal() != 0 || res.Total.Ops[0].Abandoned != 0 {
 			t.Fatalf("drained=%v abandoned=%d blocked=%d failed=%d", res.Drained, op.Abandoned, blocked.Load(), op.FailedTotal())
 		}
 	})
@@ -600,7 +627,11 @@ func TestServerDownAtEnd(t *testing.T) {
 		if d := time.Since(start); d > 3*time.Second+time.Second {
 			t.Fatalf("run took %s with the server down: want it to end by its duration", d)
 		}
-		op := res.Total.Ops[0]
+		all, err := res.All() // the clients give up in the drain
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := all.Ops[0]
 		if op.Failed[metrics.ConnectionLost] != 2 || res.Total.Reconnects == 0 || res.Outages != 1 {
 			t.Fatalf("failed %v reconnects %d outages %d", op.Failed, res.Total.Reconnects, res.Outages)
 		}

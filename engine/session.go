@@ -23,6 +23,7 @@ type client struct {
 	attemptStart    time.Time // when the attempt under way began
 	measured        bool
 	busy            bool // an operation started and has not ended
+	stopped         bool // the client said Stop
 	retryAfterReset bool // the operation is retried once reconnected
 
 	backoff     time.Duration
@@ -53,61 +54,22 @@ func (c *client) ID() int { return c.id }
 func (c *client) Next(now time.Time) workload.Step { return c.next(now, true) }
 
 func (c *client) next(now time.Time, idle bool) workload.Step {
-	r := c.r
-	if r.stopped() {
-		return workload.Step{Kind: workload.Stop}
-	}
-	if r.cfg.Rate == 0 {
-		if !now.Before(r.end) || (r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions) {
-			return workload.Step{Kind: workload.Stop}
-		}
-		if r.cfg.Connect && !c.fresh {
-			return c.reconnect(now)
-		}
-		return c.begin(c.choose(), now, now, !now.Before(r.measureStart))
+	if c.r.stopped() {
+		return c.stop(now)
 	}
 	if c.pending {
 		c.pending = false
 		return c.begin(c.pendingOp, c.pendingAt, now, c.pendingMsr)
 	}
-	a := &c.g.arrivals
-	for {
-		at, ok := a.peek()
-		if !ok {
-			return workload.Step{Kind: workload.Stop}
-		}
-		if at.After(now) {
-			return workload.Step{Kind: workload.Wait, At: at}
-		}
-		a.pop()
-		late := now.Sub(at)
-		if late > r.cfg.MaxLag {
-			r.saturate()
-			return workload.Step{Kind: workload.Stop}
-		}
-		measured := !at.Before(r.measureStart)
-		if measured {
-			r.startedMeasured.Add(1)
-			// Only an idle client waiting for the arrival measures the
-			// generator: one released late because it was busy measures
-			// the system, and is in Lag.
-			if idle {
-				_ = c.g.emitLag.RecordValue(max(late.Microseconds(), 0))
-			}
-		}
-		op := c.choose()
-		if r.cfg.LatencyLimit > 0 && late > r.cfg.LatencyLimit {
-			c.g.rec.Skip(op, measured)
-			if r.cfg.OnTxn != nil {
-				c.txn(Txn{Op: op, Intended: at, Start: now, End: now, Outcome: TxnSkipped, Measured: measured})
-			}
-			continue
-		}
-		if r.cfg.Connect && !c.fresh {
-			c.pending, c.pendingAt, c.pendingOp, c.pendingMsr = true, at, op, measured
-			return c.reconnect(now)
-		}
-		return c.begin(op, at, now, measured)
+	return c.step(c.r.mode.next(c, now, idle), now)
+}
+
+// skip counts an operation that would have started too late (open loop,
+// Config.LatencyLimit) and never ran.
+func (c *client) skip(op int, intended, now time.Time, measured bool) {
+	c.recorder(now).Skip(op, measured)
+	if c.r.cfg.OnTxn != nil {
+		c.txn(Txn{Op: op, Intended: intended, Start: now, End: now, Outcome: TxnSkipped, Measured: measured})
 	}
 }
 
@@ -131,9 +93,29 @@ func (c *client) retry(now time.Time) workload.Step {
 	return workload.Step{Kind: workload.Start, Op: c.op, Attempt: c.attempt, Intended: c.intended}
 }
 
+// stop ends the client at now: it runs no more operations.
+func (c *client) stop(now time.Time) workload.Step {
+	if !c.stopped {
+		c.stopped = true
+		c.r.clientStopped(now)
+	}
+	return workload.Step{Kind: workload.Stop}
+}
+
+// recorder is where what ended at now is recorded: the window's, or from
+// its end on (the end of the duration, an interrupt) the late one, whose
+// figures are the drain's. The decision is by the time the operation ended,
+// whatever the order in which the records reach the registry.
+func (c *client) recorder(now time.Time) *metrics.Recorder {
+	if c.r.late(now) {
+		return c.g.late
+	}
+	return c.g.rec
+}
+
 // Done ends the attempt under way and decides what follows.
 func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
-	r, rec := c.r, c.g.rec
+	r, rec := c.r, c.recorder(now)
 	if err == nil {
 		c.busy = false
 		c.done++
@@ -150,7 +132,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	if r.ctx.Err() != nil {
 		// Interrupted, or the drain deadline: neither a success nor a
 		// failure (the deadline counts it as abandoned).
-		return workload.Step{Kind: workload.Stop}
+		return c.stop(now)
 	}
 	c.busy = false
 	class, fatal := r.cfg.Classify(err)
@@ -173,7 +155,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	}
 	if fatal {
 		r.setFatal(fmt.Errorf("running %s: %w", r.ops[c.op], err))
-		return workload.Step{Kind: workload.Stop}
+		return c.stop(now)
 	}
 	if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
 		c.retryAfterReset = retry
@@ -185,7 +167,7 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	}
 	if !class.Retryable() && !r.cfg.ContinueOnError {
 		r.abort(c, err, stmt)
-		return workload.Step{Kind: workload.Stop}
+		return c.stop(now)
 	}
 	return c.next(now, false)
 }
@@ -217,13 +199,13 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		return c.next(now, false)
 	}
 	if r.ctx.Err() != nil {
-		return workload.Step{Kind: workload.Stop}
+		return c.stop(now)
 	}
 	_, fatal := r.cfg.Classify(err)
 	giveUp := fatal || r.stopped() || !now.Before(r.end)
 	if !fatal {
 		c.attempts++
-		c.g.rec.ReconnectFailed()
+		c.recorder(now).ReconnectFailed()
 		r.unreachableAt(c.reconnectAt, now, err)
 		if r.cfg.OnError != nil {
 			r.cfg.OnError(ErrorEvent{Client: c.id, Op: "reconnect", OpIndex: -1, Stmt: -1, Attempt: c.attempts, Class: metrics.ConnectionLost, Retry: !giveUp, Err: err})
@@ -234,7 +216,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 		if fatal {
 			r.setFatal(fmt.Errorf("reconnecting: %w", err))
 		}
-		return workload.Step{Kind: workload.Stop}
+		return c.stop(now)
 	}
 	c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
 	return c.askConnection(now.Add(c.backoff))
@@ -247,7 +229,7 @@ func (c *client) giveUp(now time.Time) {
 	if c.retryAfterReset && c.r.ctx.Err() == nil {
 		c.retryAfterReset, c.busy = false, false
 		c.done++
-		c.g.rec.Failure(c.op, c.measured, metrics.ConnectionLost, c.attempt)
+		c.recorder(now).Failure(c.op, c.measured, metrics.ConnectionLost, c.attempt)
 		if c.r.cfg.OnTxn != nil {
 			c.ended(now, TxnFailed, metrics.ConnectionLost)
 		}
@@ -281,7 +263,14 @@ func (c *client) txn(t Txn) {
 
 // Statement records a statement's latency, for a measured operation.
 func (c *client) Statement(op, stmt int, d time.Duration) {
+	c.StatementAt(op, stmt, d, time.Now())
+}
+
+// StatementAt records a statement's latency, for a measured operation, that
+// ended at now: with the operation's own figures, in the window or the
+// drain.
+func (c *client) StatementAt(op, stmt int, d time.Duration, now time.Time) {
 	if c.measured {
-		c.g.rec.Statement(op, stmt, d)
+		c.recorder(now).Statement(op, stmt, d)
 	}
 }

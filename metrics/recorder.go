@@ -100,14 +100,17 @@ func (r *Recorder) Failure(op int, measured bool, class Class, tries int) {
 	r.mu.Unlock()
 }
 
-// Abandoned records an operation still in flight when the run gave up
-// waiting for it (the drain timeout): its outcome is unknown.
+// Abandoned records an operation still in flight when the run stopped
+// waiting for it (an interrupt, the drain timeout): its outcome is unknown.
+// One begun during the warm-up counts with the warm-up's, as one that did
+// not succeed.
 func (r *Recorder) Abandoned(op int, measured bool) {
-	if !measured {
-		return
-	}
 	r.mu.Lock()
-	r.cur.Ops[op].Abandoned++
+	if measured {
+		r.cur.Ops[op].Abandoned++
+	} else {
+		r.cur.Ops[op].Warmup++
+	}
 	r.mu.Unlock()
 }
 
@@ -136,8 +139,10 @@ type Registry struct {
 
 	mu        sync.Mutex
 	recorders []*Recorder
+	late      []*Recorder // taken only once the window has ended
 	interval  *Snapshot
 	total     *Snapshot
+	drain     *Snapshot // after EndWindow: what ended past the window
 	lastTick  time.Time
 }
 
@@ -174,14 +179,67 @@ func (g *Registry) NewRecorder() *Recorder {
 	return r
 }
 
+// NewLateRecorder returns a recorder for what one worker sees end after the
+// measured window's end: it is taken into the drain's total (Drain) once
+// EndWindow was called, never into the window's.
+func (g *Registry) NewLateRecorder() *Recorder {
+	r := &Recorder{cur: NewSnapshot(g.ops, g.stmts...), spare: NewSnapshot(g.ops, g.stmts...)}
+	g.mu.Lock()
+	g.late = append(g.late, r)
+	g.mu.Unlock()
+	return r
+}
+
 // Tick collects what every recorder saw since the previous tick, adds it to
-// the cumulative total and returns it. The returned snapshot is reused by the
-// next Tick: read it before calling Tick again.
+// the cumulative total (or, once the window has ended, to the drain's) and
+// returns it. The returned snapshot is reused by the next Tick: read it
+// before calling Tick again.
 func (g *Registry) Tick(now time.Time) (*Snapshot, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.tick(now)
+}
+
+// EndWindow ends the measured window at now: it ticks the window's last
+// interval into the total, and every later Tick adds to the drain's total
+// instead (Drain), with what the late recorders hold, so that the total
+// holds exactly the window's intervals.
+// Only its first call ends the window; a later one is a plain Tick.
+func (g *Registry) EndWindow(now time.Time) (*Snapshot, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	iv, err := g.tick(now)
+	if g.drain == nil {
+		g.drain = NewSnapshot(g.ops, g.stmts...)
+	}
+	return iv, err
+}
+
+// WindowEnded says whether EndWindow was called.
+func (g *Registry) WindowEnded() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.drain != nil
+}
+
+// Drain returns what ended after the window, as of the last Tick (nil if
+// the window never ended). Its Elapsed is set by the caller.
+func (g *Registry) Drain() *Snapshot {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.drain
+}
+
+func (g *Registry) tick(now time.Time) (*Snapshot, error) {
+	if now.Before(g.lastTick) {
+		now = g.lastTick // an interval never ends before it began
+	}
 	g.interval.Reset()
-	for _, r := range g.recorders {
+	recs := g.recorders
+	if g.drain != nil {
+		recs = append(recs[:len(recs):len(recs)], g.late...)
+	}
+	for _, r := range recs {
 		r.mu.Lock()
 		r.cur, r.spare = r.spare, r.cur
 		r.mu.Unlock()
@@ -193,7 +251,11 @@ func (g *Registry) Tick(now time.Time) (*Snapshot, error) {
 	}
 	g.interval.Elapsed = now.Sub(g.lastTick)
 	g.lastTick = now
-	if err := g.total.Merge(g.interval); err != nil {
+	into := g.total
+	if g.drain != nil {
+		into = g.drain
+	}
+	if err := into.Merge(g.interval); err != nil {
 		return nil, err
 	}
 	return g.interval, nil

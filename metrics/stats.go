@@ -191,6 +191,25 @@ func (s *Snapshot) Merge(from *Snapshot) error {
 	return nil
 }
 
+// Plus returns a new snapshot holding s and from added up; its Elapsed is
+// s's.
+func (s *Snapshot) Plus(from *Snapshot) (*Snapshot, error) {
+	names := make([]string, len(s.Ops))
+	stmts := make([]int, len(s.Ops))
+	for i, o := range s.Ops {
+		names[i], stmts[i] = o.Name, len(o.Stmts)
+	}
+	out := NewSnapshot(names, stmts...)
+	if err := out.Merge(s); err != nil {
+		return nil, err
+	}
+	if err := out.Merge(from); err != nil {
+		return nil, err
+	}
+	out.Elapsed = s.Elapsed
+	return out, nil
+}
+
 // Reset empties s, keeping its histograms' memory.
 func (s *Snapshot) Reset() {
 	for _, o := range s.Ops {

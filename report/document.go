@@ -76,11 +76,25 @@ func WriteSummary(w io.Writer, doc *Document) error {
 			labels = append(labels, k+": "+run.Labels[k])
 		}
 		var notes []string
+		if run.ConnectSec > 0 {
+			notes = append(notes, ConnectLine(doc.configInt("concurrency"), time.Duration(run.ConnectSec*float64(time.Second))))
+		}
 		if n := len(doc.MergedFrom); n > 0 {
 			notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(doc.MergedFrom, ", ")))
 		}
 		if run.Interrupted {
-			notes = append(notes, "INTERRUPTED: the figures cover what ran before Ctrl-C")
+			by := run.InterruptedBy
+			if by == "" {
+				by = "an interrupt"
+			}
+			notes = append(notes, "INTERRUPTED: the figures cover what ran before "+by)
+		}
+		drain, err := run.DrainSnapshot()
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		if line := DrainLine(drain); line != "" {
+			notes = append(notes, line)
 		}
 		if run.Saturated {
 			notes = append(notes, fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", run.Unstarted, run.Offered))

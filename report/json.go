@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,9 +23,13 @@ type Document struct {
 	Config   map[string]any `json:"config"`
 	Server   any            `json:"server"`
 	Runs     []RunDoc       `json:"runs"`
+	// RunID identifies the invocation that wrote the document (random,
+	// one per process): the same run given twice to merge is refused.
+	RunID string `json:"run_id,omitempty"`
 	// MergedFrom names the documents a merged document was made of (by
-	// `txload merge`), in the order given.
-	MergedFrom []string `json:"merged_from,omitempty"`
+	// `txload merge`), in the order given; MergedRunIDs are their run ids.
+	MergedFrom   []string `json:"merged_from,omitempty"`
+	MergedRunIDs []string `json:"merged_run_ids,omitempty"`
 	// Series are figures over time that a command measures beside the
 	// runs' own (lag's replication lag): one chart each in the HTML report.
 	Series []SeriesDoc `json:"series,omitempty"`
@@ -54,6 +60,16 @@ type RunDoc struct {
 	Unstarted   int64             `json:"unstarted,omitempty"`
 	Saturated   bool              `json:"saturated,omitempty"`
 	Interrupted bool              `json:"interrupted,omitempty"`
+	// InterruptedBy names what interrupted the run ("SIGTERM").
+	InterruptedBy string `json:"interrupted_by,omitempty"`
+	// ConnectSec is how long the clients took to connect, before the
+	// measured window (of several load generators merged, the longest).
+	ConnectSec float64 `json:"connect_seconds,omitempty"`
+	// Drain is what ended after the measured window: the operations in
+	// flight at its end, completed, failed or abandoned (outcome
+	// unknown), from the window's end to the drain's. They are in neither
+	// Ops nor Intervals; a workload's audit counts them.
+	Drain *IntervalDoc `json:"drain,omitempty"`
 	// Reconnects counts failed attempts to replace lost connections.
 	Reconnects int64   `json:"reconnects,omitempty"`
 	Ops        []OpDoc `json:"operations"`
@@ -296,7 +312,29 @@ func ReadJSON(r io.Reader) (*Document, error) {
 	if doc.Command == "" || doc.Workload == "" {
 		return nil, errors.New("reading a txload JSON document: no command or workload: not written by txload --json")
 	}
+	if err := doc.Validate(); err != nil {
+		return nil, err
+	}
 	return &doc, nil
+}
+
+// RunIDs are the runs a document holds: its own, or those it was merged
+// from.
+func (d *Document) RunIDs() []string {
+	if len(d.MergedRunIDs) > 0 {
+		return d.MergedRunIDs
+	}
+	if d.RunID != "" {
+		return []string{d.RunID}
+	}
+	return nil
+}
+
+// NewRunID returns a new run id.
+func NewRunID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Interval is one decoded progress interval.
@@ -360,18 +398,58 @@ func (r *RunDoc) Interval(n int) (Interval, error) {
 // decoded straight into s's (metrics.MergeEncoded). s.Elapsed is left to
 // the caller.
 func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
-	iv := r.Intervals[n]
+	if err := r.addInterval(&r.Intervals[n], s); err != nil {
+		return fmt.Errorf("interval %d%w", n, err)
+	}
+	return nil
+}
+
+// All decodes everything the run counted: its window's figures and its
+// drain's (what a server's own count is compared with).
+func (r *RunDoc) All() (*metrics.Snapshot, error) {
+	total, err := r.Total()
+	if err != nil {
+		return nil, err
+	}
+	drain, err := r.DrainSnapshot()
+	if err != nil || drain == nil {
+		return total, err
+	}
+	all, err := total.Plus(drain)
+	if err != nil {
+		return nil, err
+	}
+	all.Elapsed += drain.Elapsed
+	return all, nil
+}
+
+// DrainSnapshot decodes the run's drain (nil if it has none).
+func (r *RunDoc) DrainSnapshot() (*metrics.Snapshot, error) {
+	if r.Drain == nil {
+		return nil, nil
+	}
+	s := metrics.NewSnapshot(r.Names())
+	s.Elapsed = r.Drain.End.Sub(r.Drain.Start)
+	if err := r.addInterval(r.Drain, s); err != nil {
+		return nil, fmt.Errorf("drain%w", err)
+	}
+	return s, nil
+}
+
+// addInterval adds iv to s; its errors begin with a space or a colon, to
+// follow what names the interval.
+func (r *RunDoc) addInterval(iv *IntervalDoc, s *metrics.Snapshot) error {
 	if len(iv.Ops) != len(r.Ops) || len(s.Ops) != len(r.Ops) {
-		return fmt.Errorf("interval %d has %d operations, the run %d", n, len(iv.Ops), len(r.Ops))
+		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(r.Ops))
 	}
 	for i, od := range iv.Ops {
 		if od.Name != r.Ops[i].Name || s.Ops[i].Name != od.Name {
-			return fmt.Errorf("interval %d: operation %q where the run has %q", n, od.Name, r.Ops[i].Name)
+			return fmt.Errorf(": operation %q where the run has %q", od.Name, r.Ops[i].Name)
 		}
 		c, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
 			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
 		if err != nil {
-			return fmt.Errorf("interval %d %s %w", n, od.Name, err)
+			return fmt.Errorf(" %s %w", od.Name, err)
 		}
 		o := s.Ops[i]
 		if err := o.Merge(c); err != nil {
@@ -385,7 +463,7 @@ func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
 				continue
 			}
 			if err := metrics.MergeEncoded(p.to, p.enc); err != nil {
-				return fmt.Errorf("interval %d %s %s: %w", n, od.Name, p.kind, err)
+				return fmt.Errorf(" %s %s: %w", od.Name, p.kind, err)
 			}
 		}
 	}

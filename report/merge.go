@@ -50,6 +50,17 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 			names[i] = "document " + strconv.Itoa(i+1)
 		}
 	}
+	seen := map[string]string{}
+	var ids []string
+	for i, d := range docs {
+		for _, id := range d.RunIDs() {
+			if prev, ok := seen[id]; ok {
+				return nil, mergeErrf("merge: %s and %s hold the same run (run id %s): each run must be merged once", prev, names[i], id)
+			}
+			seen[id] = names[i]
+			ids = append(ids, id)
+		}
+	}
 	first := docs[0]
 	for i, d := range docs[1:] {
 		n := names[i+1]
@@ -72,7 +83,7 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 		}
 	}
 	out := &Document{Version: first.Version, Command: first.Command, Workload: first.Workload,
-		Config: mergedConfig(docs), Server: first.Server, MergedFrom: append([]string(nil), names...)}
+		Config: mergedConfig(docs), Server: first.Server, MergedFrom: append([]string(nil), names...), MergedRunIDs: ids}
 	var geometry *HistSettings
 	var geometryOf string
 	for r := range first.Runs {
@@ -158,7 +169,7 @@ func ptr[T any](v T) *T { return &v }
 
 func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, geometryOf *string) (RunDoc, error) {
 	base := docs[0].Runs[r]
-	var total *metrics.Snapshot
+	var total, drain *metrics.Snapshot
 	var emitSum *metrics.Snapshot // emission lag, carried as a one-op snapshot's response histogram
 	out := RunDoc{Labels: maps.Clone(base.Labels)}
 	haveIntervals := true
@@ -182,10 +193,32 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 			}
 			total.Elapsed = max(total.Elapsed, s.Elapsed)
 		}
+		if d, err := run.DrainSnapshot(); err != nil {
+			return out, fmt.Errorf("merge: %s: %w", names[i], err)
+		} else if d != nil {
+			if err := checkGeometry(d, names[i], geometry, geometryOf); err != nil {
+				return out, err
+			}
+			if drain == nil {
+				drain = d
+			} else {
+				if err := drain.Merge(d); err != nil {
+					return out, fmt.Errorf("merge: %s: %w", names[i], err)
+				}
+				drain.Elapsed = max(drain.Elapsed, d.Elapsed)
+			}
+			if out.Drain == nil || run.Drain.End.After(out.Drain.End) {
+				out.Drain = run.Drain
+			}
+		}
+		out.ConnectSec = max(out.ConnectSec, run.ConnectSec)
 		out.Offered += run.Offered
 		out.Unstarted += run.Unstarted
 		out.Saturated = out.Saturated || run.Saturated
 		out.Interrupted = out.Interrupted || run.Interrupted
+		if out.InterruptedBy == "" {
+			out.InterruptedBy = run.InterruptedBy
+		}
 		if out.Check == nil && run.Check != nil {
 			out.Check = run.Check
 		}
@@ -214,8 +247,17 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	if err != nil {
 		return out, err
 	}
-	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.Check =
-		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.Check
+	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check, rd.ConnectSec =
+		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
+	if drain != nil {
+		// The latest drain's end, its start the drain's longest before it.
+		end := out.Drain.End
+		d, err := NewIntervalDoc(drain, end, false)
+		if err != nil {
+			return rd, err
+		}
+		rd.Drain = &d
+	}
 	if emitSum != nil {
 		hd, err := histDoc(emitSum.Ops[0].Response)
 		if err != nil {

@@ -200,7 +200,7 @@ func TestMergeRefuses(t *testing.T) {
 	other.Workload = "bank"
 	coarse := fakeRun(t, 1, base, 2, nil)
 	h := hdr.New(1, 3600000000, 2)
-	_ = h.RecordValue(1234)
+	_ = h.RecordValues(1234, coarse.Runs[0].Ops[0].OK) // as many as it counts: only the geometry differs
 	enc, err := metrics.Encode(h)
 	if err != nil {
 		t.Fatal(err)

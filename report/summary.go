@@ -78,10 +78,10 @@ func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 		}
 		fmt.Fprint(w, indent(t.String(), "  "))
 		if o.FailedTotal() > 0 {
-			fmt.Fprintf(w, "  failed by class: %s\n", byClass(o.Failed))
+			fmt.Fprintf(w, "  failed by class: %s\n", ByClass(o.Failed))
 		}
 		if o.ErrorsTotal() > 0 {
-			fmt.Fprintf(w, "  errors by class: %s\n", byClass(o.Errors))
+			fmt.Fprintf(w, "  errors by class: %s\n", ByClass(o.Errors))
 		}
 		fmt.Fprintf(w, "  retried: %d transactions, %d retries\n", o.Retried, o.Retries)
 		if o.Skipped > 0 || o.Late > 0 {
@@ -110,7 +110,8 @@ func histRow(name string, h *hdr.Histogram) []string {
 	return append(row, Micros(h.Max()))
 }
 
-func byClass(counts [metrics.NumClasses]int64) string {
+// ByClass lists the non-zero counts by class: "serialization 3, deadlock 1".
+func ByClass(counts [metrics.NumClasses]int64) string {
 	var parts []string
 	for _, c := range metrics.Classes() {
 		if counts[c] > 0 {
@@ -214,4 +215,26 @@ func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64, window time.Durat
 		}
 	}
 	fmt.Fprint(w, t.String())
+}
+
+// ConnectLine says how long the clients took to connect: the ramp before
+// the measured window, which starts once every client is connected.
+func ConnectLine(clients int, took time.Duration) string {
+	return fmt.Sprintf("connected %d clients in %s, before the measured window", clients, took.Round(time.Millisecond))
+}
+
+// DrainLine says what was in flight when the measured window ended and how
+// it ended in the drain after it ("" if nothing was).
+func DrainLine(drain *metrics.Snapshot) string {
+	if drain == nil {
+		return ""
+	}
+	d := drain.Total("all")
+	inFlight := d.OK + d.FailedTotal() + d.Abandoned + d.Warmup
+	if inFlight == 0 {
+		return ""
+	}
+	ok := d.OK + d.WarmupOK
+	return fmt.Sprintf("drain: %d operations in flight when the window ended, not in the figures below: %d committed and %d failed in the %s after it, %d abandoned (outcome unknown)",
+		inFlight, ok, inFlight-ok-d.Abandoned, drain.Elapsed.Round(time.Millisecond), d.Abandoned)
 }

@@ -145,3 +145,29 @@ func roundRate(r, lo, hi float64) float64 {
 	}
 	return r
 }
+
+// Verdict is what a search found, in the line sweep prints at its end: the
+// highest rate that passed and how far it is known (a lower bound, an
+// interval, or the rate that failed), or that even start failed.
+// maxSteps and precision are the search's, named as the flags that set
+// them.
+func (r Result) Verdict(objective SLO, start float64, maxSteps int, precision float64) string {
+	if r.Lo == 0 {
+		return fmt.Sprintf("no sustainable rate: even --start %s ops/s fails (SLO %s)", FormatRate(start), objective)
+	}
+	var bound string
+	stopped := fmt.Sprintf("stopped after --max-steps %d", maxSteps)
+	switch {
+	case r.Hi == 0:
+		bound = fmt.Sprintf(" (a lower bound: no step failed; %s)", stopped)
+	case r.Stop == MaxSteps:
+		bound = fmt.Sprintf(" (between %s and %s: %s before --precision %g)", FormatRate(r.Lo), FormatRate(r.Hi), stopped, precision)
+	default:
+		bound = fmt.Sprintf(" (%s fails)", FormatRate(r.Hi))
+	}
+	return fmt.Sprintf("maximum sustainable rate: %s ops/s (SLO %s)%s", FormatRate(r.Lo), objective, bound)
+}
+
+// FormatRate writes a rate in operations per second as sweep does: as few
+// digits as it takes (2000, 9510, 1234.5).
+func FormatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }

@@ -271,3 +271,24 @@ func TestRoundRate(t *testing.T) {
 		}
 	}
 }
+
+// Verdict is sweep's last line: each way a search ends.
+func TestVerdict(t *testing.T) {
+	objective, err := Parse("p99<=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		r    Result
+		want string
+	}{
+		{Result{Lo: 0, Hi: 1000, Steps: 1, Stop: NoPass}, "no sustainable rate: even --start 1000 ops/s fails (SLO p99<=50ms)"},
+		{Result{Lo: 8000, Hi: 0, Steps: 4, Stop: MaxSteps}, "maximum sustainable rate: 8000 ops/s (SLO p99<=50ms) (a lower bound: no step failed; stopped after --max-steps 4)"},
+		{Result{Lo: 9510, Hi: 11300, Steps: 6, Stop: MaxSteps}, "maximum sustainable rate: 9510 ops/s (SLO p99<=50ms) (between 9510 and 11300: stopped after --max-steps 6 before --precision 0.02)"},
+		{Result{Lo: 1234.5, Hi: 1250, Steps: 9, Stop: Converged}, "maximum sustainable rate: 1234.5 ops/s (SLO p99<=50ms) (1250 fails)"},
+	} {
+		if got := tt.r.Verdict(objective, 1000, tt.r.Steps, 0.02); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.r, got, tt.want)
+		}
+	}
+}

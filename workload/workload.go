@@ -99,6 +99,14 @@ type Hooks struct {
 	// Timed, if set, says why the workload runs only for a duration (its
 	// loop or its sampling is timed): run then refuses --transactions.
 	Timed string
+	// Inputs, if set, lists the files the configured workload reads (its
+	// script files), by flag: no output of the run may be one of them.
+	Inputs func() []Input
+}
+
+// Input is a file a workload reads, and the flag that named it.
+type Input struct {
+	Flag, Path string
 }
 
 // InitOptions steers Init.

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/txload/txload/internal/cli"
 	"github.com/txload/txload/workload/all"
@@ -22,17 +20,8 @@ func main() {
 }
 
 func run() int {
-	// These signals end a run as Ctrl-C does: the summary of what ran, the
-	// embedded server stopped and its data removed, exit code 130. A
-	// closed terminal (SIGHUP) and Ctrl-\ (SIGQUIT) included, which would
-	// otherwise kill txload on the spot and leave the server's data behind.
-	ctx, stop := signal.NotifyContext(context.Background(),
-		os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	ctx, stop := cli.SignalContext(context.Background())
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal kills at once
-	}()
 	ran := false
 	root := cli.Root(cli.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv, Stdin: os.Stdin,

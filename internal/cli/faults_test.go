@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -104,21 +102,9 @@ func TestOutageReconciled(t *testing.T) {
 		n[i], _ = strconv.ParseInt(m[i], 10, 64)
 	}
 	ambiguous, committedAmbiguous, rows, committed := n[1], n[2], n[3], n[4]
-	var doc struct {
-		Runs []struct {
-			Ops   []struct{ OK int64 } `json:"operations"`
-			Check struct{ Values map[string]int64 }
-		}
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	ledger := doc.Runs[0].Check.Values["ledger_transfers"]
-	if rows != ledger || committed != doc.Runs[0].Ops[0].OK || committed+committedAmbiguous != ledger ||
+	run := readDoc(t, js).Runs[0]
+	ledger := run.Check.Values["ledger_transfers"]
+	if rows != ledger || committed != allOf(t, run).Ops[0].OK || committed+committedAmbiguous != ledger ||
 		committedAmbiguous < 0 || committedAmbiguous > ambiguous {
 		t.Fatalf("ledger %d, committed %d, ambiguous %d of which %d committed:\n%s", ledger, committed, ambiguous, committedAmbiguous, r.stdout)
 	}

@@ -100,7 +100,7 @@ func TestVerboseErrorsAndProgress(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	op := readDoc(t, js).Runs[0].Ops[0]
+	op := allOf(t, readDoc(t, js).Runs[0]).Ops[0] // error lines come from the drain too
 	var lines, progress int
 	for _, l := range strings.Split(r.stderr, "\n") {
 		switch {
@@ -113,11 +113,7 @@ func TestVerboseErrorsAndProgress(t *testing.T) {
 			progress++
 		}
 	}
-	var errs int64
-	for _, n := range op.Errors {
-		errs += n
-	}
-	if errs == 0 || int64(lines) != errs {
+	if errs := op.ErrorsTotal(); errs == 0 || int64(lines) != errs {
 		t.Errorf("%d error lines for %d errors", lines, errs)
 	}
 	if progress < 3 {
@@ -187,7 +183,7 @@ func TestInstancesShareTheRun(t *testing.T) {
 		mustContain(t, r.stdout, "run `txload check bank`")
 		run := readDoc(t, paths[i]).Runs[0]
 		offered += run.Offered
-		ok += run.Ops[0].OK
+		ok += allOf(t, run).Ops[0].OK
 	}
 	if offered != 600 {
 		t.Fatalf("the instances offered %d operations, want 600", offered)

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/runner"
@@ -848,7 +849,7 @@ func (c *lagConfig) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag
 	t := &lagTicker{c: c, tracker: tr, views: v, start: start, h: metrics.NewHistogram(), last: time.Now()}
 	every := c.opts.Engine.Progress
 	if c.histPath != "" {
-		f, err := os.Create(c.histPath)
+		f, err := outfile.Create(c.histPath)
 		if err != nil {
 			return nil, fmt.Errorf("--histogram: %w", err)
 		}
@@ -1336,22 +1337,20 @@ func (c *lagConfig) writeDocument(r *lagResult) error {
 		return err
 	}
 	if c.jsonPath != "" {
-		if err := runner.WriteFile(c.jsonPath, func(w io.Writer) error {
+		if err := runner.WriteFile(c.opts.Stderr, c.jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(doc)
 		}); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
-		fmt.Fprintf(c.opts.Stderr, "wrote %s\n", c.jsonPath)
 	}
 	if c.htmlPath != "" {
-		if err := runner.WriteFile(c.htmlPath, func(w io.Writer) error {
+		if err := runner.WriteFile(c.opts.Stderr, c.htmlPath, func(w io.Writer) error {
 			return htmlreport.Write(w, []*report.Document{&doc.Document}, htmlreport.Options{Names: []string{c.m.Name}, Version: c.env.Version})
 		}); err != nil {
 			return fmt.Errorf("writing --html: %w", err)
 		}
-		fmt.Fprintf(c.opts.Stderr, "wrote %s\n", c.htmlPath)
 	}
 	return nil
 }
@@ -1365,21 +1364,11 @@ func (c *lagConfig) document(r *lagResult) (*lagDoc, error) {
 	}
 	config["source"] = r.pair.src.Target.URLs()[0]
 	config["dest"] = r.pair.dst.Target.URLs()[0]
-	doc := &lagDoc{Document: report.Document{Version: c.env.Version, Command: "lag", Workload: c.m.Name, Config: config, Server: r.pair.src.Server}}
+	doc := &lagDoc{Document: report.Document{Version: c.env.Version, Command: "lag", Workload: c.m.Name, Config: config, Server: r.pair.src.Server, RunID: report.NewRunID()}}
 	if o := r.outcome; o != nil && o.Result != nil {
-		rd, err := report.NewRunDoc(o.Result.Total)
+		rd, err := runner.RunDocOf(*o)
 		if err != nil {
 			return nil, err
-		}
-		res := o.Result
-		rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
-		if o.Check != nil {
-			rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: append([]string{}, o.Check.Violations...)}
-		}
-		if o.Intervals != nil {
-			if rd.Intervals, err = o.Intervals.Docs(); err != nil {
-				return nil, err
-			}
 		}
 		doc.Runs = append(doc.Runs, rd)
 	}

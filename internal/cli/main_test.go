@@ -8,12 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/workload/all"
 )
@@ -116,6 +119,34 @@ func txloadTo(ctx context.Context, env map[string]string, stdout, stderr io.Writ
 		_, _ = io.WriteString(stderr, "txload: "+err.Error()+"\n")
 	}
 	return ExitCode(err, ran)
+}
+
+// drainLine is the summary's line on what was in flight when the window
+// ended.
+var drainLine = regexp.MustCompile(`(?m)^  drain: ([0-9]+) operations in flight when the window ended, not in the figures below: ([0-9]+) committed and ([0-9]+) failed in the [^ ]+ after it, ([0-9]+) abandoned \(outcome unknown\)$`)
+
+// drained reads the drain line of a run's report: the operations that
+// committed and failed after the window (0, 0 if it has none).
+func drained(t *testing.T, stdout string) (ok, failed int64) {
+	t.Helper()
+	m := drainLine.FindStringSubmatch(stdout)
+	if m == nil {
+		return 0, 0
+	}
+	ok, _ = strconv.ParseInt(m[2], 10, 64)
+	failed, _ = strconv.ParseInt(m[3], 10, 64)
+	return ok, failed
+}
+
+// allOf is everything run counted: its window and the drain after it, what
+// the server's own counts are compared with.
+func allOf(t *testing.T, run report.RunDoc) *metrics.Snapshot {
+	t.Helper()
+	all, err := run.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
 }
 
 func readDoc(t *testing.T, path string) *report.Document {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/htmlreport"
@@ -19,13 +22,20 @@ import (
 // usage error.
 func readDocs(args []string) ([]*report.Document, []string, error) {
 	docs, names := make([]*report.Document, len(args)), make([]string, len(args))
+	seen := map[[sha256.Size]byte]string{}
 	for i, path := range args {
-		f, err := os.Open(path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, nil, usagef("%s: %v", path, errors.Unwrap(err))
 		}
-		docs[i], err = report.ReadJSON(f)
-		f.Close()
+		// The same document twice (by any path): older documents have no
+		// run id for merge to tell.
+		sum := sha256.Sum256(b)
+		if prev, ok := seen[sum]; ok {
+			return nil, nil, usagef("%s and %s are the same document: give each run once", prev, path)
+		}
+		seen[sum] = path
+		docs[i], err = report.ReadJSON(bytes.NewReader(b))
 		if err != nil {
 			return nil, nil, usagef("%s: %v", path, err)
 		}
@@ -34,17 +44,26 @@ func readDocs(args []string) ([]*report.Document, []string, error) {
 	return docs, names, nil
 }
 
-// writeOut writes to path through a temporary file renamed into place, or
-// to stdout when path is "".
+// writeOut writes the output file path (runner.WriteFile), or to stdout
+// when path is "".
 func writeOut(env Env, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return write(env.Stdout)
 	}
-	if err := runner.WriteFile(path, write); err != nil {
+	if err := runner.WriteFile(env.Stderr, path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s\n", path)
 	return nil
+}
+
+// checkOut checks the output file out ("" = none) of a command that reads
+// the documents args, before reading them.
+func checkOut(flag, out string, args []string) error {
+	var inputs []outfile.File
+	for _, a := range args {
+		inputs = append(inputs, outfile.File{Path: a})
+	}
+	return runErr(runner.CheckFiles([]outfile.File{{Flag: flag, Path: out}}, inputs))
 }
 
 func mergeCommand(env Env) *cobra.Command {
@@ -70,10 +89,8 @@ have different settings, are refused (exit 2).`,
 			default:
 				return usagef("--output %q is not allowed (allowed: text, pgbench, json, html)", output)
 			}
-			if out != "" {
-				if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
-					return runErr(err)
-				}
+			if err := checkOut("-o", out, args); err != nil {
+				return err
 			}
 			docs, names, err := readDocs(args)
 			if err != nil {

@@ -204,6 +204,24 @@ func TestMergeRefuses(t *testing.T) {
 	coarse.Runs[0].Ops = []report.OpDoc{rd.Ops[0]}
 	coarse.Runs[0].Ops[0].Response.Encoded = enc
 	coarsePath := write("coarse.json", coarse)
+	// The same run twice, by two documents (written apart: their bytes
+	// differ, their run id is one); impossible values.
+	once := doc("bank")
+	once.RunID = "0123abcd"
+	runA := write("run-a.json", once)
+	once.Version = "rewritten"
+	runB := write("run-b.json", once)
+	mangled := func(name string, change func(*report.OpDoc)) string {
+		d := doc("bank")
+		d.Runs = []report.RunDoc{rd}
+		d.Runs[0].Ops = []report.OpDoc{rd.Ops[0]}
+		change(&d.Runs[0].Ops[0])
+		return write(name, d)
+	}
+	negative := mangled("negative.json", func(o *report.OpDoc) { o.OK = -5 })
+	damaged := mangled("damaged.json", func(o *report.OpDoc) { o.Service.Encoded = "SGlzdG9ncmFt" })
+	miscounted := mangled("miscounted.json", func(o *report.OpDoc) { o.OK = 2 })
+	badClass := mangled("class.json", func(o *report.OpDoc) { o.Failed = map[string]int64{"serialization": -1} })
 	garbage := filepath.Join(dir, "garbage.json")
 	if err := os.WriteFile(garbage, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -221,6 +239,15 @@ func TestMergeRefuses(t *testing.T) {
 		{"none", []string{"merge"}, "requires at least 1 arg"},
 		{"report missing", []string{"report", filepath.Join(dir, "nope.json"), "-o", filepath.Join(dir, "r.html")}, "nope.json: no such file or directory"},
 		{"report output", []string{"report", bank, "-o", filepath.Join(dir, "no", "r.html")}, "-o " + filepath.Join(dir, "no", "r.html") + ": directory"},
+		{"same document twice", []string{"merge", bank, bank}, bank + " and " + bank + " are the same document: give each run once"},
+		{"same document by two paths", []string{"merge", bank, filepath.Join(dir, ".", "bank.json")}, "are the same document"},
+		{"same run twice", []string{"merge", runA, runB}, "merge: run-a.json and run-b.json hold the same run (run id 0123abcd): each run must be merged once"},
+		{"negative count", []string{"merge", bank, negative}, "negative.json: runs[0].operations[0].ok: -5 is negative"},
+		{"undecodable histogram", []string{"merge", damaged}, "damaged.json: runs[0].operations[0].service.hdr: "},
+		{"histogram against count", []string{"merge", miscounted}, "miscounted.json: runs[0].operations[0].response.hdr: holds 1 values for 2 operations"},
+		{"negative failures", []string{"report", badClass, "-o", filepath.Join(dir, "r.html")}, "class.json: runs[0].operations[0].failed.serialization: -1 is negative"},
+		{"report over its input", []string{"report", bank, "-o", bank}, "-o " + bank + " is also an input"},
+		{"merge over its input", []string{"merge", bank, "--output", "json", "-o", bank}, "-o " + bank + " is also an input"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, tt.args...)

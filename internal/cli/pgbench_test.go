@@ -282,13 +282,13 @@ func TestLatencyLimitSkipsAndCounts(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	run := readDoc(t, js).Runs[0]
-	op := run.Ops[0]
-	var failed int64
-	for _, n := range op.Failed {
-		failed += n
+	all, err := run.All() // the window and the drain after it
+	if err != nil {
+		t.Fatal(err)
 	}
-	if op.Skipped == 0 || op.OK+failed+op.Skipped+run.Unstarted != run.Offered {
-		t.Fatalf("skipped %d ok %d failed %d unstarted %d, offered %d", op.Skipped, op.OK, failed, run.Unstarted, run.Offered)
+	op := all.Ops[0]
+	if failed := op.FailedTotal(); op.Skipped == 0 || op.OK+failed+op.Skipped+op.Abandoned+run.Unstarted != run.Offered {
+		t.Fatalf("skipped %d ok %d failed %d abandoned %d unstarted %d, offered %d", op.Skipped, op.OK, failed, op.Abandoned, run.Unstarted, run.Offered)
 	}
 	for _, re := range []string{
 		`(?m)^number of transactions skipped: [1-9][0-9]* \([0-9.]+%\)$`,

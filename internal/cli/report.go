@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report/htmlreport"
 )
 
@@ -25,8 +24,8 @@ documents, or the variants of one) are drawn on the same charts.`,
   txload report sweep.json -o sweep.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := runner.CheckOutputs(map[string]string{"-o": out}); err != nil {
-				return runErr(err)
+			if err := checkOut("-o", out, args); err != nil {
+				return err
 			}
 			docs, names, err := readDocs(args)
 			if err != nil {

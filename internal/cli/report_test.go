@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"image"
 	"image/color"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +25,7 @@ import (
 	"github.com/txload/txload/internal/pgtest"
 )
 
-var screenshotTo = flag.String("screenshot", "", "TestHTMLReportInChromium: save the page's screenshot to this file (docs/html-report.png)")
+var screenshotTo = flag.String("screenshot", "", "TestHTMLReportInChromium: save the page's screenshot to this file")
 
 // chromium finds Debian's Chromium, installing it as root when apt-get can.
 func chromium(t *testing.T) string {
@@ -79,18 +81,77 @@ func reportDocs(t *testing.T) (runs, sweep string) {
 	return runs, sweep
 }
 
-// The HTML report of real runs, opened in headless Chromium: no console
-// error, no request but the page itself, every chart has data and draws
-// it, and the screenshot is not blank.
-func TestHTMLReportInChromium(t *testing.T) {
-	pgtest.OutsideRace(t, "chromium's rendering")
-	t.Parallel()
-	browser := chromium(t)
-	runs, sweep := reportDocs(t)
-	page := filepath.Join(t.TempDir(), "report.html")
-	if r := txload(t.Context(), nil, "report", runs, sweep, "-o", page, "--title", "bank: read committed against serializable"); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+// browser is a page opened in headless Chromium, and what it did.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	problems []string // console errors and warnings, exceptions
+	requests []string // every request but the page's own
+}
+
+// browse opens page (a file) in Debian's headless Chromium, watching the
+// console and the network.
+func browse(t *testing.T, page string) *browser {
+	t.Helper()
+	exe := chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000),
 	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	b := &browser{ctx: bctx}
+	pageURL := "file://" + page
+	if err := chromedp.Listen(bctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				b.problems = append(b.problems, "console "+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				b.problems = append(b.problems, "log: "+e.Entry.Text)
+			}
+		case *network.EventRequestWillBeSent:
+			if e.Request.URL != pageURL {
+				b.requests = append(b.requests, e.Request.URL)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(pageURL), chromedp.WaitReady("body")); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	return b
+}
+
+// check fails t on console errors and requests made.
+func (b *browser) check(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.problems) > 0 {
+		t.Errorf("console errors: %v", b.problems)
+	}
+	if len(b.requests) > 0 {
+		t.Errorf("the page made requests: %v", b.requests)
+	}
+}
+
+// standsAlone fails t when the page would fetch or run anything.
+func standsAlone(t *testing.T, page string) string {
+	t.Helper()
 	html, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -100,55 +161,49 @@ func TestHTMLReportInChromium(t *testing.T) {
 			t.Errorf("the page has %q: it must stand alone", bad)
 		}
 	}
+	return string(html)
+}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000),
+// clippedTexts lists the texts of the page's charts that are not wholly
+// inside their chart, as Chromium lays them out.
+const clippedTexts = `Array.from(document.querySelectorAll("svg.plot")).flatMap(s => {
+	const vb = s.viewBox.baseVal;
+	return Array.from(s.querySelectorAll("text")).filter(t => {
+		const b = t.getBBox(), m = t.getCTM(), sm = s.getCTM().inverse();
+		const p = new DOMPoint(b.x, b.y).matrixTransform(m).matrixTransform(sm), q = new DOMPoint(b.x + b.width, b.y + b.height).matrixTransform(m).matrixTransform(sm);
+		const x0 = Math.min(p.x, q.x), x1 = Math.max(p.x, q.x), y0 = Math.min(p.y, q.y), y1 = Math.max(p.y, q.y);
+		return x0 < -0.5 || y0 < -0.5 || x1 > vb.width + 0.5 || y1 > vb.height + 0.5;
+	}).map(t => s.querySelector("title").textContent + ": " + t.textContent);
+})`
+
+// The HTML report of real runs, opened in headless Chromium: no console
+// error, no request but the page itself, every chart has data and draws
+// it, no text falls outside its chart, the sweep's verdict is there, and
+// the screenshot is not blank.
+func TestHTMLReportInChromium(t *testing.T) {
+	pgtest.OutsideRace(t, "chromium's rendering")
+	t.Parallel()
+	chromium(t)
+	runs, sweep := reportDocs(t)
+	page := filepath.Join(t.TempDir(), "report.html")
+	if r := txload(t.Context(), nil, "report", runs, sweep, "-o", page, "--title", "bank: read committed against serializable"); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-
-	var mu sync.Mutex
-	var problems, requests []string
-	pageURL := "file://" + page
-	if err := chromedp.Listen(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
-				problems = append(problems, "console "+string(e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				problems = append(problems, "log: "+e.Entry.Text)
-			}
-		case *network.EventRequestWillBeSent:
-			if e.Request.URL != pageURL {
-				requests = append(requests, e.Request.URL)
-			}
+	html := standsAlone(t, page)
+	for _, want := range []string{"maximum sustainable rate: ", "SLO on response time (from the intended start): <b>p99&lt;=2s</b>", `<span class="pass">PASS</span>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the sweep's section lacks %q", want)
 		}
-	}); err != nil {
-		t.Fatalf("chromium: %v", err)
 	}
+
+	b := browse(t, page)
 	type chartInfo struct {
 		Title  string  `json:"title"`
 		Points int     `json:"points"`
 		Drawn  int     `json:"drawn"`
 		Width  float64 `json:"width"`
 	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(pageURL), chromedp.WaitReady("body")); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	charts, err := chromedp.Run(bctx, chromedp.Evaluate[[]chartInfo](`Array.from(document.querySelectorAll("svg.plot")).map(s => ({
+	charts, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]chartInfo](`Array.from(document.querySelectorAll("svg.plot")).map(s => ({
 			title: s.querySelector("title").textContent,
 			points: +s.dataset.points,
 			drawn: s.querySelectorAll("polyline, g.series circle").length,
@@ -157,20 +212,20 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	shot, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	clipped, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](clippedTexts))
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Errorf("console errors: %v", problems)
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
 	}
-	if len(requests) > 0 {
-		t.Errorf("the page made requests: %v", requests)
+	b.check(t)
+	if len(clipped) > 0 {
+		t.Errorf("texts outside their chart: %q", clipped)
 	}
 	want := []string{"transfer: throughput", "transfer: response time", "transfer: percentile spectrum", "transfer: sojourn against remote time",
-		"transfer: schedule lag", "failed attempts by class, and retries", "sweep: latency against throughput"}
+		"transfer: schedule lag", "failed attempts by class, and retries", "sweep: latency against achieved throughput"}
 	for _, w := range want {
 		found := false
 		for _, c := range charts {
@@ -190,19 +245,121 @@ func TestHTMLReportInChromium(t *testing.T) {
 		t.Fatalf("decoding the screenshot: %v", err)
 	}
 	colours := map[color.RGBA]int{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 2 {
-		for x := b.Min.X; x < b.Max.X; x += 2 {
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 2 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 2 {
 			r, g, bl, _ := img.At(x, y).RGBA()
 			colours[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0}]++
 		}
 	}
-	if len(colours) < 50 || b.Dy() < 800 {
-		t.Errorf("the screenshot (%v) has %d colours: blank", b, len(colours))
+	if len(colours) < 50 || bounds.Dy() < 800 {
+		t.Errorf("the screenshot (%v) has %d colours: blank", bounds, len(colours))
 	}
 	if *screenshotTo != "" {
 		if err := os.WriteFile(*screenshotTo, shot, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// Two runs in one report (txload report a.json b.json), as Chromium draws
+// them: each run one colour (computed style) in every chart, the two
+// distinct; each statistic one line style in every chart and run, and no
+// two statistics of a run alike in a chart; each chart's legend names the
+// runs drawn in it; the comparison table holds both.
+func TestTwoRunReportInChromium(t *testing.T) {
+	pgtest.OutsideRace(t, "chromium's rendering")
+	t.Parallel()
+	chromium(t)
+	dir := t.TempDir()
+	docs := []string{filepath.Join(dir, "rc.json"), filepath.Join(dir, "serializable.json")}
+	var wg sync.WaitGroup
+	results := make([]result, 2)
+	for i, iso := range []string{"rc", "serializable"} {
+		url := srv.NewDatabase(t)
+		wg.Go(func() {
+			results[i] = txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", iso, "--accounts", "1000", "--selection", "10",
+				"--rate", "300", "--concurrency", "8", "--duration", "3s", "--progress", "0", "--json", docs[i])
+		})
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.code != 0 {
+			t.Fatalf("bank: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	page := filepath.Join(dir, "two.html")
+	if r := txload(t.Context(), nil, "report", docs[0], docs[1], "-o", page); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	html := standsAlone(t, page)
+	if !strings.Contains(html, "<h2>Comparison</h2>") || !strings.Contains(html, "rc.json</th>") || !strings.Contains(html, "serializable.json</th>") {
+		t.Errorf("no comparison of the two runs")
+	}
+
+	b := browse(t, page)
+	type line struct {
+		Chart  string `json:"chart"`
+		Run    string `json:"run"`
+		Stat   string `json:"stat"`
+		Stroke string `json:"stroke"`
+		Dash   string `json:"dash"`
+		Width  string `json:"width"`
+	}
+	lines, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]line](`Array.from(document.querySelectorAll("svg.plot")).flatMap(s =>
+		Array.from(s.querySelectorAll("g.series")).filter(g => g.querySelector("polyline")).map(g => {
+			const cs = getComputedStyle(g.querySelector("polyline"));
+			return {chart: s.querySelector("title").textContent, run: g.dataset.run, stat: g.dataset.stat, stroke: cs.stroke, dash: cs.strokeDasharray, width: cs.strokeWidth};
+		}))`))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	keys, err := chromedp.Run(b.ctx, chromedp.Evaluate[map[string][]string](`Object.fromEntries(Array.from(document.querySelectorAll("svg.plot")).map(s =>
+		[s.querySelector("title").textContent, Array.from(s.querySelectorAll("text.key")).map(t => t.textContent)]))`))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	clipped, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](clippedTexts))
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	b.check(t)
+	if len(clipped) > 0 {
+		t.Errorf("texts outside their chart: %q", clipped)
+	}
+	runColor, statStyle := map[string]string{}, map[string]string{}
+	type chartRun struct{ chart, run string }
+	styles := map[chartRun]map[string]string{}
+	for _, l := range lines {
+		if prev, ok := runColor[l.Run]; ok && prev != l.Stroke {
+			t.Errorf("%s: %s drawn in %s, elsewhere in %s", l.Chart, l.Run, l.Stroke, prev)
+		}
+		runColor[l.Run] = l.Stroke
+		style := l.Dash + " " + l.Width
+		if prev, ok := statStyle[l.Stat]; ok && prev != style {
+			t.Errorf("%s: %s of %s drawn %q, elsewhere %q", l.Chart, l.Stat, l.Run, style, prev)
+		}
+		statStyle[l.Stat] = style
+		cr := chartRun{l.Chart, l.Run}
+		if styles[cr] == nil {
+			styles[cr] = map[string]string{}
+		}
+		if other, ok := styles[cr][l.Dash]; ok && other != l.Stat {
+			t.Errorf("%s: %s and %s of %s look alike (dashes %q)", l.Chart, other, l.Stat, l.Run, l.Dash)
+		}
+		styles[cr][l.Dash] = l.Stat
+	}
+	if len(runColor) != 2 || runColor["rc.json"] == "" || runColor["rc.json"] == runColor["serializable.json"] {
+		t.Fatalf("run colours %v: want rc.json and serializable.json, each its own", runColor)
+	}
+	for _, want := range []string{"sojourn p50", "sojourn p99", "remote p50", "remote p99", "p50", "p95", "p99", "max", "ok/s"} {
+		if _, ok := statStyle[want]; !ok {
+			t.Errorf("no line of %s drawn: %v", want, statStyle)
+		}
+	}
+	for cr := range styles {
+		if !slices.Contains(keys[cr.chart], cr.run) {
+			t.Errorf("%s: the legend %q does not name %s, drawn there", cr.chart, keys[cr.chart], cr.run)
 		}
 	}
 }
@@ -244,5 +401,37 @@ func TestHTMLOnRun(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(ours), "<!DOCTYPE html>") {
 		t.Errorf("not an HTML page: %.60q", ours)
+	}
+	// The document records the server's settings as the server shows
+	// them, and both pages show them.
+	raw, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Server struct {
+			Settings map[string]string `json:"settings"`
+		} `json:"server"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	conn := pgtest.Conn(t, url)
+	for _, name := range []string{"default_transaction_isolation", "synchronous_commit", "fsync", "full_page_writes", "max_connections", "shared_buffers"} {
+		var shown string
+		if err := conn.QueryRow(t.Context(), "SHOW "+name).Scan(&shown); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Server.Settings[name]; got != shown {
+			t.Errorf("the document records %s = %q; SHOW says %q", name, got, shown)
+		}
+		label := name
+		if name == "default_transaction_isolation" {
+			label = "default isolation"
+		}
+		row := "<td>" + label + `</td><td class="l">` + shown + "</td>"
+		if !strings.Contains(string(ours), row) || !strings.Contains(string(want), row) {
+			t.Errorf("a page lacks the row %q", row)
+		}
 	}
 }

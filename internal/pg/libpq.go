@@ -111,6 +111,9 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 		db = u.Username
 	}
 	if IsConnString(db) {
+		if err := cleanURL("", db); err != nil {
+			return "", nil, err
+		}
 		kv, err := parseConnInfo(db)
 		if err != nil {
 			return "", nil, err

@@ -24,6 +24,10 @@ type Pooler struct {
 	// across the server connections it hands out (PgBouncer 1.21 and later
 	// with max_prepared_statements > 0).
 	PreparedStatements bool
+	// MaxClients is how many client connections it accepts (PgBouncer's
+	// max_client_conn), Clients how many it has (its used and logging-in
+	// clients); MaxClients is 0 when its admin console did not say.
+	MaxClients, Clients int
 }
 
 // TransactionPooling says whether session state (prepared statements,
@@ -80,6 +84,22 @@ func DetectPooler(ctx context.Context, t *Target, i int, conn *pgx.Conn) (Pooler
 		rows.Close()
 	}
 	p.Mode = settings["pool_mode"]
+	if n, err := strconv.Atoi(settings["max_client_conn"]); err == nil && n > 0 {
+		lists := map[string]int{}
+		if rows, err := admin.Query(ctx, "SHOW LISTS"); err == nil {
+			for rows.Next() {
+				var name string
+				var n int
+				if rows.Scan(&name, &n) == nil {
+					lists[name] = n
+				}
+			}
+			rows.Close()
+		}
+		if used, ok := lists["used_clients"]; ok {
+			p.MaxClients, p.Clients = n, used+lists["login_clients"]
+		}
+	}
 	if n, err := strconv.Atoi(settings["max_prepared_statements"]); err == nil && n > 0 {
 		p.PreparedStatements = true
 	}

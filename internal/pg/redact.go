@@ -1,6 +1,8 @@
 package pg
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -43,12 +45,33 @@ func userinfo(conn string) (prefix, info, rest string, ok bool) {
 // tail there: when it is in the path, after a '#', after a "port" that is not
 // a number (user:pass/word@host), or in a query that is not key=value pairs.
 // An '@' in a query value of an otherwise well-formed URL is data.
+// ErrUncleanURL is a URL whose password holds a character that ends the
+// user info (@, /, ? or #): a usage error.
+var ErrUncleanURL = errors.New("does not parse cleanly: a password with @, /, ? or # must be percent-encoded (@ as %40, / as %2F, ? as %3F, # as %23)")
+
+// cleanURL refuses a URL that does not parse cleanly: pgx and libpq would
+// read part of the password as the host or the database, and print it in
+// their errors. The error shows the URL without its user info.
+func cleanURL(what, u string) error {
+	if ambiguous(u) {
+		return fmt.Errorf("%s%s %w", what, Redact(u), ErrUncleanURL)
+	}
+	return nil
+}
+
 func ambiguous(conn string) bool {
 	i := strings.Index(conn, "://")
 	if i < 0 {
 		return false
 	}
 	p := conn[i+3:]
+	authority := p
+	if end := strings.IndexAny(p, "/?"); end >= 0 {
+		authority = p[:end]
+	}
+	if strings.Count(authority, "@") > 1 {
+		return true // a password's own @ would be read as the end of the user info
+	}
 	at := strings.LastIndex(p, "@")
 	slash := strings.Index(p, "/")
 	if at < 0 || slash < 0 || at < slash {

@@ -22,6 +22,7 @@ type Target struct {
 	secrets []string
 	next    atomic.Uint64
 	pooled  bool
+	orphans orphans
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
@@ -45,10 +46,8 @@ func NewTarget(urls []string) (*Target, error) {
 	}
 	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls)}
 	for _, u := range urls {
-		if ambiguous(u) {
-			// pgx would read part of the password as the host or the
-			// database, and print it in its errors.
-			return nil, fmt.Errorf("--url %s does not parse cleanly: a password with @, /, ? or # must be percent-encoded (@ as %%40, / as %%2F, ? as %%3F, # as %%23)", Redact(u))
+		if err := cleanURL("--url ", u); err != nil {
+			return nil, err
 		}
 		cfg, err := pgx.ParseConfig(u)
 		if err != nil {

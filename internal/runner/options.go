@@ -2,17 +2,15 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
@@ -45,6 +43,10 @@ type Options struct {
 	VerboseErrors bool
 	// JSON, Histogram and CPUProfile are output files ("" = none).
 	JSON, Histogram, CPUProfile string
+	// Outputs are the command's other output files (sweep's --csv and
+	// --chart); Inputs the files it reads (a script's --file). No output
+	// may be an input or another output.
+	Outputs, Inputs []outfile.File
 	// HTML is the file of the run's HTML report ("" = none).
 	HTML string
 	// ClientErrorsAbort: an error that would stop the run (a syntax error,
@@ -142,74 +144,48 @@ func (o *Options) Validate() error {
 }
 
 // CheckSinks checks where the run's results go: the --metrics-addr and the
-// output files. Validate does it; a command that picks its server first
-// (txload pgbench says when it starts one) calls it before that.
+// output files (each can be written, none is an input or another output).
+// Validate does it; a command that picks its server first (txload pgbench
+// says when it starts one) calls it before that.
 func (o *Options) CheckSinks() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
 		return err
 	}
-	return CheckOutputs(map[string]string{"--json": o.JSON, "--html": o.HTML, "--histogram": o.Histogram, "--cpuprofile": o.CPUProfile})
+	return CheckFiles(o.OutputFiles(), o.Inputs)
 }
 
-// CheckOutputs makes sure each output file (by flag) can be written before
-// the run starts, so that minutes of load are not lost to a typo, a
-// directory or a read-only file system.
-func CheckOutputs(files map[string]string) error {
-	for flag, path := range files {
-		if path == "" {
+// OutputFiles lists the run's output files, by flag.
+func (o *Options) OutputFiles() []outfile.File {
+	out := []outfile.File{{Flag: "--json", Path: o.JSON}, {Flag: "--html", Path: o.HTML},
+		{Flag: "--histogram", Path: o.Histogram}, {Flag: "--cpuprofile", Path: o.CPUProfile}}
+	return append(out, o.Outputs...)
+}
+
+// CheckFiles makes sure each output file can be written before the run
+// starts, so that minutes of load are not lost to a typo, a directory or a
+// read-only file system, and that no output is an input or another output.
+func CheckFiles(outputs, inputs []outfile.File) error {
+	for _, f := range outputs {
+		if f.Path == "" {
 			continue
 		}
-		if err := checkWritable(path); err != nil {
-			return Usagef("%s %s: %v", flag, path, err)
+		if err := outfile.Check(f.Path); err != nil {
+			return Usagef("%s %s: %v", f.Flag, f.Path, err)
 		}
+	}
+	if err := outfile.Conflicts(outputs, inputs); err != nil {
+		return Usage(err)
 	}
 	return nil
 }
 
-func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return errors.New("is a directory")
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return errors.Unwrap(err)
-		}
-		return f.Close()
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return fmt.Errorf("directory %s does not exist", dir)
-	}
-	f, err := os.CreateTemp(dir, ".txload-check-*")
-	if err != nil {
-		return fmt.Errorf("cannot create a file in %s: %v", dir, errors.Unwrap(err))
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-// WriteFile writes a file through a temporary one renamed into place, so that
-// a reader never sees it half-written.
-func WriteFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+// WriteFile writes the output file path (outfile.Write), and says so on
+// stderr.
+func WriteFile(stderr io.Writer, path string, write func(io.Writer) error) error {
+	if err := outfile.Write(path, write); err != nil {
 		return err
 	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
+	fmt.Fprintf(stderr, "wrote %s\n", path)
 	return nil
 }
 

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
@@ -35,6 +35,11 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 	h := g.Hooks()
 	if h.Ops == nil {
 		return Resolved{}, h, Usagef("workload %s does not run load (it has: %s)", m.Name, Capabilities(h))
+	}
+	if h.Inputs != nil {
+		for _, in := range h.Inputs() {
+			opts.Inputs = append(opts.Inputs, outfile.File{Flag: in.Flag, Path: in.Path})
+		}
 	}
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
@@ -84,7 +89,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return err
 	}
 	defer stopMetrics()
-	stop, err := startProfile(opts.CPUProfile)
+	stop, err := startProfile(opts.Stderr, opts.CPUProfile)
 	if err != nil {
 		return err
 	}
@@ -176,11 +181,11 @@ func outcomeErr(o Outcome) error {
 	return nil
 }
 
-func startProfile(path string) (func(), error) {
+func startProfile(stderr io.Writer, path string) (func(), error) {
 	if path == "" {
 		return func() {}, nil
 	}
-	pf, err := os.Create(path)
+	pf, err := outfile.Create(path)
 	if err != nil {
 		return nil, Usagef("--cpuprofile: %v", err)
 	}
@@ -188,7 +193,12 @@ func startProfile(path string) (func(), error) {
 		pf.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		if pf.Close() == nil {
+			fmt.Fprintf(stderr, "wrote %s\n", path)
+		}
+	}, nil
 }
 
 // initMode is what happens to the schema before a run: fresh data for
@@ -283,7 +293,11 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 				prun.ConnectTime = res.ConnectionTime / time.Duration(n)
 			}
 		}
-		report.PgbenchReport(opts.Stdout, res.Total, prun)
+		all, err := res.All()
+		if err != nil {
+			return o, err
+		}
+		report.PgbenchReport(opts.Stdout, all, prun)
 		return o, runErr
 	}
 	var labels []string
@@ -309,7 +323,12 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	} else if load.Report != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 		defer cancel()
-		chk, err := load.Report(actx, res.Total)
+		conn.settle(actx)
+		all, err := res.All()
+		var chk *workload.CheckResult
+		if err == nil {
+			chk, err = load.Report(actx, all)
+		}
 		if err != nil {
 			if runErr == nil {
 				runErr = err
@@ -327,9 +346,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 // Notes are the lines under a summary's header: how the run ended, and
 // what the user must know to read it.
 func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
-	var out []string
+	out := []string{report.ConnectLine(opts.Engine.Concurrency, res.ConnectTime)}
 	if res.Interrupted {
-		out = append(out, "INTERRUPTED: the figures cover what ran before Ctrl-C")
+		out = append(out, "INTERRUPTED: the figures cover what ran before "+InterruptedBy(res.Cause))
 	}
 	if res.Saturated {
 		all := res.Total.Total("all")
@@ -338,10 +357,12 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	} else if res.Offered > 0 {
 		out = append(out, fmt.Sprintf("offered %d operations, %d never started", res.Offered, res.Unstarted))
 	}
+	if line := report.DrainLine(res.Drain); line != "" {
+		out = append(out, line)
+	}
 	if res.Drained {
-		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %d operations still in flight %s after the end were abandoned; their outcome is unknown",
-			all.Abandoned, opts.Engine.DrainTimeout))
+			res.Drain.Total("all").Abandoned, opts.Engine.DrainTimeout))
 	}
 	if res.Outages > 0 {
 		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %d times, %s in all; %d reconnection attempts failed",
@@ -462,6 +483,53 @@ func threads(load *workload.QueryLoad, e engine.Config) int {
 	return engine.Groups(e, load)
 }
 
+// RunDocOf is one outcome's part of a document: its window's figures and
+// intervals, its drain, how it ended, its labels and its audit.
+func RunDocOf(o Outcome) (report.RunDoc, error) {
+	rd, err := report.NewRunDoc(o.Result.Total)
+	if err != nil {
+		return rd, err
+	}
+	if o.Intervals != nil {
+		if rd.Intervals, err = o.Intervals.Docs(); err != nil {
+			return rd, err
+		}
+	}
+	res := o.Result
+	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
+	rd.ConnectSec = res.ConnectTime.Seconds()
+	if res.Interrupted {
+		rd.InterruptedBy = InterruptedBy(res.Cause)
+	}
+	if res.Drain != nil && res.InFlight() > 0 {
+		d, err := report.NewIntervalDoc(res.Drain, res.End, false)
+		if err != nil {
+			return rd, err
+		}
+		rd.Drain = &d
+	}
+	if res.EmitLag != nil {
+		el, err := report.HistogramDoc(res.EmitLag)
+		if err != nil {
+			return rd, err
+		}
+		rd.EmissionLag = &el
+	}
+	if len(o.Labels) > 0 {
+		rd.Labels = map[string]string{}
+		for _, l := range o.Labels {
+			rd.Labels[l.Label] = l.Value
+		}
+	}
+	if o.Check != nil {
+		rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations}
+		if rd.Check.Violations == nil {
+			rd.Check.Violations = []string{}
+		}
+	}
+	return rd, nil
+}
+
 // writeDocument writes the run's document as --json and draws it as
 // --html, whichever were asked for.
 func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
@@ -474,54 +542,26 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 	}
 	config["urls"] = conn.Target.URLs()
 	config["threads"] = strconv.Itoa(threads(outcomes[0].Load, opts.Engine))
-	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server}
+	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
 	for _, o := range outcomes {
-		rd, err := report.NewRunDoc(o.Result.Total)
+		rd, err := RunDocOf(o)
 		if err != nil {
 			return err
-		}
-		if o.Intervals != nil {
-			if rd.Intervals, err = o.Intervals.Docs(); err != nil {
-				return err
-			}
-		}
-		res := o.Result
-		rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
-		if res.EmitLag != nil {
-			el, err := report.HistogramDoc(res.EmitLag)
-			if err != nil {
-				return err
-			}
-			rd.EmissionLag = &el
-		}
-		if len(o.Labels) > 0 {
-			rd.Labels = map[string]string{}
-			for _, l := range o.Labels {
-				rd.Labels[l.Label] = l.Value
-			}
-		}
-		if o.Check != nil {
-			rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations}
-			if rd.Check.Violations == nil {
-				rd.Check.Violations = []string{}
-			}
 		}
 		doc.Runs = append(doc.Runs, rd)
 	}
 	if opts.JSON != "" {
-		if err := WriteFile(opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+		if err := WriteFile(opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
-		fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.JSON)
 	}
 	if opts.HTML != "" {
-		err := WriteFile(opts.HTML, func(w io.Writer) error {
+		err := WriteFile(opts.Stderr, opts.HTML, func(w io.Writer) error {
 			return htmlreport.Write(w, []*report.Document{doc}, htmlreport.Options{Names: []string{m.Name}, Version: opts.Version})
 		})
 		if err != nil {
 			return fmt.Errorf("writing --html: %w", err)
 		}
-		fmt.Fprintf(opts.Stderr, "wrote %s\n", opts.HTML)
 	}
 	return nil
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
@@ -60,7 +62,7 @@ func (s SweepOptions) Validate() (slo.SLO, error) {
 	if s.Chart != "" && !chart.Supported(s.Chart) {
 		return slo.SLO{}, Usagef("%s", chart.Unsupported(s.Chart))
 	}
-	return objective, CheckOutputs(map[string]string{"--csv": s.CSV, "--chart": s.Chart})
+	return objective, nil
 }
 
 // Sweep finds the highest rate workload m sustains within the SLO: each step
@@ -73,6 +75,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	if err != nil {
 		return err
 	}
+	opts.Outputs = append(opts.Outputs, outfile.File{Flag: "--csv", Path: s.CSV}, outfile.File{Flag: "--chart", Path: s.Chart})
 	search, err := slo.NewSearch(s.Start, s.Factor, s.Precision, s.MaxSteps)
 	if err != nil {
 		return Usage(err)
@@ -143,12 +146,18 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		search.Observe(next, st.pass)
 	}
 	found := search.Result()
-	lo, hi := found.Lo, found.Hi
+	lo := found.Lo
 
 	var outErr error
 	if load.Report != nil && len(outcomes) > 0 {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-		chk, err := load.Report(actx, outcomes[len(outcomes)-1].Result.Total)
+		last := outcomes[len(outcomes)-1].Result
+		conn.settle(actx)
+		all, err := last.All()
+		var chk *workload.CheckResult
+		if err == nil {
+			chk, err = load.Report(actx, all)
+		}
 		cancel()
 		if err != nil {
 			outErr = err
@@ -159,24 +168,23 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	if s.CSV != "" && len(steps) > 0 {
-		if err := WriteFile(s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
+		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
 			outErr = fmt.Errorf("writing --csv: %w", err)
-		} else {
-			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.CSV)
 		}
 	}
 	if s.Chart != "" && len(steps) > 0 {
 		pts := make([]chart.Point, len(steps))
 		for i, st := range steps {
-			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass}
+			pts[i] = chart.Point{Target: st.target, Throughput: st.achieved, P50: float64(st.p50) / 1000, P99: float64(st.p99) / 1000, Pass: st.pass, Why: st.why}
 		}
 		title := fmt.Sprintf("txload sweep %s — SLO %s", m.Name, objective)
-		if err := chart.LatencyThroughput(s.Chart, title, pts); err != nil {
-			if outErr == nil {
-				outErr = err
-			}
-		} else {
-			fmt.Fprintf(opts.Stderr, "wrote %s\n", s.Chart)
+		write := chart.WriteSVG
+		if strings.EqualFold(filepath.Ext(s.Chart), ".png") {
+			write = chart.WritePNG
+		}
+		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
+		if err != nil && outErr == nil {
+			outErr = fmt.Errorf("writing --chart: %w", err)
 		}
 	}
 	if len(outcomes) > 0 {
@@ -191,23 +199,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	case ctx.Err() != nil:
 		return ErrInterrupted
 	case lo == 0:
-		fmt.Fprintf(w, "no sustainable rate: even --start %s ops/s fails (SLO %s)\n", fmtRate(s.Start), objective)
+		fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 		if outErr != nil {
 			return outErr
 		}
 		return fmt.Errorf("no sustainable rate: even --start %s ops/s fails", fmtRate(s.Start))
 	}
-	var bound string
-	stopReason := fmt.Sprintf("stopped after --max-steps %d", s.MaxSteps)
-	switch {
-	case hi == 0:
-		bound = fmt.Sprintf(" (a lower bound: no step failed; %s)", stopReason)
-	case found.Stop == slo.MaxSteps:
-		bound = fmt.Sprintf(" (between %s and %s: %s before --precision %g)", fmtRate(lo), fmtRate(hi), stopReason, s.Precision)
-	default:
-		bound = fmt.Sprintf(" (%s fails)", fmtRate(hi))
-	}
-	fmt.Fprintf(w, "maximum sustainable rate: %s ops/s (SLO %s)%s\n", fmtRate(lo), objective, bound)
+	fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 	return outErr
 }
 
@@ -216,9 +214,18 @@ type sweepStep struct {
 	n                 int
 	target, achieved  float64
 	p50, p99, maxResp int64 // µs
-	errors            int64
+	ok, errors        int64
 	pass              bool
 	why               string
+}
+
+// latency is one of a step's latencies (µs) formatted, or none when
+// nothing completed, which measured no latency.
+func (s sweepStep) latency(us int64, format func(int64) string, none string) string {
+	if s.ok == 0 {
+		return none
+	}
+	return format(us)
 }
 
 // judge decides whether a step at target passed.
@@ -238,8 +245,8 @@ func judge(res *engine.Result, target float64, objective slo.SLO, maxErrorRate f
 	return sweepStep{
 		n: n, target: target, achieved: figures.Achieved(),
 		p50: t.Response.ValueAtQuantile(50), p99: t.Response.ValueAtQuantile(99), maxResp: t.Response.Max(),
-		errors: figures.Errors(),
-		pass:   len(why) == 0, why: strings.Join(texts, "; "),
+		ok: t.OK, errors: figures.Errors(),
+		pass: len(why) == 0, why: strings.Join(texts, "; "),
 	}
 }
 
@@ -248,19 +255,24 @@ func printStep(w io.Writer, s sweepStep) {
 	if !s.pass {
 		result = "FAIL: " + s.why
 	}
+	micros := func(us int64) string { return slo.Micros(float64(us)) }
 	fmt.Fprintf(w, "%4d  %12s  %12.1f  %10s  %10s  %10s  %7d  %s\n", s.n, fmtRate(s.target), s.achieved,
-		slo.Micros(float64(s.p50)), slo.Micros(float64(s.p99)), slo.Micros(float64(s.maxResp)), s.errors, result)
+		s.latency(s.p50, micros, "—"), s.latency(s.p99, micros, "—"), s.latency(s.maxResp, micros, "—"), s.errors, result)
 }
 
-func fmtRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+func fmtRate(r float64) string { return slo.FormatRate(r) }
 
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// writeSweepCSV writes the steps; a step where nothing completed has empty
+// latencies.
 func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"step", "target_ops", "achieved_ops", "p50_us", "p99_us", "max_us", "errors", "pass"})
 	for _, s := range steps {
 		_ = w.Write([]string{
 			strconv.Itoa(s.n), fmtRate(s.target), strconv.FormatFloat(s.achieved, 'f', 2, 64),
-			strconv.FormatInt(s.p50, 10), strconv.FormatInt(s.p99, 10), strconv.FormatInt(s.maxResp, 10),
+			s.latency(s.p50, itoa, ""), s.latency(s.p99, itoa, ""), s.latency(s.maxResp, itoa, ""),
 			strconv.FormatInt(s.errors, 10), strconv.FormatBool(s.pass),
 		})
 	}

@@ -81,6 +81,7 @@ type Conn struct {
 	// any; behind one that pools transactions, no session state is used.
 	Pooler pg.Pooler
 	close  func()
+	log    io.Writer // progress and notes: Open's log
 }
 
 // Close releases the target.
@@ -90,7 +91,7 @@ func (c *Conn) Close() { c.close() }
 // identifies the server. Several URLs must be nodes of one database.
 // Progress goes to log.
 func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
-	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil}
+	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
 	where := ""
 	if r.embedded != nil {
 		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log, CacheDir: r.cacheDir})
@@ -123,6 +124,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 			if err == nil {
 				c.Pooler, err = pooler(ctx, r.pooler, t, conn)
 			}
+			c.Server.Embedded, c.Server.Settings = r.embedded != nil, settings(ctx, conn)
 		}
 		conn.Close(context.WithoutCancel(ctx))
 		if err != nil {
@@ -183,6 +185,26 @@ func (c *Conn) CheckSessionState(h workload.Hooks) error {
 	return nil
 }
 
+// settings reads the server settings pg.Settings records, as SHOW prints
+// them; those the server does not have stay "" (they describe the run,
+// they do not change it: an error reading them is no error of the run's).
+func settings(ctx context.Context, conn *pgx.Conn) pg.Settings {
+	var out pg.Settings
+	rows, err := conn.Query(ctx, "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "+
+		"('default_transaction_isolation', 'synchronous_commit', 'fsync', 'full_page_writes', 'max_connections', 'shared_buffers')", simple)
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if rows.Scan(&k, &v) == nil {
+			out.Set(k, v)
+		}
+	}
+	return out
+}
+
 // simple runs a probe with the simple protocol: before a pooler is known,
 // a named statement could meet one another client left in the session.
 const simple = pgx.QueryExecModeSimpleProtocol
@@ -207,39 +229,4 @@ func identify(ctx context.Context, conn *pgx.Conn) (string, error) {
 		}
 	}
 	return "database " + db, nil
-}
-
-// CheckConnections refuses a run that needs more connections than the
-// server has free: max_connections, less the slots reserved for superusers
-// (and reserved_connections), less those in use. lower names the flags that
-// set the number ("" = --concurrency).
-func (c *Conn) CheckConnections(ctx context.Context, need int, lower string) error {
-	if lower == "" {
-		lower = "--concurrency"
-	}
-	conn, err := c.Target.ConnectNode(ctx, 0)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var max, reserved, used int
-	err = conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
-		current_setting('superuser_reserved_connections')::int + COALESCE(current_setting('reserved_connections', true)::int, 0),
-		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int`, simple).Scan(&max, &reserved, &used)
-	if err != nil {
-		return nil // not PostgreSQL's views (CockroachDB): nothing to compare with
-	}
-	var super bool
-	_ = conn.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`, simple).Scan(&super)
-	free := max - used
-	if !super {
-		free -= reserved
-	}
-	// Our own connection is among those in use; it closes before the run.
-	free++
-	if need > free*c.Target.Nodes() {
-		return Usagef("the run needs %d connections but the server has %d free (max_connections %d, %d reserved, %d in use): lower %s or raise max_connections",
-			need, free, max, reserved, used, lower)
-	}
-	return nil
 }

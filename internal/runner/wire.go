@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
@@ -39,16 +39,24 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 	}
 	stderr := opts.Stderr
 	scrub := conn.Target.Scrub
-	// The final interval is the sliver while in-flight operations drain:
-	// printed after Ctrl-C, as what ran last, and when it reaches a
-	// progress boundary whose tick the end of the run overtook (-T 5 -P 5
-	// prints its 5.0 s line, as pgbench does). Ticks come one at a time.
+	// Progress lines cover the measured window, interval by interval: its
+	// last one ends with it (at the end of the duration or at an
+	// interrupt), a partial interval whose rate is over its real length;
+	// in pgbench's format only whole intervals are printed, as pgbench
+	// does. The drain after the window has a line of its own in the
+	// summary. A run of a number of transactions has no end to its window:
+	// its final interval is printed when it reaches a progress boundary
+	// whose tick the end of the run overtook (-t … -P 5 prints its 5.0 s
+	// line, as pgbench does). Ticks come one at a time.
 	var shownUpTo time.Duration
 	show := func(t engine.Tick) bool {
+		p := opts.Engine.Progress
 		switch {
-		case opts.Engine.Progress <= 0:
+		case p <= 0 || t.Drain:
 			return false
-		case !t.Final || ctx.Err() != nil || t.Elapsed >= shownUpTo+opts.Engine.Progress:
+		case opts.Output == "pgbench" && t.Interval.Elapsed < p-p/100 && !t.Final:
+			return false
+		case !t.Final || t.Elapsed >= shownUpTo+p:
 			shownUpTo = t.Elapsed
 			return true
 		}
@@ -85,11 +93,17 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		starts = append(starts, cfg.Start)
 	}
 	if opts.Histogram != "" {
-		hf, err := os.Create(opts.Histogram)
+		hf, err := outfile.Create(opts.Histogram)
 		if err != nil {
 			return cfg, nil, nil, fmt.Errorf("--histogram: %w", err)
 		}
-		closers = append(closers, hf.Close)
+		closers = append(closers, func() error {
+			if err := hf.Close(); err != nil {
+				return fmt.Errorf("writing --histogram: %w", err)
+			}
+			fmt.Fprintf(stderr, "wrote %s\n", opts.Histogram)
+			return nil
+		})
 		if cfg.Progress <= 0 {
 			cfg.Progress = time.Second // intervals for the log, no progress lines
 		}
@@ -101,7 +115,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			}
 		})
 		ticks = append(ticks, func(t engine.Tick) {
-			if hlog != nil {
+			if hlog != nil && !t.Drain {
 				if err := hlog.Interval(t.Interval, t.End); err != nil {
 					fmt.Fprintln(stderr, err)
 				}
@@ -116,7 +130,11 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		if cfg.Progress <= 0 {
 			cfg.Progress = time.Second
 		}
-		ticks = append(ticks, func(t engine.Tick) { intervals.Add(t.Interval, t.End, t.Warmup) })
+		ticks = append(ticks, func(t engine.Tick) {
+			if !t.Drain {
+				intervals.Add(t.Interval, t.End, t.Warmup)
+			}
+		})
 	}
 	if exp := opts.Metrics; exp != nil {
 		// The exporter takes the intervals the progress lines print: with

@@ -1,42 +1,50 @@
-// Package chart draws the sweep's latency-throughput chart as SVG, with the
-// same plotting code as the HTML report (report/plot).
+// Package chart draws the sweep's latency-throughput chart, as PNG or SVG,
+// with the same plotting code as the HTML report (report/plot).
 package chart
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/txload/txload/report/plot"
+	"github.com/txload/txload/slo"
 )
 
 // Point is one measured step: the rate it targeted, the throughput it
 // achieved, its latencies and whether it passed.
 type Point struct {
 	Target     float64 // operations per second asked for
-	Throughput float64 // operations per second achieved
+	Throughput float64 // ok operations per second achieved
 	P50, P99   float64 // milliseconds
 	Pass       bool
+	// Why a failing step failed, as sweep printed it.
+	Why string
 }
 
-// Formats are the file extensions LatencyThroughput can write.
+// completed says whether any operation of the step succeeded: a step where
+// none did has no throughput and no latency to draw.
+func (p Point) completed() bool { return p.Throughput > 0 }
+
+// Curve is one sweep: its steps in the order they ran, the objective they
+// were judged on, and (for several on one chart) a name and colour.
+type Curve struct {
+	Name   string
+	Color  string // "" = the first series colour
+	SLO    slo.SLO
+	Points []Point
+}
+
+// Formats are the file extensions a chart is written in: WritePNG's and
+// WriteSVG's.
 var Formats = []string{".png", ".svg"}
 
-// Supported tells whether path's extension is one LatencyThroughput writes.
+// Supported tells whether path's extension is one of Formats.
 func Supported(path string) bool {
-	ext := strings.ToLower(filepath.Ext(path))
-	for _, f := range Formats {
-		if ext == f {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(Formats, strings.ToLower(filepath.Ext(path)))
 }
 
 // Unsupported is the one line that says why path cannot be drawn.
@@ -44,86 +52,139 @@ func Unsupported(path string) string {
 	return fmt.Sprintf("--chart %s: the file name must end in .png or .svg", path)
 }
 
-// minMillis keeps log-scale values positive.
-const minMillis = 0.001
+// The statistics drawn, each in its own line style whatever the sweep's
+// colour (the HTML report's p50 and p99 are drawn the same way).
+var (
+	p50Style = plot.Key{Name: "p50", Dash: plot.Solid, Mark: true}
+	p99Style = plot.Key{Name: "p99", Dash: plot.Dashed, Mark: true}
+)
 
-// Sweep returns the chart of p50 and p99 latency (ms, log scale) against
-// achieved throughput, the steps joined in order of target rate (a
+// Sweep returns the chart of p50 and p99 latency (log scale) against
+// achieved throughput: the steps joined in order of target rate (a
 // bisection's steps come out of order: joined in step order they would
-// zig-zag). Passing steps are filled marks, failing ones hollow, each
-// labelled with its target.
-func Sweep(title string, points []Point) *plot.Chart {
-	sorted := append([]Point(nil), points...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Target == sorted[j].Target { // no targets given: by throughput
-			return sorted[i].Throughput < sorted[j].Throughput
-		}
-		return sorted[i].Target < sorted[j].Target
-	})
+// zig-zag), passing steps as filled marks and failing ones hollow, each
+// labelled with its target; the objective's limits on p50 and p99 as
+// horizontal lines; the maximum sustainable rate found as a vertical one.
+// A step in which nothing completed has no latency: it is not drawn, and
+// a note under the chart says so.
+func Sweep(title string, curves ...Curve) *plot.Chart {
 	c := &plot.Chart{
 		ID:    "sweep",
 		Title: title,
-		X:     plot.Axis{Label: "achieved throughput (ops/s)"},
+		X:     plot.Axis{Label: "achieved throughput (ok operations/s)"},
 		Y:     plot.Axis{Label: "response time (log scale)", Log: true, Format: plot.Millis},
 	}
-	for i, s := range []struct {
-		name string
-		get  func(Point) float64
-		dash string
-	}{{"p50", func(p Point) float64 { return p.P50 }, plot.Solid}, {"p99", func(p Point) float64 { return p.P99 }, plot.Dashed}} {
-		ser := plot.Series{Name: s.name + " (hollow: step failed)", Color: plot.Palette[i], Dash: s.dash, Marks: true}
-		for _, p := range sorted {
-			ser.X = append(ser.X, p.Throughput)
-			ser.Y = append(ser.Y, math.Max(s.get(p), minMillis))
-			ser.Hollow = append(ser.Hollow, !p.Pass)
-			label := ""
-			if i == 1 {
-				label = strconv.FormatFloat(p.Target, 'f', -1, 64) + "/s"
-			}
-			ser.Labels = append(ser.Labels, label)
+	var slos []string
+	for k, cv := range curves {
+		color := cv.Color
+		if color == "" {
+			color = plot.Color(k)
 		}
-		c.Series = append(c.Series, ser)
+		prefix := ""
+		if cv.Name != "" && len(curves) > 1 {
+			prefix = cv.Name + ": "
+			c.Legend = append(c.Legend, plot.Key{Name: cv.Name, Color: color})
+		}
+		sorted := slices.Clone(cv.Points)
+		slices.SortStableFunc(sorted, func(a, b Point) int {
+			if a.Target == b.Target { // no targets given: by throughput
+				return cmp(a.Throughput, b.Throughput)
+			}
+			return cmp(a.Target, b.Target)
+		})
+		for _, st := range []struct {
+			key    plot.Key
+			get    func(Point) float64
+			labels bool
+		}{{p50Style, func(p Point) float64 { return p.P50 }, false}, {p99Style, func(p Point) float64 { return p.P99 }, true}} {
+			ser := plot.Series{Name: strings.TrimSpace(cv.Name + " " + st.key.Name), Run: cv.Name, Stat: st.key.Name,
+				Color: color, Dash: st.key.Dash, Marks: true}
+			for _, p := range sorted {
+				if !p.completed() {
+					continue
+				}
+				ser.X = append(ser.X, p.Throughput)
+				ser.Y = append(ser.Y, st.get(p))
+				ser.Hollow = append(ser.Hollow, !p.Pass)
+				label := ""
+				if st.labels {
+					label = slo.FormatRate(p.Target) + "/s"
+				}
+				ser.Labels = append(ser.Labels, label)
+			}
+			c.Series = append(c.Series, ser)
+		}
+		for _, p := range cv.Points {
+			if !p.completed() {
+				why := ""
+				if p.Why != "" {
+					why = ": " + p.Why
+				}
+				c.Notes = append(c.Notes, fmt.Sprintf("%snot drawn: the step at %s/s, where no operation succeeded (FAIL%s)", prefix, slo.FormatRate(p.Target), why))
+			}
+		}
+		if best := maxPassed(cv.Points); best > 0 {
+			label := "max " + slo.FormatRate(best) + "/s"
+			if !slices.ContainsFunc(cv.Points, func(p Point) bool { return !p.Pass }) {
+				label = "max ≥ " + slo.FormatRate(best) + "/s (no step failed)"
+			}
+			c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: best, Label: prefix + label, Color: color, Dash: plot.Dotted})
+		} else if len(cv.Points) > 0 {
+			c.Notes = append(c.Notes, prefix+"no step passed: no sustainable rate found")
+		}
+		if s := cv.SLO.String(); s != "" && !slices.Contains(slos, s) {
+			slos = append(slos, s)
+			for _, cond := range cv.SLO.Conditions() {
+				if cond.Metric != slo.P50 && cond.Metric != slo.P99 {
+					c.Notes = append(c.Notes, fmt.Sprintf("SLO %s: %s is not drawn (the chart shows p50 and p99)", cond, cond.Metric))
+					continue
+				}
+				c.Rules = append(c.Rules, plot.Rule{V: float64(cond.Limit.Microseconds()) / 1000, Label: "SLO " + cond.String(), Color: "#b00", Dash: plot.Long})
+			}
+		}
 	}
+	c.Legend = append(c.Legend, p50Style, p99Style, plot.Key{Name: "hollow: step failed", Mark: true, Hollow: true, NoLine: true})
+	return c
+}
+
+// maxPassed is the highest target of a passing step: the maximum
+// sustainable rate the search reports.
+func maxPassed(points []Point) float64 {
+	best := 0.0
+	for _, p := range points {
+		if p.Pass {
+			best = math.Max(best, p.Target)
+		}
+	}
+	return best
+}
+
+func cmp(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// chartFor is the file's chart: 800×480.
+func chartFor(title string, curve Curve) *plot.Chart {
+	c := Sweep(title, curve)
+	c.Width, c.Height = 800, 480
 	return c
 }
 
 // WriteSVG writes the Sweep chart to w as a standalone SVG file.
-func WriteSVG(w io.Writer, title string, points []Point) error {
+func WriteSVG(w io.Writer, title string, curve Curve) error {
 	if _, err := io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"); err != nil {
 		return err
 	}
-	c := Sweep(title, points)
-	c.Width, c.Height = 800, 480
-	return c.SVG(w)
+	return chartFor(title, curve).SVG(w)
 }
 
 // WritePNG writes the Sweep chart to w as a PNG image.
-func WritePNG(w io.Writer, title string, points []Point) error {
-	c := Sweep(title, points)
-	c.Width, c.Height = 800, 480
-	return c.PNG(w)
-}
-
-// LatencyThroughput writes the Sweep chart to path, as PNG or SVG by its
-// extension.
-func LatencyThroughput(path string, title string, points []Point) error {
-	if !Supported(path) {
-		return errors.New(Unsupported(path))
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	write := WriteSVG
-	if strings.EqualFold(filepath.Ext(path), ".png") {
-		write = WritePNG
-	}
-	if err := write(f, title, points); err != nil {
-		f.Close()
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing chart %s: %w", path, err)
-	}
-	return nil
+func WritePNG(w io.Writer, title string, curve Curve) error {
+	return chartFor(title, curve).PNG(w)
 }

@@ -2,18 +2,27 @@
 // documents: one self-contained file (inline CSS and SVG charts drawn by
 // report/plot, no script, no request) that opens offline in any browser.
 //
-// Charts, for each operation: throughput and response-time percentiles
-// (p50, p95, p99, max) over time, the HDR percentile spectrum on a log axis,
-// sojourn against remote time for open-loop runs, schedule lag over time
-// when there was any; for the whole run: failed attempts by class and
-// retries over time; for sweeps: latency against achieved throughput, the
-// steps in order of target rate. Then the configuration (passwords
-// redacted) and the server. Several runs (variants of one document, or
-// several documents) are drawn on the same charts, one colour each.
+// The page: a summary per run and operation; with two or more runs, a
+// comparison of each with the first (the ratio beside each figure); the
+// figures a command measured over time (lag's replication lag); for each
+// operation, throughput and response-time percentiles over time, the HDR
+// percentile spectrum, sojourn against remote time for open-loop runs and
+// the schedule lag when there was any; failed attempts by class and
+// retries over time; for sweeps, each step's verdict, the maximum rate
+// found and latency against achieved throughput; then the settings that
+// shaped each run (passwords redacted) and the server's.
+//
+// Each run has its own colour and each statistic its own line style, the
+// same in every chart (styleOf), and each chart's legend says which is
+// which.
 //
 // Over-time charts show at most MaxPoints points per line: longer runs'
 // intervals are merged in groups of consecutive ones (histograms added, so
-// each point's percentiles are exact for its window).
+// each point's percentiles are exact for its window). A last interval much
+// shorter than the others (the few milliseconds in which the operations
+// in flight at the end completed) is left out of them, and the page says
+// so: drawn as a rate over a full interval it would show a spike that
+// never happened.
 package htmlreport
 
 import (
@@ -22,8 +31,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +40,6 @@ import (
 
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
-	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/report/plot"
 )
 
@@ -58,7 +64,17 @@ type run struct {
 	rd      *report.RunDoc
 	total   *metrics.Snapshot
 	windows []window
+	// partial is the last interval, left out of the charts over time
+	// because it is much shorter than the others; nil when there is none.
+	partial *partial
 	color   string
+}
+
+// partial describes an interval left out of the charts over time.
+type partial struct {
+	from, to float64 // seconds from the start of the measured period
+	ok       int64
+	why      string // what cut it short
 }
 
 // window is one point over time: intervals merged, then reduced to what
@@ -115,16 +131,27 @@ func windowOf(s *metrics.Snapshot, at, secs float64) window {
 	return w
 }
 
-// sweep is one sweep document drawn as a curve.
-type sweep struct {
-	name   string
-	points []chart.Point
+// quantile is percentile q of h in ms (100: the maximum), NaN when h is
+// empty: nothing to draw.
+func quantile(h *hdr.Histogram, q float64) float64 {
+	if h.TotalCount() == 0 {
+		return math.NaN()
+	}
+	if q >= 100 {
+		return ms(h.Max())
+	}
+	return ms(h.ValueAtQuantile(q))
 }
+
+func ms(us int64) float64 { return float64(us) / 1000 }
 
 type page struct {
 	b      strings.Builder
 	charts int
-	err    error
+	// runs is the number of runs on the page: with more than one, each
+	// chart's legend names them by colour.
+	runs int
+	err  error
 }
 
 func (p *page) printf(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
@@ -132,10 +159,15 @@ func (p *page) printf(format string, args ...any) { fmt.Fprintf(&p.b, format, ar
 // Chart size in the page: two side by side.
 const chartWidth, chartHeight = 570, 290
 
+// chart writes c, with a legend of its runs and statistics unless it has
+// one.
 func (p *page) chart(c *plot.Chart) {
 	p.charts++
 	if c.Width == 0 {
 		c.Width, c.Height = chartWidth, chartHeight
+	}
+	if c.Legend == nil {
+		c.Legend = legend(c.Series, p.runs > 1)
 	}
 	c.ID = "c" + strconv.Itoa(p.charts)
 	p.b.WriteString(`<figure class="chart">`)
@@ -160,7 +192,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 		}
 	}
 	var runs []*run
-	var sweeps []sweep
+	var sweeps []*sweep
 	for i, d := range docs {
 		if d.Command == "sweep" {
 			sw, err := sweepOf(d, names[i], len(docs) > 1)
@@ -176,35 +208,57 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
-			ws, err := windows(rd)
+			warmup, _ := time.ParseDuration(d.ConfigString("warmup"))
+			ws, part, err := windows(rd, warmup)
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
-			runs = append(runs, &run{doc: d, docName: names[i], rd: rd, total: total, windows: ws})
+			runs = append(runs, &run{doc: d, docName: names[i], rd: rd, total: total, windows: ws, partial: part})
 		}
 	}
 	nameRuns(runs)
 	for i, r := range runs {
-		r.color = plot.Palette[i%len(plot.Palette)]
+		r.color = plot.Color(i)
+	}
+	for i, sw := range sweeps {
+		sw.color = plot.Color(len(runs) + i)
+	}
+	// A document's own figures (lag's) are drawn in its first run's colour.
+	colors := make([]string, len(docs))
+	next := len(runs) + len(sweeps)
+	for i := range docs {
+		for _, r := range runs {
+			if r.doc == docs[i] {
+				colors[i] = r.color
+				break
+			}
+		}
+		if colors[i] == "" {
+			colors[i] = plot.Color(next)
+			next++
+		}
 	}
 	title := opts.Title
 	if title == "" {
 		title = "txload report"
 	}
-	p := &page{}
+	p := &page{runs: len(runs) + len(sweeps)}
 	p.printf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">")
 	p.printf("<title>%s</title><style>%s</style></head><body>", esc(title), css)
 	p.printf("<h1>%s</h1>", esc(title))
 	p.printf(`<p class="sub">%s</p>`, esc(subtitle(docs, names, opts.Version)))
 	if len(runs) > 0 {
 		summaryTable(p, runs)
+		comparison(p, runs)
+	}
+	seriesSection(p, docs, names, colors)
+	if len(runs) > 0 {
 		opSections(p, runs)
 		failureSection(p, runs)
 	}
 	if len(sweeps) > 0 {
 		sweepSection(p, sweeps)
 	}
-	seriesSection(p, docs, names)
 	configSection(p, docs, names)
 	p.printf("</body></html>\n")
 	if p.err != nil {
@@ -218,8 +272,11 @@ const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:11
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
 h3{font-size:15px;margin:18px 0 6px}.sub{color:#666;margin:0 0 12px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 12px}th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f6f6f6}td.l{text-align:left}
+th:first-child,td:first-child{text-align:left}th{background:#f6f6f6}td.l,th.l{text-align:left}
+tr.group th{background:#fff;text-align:left;padding-top:10px;color:#555;border-bottom:1px solid #ccc}
+tr.differs td{background:#fff8e1}td.ratio{color:#555}td.ratio.far{color:#222;font-weight:bold}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
+.pass{color:#1a7f37;font-weight:bold}.fail{color:#b00;font-weight:bold}.verdict{font-size:15px;margin:8px 0}
 figure.chart{display:inline-block;margin:4px 8px 8px 0;vertical-align:top}.note{color:#666;font-size:13px}
 pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}`
 
@@ -282,8 +339,12 @@ func nameRuns(runs []*run) {
 }
 
 // windows adds up a run's measured intervals into at most MaxPoints
-// windows, one window's histograms in memory at a time.
-func windows(rd *report.RunDoc) ([]window, error) {
+// windows, one window's histograms in memory at a time. A last interval
+// shorter than half the others' median is left out and returned as
+// partial. Where the warm-up ended inside an interval, the measured
+// period (and the time axis) starts there, and that interval's rates are
+// over its measured part: its warm-up's operations are not in its counts.
+func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error) {
 	var measured []int
 	for n, iv := range rd.Intervals {
 		if !iv.Warmup {
@@ -291,9 +352,35 @@ func windows(rd *report.RunDoc) ([]window, error) {
 		}
 	}
 	if len(measured) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	t0 := rd.Intervals[measured[0]].Start
+	if end := rd.Intervals[0].Start.Add(warmup); warmup > 0 && end.After(t0) && end.Before(rd.Intervals[measured[0]].End) {
+		t0 = end
+	}
+	var part *partial
+	if len(measured) >= 2 {
+		var lengths []float64
+		for _, n := range measured[:len(measured)-1] {
+			iv := rd.Intervals[n]
+			lengths = append(lengths, iv.End.Sub(iv.Start).Seconds())
+		}
+		slices.Sort(lengths)
+		last := rd.Intervals[measured[len(measured)-1]]
+		if last.End.Sub(last.Start).Seconds() < lengths[len(lengths)/2]/2 {
+			part = &partial{from: last.Start.Sub(t0).Seconds(), to: last.End.Sub(t0).Seconds(), why: "the measured window ended in it"}
+			switch {
+			case rd.Interrupted:
+				part.why = "the run was interrupted in it"
+			case rd.Drain == nil: // a document that kept no drain apart: it is in the last interval
+				part.why = "the operations in flight at the end completing"
+			}
+			for _, o := range last.Ops {
+				part.ok += o.OK
+			}
+			measured = measured[:len(measured)-1]
+		}
+	}
 	group := (len(measured) + MaxPoints - 1) / MaxPoints
 	var out []window
 	snap := metrics.NewSnapshot(rd.Names())
@@ -302,13 +389,17 @@ func windows(rd *report.RunDoc) ([]window, error) {
 		snap.Reset()
 		for _, n := range measured[i:j] {
 			if err := rd.AddInterval(n, snap); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		first, last := rd.Intervals[measured[i]], rd.Intervals[measured[j-1]]
-		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(first.Start).Seconds()))
+		from := first.Start
+		if from.Before(t0) {
+			from = t0
+		}
+		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(from).Seconds()))
 	}
-	return out, nil
+	return out, part, nil
 }
 
 func opNames(runs []*run) []string {
@@ -332,7 +423,9 @@ func opIndex(s *metrics.Snapshot, name string) int {
 	return -1
 }
 
-func ms(us int64) float64 { return float64(us) / 1000 }
+func swatch(color string) string {
+	return fmt.Sprintf(`<span class="swatch" style="background:%s"></span>`, color)
+}
 
 func summaryTable(p *page, runs []*run) {
 	p.printf("<h2>Summary</h2><table><tr><th>run</th><th>operation</th><th>ok</th><th>failed</th><th>ops/s</th><th>retries</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>measured</th></tr>")
@@ -344,451 +437,85 @@ func summaryTable(p *page, runs []*run) {
 				rate = float64(o.OK) / secs
 			}
 			h := o.Response
-			p.printf(`<tr><td><span class="swatch" style="background:%s"></span>%s</td><td class="l">%s</td><td>%d</td><td>%d</td><td>%.1f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-				r.color, esc(r.name), esc(o.Name), o.OK, o.FailedTotal(), rate, o.Retries,
+			p.printf(`<tr><td>%s%s</td><td class="l">%s</td><td>%d</td><td>%d</td><td>%.1f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
+				swatch(r.color), esc(r.name), esc(o.Name), o.OK, o.FailedTotal(), rate, o.Retries,
 				report.Micros(h.ValueAtQuantile(50)), report.Micros(h.ValueAtQuantile(95)), report.Micros(h.ValueAtQuantile(99)),
 				report.Micros(h.ValueAtQuantile(99.9)), report.Micros(h.Max()), report.Seconds(r.total.Elapsed))
 		}
 	}
 	p.printf("</table>")
-	var notes []string
+	var none []string
 	for _, r := range runs {
 		if len(r.windows) == 0 {
-			notes = append(notes, r.name)
+			none = append(none, r.name)
 		}
 	}
-	if len(notes) > 0 {
-		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(notes, ", ")))
-	}
-}
-
-// percentile is one line of the latency-over-time charts.
-type percentile struct {
-	name string
-	q    float64 // 100 = max
-	dash string
-	wid  float64
-}
-
-var overTime = []percentile{{"p50", 50, plot.Solid, 1.5}, {"p95", 95, plot.Dotted, 1.5}, {"p99", 99, plot.Dashed, 1.5}, {"max", 100, plot.Long, 1}}
-
-func quantile(h *hdr.Histogram, q float64) float64 {
-	if h.TotalCount() == 0 {
-		return math.NaN()
-	}
-	if q >= 100 {
-		return ms(h.Max())
-	}
-	return ms(h.ValueAtQuantile(q))
-}
-
-func opSections(p *page, runs []*run) {
-	anyWindows := false
 	for _, r := range runs {
-		anyWindows = anyWindows || len(r.windows) > 0
-	}
-	for _, op := range opNames(runs) {
-		p.printf("<h2>%s</h2>", esc(op))
-		if anyWindows {
-			tp := &plot.Chart{Title: op + ": throughput", X: plot.Axis{Label: "time", Time: true}, Y: plot.Axis{Label: "ok operations/s"}}
-			lat := &plot.Chart{Title: op + ": response time p50, p95, p99, max", X: plot.Axis{Label: "time", Time: true},
-				Y: plot.Axis{Label: "response time (log scale)", Log: true, Format: plot.Millis}}
-			for _, r := range runs {
-				i := opIndex(r.total, op)
-				if i < 0 || len(r.windows) == 0 {
-					continue
-				}
-				s := plot.Series{Name: r.name, Color: r.color}
-				for _, w := range r.windows {
-					s.X = append(s.X, w.at)
-					s.Y = append(s.Y, float64(w.ops[i].ok)/w.secs)
-				}
-				tp.Series = append(tp.Series, s)
-				for _, pc := range overTime {
-					s := plot.Series{Name: r.name + " " + pc.name, Color: r.color, Dash: pc.dash, Width: pc.wid}
-					for _, w := range r.windows {
-						s.X = append(s.X, w.at)
-						s.Y = append(s.Y, w.ops[i].response.at(pc.q))
-					}
-					lat.Series = append(lat.Series, s)
-				}
-			}
-			p.chart(tp)
-			p.chart(lat)
-		}
-		p.chart(spectrum(op, runs))
-		openLoop(p, op, runs)
-		lagChart(p, op, runs)
-	}
-}
-
-// spectrum is the HDR percentile spectrum: latency against percentile, the
-// percentile on a log axis of 1/(1−q) so that the tail spreads out.
-func spectrum(op string, runs []*run) *plot.Chart {
-	c := &plot.Chart{Title: op + ": percentile spectrum",
-		X: plot.Axis{Label: "percentile", Log: true, Ticks: []plot.Tick{{V: 1, Label: "0%"}, {V: 2, Label: "50%"}, {V: 10, Label: "90%"},
-			{V: 100, Label: "99%"}, {V: 1e3, Label: "99.9%"}, {V: 1e4, Label: "99.99%"}, {V: 1e5, Label: "99.999%"}, {V: 1e6, Label: "99.9999%"}}},
-		Y: plot.Axis{Label: "latency (log scale)", Log: true, Format: plot.Millis}}
-	for _, r := range runs {
-		i := opIndex(r.total, op)
-		if i < 0 {
-			continue
-		}
-		o := r.total.Ops[i]
-		kinds := []struct {
-			name string
-			h    *hdr.Histogram
-			dash string
-		}{{"response", o.Response, plot.Solid}}
-		if r.rd.Offered > 0 {
-			kinds = append(kinds, struct {
-				name string
-				h    *hdr.Histogram
-				dash string
-			}{"service", o.Service, plot.Dashed})
-		}
-		for _, k := range kinds {
-			n := k.h.TotalCount()
-			if n == 0 {
-				continue
-			}
-			s := plot.Series{Name: r.name + " " + k.name, Color: r.color, Dash: k.dash}
-			// Percentiles 1 − 10^(−j/20): 20 per decade, down to one
-			// operation in n; then the maximum.
-			for j := 0; ; j++ {
-				tail := math.Pow(10, -float64(j)/20)
-				if tail < 1/float64(n) {
-					break
-				}
-				s.X = append(s.X, 1/tail)
-				s.Y = append(s.Y, math.Max(ms(k.h.ValueAtQuantile(100*(1-tail))), 0.001))
-			}
-			s.X = append(s.X, float64(n))
-			s.Y = append(s.Y, math.Max(ms(k.h.Max()), 0.001))
-			c.Series = append(c.Series, s)
-		}
-	}
-	return c
-}
-
-// openLoop draws sojourn time (from the intended start) against remote time
-// (from the send) over time, for open-loop runs.
-func openLoop(p *page, op string, runs []*run) {
-	c := &plot.Chart{Title: op + ": sojourn against remote time", X: plot.Axis{Label: "time", Time: true},
-		Y: plot.Axis{Label: "latency (log scale)", Log: true, Format: plot.Millis}}
-	for _, r := range runs {
-		i := opIndex(r.total, op)
-		if i < 0 || r.rd.Offered == 0 || len(r.windows) == 0 {
-			continue
-		}
-		for _, k := range []struct {
-			name string
-			q    float64
-			wid  float64
-			dash string
-			get  func(point) quantiles
-		}{
-			{"sojourn p50", 50, 1, plot.Solid, func(p point) quantiles { return p.response }},
-			{"remote p50", 50, 1, plot.Dashed, func(p point) quantiles { return p.service }},
-			{"sojourn p99", 99, 2.5, plot.Solid, func(p point) quantiles { return p.response }},
-			{"remote p99", 99, 2.5, plot.Dashed, func(p point) quantiles { return p.service }},
-		} {
-			s := plot.Series{Name: r.name + " " + k.name, Color: r.color, Dash: k.dash, Width: k.wid}
-			for _, w := range r.windows {
-				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, k.get(w.ops[i]).at(k.q))
-			}
-			c.Series = append(c.Series, s)
-		}
-	}
-	if c.Points() > 0 {
-		p.chart(c)
-	}
-}
-
-// lagChart draws the schedule lag (actual − intended start) over time when
-// some operation started late.
-func lagChart(p *page, op string, runs []*run) {
-	c := &plot.Chart{Title: op + ": schedule lag", X: plot.Axis{Label: "time", Time: true},
-		Y: plot.Axis{Label: "lag"}}
-	for _, r := range runs {
-		i := opIndex(r.total, op)
-		if i < 0 || r.total.Ops[i].Lag.Max() == 0 || len(r.windows) == 0 {
-			continue
-		}
-		for _, k := range []struct {
-			name string
-			q    float64
-			dash string
-		}{{"p99", 99, plot.Solid}, {"max", 100, plot.Dashed}} {
-			s := plot.Series{Name: r.name + " lag " + k.name, Color: r.color, Dash: k.dash}
-			for _, w := range r.windows {
-				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, w.ops[i].lag.at(k.q))
-			}
-			c.Series = append(c.Series, s)
-		}
-	}
-	c.Y.Format = plot.Millis
-	if c.Points() > 0 {
-		p.chart(c)
-	}
-}
-
-// failureSection draws failed attempts by class and retries over time, all
-// operations together.
-func failureSection(p *page, runs []*run) {
-	c := &plot.Chart{Title: "failed attempts by class, and retries", X: plot.Axis{Label: "time", Time: true}, Y: plot.Axis{Label: "per second"}}
-	dashes := []string{plot.Solid, plot.Dashed, plot.Dotted, plot.Long, "8 2 2 2", "1 2"}
-	var lines []string
-	for _, r := range runs {
-		all := r.total.Total("all")
-		if all.ErrorsTotal() > 0 || all.Retries > 0 {
-			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), byClass(all.Errors), all.Retries, all.FailedTotal()))
-		}
-		if len(r.windows) == 0 {
-			continue
-		}
-		for ci, class := range metrics.Classes() {
-			if all.Errors[class] == 0 {
-				continue
-			}
-			s := plot.Series{Name: r.name + " " + class.String(), Color: r.color, Dash: dashes[ci%len(dashes)]}
-			for _, w := range r.windows {
-				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, float64(w.errors[class])/w.secs)
-			}
-			c.Series = append(c.Series, s)
-		}
-		if all.Retries > 0 {
-			s := plot.Series{Name: r.name + " retries", Color: r.color, Width: 2.5}
-			for _, w := range r.windows {
-				s.X = append(s.X, w.at)
-				s.Y = append(s.Y, float64(w.retries)/w.secs)
-			}
-			c.Series = append(c.Series, s)
-		}
-	}
-	p.printf("<h2>Failures and retries</h2>")
-	if len(lines) == 0 {
-		p.printf(`<p class="note">No failed attempt and no retry.</p>`)
-		return
-	}
-	p.printf("<ul>")
-	for _, l := range lines {
-		p.printf("<li>%s</li>", esc(l))
-	}
-	p.printf("</ul>")
-	if c.Points() > 0 {
-		p.chart(c)
-	}
-}
-
-func byClass(counts [metrics.NumClasses]int64) string {
-	var parts []string
-	for _, c := range metrics.Classes() {
-		if counts[c] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
-
-// sweepOf reads a sweep document: one point per step, its target from the
-// step's label.
-func sweepOf(d *report.Document, name string, manyDocs bool) (sweep, error) {
-	sw := sweep{name: d.Workload}
-	if manyDocs {
-		sw.name = name
-	}
-	for i := range d.Runs {
-		rd := &d.Runs[i]
-		total, err := rd.Total()
+		drain, err := r.rd.DrainSnapshot()
 		if err != nil {
-			return sw, err
+			p.err = fmt.Errorf("%s: %w", r.docName, err)
+			return
 		}
-		target, _ := strconv.ParseFloat(rd.Labels["target"], 64)
-		all := total.Total("all")
-		achieved := 0.0
-		if secs := total.Elapsed.Seconds(); secs > 0 {
-			achieved = float64(all.OK) / secs
-		}
-		sw.points = append(sw.points, chart.Point{Target: target, Throughput: achieved,
-			P50: ms(all.Response.ValueAtQuantile(50)), P99: ms(all.Response.ValueAtQuantile(99)), Pass: true})
-	}
-	return sw, nil
-}
-
-func sweepSection(p *page, sweeps []sweep) {
-	p.printf("<h2>Sweep</h2>")
-	var c *plot.Chart
-	for i, sw := range sweeps {
-		one := chart.Sweep("", sw.points)
-		if c == nil {
-			c = &plot.Chart{Title: "sweep: latency against throughput", X: one.X, Y: one.Y}
-		}
-		color := plot.Palette[i%len(plot.Palette)]
-		for j, s := range one.Series {
-			s.Name = sw.name + " " + strings.Fields(s.Name)[0]
-			s.Color = color
-			if j == 0 {
-				s.Labels = nil
+		if line := report.DrainLine(drain); line != "" {
+			line = strings.Replace(line, "not in the figures below", "not in the figures of this page", 1)
+			if len(runs) > 1 {
+				line = r.name + ": " + line
 			}
-			c.Series = append(c.Series, s)
+			p.printf(`<p class="note drain">%s</p>`, esc(line))
 		}
-		p.printf("<h3>%s</h3><table><tr><th>target/s</th><th>achieved/s</th><th>p50</th><th>p99</th></tr>", esc(sw.name))
-		pts := slices.Clone(sw.points)
-		slices.SortStableFunc(pts, func(a, b chart.Point) int { return cmpFloat(a.Target, b.Target) })
-		for _, pt := range pts {
-			p.printf("<tr><td>%g</td><td>%.1f</td><td>%s</td><td>%s</td></tr>", pt.Target, pt.Throughput, plot.Millis(pt.P50), plot.Millis(pt.P99))
-		}
-		p.printf("</table>")
 	}
-	p.chart(c)
+	if note := partialNote(runs); note != "" {
+		p.printf(`<p class="note partial">%s</p>`, esc(note))
+	}
+	if len(none) > 0 {
+		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(none, ", ")))
+	}
 }
 
-func cmpFloat(a, b float64) int {
+// partialNote says which runs' last intervals the charts over time leave
+// out, and why; "" when none.
+func partialNote(runs []*run) string {
+	var cut []*run
+	for _, r := range runs {
+		if r.partial != nil {
+			cut = append(cut, r)
+		}
+	}
 	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	case len(cut) == 0:
+		return ""
+	case len(runs) == 1:
+		pt := cut[0].partial
+		return fmt.Sprintf("The charts over time end at %s: the last interval, %s, is much shorter than the others "+
+			"and is left out of them: a rate over it would read as a spike. The totals include it.", plot.Duration(pt.from), pt)
 	}
-	return 0
+	var parts []string
+	for _, r := range cut {
+		parts = append(parts, r.name+" "+r.partial.String())
+	}
+	return fmt.Sprintf("The charts over time leave out these runs' last interval, much shorter than the others: "+
+		"%s. A rate over it would read as a spike; the totals include it.", strings.Join(parts, "; "))
 }
 
-func configSection(p *page, docs []*report.Document, names []string) {
-	p.printf("<h2>Configuration and server</h2>")
-	for i, d := range docs {
-		p.printf("<h3>%s</h3><table><tr><th>setting</th><th>value</th></tr>", esc(names[i]))
-		p.printf(`<tr><td>command</td><td class="l">txload %s %s (txload %s)</td></tr>`, esc(d.Command), esc(d.Workload), esc(d.Version))
-		for _, k := range slices.Sorted(maps.Keys(d.Config)) {
-			v := Redact(d.Config[k])
-			if strings.Contains(strings.ToLower(k), "password") {
-				v = "xxxxx"
-			}
-			p.printf(`<tr><td>%s</td><td class="l">%s</td></tr>`, esc(k), esc(valueText(v)))
-		}
-		p.printf("</table>")
-		if m, ok := d.Server.(map[string]any); ok {
-			p.printf("<table><tr><th>server</th><th></th></tr>")
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				p.printf(`<tr><td>%s</td><td class="l">%s</td></tr>`, esc(k), esc(valueText(Redact(m[k]))))
-			}
-			p.printf("</table>")
-		}
-		if len(d.MergedFrom) > 0 {
-			p.printf(`<p class="note">merged from %s</p>`, esc(strings.Join(d.MergedFrom, ", ")))
-		}
-	}
+func (pt *partial) String() string {
+	return fmt.Sprintf("%.3f s to %.3f s (%s, %d ok: %s)", pt.from, pt.to, report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok, pt.why)
 }
 
-func valueText(v any) string {
-	switch x := v.(type) {
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = valueText(e)
+// partialShort is the note under a rate chart of runs (named when the
+// page has several); "" when no run's last interval is left out.
+func partialShort(runs []*run, named bool) string {
+	var parts []string
+	for _, r := range runs {
+		if pt := r.partial; pt != nil {
+			part := fmt.Sprintf("%s, %d ok", report.Micros(int64(math.Round((pt.to-pt.from)*1e6))), pt.ok)
+			if named {
+				part = r.name + " " + part
+			}
+			parts = append(parts, part)
 		}
-		return strings.Join(parts, ", ")
-	case nil:
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprint(v)
-}
-
-var dsnPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-
-// Redact hides passwords in a configuration value: in URLs
-// (postgres://user:secret@host) and in key=value connection strings. The
-// runs write their configuration redacted already; this is for documents
-// edited or written by others.
-func Redact(v any) any {
-	switch x := v.(type) {
-	case string:
-		if u, err := url.Parse(x); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				u.User = url.UserPassword(u.User.Username(), "xxxxx")
-				x = u.String()
-			}
-		}
-		if q, err := url.Parse(x); err == nil && q.RawQuery != "" {
-			vals := q.Query()
-			changed := false
-			for k := range vals {
-				if strings.Contains(strings.ToLower(k), "password") {
-					vals.Set(k, "xxxxx")
-					changed = true
-				}
-			}
-			if changed {
-				q.RawQuery = vals.Encode()
-				x = q.String()
-			}
-		}
-		if strings.Contains(x, "://") {
-			return x
-		}
-		return dsnPassword.ReplaceAllString(x, "${1}xxxxx")
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = Redact(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if strings.Contains(strings.ToLower(k), "password") {
-				out[k] = "xxxxx"
-				continue
-			}
-			out[k] = Redact(e)
-		}
-		return out
-	}
-	return v
-}
-
-// seriesSection draws the documents' own figures over time (lag's
-// replication lag), a chart per title with every document's lines on it.
-func seriesSection(p *page, docs []*report.Document, names []string) {
-	var titles []string
-	charts := map[string]*plot.Chart{}
-	for i, d := range docs {
-		for _, sd := range d.Series {
-			c := charts[sd.Title]
-			if c == nil {
-				c = &plot.Chart{Title: sd.Title, X: plot.Axis{Label: "time", Time: true}, Y: plot.Axis{Label: sd.Title}}
-				if sd.Unit == "us" {
-					c.Y.Format = plot.Millis
-				}
-				charts[sd.Title] = c
-				titles = append(titles, sd.Title)
-			}
-			dashes := []string{plot.Solid, plot.Dashed, plot.Dotted, plot.Long}
-			for l, line := range sd.Lines {
-				s := plot.Series{Name: line, Color: plot.Palette[i%len(plot.Palette)], Dash: dashes[l%len(dashes)]}
-				if len(docs) > 1 {
-					s.Name = names[i] + " " + line
-				}
-				for _, pt := range sd.Points {
-					if l < len(pt.Values) {
-						s.X = append(s.X, pt.At)
-						s.Y = append(s.Y, pt.Values[l])
-					}
-				}
-				c.Series = append(c.Series, s)
-			}
-		}
-	}
-	if len(titles) == 0 {
-		return
-	}
-	p.printf("<h2>Over time</h2>")
-	for _, t := range titles {
-		if c := charts[t]; c.Points() > 0 {
-			p.chart(c)
-		}
-	}
+	return fmt.Sprintf("not drawn: the last, partial interval (%s); the totals include it", strings.Join(parts, "; "))
 }

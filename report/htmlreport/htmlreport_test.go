@@ -124,7 +124,7 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 		}
 	}
 	rd := &doc.Runs[0]
-	ws, err := windows(rd)
+	ws, _, err := windows(rd, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,12 @@
-// Package plot draws txload's charts as SVG: line charts with linear, log
-// and time axes, marks, a legend. It is small on purpose (no dependency, a
-// few hundred lines): the HTML report and the sweep chart use it, and the
-// files it writes open in any browser, offline.
+// Package plot draws txload's charts as SVG and PNG: line charts with
+// linear, log and time axes, marks, reference lines, a legend and notes. It
+// is small on purpose (no dependency but golang.org/x/image for the PNG):
+// the HTML report and the sweep chart use it, and the files it writes open
+// in any browser, offline.
+//
+// The SVG is meant to be read back: tick labels carry class="tick-x" or
+// "tick-y", point labels "label", notes "note"; each series is a
+// <g class="series"> with data-name, data-run, data-stat and data-points.
 package plot
 
 import (
@@ -13,21 +18,34 @@ import (
 	"strings"
 )
 
-// Palette is the series colours in order (Tableau 10).
-var Palette = []string{"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+// palette is the series colours in order (Tableau 10).
+var palette = [...]string{"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
 
-// Dash patterns, for telling apart series of one colour.
+// Color is the i-th series colour: ten distinct ones, then again.
+func Color(i int) string { return palette[i%len(palette)] }
+
+// Neutral is the colour of legend keys that stand for a line style rather
+// than for one series ("dashed: p99", whatever the run's colour).
+const Neutral = "#444"
+
+// Dash patterns (SVG stroke-dasharray), for telling apart series of one
+// colour.
 const (
-	Solid  = ""
-	Dashed = "6 3"
-	Dotted = "2 3"
-	Long   = "12 4"
+	Solid      = ""
+	Dotted     = "2 3"
+	Dashed     = "7 4"
+	Long       = "14 4"
+	DashDot    = "8 3 2 3"
+	DashDotDot = "8 3 2 3 2 3"
 )
 
 // Series is one line of a chart.
 type Series struct {
 	Name string
-	X, Y []float64
+	// Run and Stat say what the line is (written as data-run and
+	// data-stat): the run it belongs to, and the statistic it draws.
+	Run, Stat string
+	X, Y      []float64
 	// Color is a CSS colour; "" takes the palette's next.
 	Color string
 	// Dash is an SVG stroke-dasharray (Solid, Dashed, ...).
@@ -55,23 +73,58 @@ type Axis struct {
 	Label string
 	// Log makes the scale logarithmic (values <= 0 are left out).
 	Log bool
-	// Time formats values as durations in seconds (90s, 2m, 1h30m).
+	// Time formats values as durations in seconds (90s, 2m, 1h30m); a
+	// time axis starts at 0 and ends at the last value drawn (not at the
+	// next round tick: the axis ends where the measurement did).
 	Time bool
 	// Ticks, if set, replace the computed ticks.
 	Ticks []Tick
-	// Min and Max, if set (non-NaN and Min < Max), fix the range.
+	// Min and Max, if set (Min < Max, not both 0), fix the range.
 	Min, Max float64
-	// Format formats a tick value; nil = compact decimal.
+	// Format formats a tick value; nil = compact decimal (Duration on a
+	// time axis). It must be the format of the values' unit: Millis for
+	// values in milliseconds.
 	Format func(float64) string
+}
+
+// Key is one entry of a legend.
+type Key struct {
+	Name string
+	// Color is the line's colour; "" = Neutral.
+	Color string
+	Dash  string
+	Width float64
+	// Mark draws a circle (hollow with Hollow) instead of, or with, the
+	// line; NoLine leaves the line out.
+	Mark, Hollow, NoLine bool
+}
+
+// Rule is a reference line across the plot: horizontal at Y = V, or
+// vertical at X = V, labelled.
+type Rule struct {
+	Vertical bool
+	V        float64
+	Label    string
+	// Color "" = Neutral.
+	Color string
+	Dash  string
 }
 
 // Chart is a chart of series against two axes.
 type Chart struct {
 	// ID names the chart's clip path: unique within one HTML page.
-	ID            string
-	Title         string
-	X, Y          Axis
-	Series        []Series
+	ID     string
+	Title  string
+	X, Y   Axis
+	Series []Series
+	// Legend, when set, replaces the legend made of the series' names.
+	Legend []Key
+	// Rules are reference lines (an objective, a maximum found); their
+	// values are kept within the axes' ranges.
+	Rules []Rule
+	// Notes are lines of text under the legend: what the chart leaves out
+	// and why.
+	Notes         []string
 	Width, Height int // px; 0 = 760×300
 }
 
@@ -89,15 +142,21 @@ func (c *Chart) Points() int {
 }
 
 func (c *Chart) drawable(x, y float64) bool {
-	ok := func(a Axis, v float64) bool {
-		return !math.IsNaN(v) && !math.IsInf(v, 0) && (!a.Log || v > 0)
-	}
-	return ok(c.X, x) && ok(c.Y, y)
+	return valid(c.X, x) && valid(c.Y, y)
+}
+
+func valid(a Axis, v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && (!a.Log || v > 0)
 }
 
 const (
 	padLeft, padRight, padTop, padBottom = 64, 28, 30, 42
 	legendLine                           = 16
+	legendGap                            = 6  // between the x axis's label and the legend
+	keyLine                              = 30 // the length of a legend key's line: long enough to show its dashes
+	// charWidth is the width of a character of the PNG's bitmap font,
+	// wider than the SVG's at 11 px: text laid out with it fits both.
+	charWidth = 7
 )
 
 type scale struct {
@@ -117,7 +176,8 @@ func (s scale) at(v float64) float64 {
 	return s.from + (x-a)/(b-a)*(s.to-s.from)
 }
 
-// dataRange is the range of the drawable values on one axis.
+// dataRange is the range of the drawable values on one axis, rules
+// included.
 func (c *Chart) dataRange(x bool) (lo, hi float64, ok bool) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, s := range c.Series {
@@ -130,6 +190,15 @@ func (c *Chart) dataRange(x bool) (lo, hi float64, ok bool) {
 				v = s.X[i]
 			}
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	a := c.Y
+	if x {
+		a = c.X
+	}
+	for _, r := range c.Rules {
+		if r.Vertical == x && valid(a, r.V) {
+			lo, hi = math.Min(lo, r.V), math.Max(hi, r.V)
 		}
 	}
 	return lo, hi, lo <= hi
@@ -162,6 +231,9 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 		return lo - math.Abs(lo)/2, hi + math.Abs(hi)/2
 	}
 	step := niceStep((hi-lo)/6, a.Time)
+	if a.Time { // the axis ends where the data do
+		return math.Floor(lo/step) * step, hi
+	}
 	return math.Floor(lo/step) * step, math.Ceil(hi/step) * step
 }
 
@@ -187,6 +259,16 @@ func niceStep(raw float64, time bool) float64 {
 	return 10 * p
 }
 
+func (a Axis) format() func(float64) string {
+	switch {
+	case a.Format != nil:
+		return a.Format
+	case a.Time:
+		return Duration
+	}
+	return Compact
+}
+
 func ticks(a Axis, lo, hi float64) []Tick {
 	if a.Ticks != nil {
 		var out []Tick
@@ -197,13 +279,7 @@ func ticks(a Axis, lo, hi float64) []Tick {
 		}
 		return out
 	}
-	format := a.Format
-	if format == nil {
-		format = Compact
-		if a.Time {
-			format = Duration
-		}
-	}
+	format := a.format()
 	var out []Tick
 	if a.Log {
 		decades := math.Log10(hi / lo)
@@ -222,7 +298,9 @@ func ticks(a Axis, lo, hi float64) []Tick {
 		return out
 	}
 	step := niceStep((hi-lo)/6, a.Time)
-	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+	// A tick a hair beyond the end (a run's 4.9999 s) is kept.
+	for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-3; i++ {
+		v := i * step // not a running sum: no drift
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
@@ -243,7 +321,7 @@ func Compact(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// Duration formats seconds: 45s, 2m, 1m30s, 1h.
+// Duration formats seconds: 45s, 2m, 1m30s, 1h, 0.5s.
 func Duration(v float64) string {
 	s := int64(math.Round(v))
 	if math.Abs(v-float64(s)) > 1e-6 {
@@ -267,15 +345,32 @@ func Duration(v float64) string {
 	return b.String()
 }
 
-// Millis formats milliseconds: 0.25ms, 12ms, 1.2s.
+// Millis formats a duration given in milliseconds, in the unit that reads
+// best: 250µs, 12ms, 1.2s (and 0 as 0).
 func Millis(v float64) string {
-	if v >= 1000 {
+	av := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case av >= 1000:
 		return strconv.FormatFloat(v/1000, 'g', 3, 64) + "s"
+	case av < 1:
+		return strconv.FormatFloat(v*1000, 'g', 3, 64) + "µs"
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64) + "ms"
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// textStyle is how a text is drawn.
+type textStyle struct {
+	anchor   string // start, middle or end
+	size     float64
+	color    string
+	bold     bool
+	vertical bool   // turned 90° counter-clockwise about its origin
+	class    string // the SVG's class attribute, for readers of the SVG
+}
 
 // canvas is what a chart is drawn on: SVG text or a raster image.
 type canvas interface {
@@ -283,39 +378,94 @@ type canvas interface {
 	line(x1, y1, x2, y2 float64, stroke string, width float64, dash string)
 	polyline(xs, ys []float64, stroke string, width float64, dash string)
 	circle(cx, cy, r float64, fill, stroke string)
-	// text at x, y (baseline); anchor start, middle or end; vertical
-	// turns it 90° counter-clockwise about x, y.
-	text(x, y float64, s, anchor string, size float64, color string, bold, vertical bool)
+	// text at x, y (the baseline's start, middle or end).
+	text(x, y float64, s string, st textStyle)
 	// clip limits what follows to the rectangle, until unclip.
 	clip(x, y, w, h float64)
 	unclip()
 	// series brackets one series' shapes.
-	series(name string, points int)
+	series(s Series, points int)
 	endSeries()
 }
 
-// size is the chart's width and height with its legend.
-func (c *Chart) size() (width, height, total int, legend []legendItem) {
-	width, height = c.Width, c.Height
+// layout is where a chart's parts go.
+type layout struct {
+	width, height, total int
+	legend               []legendItem
+	notesAt              int // baseline of the first note
+}
+
+func (c *Chart) layout() layout {
+	width, height := c.Width, c.Height
 	if width <= 0 {
 		width = 760
 	}
 	if height <= 0 {
 		height = 300
 	}
-	// The legend sits under the plot, as many lines as it needs.
-	legend = legendLayout(c.Series, width-padLeft-padRight)
+	// The legend sits under the plot, as many lines as it needs, then the
+	// notes.
+	legend := legendLayout(c.keys(), width-padLeft-padRight)
 	rows := 0
 	for _, r := range legend {
 		rows = max(rows, r.row+1)
 	}
-	return width, height, height + rows*legendLine, legend
+	// The legend's first line is legendGap below the axis's label.
+	notesAt := height + legendGap + rows*legendLine + 4
+	var notes int
+	for _, n := range c.Notes {
+		notes += len(wrap(n, (width-padLeft-padRight)/charWidth))
+	}
+	total := height + rows*legendLine
+	if rows > 0 {
+		total += legendGap
+	}
+	if notes > 0 { // room for the last line's descenders
+		total = notesAt + notes*legendLine + 2
+	}
+	return layout{width: width, height: height, total: total, legend: legend, notesAt: notesAt}
+}
+
+// keys is the legend: Legend, or one key per named series.
+func (c *Chart) keys() []Key {
+	if c.Legend != nil {
+		return c.Legend
+	}
+	var out []Key
+	for i, s := range c.Series {
+		if s.Name == "" {
+			continue
+		}
+		out = append(out, Key{Name: s.Name, Color: seriesColor(s, i), Dash: s.Dash, Width: s.Width, Mark: s.NoLine, NoLine: s.NoLine})
+	}
+	return out
+}
+
+// wrap cuts s into lines of at most n characters, at spaces.
+func wrap(s string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len([]rune(line))+1+len([]rune(w)) > n {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // draw lays the chart out on cv. Series with no drawable point are left out
 // of the plot but kept in the legend.
 func (c *Chart) draw(cv canvas) {
-	width, height, total, legend := c.size()
+	l := c.layout()
+	width, height := l.width, l.height
 	xlo, xhi, xok := c.dataRange(true)
 	ylo, yhi, yok := c.dataRange(false)
 	xlo, xhi = axisRange(c.X, xlo, xhi, xok, c.X.Time)
@@ -323,79 +473,245 @@ func (c *Chart) draw(cv canvas) {
 	xs := scale{lo: xlo, hi: xhi, log: c.X.Log, from: padLeft, to: float64(width - padRight)}
 	ys := scale{lo: ylo, hi: yhi, log: c.Y.Log, from: float64(height - padBottom), to: padTop}
 	left, right, top, bottom := float64(padLeft), float64(width-padRight), float64(padTop), float64(height-padBottom)
+	small := textStyle{anchor: "start", size: 11, color: "#555"}
 
-	cv.rect(0, 0, float64(width), float64(total), "#fff", "")
-	cv.text(left, 18, c.Title, "start", 13, "#222", true, false)
+	cv.rect(0, 0, float64(width), float64(l.total), "#fff", "")
+	cv.text(left, 18, c.Title, textStyle{anchor: "start", size: 13, color: "#222", bold: true, class: "title"})
 	for _, t := range ticks(c.Y, ylo, yhi) {
 		y := ys.at(t.V)
 		cv.line(left, y, right, y, "#e5e5e5", 1, "")
-		cv.text(left-4, y+4, t.Label, "end", 11, "#555", false, false)
+		st := small
+		st.anchor, st.class = "end", "tick-y"
+		cv.text(left-4, y+4, t.Label, st)
 	}
 	for _, t := range ticks(c.X, xlo, xhi) {
 		x := xs.at(t.V)
 		cv.line(x, top, x, bottom, "#e5e5e5", 1, "")
-		cv.text(x, bottom+14, t.Label, "middle", 11, "#555", false, false)
+		st := small
+		st.anchor, st.class = "middle", "tick-x"
+		cv.text(x, bottom+14, t.Label, st)
 	}
 	cv.rect(left, top, right-left, bottom-top, "", "#999")
-	cv.text((left+right)/2, float64(height-8), c.X.Label, "middle", 11, "#333", false, false)
-	cv.text(14, (top+bottom)/2, c.Y.Label, "middle", 11, "#333", false, true)
+	axisLabel := textStyle{anchor: "middle", size: 11, color: "#333", class: "axis-x"}
+	cv.text((left+right)/2, float64(height-8), c.X.Label, axisLabel)
+	axisLabel.vertical, axisLabel.class = true, "axis-y"
+	cv.text(14, (top+bottom)/2, c.Y.Label, axisLabel)
 
+	type label struct {
+		x, y float64
+		text string
+	}
+	var labels []label
+	type point struct{ x, y float64 }
+	var marks []point
 	cv.clip(left-4, top-4, right-left+8, bottom-top+8)
+	for _, r := range c.Rules {
+		color := r.Color
+		if color == "" {
+			color = Neutral
+		}
+		if r.Vertical && valid(c.X, r.V) {
+			x := xs.at(r.V)
+			cv.line(x, top, x, bottom, color, 1, r.Dash)
+		} else if !r.Vertical && valid(c.Y, r.V) {
+			y := ys.at(r.V)
+			cv.line(left, y, right, y, color, 1, r.Dash)
+		}
+	}
 	for i, s := range c.Series {
 		color := seriesColor(s, i)
 		sw := s.Width
 		if sw <= 0 {
 			sw = 1.5
 		}
+		// A value that cannot be drawn (NaN: nothing measured there) breaks
+		// the line: a gap, not a line across it. A point alone between gaps
+		// is drawn as a mark.
 		var px, py []float64
 		var idx []int
+		var pieces [][2]int // [from, to) in px
+		from := 0
 		for j := range s.X {
 			if j >= len(s.Y) || !c.drawable(s.X[j], s.Y[j]) {
+				if len(px) > from {
+					pieces = append(pieces, [2]int{from, len(px)})
+				}
+				from = len(px)
 				continue
 			}
 			px, py, idx = append(px, xs.at(s.X[j])), append(py, ys.at(s.Y[j])), append(idx, j)
 		}
-		cv.series(s.Name, len(px))
-		if len(px) > 1 && !s.NoLine {
-			cv.polyline(px, py, color, sw, s.Dash)
+		if len(px) > from {
+			pieces = append(pieces, [2]int{from, len(px)})
 		}
-		if s.Marks || len(px) == 1 {
+		cv.series(s, len(px))
+		alone := map[int]bool{}
+		for _, pc := range pieces {
+			if pc[1]-pc[0] == 1 {
+				alone[pc[0]] = true
+			} else if !s.NoLine {
+				cv.polyline(px[pc[0]:pc[1]], py[pc[0]:pc[1]], color, sw, s.Dash)
+			}
+		}
+		for k := range px {
+			if !s.Marks && alone[k] {
+				cv.circle(px[k], py[k], 2, color, color)
+			}
+		}
+		if s.Marks {
 			for k, j := range idx {
 				fill := color
 				if j < len(s.Hollow) && s.Hollow[j] {
 					fill = "#fff"
 				}
 				cv.circle(px[k], py[k], 3.5, fill, color)
+				marks = append(marks, point{px[k], py[k]})
 				if j < len(s.Labels) && s.Labels[j] != "" {
-					cv.text(px[k]+5, py[k]-5, s.Labels[j], "start", 9, "#555", false, false)
+					labels = append(labels, label{px[k], py[k], s.Labels[j]})
 				}
 			}
 		}
 		cv.endSeries()
 	}
 	cv.unclip()
-	for _, l := range legend {
-		s := c.Series[l.i]
-		x, y := float64(padLeft+l.x), float64(height+l.row*legendLine+4)
-		color := seriesColor(s, l.i)
-		if s.NoLine {
-			cv.circle(x+9, y-4, 3.5, color, color)
-		} else {
-			cv.line(x, y-4, x+18, y-4, color, 2, s.Dash)
+
+	// Point labels, then rule labels, outside the clip: a point's beside
+	// it (above right, below right, above left, below left), a rule's
+	// along its line; each at the first place inside the plot that covers
+	// no mark and no label already written.
+	const labelSize = 9
+	type box struct{ x0, y0, x1, y1 float64 }
+	taken := make([]box, 0, len(marks)+len(labels))
+	for _, m := range marks {
+		taken = append(taken, box{m.x - 4, m.y - 4, m.x + 4, m.y + 4})
+	}
+	free := func(b box) bool {
+		for _, t := range taken {
+			if b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1 {
+				return false
+			}
 		}
-		cv.text(x+22, y, l.text, "start", 11, "#333", false, false)
+		return true
+	}
+	// spot is where a text may go: its baseline's start (or end).
+	type spot struct {
+		x, y float64
+		end  bool
+	}
+	place := func(spots []spot, text string, st textStyle) {
+		w, h := float64(charWidth*len([]rune(text))), st.size
+		boxOf := func(s spot) box {
+			if s.end {
+				return box{s.x - w, s.y - h, s.x, s.y + 2}
+			}
+			return box{s.x, s.y - h, s.x + w, s.y + 2}
+		}
+		inside := func(b box) bool { return b.x0 >= left+2 && b.x1 <= right-2 && b.y0 >= top+2 && b.y1 <= bottom-1 }
+		chosen := -1
+		for k, s := range spots {
+			if b := boxOf(s); inside(b) && free(b) {
+				chosen = k
+				break
+			}
+		}
+		for k, s := range spots {
+			if chosen < 0 && inside(boxOf(s)) {
+				chosen = k
+			}
+		}
+		sp := spots[0]
+		if chosen >= 0 {
+			sp = spots[chosen]
+		} else { // wider or taller than the plot allows: as near as it fits
+			sp = spot{x: math.Max(left+2, math.Min(sp.x, right-2-w)), y: math.Max(top+2+h, math.Min(sp.y, bottom-1))}
+		}
+		taken = append(taken, boxOf(sp))
+		st.anchor = "start"
+		if sp.end {
+			st.anchor = "end"
+		}
+		cv.text(sp.x, sp.y, text, st)
+	}
+	for _, lb := range labels {
+		// Beside the point first, then a line further away each time
+		// (the close steps of a bisection).
+		x, y, h := lb.x, lb.y, float64(labelSize)
+		var spots []spot
+		for k := range 4 {
+			d := float64(k) * (h + 2)
+			spots = append(spots, spot{x + 5, y - 5 - d, false}, spot{x + 5, y + 5 + h + d, false}, spot{x - 5, y - 5 - d, true}, spot{x - 5, y + 5 + h + d, true})
+		}
+		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+	}
+	for _, r := range c.Rules {
+		if r.Label == "" {
+			continue
+		}
+		color := r.Color
+		if color == "" {
+			color = Neutral
+		}
+		st := textStyle{size: labelSize + 1, color: color, class: "rule"}
+		var spots []spot
+		switch {
+		case r.Vertical && valid(c.X, r.V):
+			x := xs.at(r.V)
+			for y := top + st.size + 4; y < bottom; y += 6 {
+				spots = append(spots, spot{x + 4, y, false}, spot{x - 4, y, true})
+			}
+		case !r.Vertical && valid(c.Y, r.V):
+			y := ys.at(r.V)
+			for x := left + 4; x < right; x += 12 {
+				spots = append(spots, spot{x, y - 4, false}, spot{x, y + 4 + st.size, false})
+			}
+		}
+		if len(spots) > 0 {
+			place(spots, r.Label, st)
+		}
+	}
+
+	keys := c.keys()
+	for _, it := range l.legend {
+		k := keys[it.i]
+		x, y := float64(padLeft+it.x), float64(height+legendGap+it.row*legendLine+4)
+		color := k.Color
+		if color == "" {
+			color = Neutral
+		}
+		w := k.Width
+		if w <= 0 {
+			w = 2
+		}
+		if !k.NoLine {
+			cv.line(x, y-4, x+keyLine, y-4, color, w, k.Dash)
+		}
+		if k.Mark {
+			fill := color
+			if k.Hollow {
+				fill = "#fff"
+			}
+			cv.circle(x+keyLine/2, y-4, 3.5, fill, color)
+		}
+		cv.text(x+keyLine+6, y, it.text, textStyle{anchor: "start", size: 11, color: "#333", class: "key"})
+	}
+	y := float64(l.notesAt + legendLine - 4)
+	for _, n := range c.Notes {
+		for _, line := range wrap(n, (width-padLeft-padRight)/charWidth) {
+			cv.text(left, y, line, textStyle{anchor: "start", size: 11, color: "#555", class: "note"})
+			y += legendLine
+		}
 	}
 }
 
 // SVG writes the chart as one <svg> element.
 func (c *Chart) SVG(w io.Writer) error {
-	width, _, total, _ := c.size()
+	l := c.layout()
 	cv := &svgCanvas{id: c.ID}
 	if cv.id == "" {
 		cv.id = "plot"
 	}
 	fmt.Fprintf(&cv.b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" class="plot" data-points="%d" font-family="sans-serif" font-size="11">`,
-		width, total, width, total, c.Points())
+		l.width, l.total, l.width, l.total, c.Points())
 	fmt.Fprintf(&cv.b, `<title>%s</title>`, esc(c.Title))
 	c.draw(cv)
 	cv.b.WriteString(`</svg>`)
@@ -446,22 +762,25 @@ func (s *svgCanvas) circle(cx, cy, r float64, fill, stroke string) {
 	fmt.Fprintf(&s.b, `<circle cx="%s" cy="%s" r="%s" fill="%s" stroke="%s" stroke-width="1.5"/>`, num(cx), num(cy), num(r), fill, stroke)
 }
 
-func (s *svgCanvas) text(x, y float64, t, anchor string, size float64, color string, bold, vertical bool) {
+func (s *svgCanvas) text(x, y float64, t string, st textStyle) {
 	attrs := ""
-	if anchor != "start" {
-		attrs += ` text-anchor="` + anchor + `"`
+	if st.class != "" {
+		attrs += ` class="` + st.class + `"`
 	}
-	if size != 11 {
-		attrs += ` font-size="` + num(size) + `"`
+	if st.anchor != "start" && st.anchor != "" {
+		attrs += ` text-anchor="` + st.anchor + `"`
 	}
-	if bold {
+	if st.size != 11 {
+		attrs += ` font-size="` + num(st.size) + `"`
+	}
+	if st.bold {
 		attrs += ` font-weight="bold"`
 	}
-	if vertical {
-		fmt.Fprintf(&s.b, `<text transform="translate(%s,%s) rotate(-90)" fill="%s"%s>%s</text>`, num(x), num(y), color, attrs, esc(t))
+	if st.vertical {
+		fmt.Fprintf(&s.b, `<text transform="translate(%s,%s) rotate(-90)" fill="%s"%s>%s</text>`, num(x), num(y), st.color, attrs, esc(t))
 		return
 	}
-	fmt.Fprintf(&s.b, `<text x="%s" y="%s" fill="%s"%s>%s</text>`, num(x), num(y), color, attrs, esc(t))
+	fmt.Fprintf(&s.b, `<text x="%s" y="%s" fill="%s"%s>%s</text>`, num(x), num(y), st.color, attrs, esc(t))
 }
 
 func (s *svgCanvas) clip(x, y, w, h float64) {
@@ -472,8 +791,8 @@ func (s *svgCanvas) clip(x, y, w, h float64) {
 
 func (s *svgCanvas) unclip() { s.b.WriteString(`</g>`) }
 
-func (s *svgCanvas) series(name string, points int) {
-	fmt.Fprintf(&s.b, `<g class="series" data-name="%s" data-points="%d">`, esc(name), points)
+func (s *svgCanvas) series(ser Series, points int) {
+	fmt.Fprintf(&s.b, `<g class="series" data-name="%s" data-run="%s" data-stat="%s" data-points="%d">`, esc(ser.Name), esc(ser.Run), esc(ser.Stat), points)
 }
 
 func (s *svgCanvas) endSeries() { s.b.WriteString(`</g>`) }
@@ -482,7 +801,7 @@ func seriesColor(s Series, i int) string {
 	if s.Color != "" {
 		return s.Color
 	}
-	return Palette[i%len(Palette)]
+	return Color(i)
 }
 
 type legendItem struct {
@@ -490,21 +809,20 @@ type legendItem struct {
 	text      string
 }
 
-// legendLayout places the legend's entries in rows of at most width px,
-// counting 7 px per character (the bitmap font's; wider than the SVG's).
-func legendLayout(series []Series, width int) []legendItem {
+// legendLayout places the legend's keys in rows of at most width px,
+// counting charWidth px per character.
+func legendLayout(keys []Key, width int) []legendItem {
 	var out []legendItem
 	x, row := 0, 0
-	for i, s := range series {
-		text := s.Name
-		if text == "" {
+	for i, k := range keys {
+		if k.Name == "" {
 			continue
 		}
-		w := 22 + 7*len([]rune(text)) + 14
+		w := keyLine + 6 + charWidth*len([]rune(k.Name)) + 14
 		if x > 0 && x+w > width {
 			x, row = 0, row+1
 		}
-		out = append(out, legendItem{i: i, x: x, row: row, text: text})
+		out = append(out, legendItem{i: i, x: x, row: row, text: k.Name})
 		x += w
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"image/png"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,8 +38,8 @@ func TestSVG(t *testing.T) {
 		t.Fatalf("not an SVG document: %v\n%s", err, b.String())
 	}
 	s := b.String()
-	for _, want := range []string{`data-points="6"`, `data-name="p50" data-points="3"`, `data-name="p99" data-points="3"`, `data-name="empty" data-points="0"`,
-		`stroke-dasharray="6 3"`, `fill="#fff" stroke="#e15759"`, ">latency — µs<", ">10ms<", ">1s<"} {
+	for _, want := range []string{`data-points="6"`, `data-name="p50" data-run="" data-stat="" data-points="3"`, `data-name="p99" data-run="" data-stat="" data-points="3"`,
+		`data-name="empty" data-run="" data-stat="" data-points="0"`, `stroke-dasharray="7 4"`, `fill="#fff" stroke="#e15759"`, ">latency — µs<", ">10ms<", ">1s<"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -68,7 +70,7 @@ func TestPNG(t *testing.T) {
 			colours[[3]uint32{r >> 8, g >> 8, b >> 8}]++
 		}
 	}
-	for _, want := range []string{Palette[0], Palette[1]} {
+	for _, want := range []string{Color(0), Color(1)} {
 		c, _ := parseColor(want)
 		if colours[[3]uint32{uint32(c.R), uint32(c.G), uint32(c.B)}] < 20 {
 			t.Errorf("the image has few pixels of %s: %d", want, colours[[3]uint32{uint32(c.R), uint32(c.G), uint32(c.B)}])
@@ -86,6 +88,12 @@ func TestTicks(t *testing.T) {
 		{Axis{Time: true}, 0, 3600, "0s 10m 20m 30m 40m 50m 1h"},
 		{Axis{Log: true, Format: Millis}, 1, 1000, "1ms 10ms 100ms 1s"},
 		{Axis{Log: true}, 1, 10, "1 2 5 10"},
+		// A time axis ends where the data do, not at the next round tick.
+		{Axis{Time: true}, 0, 5.01, "0s 1s 2s 3s 4s 5s"},
+		{Axis{Time: true}, 0, 4.9999, "0s 1s 2s 3s 4s 5s"},
+		// Milliseconds read in the unit that suits them.
+		{Axis{Format: Millis}, 0, 20, "0 5ms 10ms 15ms 20ms"},
+		{Axis{Log: true, Format: Millis}, 0.1, 10, "100µs 200µs 500µs 1ms 2ms 5ms 10ms"},
 	} {
 		var got []string
 		for _, tk := range ticks(tt.a, tt.lo, tt.hi) {
@@ -97,10 +105,127 @@ func TestTicks(t *testing.T) {
 	}
 }
 
+// A time axis ends at the last value drawn; a linear one at a round tick.
+func TestAxisRange(t *testing.T) {
+	for _, tt := range []struct {
+		a              Axis
+		lo, hi         float64
+		wantLo, wantHi float64
+	}{
+		{Axis{Time: true}, 0, 5.01, 0, 5.01},
+		{Axis{}, 0, 5.01, 0, 6},
+		{Axis{Log: true}, 0.3, 17, 0.1, 100},
+	} {
+		lo, hi := axisRange(tt.a, tt.lo, tt.hi, true, true)
+		if lo != tt.wantLo || hi != tt.wantHi {
+			t.Errorf("axisRange(%+v, %g, %g) = %g, %g; want %g, %g", tt.a, tt.lo, tt.hi, lo, hi, tt.wantLo, tt.wantHi)
+		}
+	}
+}
+
+// Point labels near the plot's top or right edge are moved inside it,
+// rules widen the range to be seen, and notes are written under the
+// legend, the image growing to hold them.
+func TestLabelsRulesNotes(t *testing.T) {
+	c := &Chart{ID: "t", X: Axis{}, Y: Axis{Log: true, Format: Millis},
+		Series: []Series{{Name: "p99", X: []float64{10, 100}, Y: []float64{1, 99}, Marks: true, Labels: []string{"10/s", "a long label 100/s"}}},
+		Rules:  []Rule{{V: 500, Label: "SLO p99<=500ms"}, {Vertical: true, V: 60, Label: "max 60/s"}},
+		Notes:  []string{"not drawn: the step at 200/s"}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	if !strings.Contains(s, `>1s</text>`) {
+		t.Errorf("the y axis does not reach the rule at 500ms:\n%s", s)
+	}
+	label := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="#555" class="label" text-anchor="end" font-size="9.0">a long label 100/s</text>`).FindStringSubmatch(s)
+	if label == nil {
+		t.Fatalf("the label at the top right is not anchored at its end:\n%s", s)
+	}
+	if y, _ := strconv.ParseFloat(label[2], 64); y-9 < padTop {
+		t.Errorf("the label at the top is drawn at y %g, above the plot (%d)", y, padTop)
+	}
+	for _, want := range []string{`class="rule"`, ">SLO p99&lt;=500ms<", ">max 60/s<", `class="note">not drawn: the step at 200/s<`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if l := c.layout(); l.total <= l.height {
+		t.Errorf("the notes take no room: %+v", l)
+	}
+}
+
+func TestMillis(t *testing.T) {
+	for v, want := range map[float64]string{0: "0", 0.25: "250µs", 1: "1ms", 17.44: "17.4ms", 1500: "1.5s", 0.001: "1µs"} {
+		if got := Millis(v); got != want {
+			t.Errorf("Millis(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
 func TestDashes(t *testing.T) {
 	segs := dashes([]pt{{0, 0}, {20, 0}}, "6 3")
 	// 0-6 on, 6-9 off, 9-15 on, 15-18 off, 18-20 on
 	if len(segs) != 3 || segs[1][0].x != 9 || segs[2][1].x != 20 {
 		t.Fatalf("dashes = %v", segs)
+	}
+}
+
+// A value that cannot be drawn (NaN: an interval where nothing was
+// measured) breaks the line instead of being bridged; a point alone
+// between gaps is a mark.
+func TestGaps(t *testing.T) {
+	c := &Chart{ID: "g", X: Axis{Time: true}, Y: Axis{},
+		Series: []Series{{Name: "p99", X: []float64{1, 2, 3, 4, 5, 6, 7}, Y: []float64{1, 2, math.NaN(), 4, 5, math.NaN(), 7}}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	lines := regexp.MustCompile(`<polyline[^>]*points="([^"]*)"`).FindAllStringSubmatch(s, -1)
+	if len(lines) != 2 || len(strings.Fields(lines[0][1])) != 2 || len(strings.Fields(lines[1][1])) != 2 {
+		t.Fatalf("polylines %q, want two of two points each", lines)
+	}
+	if n := strings.Count(s, "<circle"); n != 1 {
+		t.Errorf("%d marks, want the point at 7 alone", n)
+	}
+}
+
+// Labels of points close together, and a rule's label, do not cover one
+// another.
+func TestLabelsApart(t *testing.T) {
+	c := &Chart{ID: "a", X: Axis{}, Y: Axis{Log: true, Format: Millis},
+		Series: []Series{{Name: "p99", X: []float64{1000, 1100, 1200, 5000}, Y: []float64{1, 1.05, 1.1, 95}, Marks: true,
+			Labels: []string{"1000/s", "1100/s", "1200/s", "5000/s"}}},
+		Rules: []Rule{{Vertical: true, V: 4900, Label: "max 4900/s"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	type box struct{ x0, y0, x1, y1 float64 }
+	var boxes []box
+	var texts []string
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1) {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		size, _ := strconv.ParseFloat(m[4], 64)
+		w := float64(charWidth * len([]rune(m[5])))
+		if m[3] != "" {
+			x -= w
+		}
+		boxes = append(boxes, box{x, y - size, x + w, y})
+		texts = append(texts, m[5])
+	}
+	if len(boxes) != 5 {
+		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
+	}
+	for i := range boxes {
+		for j := i + 1; j < len(boxes); j++ {
+			a, o := boxes[i], boxes[j]
+			if a.x0 < o.x1 && o.x0 < a.x1 && a.y0 < o.y1 && o.y0 < a.y1 {
+				t.Errorf("labels %q and %q overlap", texts[i], texts[j])
+			}
+		}
 	}
 }

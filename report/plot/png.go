@@ -21,9 +21,9 @@ import (
 // with anti-aliased lines and a bitmap font (7×13 px, ASCII: other
 // characters are spelt in ASCII or shown as '?').
 func (c *Chart) PNG(w io.Writer) error {
-	width, _, total, _ := c.size()
-	rc := &rasterCanvas{img: image.NewRGBA(image.Rect(0, 0, width, total))}
-	rc.z = vector.NewRasterizer(width, total)
+	l := c.layout()
+	rc := &rasterCanvas{img: image.NewRGBA(image.Rect(0, 0, l.width, l.total))}
+	rc.z = vector.NewRasterizer(l.width, l.total)
 	rc.clipR = rc.img.Bounds()
 	c.draw(rc)
 	if err := png.Encode(w, rc.img); err != nil {
@@ -252,6 +252,7 @@ func (r *rasterCanvas) circle(cx, cy, rad float64, fill, stroke string) {
 
 // ascii spells text in the bitmap font's characters.
 func ascii(s string) string {
+	s = strings.NewReplacer("≥", ">=", "≤", "<=", "…", "...").Replace(s)
 	return strings.Map(func(c rune) rune {
 		switch c {
 		case 'µ':
@@ -268,8 +269,9 @@ func ascii(s string) string {
 	}, s)
 }
 
-func (r *rasterCanvas) text(x, y float64, s, anchor string, size float64, col string, bold, vertical bool) {
-	c, ok := parseColor(col)
+func (r *rasterCanvas) text(x, y float64, s string, st textStyle) {
+	anchor, bold, vertical := st.anchor, st.bold, st.vertical
+	c, ok := parseColor(st.color)
 	if !ok || s == "" {
 		return
 	}
@@ -312,6 +314,6 @@ func (r *rasterCanvas) clip(x, y, w, h float64) {
 
 func (r *rasterCanvas) unclip() { r.clipR = r.img.Bounds() }
 
-func (r *rasterCanvas) series(string, int) {}
+func (r *rasterCanvas) series(Series, int) {}
 
 func (r *rasterCanvas) endSeries() {}

@@ -70,7 +70,7 @@ func (s *countSession) Done(now time.Time, err error, _ int) workload.Step {
 	return s.Next(now)
 }
 func (s *countSession) Connected(now time.Time, err error) workload.Step { return s.Next(now) }
-func (s *countSession) Statement(int, int, time.Duration)                {}
+func (s *countSession) StatementAt(int, int, time.Duration, time.Time)   {}
 
 // The marker goes inside the script's transaction: a transaction that
 // fails at COMMIT (a deferred unique constraint) leaves no marker, every

@@ -94,6 +94,15 @@ func (g *runGen) Hooks() workload.Hooks {
 		},
 	}
 	h.MarkTransactions = g.markable
+	h.Inputs = func() []workload.Input {
+		var in []workload.Input
+		for _, f := range g.files {
+			if path, _, err := script.ParseFileArg(f); err == nil {
+				in = append(in, workload.Input{Flag: "--file", Path: path})
+			}
+		}
+		return in
+	}
 	if g.builtin != "" {
 		h.Init = func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
 			return initTPCB(ctx, t, &g.tpcb, opts)

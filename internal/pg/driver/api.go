@@ -53,9 +53,9 @@ type Session interface {
 	// Connected reports a connection attempt the session asked for with
 	// Reconnect: err is nil when it succeeded.
 	Connected(now time.Time, err error) Step
-	// Statement records the latency of statement stmt of operation op, for
-	// per-statement reports.
-	Statement(op, stmt int, d time.Duration)
+	// StatementAt records the latency of statement stmt of operation op,
+	// which ended at now, for per-statement reports.
+	StatementAt(op, stmt int, d time.Duration, now time.Time)
 }
 
 // ActionKind is what a Program waits for.

@@ -130,15 +130,15 @@ type Conn struct {
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
 	rec      interface {
-		Statement(op, stmt int, d time.Duration)
+		StatementAt(op, stmt int, d time.Duration, now time.Time)
 	}
 }
 
 // Statement records the latency of statement stmt of operation op, for
-// per-statement reports.
+// per-statement reports; it ended at Now, the time of the reply.
 func (c *Conn) Statement(op, stmt int, d time.Duration) {
 	if c.rec != nil {
-		c.rec.Statement(op, stmt, d)
+		c.rec.StatementAt(op, stmt, d, c.Now)
 	}
 }
 

@@ -42,8 +42,8 @@ func (s *loopSession) Done(now time.Time, err error, _ int) Step {
 	}
 	return s.Next(now)
 }
-func (s *loopSession) Connected(now time.Time, err error) Step { return s.Next(now) }
-func (s *loopSession) Statement(int, int, time.Duration)       {}
+func (s *loopSession) Connected(now time.Time, err error) Step        { return s.Next(now) }
+func (s *loopSession) StatementAt(int, int, time.Duration, time.Time) {}
 
 // stepsProgram sends its statements one exchange each, simple protocol.
 type stepsProgram struct {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"syscall"
+
+	"github.com/txload/txload/internal/pg"
 )
 
 // errWouldBlock: the socket takes no more now; wait for it to be writable.
@@ -99,6 +101,17 @@ func (c *Conn) process() (bool, error) {
 }
 
 // close releases the socket, telling the server first when it can.
+// abandon closes c at the end of a run: an exchange still in flight gets a
+// cancel request, and its backend is noted on t (pg.Target.NoteOrphan): its
+// statement may yet complete in the server.
+func (c *Conn) abandon(t *pg.Target) {
+	if c.pending() && c.broken == nil {
+		t.NoteOrphan(c.pid)
+		go cancel(c)
+	}
+	c.close()
+}
+
 func (c *Conn) close() {
 	if c.nc != nil {
 		_ = c.nc.Close()

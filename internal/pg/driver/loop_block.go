@@ -42,6 +42,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		l.mu.Unlock()
 		if conn != nil {
 			if conn.pending() {
+				l.t.NoteOrphan(conn.pid)
 				cancel(conn)
 			}
 			if conn.nc != nil {
@@ -59,8 +60,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		l.mu.Unlock()
 		switch wait {
 		case waitStopped:
-			conn.close()
-			return
+			return // the connection is closed once every loop is done
 		case waitIO:
 			err := l.exchange(conn)
 			l.mu.Lock()
@@ -90,11 +90,17 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 			l.mu.Unlock()
 		}
 	}
+}
+
+// close closes the clients' connections, once every loop is done.
+func (l *blockingLoop) close() {
 	l.mu.Lock()
-	if c.conn != nil {
-		c.conn.close()
+	defer l.mu.Unlock()
+	for _, c := range l.clients {
+		if c.conn != nil {
+			c.conn.abandon(l.t)
+		}
 	}
-	l.mu.Unlock()
 }
 
 // exchange sends what is queued and reads until the exchange is complete.

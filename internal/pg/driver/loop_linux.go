@@ -95,7 +95,6 @@ func (l *epollLoop) run(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_TIMERSLACK, 1, 0, 0, 0, 0)
-	defer l.close()
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
 		l.stopped = true
@@ -223,10 +222,11 @@ func (l *epollLoop) after(c *client, now time.Time) {
 			l.timers.push(timer{at: c.at, c: c})
 		}
 	case waitStopped:
+		// The connection stays open until every loop is done (Run closes
+		// it): closing it now would make the server end its backend while
+		// other clients' last operations still wait for it, which with
+		// hundreds of clients lengthens the drain by a second or more.
 		l.unwatch(c)
-		if c.conn != nil {
-			c.conn.close()
-		}
 		l.live--
 	}
 }
@@ -324,10 +324,7 @@ func (l *epollLoop) serveLine(now time.Time) {
 func (l *epollLoop) close() {
 	for _, c := range l.clients {
 		if c.conn != nil && c.conn.fd >= 0 {
-			if c.conn.pending() {
-				go cancel(c.conn)
-			}
-			c.conn.close()
+			c.conn.abandon(l.t)
 		}
 	}
 	syscall.Close(l.wake)

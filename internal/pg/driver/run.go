@@ -103,12 +103,17 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 			first = err
 		}
 	}
+	for _, l := range loops {
+		l.close()
+	}
 	return first
 }
 
-// runner is one loop.
+// runner is one loop: run drives its clients until they stop, close then
+// closes their connections (once every loop is done).
 type runner interface {
 	run(ctx context.Context) error
+	close()
 }
 
 // redial connects c anew in the background and hands the result to done.

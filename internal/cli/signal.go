@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/txload/txload/internal/runner"
+)
+
+// stopSignals end a command as Ctrl-C does: the summary of what ran, the
+// embedded server stopped and its data removed, exit code 130. A closed
+// terminal (SIGHUP) and Ctrl-\ (SIGQUIT) included, which would otherwise
+// kill txload on the spot and leave the server's data behind.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// SignalContext returns a context that a stop signal cancels, its cause a
+// *runner.Interrupt naming the signal; a second stop signal kills at once.
+// A closed standard output or error (`txload run … | head -1`) ends the
+// command the same way, cleanly, instead of killing it with SIGPIPE in the
+// middle of a write: the reports then name it. stop releases the signals.
+func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(sigs, stopSignals...)
+	// With SIGPIPE notified, a write to a closed stdout or stderr returns
+	// EPIPE instead of killing the process. The signal also comes for a
+	// socket closed under a write; only a closed output ends the command.
+	signal.Notify(pipes, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				signal.Reset(stopSignals...) // a second signal kills at once
+				cancel(&runner.Interrupt{Signal: s})
+			case <-pipes:
+				if outputClosed() {
+					cancel(&runner.Interrupt{Signal: syscall.SIGPIPE})
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}

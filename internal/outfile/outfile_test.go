@@ -1,0 +1,231 @@
+//go:build unix
+
+package outfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func write(s string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+}
+
+func umask() os.FileMode {
+	old := syscall.Umask(0o022)
+	syscall.Umask(old)
+	return os.FileMode(old)
+}
+
+// A regular file, absent or present, is replaced atomically, with mode 0644
+// less the umask; a failed write leaves it as it was.
+func TestWriteRegular(t *testing.T) {
+	dir := t.TempDir()
+	want := os.FileMode(0o644) &^ umask()
+	for _, tc := range []struct {
+		name   string
+		before func(path string)
+	}{
+		{"absent", func(string) {}},
+		{"existing 0600", func(p string) { os.WriteFile(p, []byte("old contents, longer"), 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			tc.before(path)
+			if err := Check(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := Write(path, write("new")); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			st, _ := os.Stat(path)
+			if string(b) != "new" || st.Mode().Perm() != want {
+				t.Fatalf("contents %q mode %v, want %q %v", b, st.Mode().Perm(), "new", want)
+			}
+			boom := errors.New("boom")
+			if err := Write(path, func(w io.Writer) error { io.WriteString(w, "half"); return boom }); err != boom {
+				t.Fatalf("failed write: %v", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != "new" {
+				t.Fatalf("a failed write changed the file: %q", b)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp-*")); len(left) > 0 {
+				t.Fatalf("temporary files left: %v", left)
+			}
+		})
+	}
+}
+
+// A symlink is written through: its target changes, the link stays a link;
+// a dangling one creates the file it names.
+func TestWriteThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.json")
+	os.WriteFile(target, []byte("old"), 0o644)
+	link := filepath.Join(dir, "link.json")
+	os.Symlink("real.json", link)
+	dangling := filepath.Join(dir, "dangling.json")
+	os.Symlink("made.json", dangling)
+	for _, p := range []string{link, dangling} {
+		if err := Check(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(p, write("new")); err != nil {
+			t.Fatal(err)
+		}
+		if li, _ := os.Lstat(p); li.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("%s was replaced by a regular file", p)
+		}
+	}
+	for _, p := range []string{target, filepath.Join(dir, "made.json")} {
+		if b, _ := os.ReadFile(p); string(b) != "new" {
+			t.Fatalf("%s holds %q, want the write", p, b)
+		}
+	}
+}
+
+// A character device and a FIFO are written to, never replaced: /dev/null
+// stays a device, a FIFO's reader gets the bytes, /dev/full's error is
+// returned.
+func TestWriteThroughDevicesAndPipes(t *testing.T) {
+	if err := Check("/dev/null"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write("/dev/null", write("x")); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Lstat("/dev/null"); st.Mode()&os.ModeCharDevice == 0 {
+		t.Fatal("/dev/null is no longer a character device")
+	}
+	if _, err := os.Stat("/dev/full"); err == nil {
+		if err := Write("/dev/full", write("x")); err == nil || !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("writing /dev/full: %v, want no space left", err)
+		}
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	if err := Check(fifo); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string)
+	go func() {
+		f, _ := os.Open(fifo)
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(b)
+	}()
+	if err := Write(fifo, write("through")); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-got; s != "through" {
+		t.Fatalf("the FIFO's reader got %q", s)
+	}
+	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatal("the FIFO was replaced")
+	}
+	// An inherited pipe named by /dev/fd/N, as a shell's >(cat) passes it.
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	name := "/dev/fd/" + strconv.Itoa(int(w.Fd()))
+	if err := Check(name); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(name, write("piped")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b, _ := io.ReadAll(r); string(b) != "piped" {
+		t.Fatalf("the pipe got %q", b)
+	}
+}
+
+// Check refuses what cannot be written, before anything runs.
+func TestCheckRefuses(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro.json")
+	os.WriteFile(ro, nil, 0o444)
+	for _, tc := range []struct{ path, want string }{
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing", "x.json"), "does not exist"},
+	} {
+		if err := Check(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%s) = %v, want %q", tc.path, err, tc.want)
+		}
+	}
+	if os.Geteuid() != 0 {
+		if err := Check(ro); err == nil {
+			t.Errorf("Check of a read-only file passed")
+		}
+	}
+}
+
+// An output may not be an input or another output, by whatever path it is
+// reached.
+func TestConflicts(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "s.sql")
+	os.WriteFile(in, nil, 0o644)
+	os.Symlink("s.sql", filepath.Join(dir, "alias.sql"))
+	out := func(flag, p string) File { return File{Flag: flag, Path: p} }
+	for _, tc := range []struct {
+		name    string
+		outs    []File
+		ins     []File
+		wantErr string
+	}{
+		{"distinct", []File{out("--json", filepath.Join(dir, "a.json")), out("--html", filepath.Join(dir, "a.html"))}, []File{{"--file", in}}, ""},
+		{"output is an input", []File{out("--json", in)}, []File{{"--file", in}}, "--json " + in + " is also its --file"},
+		{"through a symlink", []File{out("--json", filepath.Join(dir, "alias.sql"))}, []File{{"--file", in}}, "is also its --file"},
+		{"relative and absolute", []File{out("--json", filepath.Join(dir, "x.json")), out("--html", filepath.Join(dir, ".", "x.json"))}, nil, "are the same file"},
+		{"stdout twice", []File{out("--json", "/dev/stdout"), out("--html", "/dev/fd/1")}, nil, "are the same file"},
+		{"/dev/null twice", []File{out("--json", os.DevNull), out("--html", os.DevNull)}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Conflicts(tc.outs, tc.ins)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("Conflicts = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// /dev/stdout redirected to a file is written where the descriptor points,
+// after what was written there: never the file replaced or overwritten
+// from its start.
+func TestWriteDescriptorAtItsOffset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("report\n")
+	name := "/dev/fd/" + strconv.Itoa(int(f.Fd()))
+	if err := Check(name); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(name, write("json\n")); err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("more\n")
+	if b, _ := os.ReadFile(path); string(b) != "report\njson\nmore\n" {
+		t.Fatalf("the file holds %q", b)
+	}
+	r, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := Check("/dev/fd/" + strconv.Itoa(int(r.Fd()))); err == nil {
+		t.Fatal("a descriptor open for reading only passed the check")
+	}
+}

@@ -1,0 +1,374 @@
+package htmlreport
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/plot"
+)
+
+// styleOf is the line style of a statistic, the same in every chart: the
+// percentiles of response (sojourn) time from solid to long dashes, those
+// of service (remote) time dash-dotted, retries thick.
+func styleOf(stat string) (dash string, width float64) {
+	switch stat {
+	case "p50", "sojourn p50", "lag p50", "response", "ok/s":
+		return plot.Solid, 1.5
+	case "p95":
+		return plot.Dotted, 1.5
+	case "p99", "sojourn p99", "lag p99":
+		return plot.Dashed, 1.5
+	case "max", "lag max":
+		return plot.Long, 1
+	case "remote p50", "service", "oldest pending":
+		return plot.DashDot, 1.25
+	case "remote p99":
+		return plot.DashDotDot, 1.25
+	case "retries":
+		return plot.Solid, 2.5
+	}
+	return "", 0
+}
+
+// classDashes are the failure classes' line styles, in metrics.Classes()
+// order.
+var classDashes = [...]string{plot.Dashed, plot.Long, plot.DashDot, plot.DashDotDot, plot.Dotted}
+
+// line is a series of run r drawing stat in its style.
+func line(r *run, stat string) plot.Series {
+	dash, width := styleOf(stat)
+	return plot.Series{Name: r.name + " " + stat, Run: r.name, Stat: stat, Color: r.color, Dash: dash, Width: width}
+}
+
+// legend names the runs by colour (when the page has several) and the
+// statistics by line style: neutral when they stand for every run's lines,
+// in the run's colour when there is one.
+func legend(series []plot.Series, manyRuns bool) []plot.Key {
+	var keys, stats []plot.Key
+	runs := map[string]bool{}
+	seen := map[string]bool{}
+	color := ""
+	for _, s := range series {
+		if s.Run != "" && !runs[s.Run] {
+			runs[s.Run] = true
+			color = s.Color
+			keys = append(keys, plot.Key{Name: s.Run, Color: s.Color, Width: 4})
+		}
+		if s.Stat != "" && !seen[s.Stat] {
+			seen[s.Stat] = true
+			stats = append(stats, plot.Key{Name: s.Stat, Dash: s.Dash, Width: s.Width})
+		}
+	}
+	if len(runs) > 1 || manyRuns {
+		return append(keys, stats...)
+	}
+	for i := range stats {
+		stats[i].Color = color
+	}
+	return stats
+}
+
+// timeAxis is the x axis of the charts over time.
+func timeAxis() plot.Axis {
+	return plot.Axis{Label: "time from the start of the measured period", Time: true}
+}
+
+func latencyAxis(label string) plot.Axis {
+	return plot.Axis{Label: label + " (log scale)", Log: true, Format: plot.Millis}
+}
+
+func opSections(p *page, runs []*run) {
+	anyWindows := false
+	for _, r := range runs {
+		anyWindows = anyWindows || len(r.windows) > 0
+	}
+	for _, op := range opNames(runs) {
+		p.printf("<h2>%s</h2>", esc(op))
+		if anyWindows {
+			tp := &plot.Chart{Title: op + ": throughput", X: timeAxis(), Y: plot.Axis{Label: "ok operations/s"}}
+			lat := &plot.Chart{Title: op + ": response time p50, p95, p99, max", X: timeAxis(), Y: latencyAxis("response time")}
+			for _, r := range runs {
+				i := opIndex(r.total, op)
+				if i < 0 || len(r.windows) == 0 {
+					continue
+				}
+				s := line(r, "ok/s")
+				for _, w := range r.windows {
+					s.X = append(s.X, w.at)
+					s.Y = append(s.Y, float64(w.ops[i].ok)/w.secs)
+				}
+				tp.Series = append(tp.Series, s)
+				for _, pc := range []struct {
+					name string
+					q    float64
+				}{{"p50", 50}, {"p95", 95}, {"p99", 99}, {"max", 100}} {
+					s := line(r, pc.name)
+					for _, w := range r.windows {
+						s.X = append(s.X, w.at)
+						s.Y = append(s.Y, w.ops[i].response.at(pc.q))
+					}
+					lat.Series = append(lat.Series, s)
+				}
+			}
+			if note := partialShort(runs, len(runs) > 1); note != "" {
+				tp.Notes = append(tp.Notes, note)
+			}
+			p.chart(tp)
+			p.chart(lat)
+		}
+		p.chart(spectrum(op, runs))
+		openLoop(p, op, runs)
+		lagChart(p, op, runs)
+	}
+}
+
+// spectrum is the HDR percentile spectrum: latency against percentile, the
+// percentile on a log axis of 1/(1−q) so that the tail spreads out.
+func spectrum(op string, runs []*run) *plot.Chart {
+	c := &plot.Chart{Title: op + ": percentile spectrum",
+		X: plot.Axis{Label: "percentile", Log: true, Ticks: []plot.Tick{{V: 1, Label: "0%"}, {V: 2, Label: "50%"}, {V: 10, Label: "90%"},
+			{V: 100, Label: "99%"}, {V: 1e3, Label: "99.9%"}, {V: 1e4, Label: "99.99%"}, {V: 1e5, Label: "99.999%"}, {V: 1e6, Label: "99.9999%"}}},
+		Y: latencyAxis("latency")}
+	for _, r := range runs {
+		i := opIndex(r.total, op)
+		if i < 0 {
+			continue
+		}
+		o := r.total.Ops[i]
+		kinds := []struct {
+			name string
+			h    *hdr.Histogram
+		}{{"response", o.Response}}
+		if r.rd.Offered > 0 {
+			kinds = append(kinds, struct {
+				name string
+				h    *hdr.Histogram
+			}{"service", o.Service})
+		}
+		for _, k := range kinds {
+			n := k.h.TotalCount()
+			if n == 0 {
+				continue
+			}
+			s := line(r, k.name)
+			// Percentiles 1 − 10^(−j/20): 20 per decade, down to one
+			// operation in n; then the maximum. A value of 0 µs (below
+			// the histograms' resolution) is drawn at 1 µs.
+			for j := 0; ; j++ {
+				tail := math.Pow(10, -float64(j)/20)
+				if tail < 1/float64(n) {
+					break
+				}
+				s.X = append(s.X, 1/tail)
+				s.Y = append(s.Y, math.Max(ms(k.h.ValueAtQuantile(100*(1-tail))), 0.001))
+			}
+			s.X = append(s.X, float64(n))
+			s.Y = append(s.Y, math.Max(ms(k.h.Max()), 0.001))
+			c.Series = append(c.Series, s)
+		}
+	}
+	return c
+}
+
+// openLoop draws sojourn time (from the intended start) against remote time
+// (from the send) over time, for open-loop runs.
+func openLoop(p *page, op string, runs []*run) {
+	c := &plot.Chart{Title: op + ": sojourn against remote time", X: timeAxis(), Y: latencyAxis("latency")}
+	for _, r := range runs {
+		i := opIndex(r.total, op)
+		if i < 0 || r.rd.Offered == 0 || len(r.windows) == 0 {
+			continue
+		}
+		for _, k := range []struct {
+			name string
+			q    float64
+			get  func(point) quantiles
+		}{
+			{"sojourn p50", 50, func(p point) quantiles { return p.response }},
+			{"sojourn p99", 99, func(p point) quantiles { return p.response }},
+			{"remote p50", 50, func(p point) quantiles { return p.service }},
+			{"remote p99", 99, func(p point) quantiles { return p.service }},
+		} {
+			s := line(r, k.name)
+			for _, w := range r.windows {
+				s.X = append(s.X, w.at)
+				s.Y = append(s.Y, k.get(w.ops[i]).at(k.q))
+			}
+			c.Series = append(c.Series, s)
+		}
+	}
+	if c.Points() > 0 {
+		p.chart(c)
+	}
+}
+
+// lagChart draws the schedule lag (actual − intended start) over time when
+// some operation started late.
+func lagChart(p *page, op string, runs []*run) {
+	c := &plot.Chart{Title: op + ": schedule lag (actual start − intended start)", X: timeAxis(),
+		Y: plot.Axis{Label: "schedule lag", Format: plot.Millis}}
+	for _, r := range runs {
+		i := opIndex(r.total, op)
+		if i < 0 || r.total.Ops[i].Lag.Max() == 0 || len(r.windows) == 0 {
+			continue
+		}
+		for _, k := range []struct {
+			name string
+			q    float64
+		}{{"lag p50", 50}, {"lag p99", 99}, {"lag max", 100}} {
+			s := line(r, k.name)
+			for _, w := range r.windows {
+				s.X = append(s.X, w.at)
+				s.Y = append(s.Y, w.ops[i].lag.at(k.q))
+			}
+			c.Series = append(c.Series, s)
+		}
+	}
+	if c.Points() > 0 {
+		p.chart(c)
+	}
+}
+
+// failureSection draws failed attempts by class and retries over time, all
+// operations together.
+func failureSection(p *page, runs []*run) {
+	c := &plot.Chart{Title: "failed attempts by class, and retries", X: timeAxis(), Y: plot.Axis{Label: "per second"}}
+	var lines []string
+	var drawn []*run
+	for _, r := range runs {
+		all := r.total.Total("all")
+		if all.ErrorsTotal() > 0 || all.Retries > 0 {
+			drawn = append(drawn, r)
+			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), report.ByClass(all.Errors), all.Retries, all.FailedTotal()))
+		}
+		if len(r.windows) == 0 {
+			continue
+		}
+		for ci, class := range metrics.Classes() {
+			if all.Errors[class] == 0 {
+				continue
+			}
+			s := line(r, class.String())
+			s.Dash, s.Width = classDashes[ci%len(classDashes)], 1.5
+			for _, w := range r.windows {
+				s.X = append(s.X, w.at)
+				s.Y = append(s.Y, float64(w.errors[class])/w.secs)
+			}
+			c.Series = append(c.Series, s)
+		}
+		if all.Retries > 0 {
+			s := line(r, "retries")
+			for _, w := range r.windows {
+				s.X = append(s.X, w.at)
+				s.Y = append(s.Y, float64(w.retries)/w.secs)
+			}
+			c.Series = append(c.Series, s)
+		}
+	}
+	if note := partialShort(drawn, len(runs) > 1); note != "" {
+		c.Notes = append(c.Notes, note)
+	}
+	p.printf("<h2>Failures and retries</h2>")
+	if len(lines) == 0 {
+		p.printf(`<p class="note">No failed attempt and no retry.</p>`)
+		return
+	}
+	p.printf("<ul>")
+	for _, l := range lines {
+		p.printf("<li>%s</li>", esc(l))
+	}
+	p.printf("</ul>")
+	if c.Points() > 0 {
+		p.chart(c)
+	}
+}
+
+// seriesSection draws the documents' own figures over time (lag's
+// replication lag), a chart per title with every document's lines on it,
+// in the colour of the document's first run. Values in µs are drawn in
+// ms, on an axis whose ticks say so. A last point much closer to the one
+// before than the others are to theirs (the few milliseconds after the
+// last whole interval) is left out, like a run's partial interval, and
+// its values are written under the chart.
+func seriesSection(p *page, docs []*report.Document, names []string, colors []string) {
+	var titles []string
+	charts := map[string]*plot.Chart{}
+	for i, d := range docs {
+		for _, sd := range d.Series {
+			c := charts[sd.Title]
+			if c == nil {
+				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: sd.Title}}
+				if sd.Unit == "us" {
+					c.Y.Format = plot.Millis
+				}
+				charts[sd.Title] = c
+				titles = append(titles, sd.Title)
+			}
+			scale, format := 1.0, plot.Compact
+			if sd.Unit == "us" {
+				scale, format = 1e-3, plot.Millis
+			}
+			run := names[i]
+			if len(docs) == 1 {
+				run = d.Workload
+			}
+			points := sd.Points
+			if n := len(points); n >= 3 {
+				var gaps []float64
+				for k := range n - 1 {
+					prev := 0.0
+					if k > 0 {
+						prev = points[k-1].At
+					}
+					gaps = append(gaps, points[k].At-prev)
+				}
+				slices.Sort(gaps)
+				if last := points[n-1].At - points[n-2].At; last < gaps[len(gaps)/2]/2 {
+					var vals []string
+					for l, name := range sd.Lines {
+						if l < len(points[n-1].Values) {
+							vals = append(vals, name+" "+format(points[n-1].Values[l]*scale))
+						}
+					}
+					who := ""
+					if len(docs) > 1 {
+						who = run + ": "
+					}
+					c.Notes = append(c.Notes, fmt.Sprintf("%snot drawn: the last %s, much shorter than an interval: %s",
+						who, report.Micros(int64(math.Round(last*1e6))), strings.Join(vals, ", ")))
+					points = points[:n-1]
+				}
+			}
+			others := []string{plot.DashDot, plot.DashDotDot, plot.Dotted}
+			for l, name := range sd.Lines {
+				dash, width := styleOf(name)
+				if width == 0 {
+					dash, width = others[l%len(others)], 1.25
+				}
+				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: colors[i], Dash: dash, Width: width}
+				for _, pt := range points {
+					if l < len(pt.Values) {
+						s.X = append(s.X, pt.At)
+						s.Y = append(s.Y, pt.Values[l]*scale)
+					}
+				}
+				c.Series = append(c.Series, s)
+			}
+		}
+	}
+	if len(titles) == 0 {
+		return
+	}
+	p.printf("<h2>Over time</h2>")
+	for _, t := range titles {
+		if c := charts[t]; c.Points() > 0 {
+			p.chart(c)
+		}
+	}
+}
