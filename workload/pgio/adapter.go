@@ -119,9 +119,8 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 		Ops:     []string{Select.String(), Update.String()},
 		Clients: n,
 		Drive:   d.drive,
-		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
-			// The summary's measured period: one window for both.
-			res, err := run.Finish(ctx, total.Elapsed)
+		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
+			res, err := run.Finish(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -176,6 +175,9 @@ func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready fu
 	if count != n {
 		return fmt.Errorf("pgio: the run has %d clients, its sessions are %d (tables × sessions per table)", count, n)
 	}
+	// An interrupt ends the measured window, as it ends the engine's.
+	stop := context.AfterFunc(ctx, func() { d.run.Cut(time.Now()) })
+	defer stop()
 	if d.run.Mode() == ModeServer {
 		return d.server(ctx, sessions, ready)
 	}
@@ -283,7 +285,7 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 				}
 				started++
 			}
-			err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
+			rows, err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
 			if err != nil && c.InTx() && ctx.Err() == nil {
 				// --commit run: the error ended the session's transaction,
 				// and the session with it, as a pgio session.
@@ -293,7 +295,11 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 				return
 			}
 			c.Boundary(ctx)
-			step = call(func() workload.Step { return s.Done(time.Now(), err, -1) })
+			now := time.Now()
+			if err == nil {
+				c.Record(Kind(step.Op), step.Intended, now, rows)
+			}
+			step = call(func() workload.Step { return s.Done(now, err, -1) })
 			if c.Dead() {
 				return
 			}

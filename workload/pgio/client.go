@@ -141,10 +141,11 @@ func (c *Client) commit(ctx context.Context) {
 }
 
 // Do runs attempt of a statement of kind k whose intended start was
-// intended, and records it if it succeeds. A retry repeats the key range
-// of the first attempt. Under --commit run the first statement of a phase
-// opens its transaction.
-func (c *Client) Do(ctx context.Context, k Kind, intended time.Time, attempt int) error {
+// intended, and returns the rows it touched; Record records it, with the
+// time the engine is told it ended. A retry repeats the key range of the
+// first attempt. Under --commit run the first statement of a phase opens
+// its transaction.
+func (c *Client) Do(ctx context.Context, k Kind, intended time.Time, attempt int) (int64, error) {
 	col := c.r.Collector()
 	if !c.started {
 		c.started = true
@@ -157,7 +158,7 @@ func (c *Client) Do(ctx context.Context, k Kind, intended time.Time, attempt int
 	}
 	if c.r.cfg.Commit == CommitRun && !c.inTx {
 		if _, err := c.conn.Exec(ctx, "BEGIN"); err != nil {
-			return err
+			return 0, err
 		}
 		c.inTx = true
 	}
@@ -165,18 +166,24 @@ func (c *Client) Do(ctx context.Context, k Kind, intended time.Time, attempt int
 	if k == Select {
 		var sum pgtype.Int8
 		if err := c.conn.QueryRow(ctx, "pgio_select", c.key, c.key+width-1).Scan(&rows, &sum); err != nil {
-			return err
+			return 0, err
 		}
 	} else {
 		tag, err := c.conn.Exec(ctx, "pgio_update", c.key, c.key+width-1)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		rows = tag.RowsAffected()
 		c.r.wrote(c.s, c.phase(intended))
 	}
-	col.Record(c.s, k, intended, time.Since(intended), rows)
-	return nil
+	return rows, nil
+}
+
+// Record records a statement of kind k that Do ran, from its intended
+// start to end: the time the engine is told it ended, so that both count
+// it in the same interval, window or drain.
+func (c *Client) Record(k Kind, intended, end time.Time, rows int64) {
+	c.r.Collector().Record(c.s, k, intended, end.Sub(intended), rows)
 }
 
 // InTx says the session's statements share a transaction that an error

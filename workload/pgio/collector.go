@@ -56,14 +56,19 @@ func (iv *Interval) Label() time.Duration { return iv.warmup + iv.End }
 // as the sessions report them: at once in client mode, a flush later in
 // server mode. It decides what is measured the way the engine does: a
 // statement is measured when its intended start is at or after the start of
-// the measured period. Safe for concurrent use.
+// the measured window, and in the window when it ended before the window's
+// end (the end of the duration, or an interrupt: Cut); one in flight then
+// is the drain's, counted apart. Safe for concurrent use.
 type Collector struct {
-	mu       sync.Mutex
-	measured time.Time     // start of the measured period
-	interval time.Duration // of progress
-	warmup   time.Duration
+	mu        sync.Mutex
+	measured  time.Time     // start of the measured window
+	windowEnd time.Time     // its end
+	cut       bool          // the window was cut short (an interrupt)
+	interval  time.Duration // of progress
+	warmup    time.Duration
 
 	total    [numKinds]KindStats
+	drain    [numKinds]Drained
 	lastEnd  time.Time       // of the measured statements
 	warm     [numKinds]int64 // statements in the warm-up
 	inter    []*Interval     // measured intervals, by index
@@ -77,12 +82,16 @@ type Collector struct {
 	print    func(*Interval)
 }
 
-// NewCollector makes a collector for sessions whose measured period starts
-// at measured, after a warm-up of warmup, with intervals of interval (0:
-// none, only totals). print, if set, receives each measured interval once
-// every session has reported through its end and its counters are in.
-func NewCollector(sessions int, measured time.Time, warmup, interval time.Duration, print func(*Interval)) *Collector {
-	c := &Collector{measured: measured, warmup: warmup, interval: interval, print: print,
+// Drained counts the statements of a kind in flight at the window's end.
+type Drained struct{ Statements, Rows int64 }
+
+// NewCollector makes a collector for sessions whose measured window starts
+// at measured, after a warm-up of warmup, and lasts window, with intervals
+// of interval (0: none, only totals). print, if set, receives each measured
+// interval once every session has reported through its end and its
+// counters are in.
+func NewCollector(sessions int, measured time.Time, warmup, window, interval time.Duration, print func(*Interval)) *Collector {
+	c := &Collector{measured: measured, windowEnd: measured.Add(window), warmup: warmup, interval: interval, print: print,
 		first: make([]time.Time, sessions), through: make([]time.Time, sessions), done: make([]bool, sessions)}
 	for k := range c.total {
 		c.total[k] = newKindStats()
@@ -135,6 +144,11 @@ func (c *Collector) Record(s int, k Kind, at time.Time, d time.Duration, rows in
 		if iv := c.warmInterval(at); iv != nil {
 			iv.Kinds[k].record(d, rows)
 		}
+		return
+	}
+	if !at.Add(d).Before(c.windowEnd) {
+		c.drain[k].Statements++
+		c.drain[k].Rows += rows
 		return
 	}
 	c.total[k].record(d, rows)
@@ -273,6 +287,38 @@ func (c *Collector) flushPrints() {
 		c.mu.Unlock()
 		c.print(iv)
 	}
+}
+
+// Cut ends the measured window at t, if that is before its end: an
+// interrupt. What ends at or after it is the drain's.
+func (c *Collector) Cut(t time.Time) {
+	c.mu.Lock()
+	if t.Before(c.windowEnd) {
+		c.windowEnd, c.cut = t, true
+	}
+	c.mu.Unlock()
+}
+
+// Window is the length of the measured window: to its end when the run
+// reached it (timed says its sessions ran until then; a statement in flight
+// there, or a cut, says so too), else to the end of its last statement.
+func (c *Collector) Window(timed bool) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if timed || c.cut || c.drain[Select].Statements+c.drain[Update].Statements > 0 {
+		return max(c.windowEnd.Sub(c.measured), 0)
+	}
+	if c.lastEnd.IsZero() {
+		return 0
+	}
+	return c.lastEnd.Sub(c.measured)
+}
+
+// Drain is the statements in flight at the window's end, by kind.
+func (c *Collector) Drain() [numKinds]Drained {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drain
 }
 
 // LastEnd is when the last measured statement ended; zero if none ran.

@@ -21,9 +21,10 @@ type Result struct {
 	// Elapsed is the measured period.
 	Elapsed time.Duration
 	// Kinds are the measured statements by kind; Warmup counts the
-	// warm-up's.
+	// warm-up's, Drain those in flight at the window's end.
 	Kinds  [numKinds]KindStats
 	Warmup [numKinds]int64
+	Drain  [numKinds]Drained
 	// Intervals are the progress intervals, warm-up first.
 	Intervals []*Interval
 	// StartSpread is the time between the first and the last session's
@@ -221,6 +222,10 @@ func (r *Result) Lines() []workload.Line {
 	if w := r.Warmup[Select] + r.Warmup[Update]; w > 0 {
 		add("warm-up", "%d statements, not in the figures above", w)
 	}
+	if d := r.Drain[Select].Statements + r.Drain[Update].Statements; d > 0 {
+		add("drain", "%d statements in flight at the window's end (%d selects, %d updates), not in the figures above; the server's counters hold their blocks", d,
+			r.Drain[Select].Statements, r.Drain[Update].Statements)
+	}
 	measured := 0
 	for _, iv := range r.Intervals {
 		if !iv.Warmup {
@@ -371,6 +376,7 @@ func (r *Result) Values() map[string]int64 {
 		v[n+"_statements"] = ks.Statements
 		v[n+"_rows"] = ks.Rows
 		v[n+"_warmup_statements"] = r.Warmup[k]
+		v[n+"_drain_statements"], v[n+"_drain_rows"] = r.Drain[k].Statements, r.Drain[k].Rows
 		if ks.Statements > 0 {
 			v[n+"_p50_us"] = ks.Latency.ValueAtQuantile(50)
 			v[n+"_p99_us"] = ks.Latency.ValueAtQuantile(99)

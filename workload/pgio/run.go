@@ -217,7 +217,7 @@ func (r *Run) begin(ctx context.Context, measured time.Time) {
 			}
 		}
 	}
-	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Interval, print)
+	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Duration, r.opts.Interval, print)
 	bounds := c.Boundaries(measured.Add(r.opts.Duration))
 	r.mu.Lock()
 	r.collector = c
@@ -397,32 +397,38 @@ func (r *Run) end(ctx context.Context, at time.Time) error {
 	return nil
 }
 
+// Cut says the run was interrupted at t (this machine's clock): the
+// measured window ends there, on the run's timeline (in server mode, the
+// replay's lag earlier: what the engine was told of by then).
+func (r *Run) Cut(t time.Time) {
+	if r.mode == ModeServer {
+		t = t.Add(-replayLag)
+	}
+	if c := r.Collector(); c != nil {
+		c.Cut(t)
+	}
+}
+
 // Finish ends the run: it takes the last sample of the counters (every
 // session flushed its statistics before ending) and returns the result of
-// the measured period. Every rate is over window, the measured period of
-// the run's summary, so that the two give one figure for the same
-// statements; with no window, the period runs until the last statement
-// ended, as pgbench measures it (an open loop's, at least its whole
-// window).
-func (r *Run) Finish(ctx context.Context, window time.Duration) (*Result, error) {
+// the measured window, which is the engine's: from the end of the warm-up
+// to the end of the duration or the interrupt, or, when the sessions ended
+// before (--statements), to the end of the last statement, as pgbench
+// measures it. Its statements are those that ended in it; those in flight
+// at its end are the drain's, apart, as the run's summary counts them, so
+// that the two give one figure for the same statements over one window.
+func (r *Run) Finish(ctx context.Context) (*Result, error) {
 	r.stopSampling()
 	c := r.Collector()
 	if c == nil {
 		return nil, errors.New("pgio: the run never started")
 	}
-	elapsed := window
-	if elapsed <= 0 {
-		if last := c.LastEnd(); !last.IsZero() {
-			elapsed = last.Sub(c.Measured())
-		}
-		if r.opts.Rate > 0 && r.cfg.Statements == 0 {
-			elapsed = max(elapsed, r.opts.Duration)
-		}
-	}
+	elapsed := c.Window(r.cfg.Statements == 0)
 	res := &Result{Config: r.cfg, Dialect: r.dialect, Mode: r.mode, Elapsed: elapsed,
 		DB: r.sampler.DB, Stmts: r.sampler.Stmts, DBWhy: r.sampler.DBWhy, StmtsWhy: r.sampler.StmtsWhy, Database: r.sampler.Database,
 		Disk: r.sampler.Disk, DiskWhy: r.sampler.DiskWhy}
 	res.Kinds, res.Warmup, res.Intervals, res.StartSpread = c.Totals()
+	res.Drain = c.Drain()
 	res.Measured = c.Measured()
 	r.mu.Lock()
 	haveBase, base := r.haveBase, r.base
