@@ -223,8 +223,8 @@ func (r *Result) Lines() []workload.Line {
 		add("warm-up", "%d statements, not in the figures above", w)
 	}
 	if d := r.Drain[Select].Statements + r.Drain[Update].Statements; d > 0 {
-		add("drain", "%d statements in flight at the window's end (%d selects, %d updates), not in the figures above; the server's counters hold their blocks", d,
-			r.Drain[Select].Statements, r.Drain[Update].Statements)
+		add("drain", "%s in flight at the window's end (%s, %s), not in the figures above; the server's counters hold their blocks", plural64(d, "statement"),
+			plural64(r.Drain[Select].Statements, "select"), plural64(r.Drain[Update].Statements, "update"))
 	}
 	measured := 0
 	for _, iv := range r.Intervals {
