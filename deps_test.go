@@ -23,6 +23,7 @@ var forbidden = map[string][]string{
 	"engine":               {"internal/", "report", "workload/"},
 	"report/...":           {"engine", "workload", "internal/"},
 	"metrics":              {"engine", "report", "workload", "internal/"},
+	"history":              {"engine", "report", "workload", "metrics", "internal/"},
 	"workload":             {"engine", "report", "internal/cli", "internal/runner", "workload/"},
 	"workload/...":         {"engine", "report", "internal/cli", "internal/runner"},
 	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},

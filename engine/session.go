@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -117,17 +118,14 @@ func (c *client) recorder(now time.Time) *metrics.Recorder {
 func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 	r, rec := c.r, c.recorder(now)
 	if err == nil {
-		c.busy = false
-		c.done++
-		rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
-		if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
-			rec.Late(c.op, c.measured)
-		}
-		r.reachableAt(c.attemptStart, now)
-		if r.cfg.OnTxn != nil {
-			c.ended(now, TxnOK, 0)
-		}
+		c.succeeded(now)
 		return c.next(now, false)
+	}
+	if aa := (*workload.AbortAfter)(nil); errors.As(err, &aa) {
+		// Done, but the client cannot go on: counted, then ended.
+		c.succeeded(now)
+		r.abort(c, err, stmt)
+		return c.stop(now)
 	}
 	if r.ctx.Err() != nil {
 		// Interrupted, or the drain deadline: neither a success nor a
@@ -170,6 +168,21 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return c.stop(now)
 	}
 	return c.next(now, false)
+}
+
+// succeeded counts the operation under way as done.
+func (c *client) succeeded(now time.Time) {
+	r, rec := c.r, c.recorder(now)
+	c.busy = false
+	c.done++
+	rec.Success(c.op, c.measured, now.Sub(c.intended), now.Sub(c.start), c.start.Sub(c.intended), c.attempt)
+	if r.cfg.LatencyLimit > 0 && now.Sub(c.intended) > r.cfg.LatencyLimit {
+		rec.Late(c.op, c.measured)
+	}
+	r.reachableAt(c.attemptStart, now)
+	if r.cfg.OnTxn != nil {
+		c.ended(now, TxnOK, 0)
+	}
 }
 
 // askConnection asks for a connection attempt at.

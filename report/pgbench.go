@@ -45,6 +45,20 @@ type PgbenchRun struct {
 	// with the Unix time of the interval's end instead of the elapsed
 	// time (see PgbenchProgressAt).
 	ProgressTimestamp bool
+	// OtherErrorsAbort is pgbench's own rule (`txload pgbench`): an error
+	// other than a serialization failure or a deadlock aborts its client,
+	// and the transaction it ended counts as neither processed nor
+	// failed. Failures are then those two classes only.
+	OtherErrorsAbort bool
+}
+
+// failed is the number of failed transactions of o as the report counts
+// them.
+func (run PgbenchRun) failed(o *metrics.OpStats) int64 {
+	if run.OtherErrorsAbort {
+		return o.Failed[metrics.Serialization] + o.Failed[metrics.Deadlock]
+	}
+	return o.FailedTotal()
 }
 
 // PgbenchScript is one script (transaction type) of the run.
@@ -74,7 +88,7 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 		when = pgFloat(float64(at.UnixMicro())/1e6, 3)
 	}
 	line := fmt.Sprintf("progress: %s s, %s tps, lat %s ms stddev %s, %d failed",
-		when, pgFloat(tps, 1), pgFloat(lat, 3), pgFloat(stddev, 3), t.FailedTotal())
+		when, pgFloat(tps, 1), pgFloat(lat, 3), pgFloat(stddev, 3), run.failed(t))
 	if run.Rate > 0 {
 		line += fmt.Sprintf(", lag %s ms", pgFloat(lag, 3))
 		if run.LatencyLimit > 0 {
@@ -112,12 +126,13 @@ func PgbenchProgressAt(w io.Writer, at time.Time, elapsed time.Duration, iv *met
 //     the last printed digit; the lag maximum is the histogram's highest
 //     equivalent value;
 //   - failures: pgbench 15 only survives serialization (40001) and deadlock
-//     (40P01) errors and aborts the client on any other. txload records other
-//     classes as failed transactions too: they are counted in "number of
-//     failed transactions" (and the per-interval "failed"), but in neither
-//     of the --failures-detailed lines, which are the serialization and
-//     deadlock failures as in pgbench 15 (which has no "other failures"
-//     line);
+//     (40P01) errors and aborts the client on any other. Unless
+//     PgbenchRun.OtherErrorsAbort says the run did the same (`txload
+//     pgbench`), txload records other classes as failed transactions too:
+//     they are counted in "number of failed transactions" (and the
+//     per-interval "failed"), but in neither of the --failures-detailed
+//     lines, which are the serialization and deadlock failures as in
+//     pgbench 15 (which has no "other failures" line);
 //   - "initial connection time" is PgbenchRun.ConnectTime as the caller
 //     measured it; pgbench prints the time from its start until the first
 //     thread had connected all its clients; under -C, "average connection
@@ -136,7 +151,7 @@ func PgbenchReport(w io.Writer, total *metrics.Snapshot, run PgbenchRun) {
 	p := &printer{w: w}
 	all := total.Total("all")
 	secs := total.Elapsed.Seconds()
-	failures := all.FailedTotal()
+	failures := run.failed(all)
 	totalCnt := all.OK + all.Skipped + failures
 
 	title := "multiple scripts"
@@ -244,7 +259,7 @@ func PgbenchReport(w io.Writer, total *metrics.Snapshot, run PgbenchRun) {
 
 // script writes the section of one of several scripts.
 func (p *printer) script(i int, s PgbenchScript, o *metrics.OpStats, totalWeight int, totalOK int64, secs float64, run PgbenchRun) {
-	failures := o.FailedTotal()
+	failures := run.failed(o)
 	scriptTotal := o.OK + o.Skipped + failures
 	p.printf("SQL script %d: %s\n", i+1, s.Title)
 	p.printf(" - weight: %d (targets %s%% of total)\n", s.Weight, pgFloat(100*float64(s.Weight)/float64(totalWeight), 1))

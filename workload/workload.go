@@ -88,8 +88,9 @@ type Hooks struct {
 	Clients func() (n int, flags string)
 	// SessionState, if set, says why the configured workload needs state
 	// kept in the server session ("--protocol prepared keeps named
-	// prepared statements"), or "" when it needs none: a pooler that hands
-	// each transaction any session refuses it.
+	// prepared statements", beginning with the flag as the user typed
+	// it), or "" when it needs none: a pooler that hands each transaction
+	// any session refuses it.
 	SessionState func() string
 	// MarkTransactions, if set, says whether the configured workload can
 	// write a marker inside each of its transactions (RunOptions.Marks,
@@ -349,3 +350,12 @@ func (r *Registry) Names() []string {
 	}
 	return names
 }
+
+// AbortAfter is the error of an operation that succeeded but leaves its
+// client unable to go on: the engine counts the operation as done, then
+// ends the client as an error no retry cures would (pgbench counts a
+// script that ended inside a transaction block, then aborts its client).
+type AbortAfter struct{ Err error }
+
+func (e *AbortAfter) Error() string { return e.Err.Error() }
+func (e *AbortAfter) Unwrap() error { return e.Err }

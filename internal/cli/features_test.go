@@ -38,7 +38,7 @@ func TestVariantsComparison(t *testing.T) {
 			t.Errorf("run %d labels %v, want %v", i, run.Labels, w)
 		}
 		// Fresh data for each: the ledger holds this run's transfers only.
-		if got, ok := run.Check.Values["ledger_transfers"], run.Ops[0].OK; got != ok {
+		if got, ok := run.Check.Values["ledger_transfers"], allOf(t, run).Ops[0].OK; got != ok {
 			t.Errorf("run %d: ledger has %d transfers, the run committed %d", i, got, ok)
 		}
 		if !strings.Contains(rows[2+i], w.iso) {

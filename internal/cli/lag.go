@@ -648,7 +648,7 @@ func waitFor(ctx context.Context, d time.Duration, readerErr chan error, cond fu
 func (c *lagConfig) startPair(ctx context.Context, p *lagPair) error {
 	stderr := c.opts.Stderr
 	cache := c.env.Getenv("TXLOAD_CACHE_DIR")
-	srcSrv, err := embedded.Start(ctx, embedded.Options{Major: c.embedded.Major, Log: prefixed{stderr, "source: "}, CacheDir: cache, Settings: replica.SourceSettings()})
+	srcSrv, err := embedded.Start(ctx, embedded.Options{Major: c.embedded.Full, Log: prefixed{stderr, "source: "}, CacheDir: cache, Settings: replica.SourceSettings()})
 	if err != nil {
 		return fmt.Errorf("starting the embedded source: %w", err)
 	}
@@ -657,7 +657,7 @@ func (c *lagConfig) startPair(ctx context.Context, p *lagPair) error {
 			fmt.Fprintf(stderr, "stopping the embedded source: %v\n", err)
 		}
 	})
-	dstSrv, err := embedded.Start(ctx, embedded.Options{Major: c.embedded.Major, Log: prefixed{stderr, "destination: "}, CacheDir: cache})
+	dstSrv, err := embedded.Start(ctx, embedded.Options{Major: c.embedded.Full, Log: prefixed{stderr, "destination: "}, CacheDir: cache})
 	if err != nil {
 		return fmt.Errorf("starting the embedded destination: %w", err)
 	}

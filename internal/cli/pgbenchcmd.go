@@ -71,7 +71,7 @@ func newPgbenchTxload() *pgbenchTxload {
 	fs := f.fs
 	fs.SetOutput(io.Discard)
 	fs.StringArrayVar(&f.urls, "url", nil, "database URL instead of libpq's connection options; repeat for the nodes of a cluster")
-	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL major version of the embedded server")
+	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL version of the embedded server: a major version, 12 to 18, or any release published as binaries, major.minor.patch (12.3.0)")
 	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto | none | transaction | session")
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms in HdrHistogram's log format (.hlog) to this file")
@@ -102,7 +102,8 @@ func pgbenchFail(env Env, code int, err error) error {
 func runPgbench(ctx context.Context, env Env, args []string) error {
 	lookup := env.lookupEnv()
 	tx := newPgbenchTxload()
-	o, err := pgbenchargs.Parse(args, pgbenchargs.Config{Prog: prog, LookupEnv: lookup, Stdin: env.Stdin, Txload: tx.fs})
+	major, why := pgbenchMajor(args, lookup)
+	o, err := pgbenchargs.Parse(args, pgbenchargs.Config{Prog: prog, Major: major, LookupEnv: lookup, Stdin: env.Stdin, Txload: tx.fs})
 	var pe *pgbenchargs.Error
 	switch {
 	case errors.As(err, &pe):
@@ -116,11 +117,13 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	}
 	switch o.Mode {
 	case pgbenchargs.Help:
-		fmt.Fprint(env.Stdout, pgbenchargs.Usage(prog, o.Major))
-		fmt.Fprintf(env.Stdout, "\ntxload's options, beside pgbench's (never abbreviated):\n%s", tx.fs.FlagUsages())
+		more := fmt.Sprintf("\ntxload's options, beside pgbench's (never abbreviated):\n%s", tx.fs.FlagUsages())
+		fmt.Fprint(env.Stdout, pgbenchargs.Usage(prog, o.Major, why, more))
 		return nil
 	case pgbenchargs.Version:
-		fmt.Fprintf(env.Stdout, "pgbench (txload) %d (txload %s)\n", o.Major, env.Version)
+		// The line version parsers read ("pgbench (PostgreSQL) 15.0"),
+		// txload named after it as distributions name themselves.
+		fmt.Fprintf(env.Stdout, "%s (PostgreSQL) %d.0 (txload %s)\n", prog, o.Major, env.Version)
 		return nil
 	case pgbenchargs.ListBuiltins, pgbenchargs.ShowScript:
 		fmt.Fprint(env.Stderr, o.Output)
@@ -135,7 +138,7 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	}
 	target, err := pgbenchTarget(env, o, tx, lookup)
 	if err != nil {
-		return pgbenchFail(env, 1, err)
+		return pgbenchConnectFail(env, o, err)
 	}
 	if o.Mode == pgbenchargs.Init {
 		return pgbenchInit(ctx, env, o, target)
@@ -192,16 +195,37 @@ func pgbenchTarget(env Env, o *pgbenchargs.Options, tx *pgbenchTxload, lookup fu
 
 // open resolves and opens the target, with pgbench's exit code 1 on
 // failure.
-func openPgbench(ctx context.Context, env Env, target runner.TargetOptions) (*runner.Conn, error) {
+func openPgbench(ctx context.Context, env Env, o *pgbenchargs.Options, target runner.TargetOptions) (*runner.Conn, error) {
 	r, err := target.Resolve()
 	if err != nil {
-		return nil, pgbenchFail(env, 1, err)
+		return nil, pgbenchConnectFail(env, o, err)
 	}
 	conn, err := r.Open(ctx, env.Stderr)
 	if err != nil {
-		return nil, pgbenchFail(env, 1, err)
+		return nil, pgbenchConnectFail(env, o, err)
 	}
 	return conn, nil
+}
+
+// pgbenchConnectFail prints what pgbench prints when it cannot connect:
+// libpq's account of each attempt (or of the option libpq refused), then
+// "could not create connection for setup" (for initialization under -i);
+// exit 1. Other errors get pgbench's error line.
+func pgbenchConnectFail(env Env, o *pgbenchargs.Options, err error) error {
+	msg, ok := pg.LibpqConnectMessage(err)
+	var oe *pg.ConnOptionError
+	if !ok && errors.As(err, &oe) {
+		msg, ok = oe.Msg+"\n", true
+	}
+	if !ok {
+		return pgbenchFail(env, 1, err)
+	}
+	what := "setup"
+	if o.Mode == pgbenchargs.Init {
+		what = "initialization"
+	}
+	fmt.Fprintf(env.Stderr, "%s: error: %s%s: error: could not create connection for %s\n", prog, msg, prog, what)
+	return printed(1, err)
 }
 
 func initConfig(o *pgbenchargs.Options) pgbench.InitConfig {
@@ -212,7 +236,7 @@ func initConfig(o *pgbenchargs.Options) pgbench.InitConfig {
 
 // pgbenchInit is -i: pgbench's initialization steps, its lines on stderr.
 func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target runner.TargetOptions) error {
-	conn, err := openPgbench(ctx, env, target)
+	conn, err := openPgbench(ctx, env, o, target)
 	if err != nil {
 		return err
 	}
@@ -220,6 +244,11 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 	if err := pgbench.RunInitSteps(ctx, conn.Target, initConfig(o), env.Stderr); err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: ExitInterrupted, Err: runner.ErrInterrupted}
+		}
+		var qe *pgbench.QueryError
+		if errors.As(err, &qe) {
+			fmt.Fprint(env.Stderr, conn.Target.Scrub(qe.Pgbench(prog)))
+			return printed(1, err)
 		}
 		return pgbenchFail(env, 1, errors.New(conn.Target.Scrub(err.Error())))
 	}
@@ -229,7 +258,8 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 // pgbenchRun is a benchmark: runner.Run with pgbench's preamble (banner,
 // table info, pre-run vacuum) before the load.
 func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, target runner.TargetOptions) error {
-	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug}
+	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug,
+		Stdout: env.Stdout}
 	for _, s := range o.Scripts {
 		cc.Scripts = append(cc.Scripts, s.Parsed)
 	}
@@ -278,6 +308,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	}
 	opts.PgbenchAdjust = func(r *report.PgbenchRun) {
 		r.Threads, r.MaxTries, r.ProgressTimestamp = o.Threads, int(o.MaxTries), o.ProgressTimestamp
+		r.OtherErrorsAbort = true
 		r.PartitionMethod, r.Partitions = info.PartitionMethod, info.Partitions
 	}
 	err := runner.Run(ctx, m, g, target, opts)
@@ -297,7 +328,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	case errors.Is(err, runner.ErrInterrupted):
 		return &ExitError{Code: ExitInterrupted, Err: err}
 	}
-	return pgbenchFail(env, 1, err)
+	return pgbenchConnectFail(env, o, err)
 }
 
 // pgbenchPreamble does what pgbench does once connected, before its

@@ -26,7 +26,7 @@ type targetFlags struct {
 func (f *targetFlags) register(fs *pflag.FlagSet) {
 	f.fs = fs
 	fs.StringArrayVar(&f.urls, "url", nil, "database URL; repeat for the nodes of a cluster (connections go round-robin). Default: $DATABASE_URL, else an embedded PostgreSQL")
-	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL major version of the embedded server")
+	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL version of the embedded server: a major version, 12 to 18, or any release published as binaries, major.minor.patch (12.3.0)")
 	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto (detect one) | none | transaction | session (its pool mode)")
 }
 

@@ -71,6 +71,14 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 		case strings.HasPrefix(code, "28"), strings.HasPrefix(code, "3D"),
 			strings.HasPrefix(code, "42"), strings.HasPrefix(code, "0A"):
 			return metrics.Other, true
+		case endsSession(pe):
+			// Any other FATAL (idle_in_transaction_session_timeout, out of
+			// memory) ends the session as a lost connection does: the
+			// driver reports it when the server sent it before closing.
+			if duringCommit {
+				return metrics.AmbiguousCommit, false
+			}
+			return metrics.ConnectionLost, false
 		}
 		return metrics.Other, false
 	}
@@ -88,6 +96,16 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 // which the session goes on: not a lost connection.
 func sessionGoesOn(pe *pgconn.PgError) bool {
 	return pe.Severity == "ERROR" || pe.SeverityUnlocalized == "ERROR"
+}
+
+// endsSession says the server ended the session with pe (FATAL, PANIC).
+func endsSession(pe *pgconn.PgError) bool {
+	for _, sev := range []string{pe.SeverityUnlocalized, pe.Severity} {
+		if sev == "FATAL" || sev == "PANIC" {
+			return true
+		}
+	}
+	return false
 }
 
 // IsConnectionError reports whether err means the connection is gone or

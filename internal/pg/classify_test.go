@@ -612,3 +612,23 @@ func TestProtocolViolationIsNotALostConnection(t *testing.T) {
 		t.Fatalf("FATAL 08006 classified %s", class)
 	}
 }
+
+// A session the server ends with a FATAL of another class than 08 or 57P0x
+// (here idle_in_transaction_session_timeout, 25P03) is a lost connection:
+// retried on a new one, not an error that ends the client.
+func TestClassifyOtherFatalEndsSession(t *testing.T) {
+	ctx := testCtx(t)
+	conn := pgtest.Conn(t, srv.NewDatabase(t))
+	mustExec(t, ctx, conn, "SET idle_in_transaction_session_timeout = '100ms'")
+	mustExec(t, ctx, conn, "BEGIN")
+	time.Sleep(400 * time.Millisecond)
+	_, err := conn.Exec(ctx, "SELECT 1")
+	if err == nil {
+		t.Fatal("the session outlived idle_in_transaction_session_timeout")
+	}
+	t.Logf("%v", err)
+	checkClass(t, err, metrics.ConnectionLost, false)
+	// The server's own words, as the driver keeps them.
+	checkClass(t, &pgconn.PgError{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "25P03",
+		Message: "terminating connection due to idle-in-transaction timeout"}, metrics.ConnectionLost, false)
+}

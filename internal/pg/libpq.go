@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgpassfile"
 	"github.com/jackc/pgservicefile"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ConnParams are the connection options of pgbench's command line: -h, -p,
@@ -151,6 +151,17 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 	if err := serviceFile(settings, env); err != nil {
 		return "", nil, err
 	}
+	// PGCLIENTENCODING, which pgx does not read: the encoding of the
+	// workload's connections (see encoding.go); "auto" is the locale's.
+	if settings["client_encoding"] == "" {
+		set("client_encoding", lookup(env, "PGCLIENTENCODING"))
+	}
+	if strings.EqualFold(settings["client_encoding"], "auto") {
+		settings["client_encoding"] = localeEncoding(env)
+	}
+	if err := checkPorts(settings, env); err != nil {
+		return "", nil, err
+	}
 	if settings["password"] == "" && lookup(env, "PGPASSWORD") == "" {
 		f, w := passfile(settings, env)
 		switch {
@@ -162,6 +173,56 @@ func (p ConnParams) ConnString(env LookupEnv) (conn string, warnings []string, e
 		}
 	}
 	return formatConnInfo(settings), warnings, nil
+}
+
+// ConnOptionError is a connection option libpq refuses when it connects
+// (a port that is not a number, or out of range), in its words.
+type ConnOptionError struct{ Msg string }
+
+func (e *ConnOptionError) Error() string { return e.Msg }
+
+// checkPorts checks the port (or ports, one per host) as libpq does before
+// it connects.
+func checkPorts(settings map[string]string, env LookupEnv) error {
+	ports := settings["port"]
+	if ports == "" {
+		ports = lookup(env, "PGPORT")
+	}
+	if ports == "" {
+		return nil
+	}
+	for _, port := range strings.Split(ports, ",") {
+		if port == "" {
+			continue
+		}
+		digits := strings.TrimRight(port, " \t\n\r\f\v")
+		n, err := strconv.ParseInt(strings.TrimLeft(digits, " \t\n\r\f\v"), 10, 32)
+		if err != nil { // strtol's: not a number, or beyond an int
+			return &ConnOptionError{Msg: fmt.Sprintf("invalid integer value \"%s\" for connection option \"port\"", port)}
+		}
+		if n < 1 || n > 65535 {
+			return &ConnOptionError{Msg: fmt.Sprintf("invalid port number: \"%s\"", port)}
+		}
+	}
+	return nil
+}
+
+// localeEncoding is libpq's client_encoding=auto: the codeset of the
+// locale (LC_ALL, else LC_CTYPE, else LANG), UTF8 for UTF-8 and SQL_ASCII
+// for the C locale and the rest.
+func localeEncoding(env LookupEnv) string {
+	loc := ""
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if loc = lookup(env, k); loc != "" {
+			break
+		}
+	}
+	_, codeset, _ := strings.Cut(loc, ".")
+	codeset, _, _ = strings.Cut(codeset, "@")
+	if c := strings.ToLower(strings.ReplaceAll(codeset, "-", "")); c == "utf8" {
+		return "UTF8"
+	}
+	return "SQL_ASCII"
 }
 
 // DefaultSocketDir is Debian's libpq DEFAULT_PGSOCKET_DIR, the socket
@@ -503,44 +564,4 @@ func parseURI(whole, rest string) (map[string]string, error) {
 		return nil, bad("unexpected %q", rest)
 	}
 	return out, nil
-}
-
-// LibpqMessage words a server error as libpq's PQerrorMessage does:
-// "ERROR:  message", the line of query the error points at with a caret
-// under it, then DETAIL and HINT lines; each line ends in a newline.
-// Errors that are not the server's are their text and a newline.
-func LibpqMessage(err error, query string) string {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return err.Error() + "\n"
-	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s:  %s\n", pe.Severity, pe.Message)
-	if pe.Position > 0 && query != "" {
-		// Position counts characters from 1; find its line.
-		runes := []rune(query)
-		pos := int(pe.Position) - 1
-		if pos <= len(runes) {
-			line, start := 1, 0
-			for i := 0; i < pos && i < len(runes); i++ {
-				if runes[i] == '\n' {
-					line++
-					start = i + 1
-				}
-			}
-			end := start
-			for end < len(runes) && runes[end] != '\n' && runes[end] != '\r' {
-				end++
-			}
-			prefix := fmt.Sprintf("LINE %d: ", line)
-			fmt.Fprintf(&sb, "%s%s\n%s^\n", prefix, string(runes[start:end]), strings.Repeat(" ", len(prefix)+pos-start))
-		}
-	}
-	if pe.Detail != "" {
-		fmt.Fprintf(&sb, "DETAIL:  %s\n", pe.Detail)
-	}
-	if pe.Hint != "" {
-		fmt.Fprintf(&sb, "HINT:  %s\n", pe.Hint)
-	}
-	return sb.String()
 }

@@ -19,10 +19,16 @@ import (
 type Target struct {
 	urls    []string
 	configs []*pgx.ConnConfig
-	secrets []string
-	next    atomic.Uint64
-	pooled  bool
-	orphans orphans
+	// encodings are the client_encoding each URL asks for, for the
+	// workload's own connections ("" = the database's): see encoding.go.
+	encodings []string
+	secrets   []string
+	next      atomic.Uint64
+	pooled    bool
+	orphans   orphans
+	// plain marks the nodes that refused TLS under sslmode=prefer: see
+	// preferPlain.
+	plain []atomic.Bool
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
@@ -44,7 +50,7 @@ func NewTarget(urls []string) (*Target, error) {
 			return nil, ErrEmptyURL
 		}
 	}
-	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls)}
+	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls))}
 	for _, u := range urls {
 		if err := cleanURL("--url ", u); err != nil {
 			return nil, err
@@ -59,6 +65,7 @@ func NewTarget(urls []string) (*Target, error) {
 		if cfg.RuntimeParams["application_name"] == "" {
 			cfg.RuntimeParams["application_name"] = "txload"
 		}
+		t.encodings = append(t.encodings, clientEncoding(cfg))
 		t.configs = append(t.configs, cfg)
 	}
 	return t, nil
@@ -102,10 +109,12 @@ func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig
 	if adjust != nil {
 		adjust(cfg)
 	}
+	t.preferPlain(i, &cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}
+	t.notePlain(i, &cfg.Config, conn.PgConn())
 	return conn, nil
 }
 
@@ -148,7 +157,7 @@ func connectDetail(msg string) string {
 	}
 	var out []string
 	for i, l := range lines {
-		if slices.Contains(out, l) {
+		if slices.Contains(out, l) || tlsFallback(l, lines[i+1:]) {
 			continue
 		}
 		dup := false
@@ -166,16 +175,40 @@ func connectDetail(msg string) string {
 	return strings.Join(out, "; ")
 }
 
+// tlsFallback says l is pgx's TLS attempt that the server refused, under
+// sslmode=prefer, before its plain attempt to the same address (one of
+// rest): libpq says nothing of it, and neither does txload.
+func tlsFallback(l string, rest []string) bool {
+	addr, _, ok := strings.Cut(l, " ")
+	if !ok || !strings.Contains(l, "tls error: server refused TLS connection") {
+		return false
+	}
+	for _, r := range rest {
+		if strings.HasPrefix(r, addr+" ") {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *ConnectError) Unwrap() error { return e.err }
 
 // ConnectRaw opens a protocol-level connection (pgconn) to the next node in
-// round-robin order, for executors that speak the protocol themselves.
+// round-robin order, for executors that speak the protocol themselves. Its
+// client_encoding is the URL's, else the database's (see encoding.go).
 func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	cfg := t.configs[i].Config.Copy()
+	if enc := t.encodings[i]; enc != "" {
+		cfg.RuntimeParams["client_encoding"] = enc
+	} else {
+		delete(cfg.RuntimeParams, "client_encoding") // the database's, as libpq
+	}
+	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}
+	t.notePlain(i, cfg, pc)
 	return pc, nil
 }

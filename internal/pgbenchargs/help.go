@@ -6,9 +6,11 @@ import (
 )
 
 // Usage is pgbench's --help for the pgbench of major, with prog in place of
-// "pgbench", then txload's --pgbench-version. The caller adds its own
-// flags after it.
-func Usage(prog string, major int) string {
+// "pgbench": its options, then which pgbench's command line is followed
+// (why says why: the one installed, or --pgbench-version) and what -d
+// means there, then more (txload's own options), and it ends as pgbench's
+// does, with its last two lines.
+func Usage(prog string, major int, why, more string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `%[1]s is a benchmarking tool for PostgreSQL.
 
@@ -102,10 +104,20 @@ Common options:
   -V, --version            output version information, then exit
   -?, --help               show this help, then exit
 `)
+	dashD := "-d is --debug, as in pgbench 15 and 16 (from 17 it is --dbname)"
+	if major >= 17 {
+		dashD = "-d is --dbname, as from pgbench 17 (in 15 and 16 it is --debug)"
+	}
 	fmt.Fprintf(&sb, `
-This command line follows pgbench %d's:
-  --%s=15..18   follow another pgbench's command line (default %d;
-                           -d is --debug up to 16, --dbname from 17)
-`, major, VersionFlag, DefaultMajor)
+This command line follows pgbench %d's (%s):
+%s.
+  --%s=15..18   follow another pgbench's command line
+                           (default: the installed pgbench's, else %d)
+`, major, why, dashD, VersionFlag, DefaultMajor)
+	sb.WriteString(more)
+	sb.WriteString(`
+Report bugs to <pgsql-bugs@lists.postgresql.org>.
+PostgreSQL home page: <https://www.postgresql.org/>
+`)
 	return sb.String()
 }

@@ -149,10 +149,15 @@ func TestUsageIsPgbenchHelp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pgbench --help: %v", err)
 	}
-	want, _, _ := strings.Cut(string(out), "\nReport bugs to")
-	got, _, _ := strings.Cut(Usage("pgbench", major), "\nThis command line follows")
+	want, tail, _ := strings.Cut(string(out), "\nReport bugs to")
+	usage := Usage("pgbench", major, "the installed one", "more\n")
+	got, _, _ := strings.Cut(usage, "\nThis command line follows")
 	if got != want {
 		t.Errorf("Usage(%d) differs from pgbench --help:\n--- pgbench\n%s\n--- Usage\n%s", major, want, got)
+	}
+	// It ends as pgbench's does.
+	if !strings.HasSuffix(usage, "\nmore\n\nReport bugs to"+tail) {
+		t.Errorf("Usage does not end as pgbench --help:\n%s", usage)
 	}
 }
 

@@ -32,6 +32,9 @@ const (
 	DefaultLogPrefix    = "pgbench_log"
 	// MaxScripts is pgbench's MAX_SCRIPTS.
 	MaxScripts = 128
+	// MaxParams is the most :variables a statement may use under the
+	// extended and prepared protocols (pgbench's MAX_ARGS - 1).
+	MaxParams = 255
 )
 
 // Options is a parsed pgbench command line: pgbench's own variables, with

@@ -434,7 +434,7 @@ func (p *parser) option(occ occurrence) error {
 		if !ok || name == "" || value == "" {
 			return p.fatal("invalid variable definition: \"%s\"", arg)
 		}
-		if !validVariableName(name) {
+		if !script.ValidVariableName(name) {
 			return p.fatal("option: invalid variable name: \"%s\"", name)
 		}
 		if i, dup := p.defines[name]; dup {
@@ -634,6 +634,13 @@ func (p *parser) finish(operands []string) error {
 	}
 	total := 0
 	for _, s := range o.Scripts {
+		// pgbench's postprocess_sql_command: a prepared or extended
+		// statement takes at most MaxParams parameters.
+		for _, c := range s.Parsed.Commands {
+			if c.Kind == script.SQL && o.Protocol != "simple" && len(c.Params) > MaxParams {
+				return p.fatal("statement has too many arguments (maximum is %d): %s", MaxParams, c.Text)
+			}
+		}
 		total += s.Weight
 	}
 	if total == 0 && o.Mode != Init {
@@ -704,21 +711,6 @@ func (p *parser) finish(operands []string) error {
 	return nil
 }
 
-// validVariableName is pgbench's valid_variable_name.
-func validVariableName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		ok := c >= 0x80 || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // builtinNames are pgbench's builtin scripts, in its order.
 func builtinNames() []string { return strings.Split(script.BuiltinNames(), ", ") }
 
@@ -787,11 +779,11 @@ func (p *parser) addFile(path string, weight int) error {
 	if err != nil {
 		return p.fatal("could not open file \"%s\": %s", path, strerror(err))
 	}
-	s, perr := script.Parse(path, string(src))
+	s, perr := script.ParseAs(path, string(src), p.o.Major)
 	if perr != nil {
 		var se *script.Error
-		if errors.As(perr, &se) && strings.HasPrefix(se.Msg, "empty command list") {
-			return p.fatal("%s", se.Msg)
+		if errors.As(perr, &se) {
+			return &Error{Lines: strings.Split(strings.TrimSuffix(se.Pgbench(p.prog), "\n"), "\n")}
 		}
 		return p.fatal("%s", perr.Error())
 	}

@@ -95,11 +95,27 @@ func (s *Server) URL() string { return s.base }
 // returns its URL.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
+	return s.newDatabase(t, "")
+}
+
+// NewDatabaseEncoding creates an empty database in encoding (SQL_ASCII,
+// LATIN1, UTF8, ...) with the C locale, as `initdb --locale C` or `CREATE
+// DATABASE ... ENCODING` make them, dropped when t ends, and returns its
+// URL.
+func (s *Server) NewDatabaseEncoding(t testing.TB, encoding string) string {
+	t.Helper()
+	return s.newDatabase(t, fmt.Sprintf(" ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0", encoding))
+}
+
+// newDatabase creates a database with the options of CREATE DATABASE in
+// with, dropped when t ends, and returns its URL.
+func (s *Server) newDatabase(t testing.TB, with string) string {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "txload_test_" + hex.EncodeToString(b[:])
 	ctx := context.Background()
-	exec(t, ctx, s.base, "CREATE DATABASE "+name+s.strategy)
+	exec(t, ctx, s.base, "CREATE DATABASE "+name+with+s.strategy)
 	t.Cleanup(func() {
 		exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})

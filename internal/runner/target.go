@@ -94,7 +94,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
 	where := ""
 	if r.embedded != nil {
-		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Major, Log: log, CacheDir: r.cacheDir})
+		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Full, Log: log, CacheDir: r.cacheDir})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded PostgreSQL: %w", err)
 		}
@@ -180,7 +180,9 @@ func (c *Conn) CheckSessionState(h workload.Hooks) error {
 		return nil
 	}
 	if need := h.SessionState(); need != "" {
-		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use --protocol extended or simple", need, c.Pooler)
+		// need begins with the flag as the user typed it: "-M prepared".
+		flag, _, _ := strings.Cut(need, " ")
+		return Usagef("%s, but %s hands each transaction any server session and keeps no prepared statements (PgBouncer keeps them from 1.21 with max_prepared_statements): use %s extended or simple", need, c.Pooler, flag)
 	}
 	return nil
 }

@@ -34,6 +34,10 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			if fatal && !(errors.As(err, &pe) && strings.HasPrefix(pe.Code, "28")) {
 				return class, false // the engine ends the client
 			}
+			if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
+				// pgbench's client gives up with its connection.
+				return metrics.Other, false
+			}
 			return class, fatal
 		}
 	}
@@ -185,8 +189,8 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		cfg.OnError = func(e engine.ErrorEvent) {
 			if pgbenchLines && (e.Class == metrics.Serialization || e.Class == metrics.Deadlock) {
 				// pgbench's own lines for the errors it retries.
-				fmt.Fprintf(stderr, "pgbench: client %d got an error in command %d (SQL) of script %d; %s\n",
-					e.Client, max(e.Stmt, 0), e.OpIndex, scrub(libpqMessage(e.Err)))
+				fmt.Fprintf(stderr, "pgbench: client %d got an error in command %d (SQL) of script %d; %s",
+					e.Client, max(e.Stmt, 0), e.OpIndex, scrub(pg.LibpqMessage(e.Err, "", "")))
 				what := "ends the failed transaction"
 				if e.Retry {
 					what = "repeats the transaction after the error"
@@ -216,8 +220,23 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 			fmt.Fprintf(stderr, "server reachable again after %s\n", e.Down.Round(time.Millisecond))
 		case engine.Aborted:
 			if pgbenchLines {
-				fmt.Fprintf(stderr, "pgbench: error: client %d script %d aborted in command %d query 0: %s\n",
-					e.Client, e.OpIndex, max(e.Stmt, 0), scrub(libpqMessage(e.Err)))
+				// The workload's own account in pgbench's lines, if it
+				// has one (pgbench's scripts); else pgbench's line for a
+				// failed command.
+				var pl interface{ PgbenchLines() string }
+				if errors.As(e.Err, &pl) {
+					fmt.Fprint(stderr, scrub(pl.PgbenchLines()))
+					return
+				}
+				var pe *pgconn.PgError
+				if class, _ := pg.Classify(e.Err); !errors.As(e.Err, &pe) && (class == metrics.ConnectionLost || class == metrics.AmbiguousCommit) {
+					// libpq could not read a result: the connection is gone.
+					fmt.Fprintf(stderr, "pgbench: error: client %d aborted in command %d (SQL) of script %d; perhaps the backend died while processing\n",
+						e.Client, max(e.Stmt, 0), e.OpIndex)
+					return
+				}
+				fmt.Fprintf(stderr, "pgbench: error: client %d script %d aborted in command %d query 0: %s",
+					e.Client, e.OpIndex, max(e.Stmt, 0), scrub(pg.LibpqMessage(e.Err, "", "")))
 				return
 			}
 			fmt.Fprintf(stderr, "client %d aborted in %s: %s\n", e.Client, e.Op, scrub(oneLine(e.Err.Error())))
@@ -263,22 +282,4 @@ func logTxn(w *pgbenchlog.Writer, t engine.Txn) {
 	}
 	_ = w.Log(pgbenchlog.Txn{Client: t.Client, Number: t.Number, Script: t.Op, Outcome: o,
 		Latency: t.Latency, Lag: t.Lag, Tries: t.Tries, End: t.End})
-}
-
-// libpqMessage is a server error as libpq's PQerrorMessage words it
-// ("ERROR:  division by zero", then DETAIL and HINT lines), for pgbench's
-// lines; any other error is its text on one line.
-func libpqMessage(err error) string {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return oneLine(err.Error())
-	}
-	msg := pe.Severity + ":  " + pe.Message
-	if pe.Detail != "" {
-		msg += "\nDETAIL:  " + pe.Detail
-	}
-	if pe.Hint != "" {
-		msg += "\nHINT:  " + pe.Hint
-	}
-	return msg
 }

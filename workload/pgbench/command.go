@@ -1,6 +1,7 @@
 package pgbench
 
 import (
+	"io"
 	"strconv"
 
 	"github.com/txload/txload/workload"
@@ -26,6 +27,9 @@ type CommandConfig struct {
 	RandomSeed uint64
 	// Debug prints pgbench's -d lines for every command of every client.
 	Debug bool
+	// Stdout takes what \shell commands print, as pgbench's standard
+	// output does (nil: the run's log).
+	Stdout io.Writer
 }
 
 // Command returns the workload that runs c: the scripts as the `script`
@@ -46,6 +50,7 @@ func Command(c CommandConfig) (workload.Meta, workload.Generator) {
 		}
 		g.randomSeed = strconv.FormatUint(c.RandomSeed, 10)
 		g.debug = c.Debug
+		g.stdout = c.Stdout
 		return g
 	}
 	return m, m.New()

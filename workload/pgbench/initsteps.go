@@ -175,10 +175,26 @@ func printNotice(w io.Writer, n *pgconn.Notice) {
 func (r *initRun) exec(ctx context.Context, sqls ...string) error {
 	for _, s := range sqls {
 		if _, err := r.conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("%s: %w", s, err)
+			return &QueryError{SQL: s, Err: err}
 		}
 	}
 	return nil
+}
+
+// QueryError is a statement of the init steps that failed.
+type QueryError struct {
+	SQL string
+	Err error
+}
+
+func (e *QueryError) Error() string { return e.SQL + ": " + e.Err.Error() }
+func (e *QueryError) Unwrap() error { return e.Err }
+
+// Pgbench is the error as pgbench's executeStatement prints it, prog
+// naming the program: "query failed: " and libpq's message, then "Query
+// was: " and the statement.
+func (e *QueryError) Pgbench(prog string) string {
+	return fmt.Sprintf("%s: error: query failed: %s%s: detail: Query was: %s\n", prog, pg.LibpqMessage(e.Err, e.SQL, "UTF8"), prog, e.SQL)
 }
 
 func (r *initRun) logf(format string, args ...any) { fmt.Fprintf(r.log, format, args...) }

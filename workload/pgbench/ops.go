@@ -131,7 +131,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			}
 			vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
 			vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
-			p := g.newProgram(id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
+			p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
 			if g.debug && opts.Log != nil {
 				p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
 			}

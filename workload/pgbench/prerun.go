@@ -28,7 +28,7 @@ func PreRun(ctx context.Context, t *pg.Target, vacuumAll bool, prog string, log 
 	defer conn.Close(context.WithoutCancel(ctx))
 	try := func(sql string) {
 		if _, err := conn.Exec(ctx, sql); err != nil {
-			fmt.Fprintf(log, "%s: error: %s%s: detail: (ignoring this error and continuing anyway)\n", prog, pg.LibpqMessage(err, sql), prog)
+			fmt.Fprintf(log, "%s: error: %s%s: detail: (ignoring this error and continuing anyway)\n", prog, pg.LibpqMessage(err, sql, "UTF8"), prog)
 		}
 	}
 	fmt.Fprint(log, "starting vacuum...")
@@ -71,7 +71,7 @@ func ReadTableInfo(ctx context.Context, conn *pgx.Conn, prog string, scaleGiven 
 	hint := fmt.Sprintf("%s: hint: Perhaps you need to do initialization (\"pgbench -i\") in database \"%s\".", prog, db)
 	const count = "select count(*) from pgbench_branches"
 	if err := conn.QueryRow(ctx, count, pgx.QueryExecModeSimpleProtocol).Scan(&info.Scale); err != nil {
-		msg := fmt.Sprintf("%s: error: could not count number of branches: %s", prog, pg.LibpqMessage(err, count))
+		msg := fmt.Sprintf("%s: error: could not count number of branches: %s", prog, pg.LibpqMessage(err, count, "UTF8"))
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42P01" {
 			msg += hint + "\n"

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/workload"
@@ -19,10 +21,15 @@ import (
 // the script's commands that queues each SQL command on the connection and
 // continues when its result is in, as pgbench's own client state machine
 // does. Nothing is allocated per transaction on the paths the builtins take.
+//
+// An error that ends the client carries pgbench's lines for it (see
+// clientError): a meta-command that failed, a \gset that got no row, a
+// script that ended inside a transaction block or a pipeline.
 type program struct {
 	scripts [][]script.Command
 	stmts   [][]*driver.Stmt // per script and command: the SQL commands' statements
 	mode    protocol
+	id      int // the client's number, in pgbench's lines
 
 	prng  *expr.PRNG // the scripts' random functions, as pgbench's
 	saved expr.PRNG  // the random state at the start of the transaction
@@ -36,6 +43,13 @@ type program struct {
 	pending  []int  // commands (pc) of the exchange awaited, in queue order
 	text     []byte // a simple-protocol statement with its values
 
+	// pgbench: behave as pgbench where txload run differs (print the
+	// server's notices; count a transaction that ends inside a block,
+	// then abort). log takes notices and shell commands' standard error;
+	// stdout the standard output of \shell.
+	pgbench     bool
+	log, stdout io.Writer
+
 	// mark writes a marker inside each transaction (nil: none): queued
 	// before the committing command, its result is pending[markAt] while
 	// marking.
@@ -45,14 +59,25 @@ type program struct {
 	trace *tracer
 }
 
-// newProgram makes client id's program.
-func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, debug io.Writer, defaultSeed int64, mark *workload.Mark) *program {
-	p := &program{mode: g.mode, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed), mark: mark, markAt: -1}
+// newProgram makes client id's program; pgbenchID is the client's number
+// in pgbench's lines.
+func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr.Value, log io.Writer, defaultSeed int64, mark *workload.Mark) *program {
+	p := &program{mode: g.mode, id: pgbenchID, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed),
+		mark: mark, markAt: -1, pgbench: g.preset != nil, log: log, stdout: g.stdout}
+	if p.log == nil {
+		p.log = io.Discard
+	}
+	if p.stdout == nil {
+		p.stdout = p.log
+	}
 	for k, v := range vars {
 		p.vars[k] = v
 	}
-	p.env = expr.Env{Lookup: p.lookup, Rand: rand.New(p.prng), Debug: debug, DefaultSeed: defaultSeed}
-	for i, s := range g.scripts {
+	p.env = expr.Env{Lookup: p.lookup, Rand: rand.New(p.prng), Debug: log, DefaultSeed: defaultSeed}
+	// Prepared statements are named as pgbench names them: P_0, P_1, ...
+	// over the SQL commands of every script in order.
+	n := 0
+	for _, s := range g.scripts {
 		p.scripts = append(p.scripts, s.Commands)
 		row := make([]*driver.Stmt, len(s.Commands))
 		for j := range s.Commands {
@@ -63,8 +88,9 @@ func (g *runGen) newProgram(id int, seed uint64, vars map[string]expr.Value, deb
 			st := &driver.Stmt{SQL: c.Prepared}
 			st.Begins, st.Commits = transactionEdges(c.Text)
 			if g.mode == prepared {
-				st.Name = fmt.Sprintf("txload_%d_%d", i, j)
+				st.Name = "P_" + strconv.Itoa(n)
 			}
+			n++
 			row[j] = st
 		}
 		p.stmts = append(p.stmts, row)
@@ -77,9 +103,18 @@ func (p *program) lookup(name string) (expr.Value, bool) {
 	return v, ok
 }
 
+// cmds returns command pc of the script under way.
+func (p *program) cmds(pc int) *script.Command { return &p.scripts[p.op][pc] }
+
 // Connected: statements prepared on the old connection are gone; the
-// driver prepares them again on first use.
-func (p *program) Connected(*driver.Conn) { p.trace.connected() }
+// driver prepares them again on first use. Under pgbench the server's
+// notices are printed as libpq prints them.
+func (p *program) Connected(c *driver.Conn) {
+	p.trace.connected()
+	if p.pgbench {
+		c.Notice = func(pe *pgconn.PgError) { fmt.Fprint(p.log, pg.LibpqNotice(pe, "", c.ClientEncoding())) }
+	}
+}
 
 // Start runs script op from its first command. A retry replays the same
 // random draws, as pgbench does, so that the retried transaction is the one
@@ -123,12 +158,26 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 			continue
 		}
 		if r.Err != nil {
-			// The command's place in its script, for the message; the
-			// server's error stays what classifies it.
-			return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("%s:%d: %w", cmd.File, cmd.Line, r.Err), Stmt: pc}
+			// The text libpq would show the error's position in: what was
+			// sent, with $n under the extended protocol; none for a
+			// prepared statement's execution.
+			query := ""
+			switch p.mode {
+			case simple:
+				query = string(p.text)
+			case extended:
+				query = p.stmts[p.op][pc].SQL
+			}
+			// pgbench reads a pipeline's results at its \endpipeline, and
+			// names that command.
+			shown := pc
+			if k := p.pc - 1; k >= 0 && cmds[k].Kind == script.EndPipeline {
+				shown = k
+			}
+			return driver.Action{Kind: driver.Finish, Err: p.serverError(c, shown, r, query), Stmt: pc}
 		}
 		if cmd.Gset || cmd.Aset {
-			if err := p.store(r, cmd); err != nil {
+			if err := p.store(r, pc, cmd); err != nil {
 				return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
 			}
 		}
@@ -143,24 +192,37 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 	return p.run(c)
 }
 
-// store applies \gset (exactly one row) or \aset (the last row, if any).
-func (p *program) store(r *driver.Result, cmd *script.Command) error {
+// store applies \gset (exactly one row) or \aset (the last row, if any), as
+// pgbench: a new variable needs a valid name.
+func (p *program) store(r *driver.Result, pc int, cmd *script.Command) error {
 	if cmd.Gset && r.Rows != 1 {
-		return scriptErr(cmd, fmt.Errorf("\\gset expects one row, got %d", r.Rows))
+		return p.resultError(pc, r.Parts, fmt.Sprintf("expected one row, got %d", r.Rows))
 	}
 	if r.Kept() == 0 {
 		return nil
 	}
+	what := "gset"
+	if cmd.Aset {
+		what = "aset"
+	}
 	for i := 0; i < r.Columns; i++ {
 		v, _ := r.Value(0, i) // pgbench stores a NULL as empty text
 		name := cmd.Prefix + string(r.Name(i))
-		p.vars[name] = expr.ParseValue(string(v))
+		if err := p.assign(what, name, expr.ParseValue(string(v))); err != nil {
+			return p.resultError(pc, r.Parts, "error storing into variable "+name, err.Error())
+		}
 	}
 	return nil
 }
 
-func scriptErr(c *script.Command, err error) error {
-	return pg.Fatal(fmt.Errorf("%s:%d: %w", c.File, c.Line, err))
+// assign sets variable name, which must be a valid name when it is new
+// (pgbench's lookupCreateVariable; what names the command in the error).
+func (p *program) assign(what, name string, v expr.Value) error {
+	if _, ok := p.vars[name]; !ok && !script.ValidVariableName(name) {
+		return fmt.Errorf("%s: invalid variable name: \"%s\"", what, name)
+	}
+	p.vars[name] = v
+	return nil
 }
 
 // run executes commands from p.pc until one must be awaited.
@@ -178,15 +240,17 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			p.env.Script, p.env.Command = p.op, pc+1
 			v, err := cmd.Expr.Eval(&p.env)
 			if err != nil {
-				return p.fail(cmd, pc, err)
+				return p.fail(pc, p.metaError(pc, cmd.Name, "evaluation of meta-command failed", err))
 			}
-			p.vars[cmd.Var] = v
+			if err := p.assign(cmd.Name, cmd.Var, v); err != nil {
+				return p.fail(pc, p.metaError(pc, "set", "assignment of meta-command failed", err))
+			}
 			c.Statement(p.op, pc, time.Since(start))
 			p.pc++
 		case script.Sleep:
 			d, err := p.sleepFor(cmd)
 			if err != nil {
-				return p.fail(cmd, pc, err)
+				return p.fail(pc, p.metaError(pc, "sleep", "execution of meta-command failed", err))
 			}
 			p.pc++
 			p.sleeping, p.sent = true, time.Now()
@@ -194,12 +258,12 @@ func (p *program) run(c *driver.Conn) driver.Action {
 		case script.If:
 			ok, err := p.cond(cmd, pc)
 			if err != nil {
-				return p.fail(cmd, pc, err)
+				return p.fail(pc, p.metaError(pc, cmd.Name, "evaluation of meta-command failed", err))
 			}
 			if ok {
 				p.pc++
 			} else if p.pc, err = p.nextBranch(cmds, cmd.Next); err != nil {
-				return p.fail(cmd, pc, err)
+				return p.fail(pc, err)
 			}
 		case script.Elif, script.Else:
 			// Reached by running the end of a taken branch: leave the chain.
@@ -210,14 +274,38 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			p.pc = j + 1
 		case script.Endif:
 			p.pc++
+		case script.Shell, script.SetShell:
+			start := time.Now()
+			if err := p.shell(cmd); err != nil {
+				what := "shell"
+				if cmd.Kind == script.SetShell {
+					what = "setshell"
+				}
+				return p.fail(pc, p.metaError(pc, what, "execution of meta-command failed", err))
+			}
+			c.Statement(p.op, pc, time.Since(start))
+			p.pc++
 		case script.StartPipeline:
+			// txload run refused these before the run (script.CheckPipelines).
+			switch {
+			case p.mode == simple:
+				return p.fail(pc, p.metaError(pc, "startpipeline", "cannot use pipeline mode with the simple query protocol", nil))
+			case p.inPipe:
+				return p.fail(pc, p.metaError(pc, "startpipeline", "already in pipeline mode", nil))
+			}
 			c.Pipeline(true)
 			p.inPipe = true
 			p.pc++
 		case script.SyncPipeline:
+			if !p.inPipe {
+				return p.fail(pc, p.metaError(pc, "syncpipeline", "not in pipeline mode", nil))
+			}
 			c.Sync()
 			p.pc++
 		case script.EndPipeline:
+			if !p.inPipe {
+				return p.fail(pc, p.metaError(pc, "endpipeline", "not in pipeline mode", nil))
+			}
 			c.Pipeline(false)
 			p.inPipe = false
 			p.pc++
@@ -226,12 +314,14 @@ func (p *program) run(c *driver.Conn) driver.Action {
 				return driver.Action{Kind: driver.Await}
 			}
 		case script.SQL:
+			if p.inPipe && (cmd.Gset || cmd.Aset) {
+				what := map[bool]string{true: "gset", false: "aset"}[cmd.Gset]
+				return p.fail(pc, p.metaError(pc, what, "\\"+what+" is not allowed in pipeline mode", nil))
+			}
 			if p.mark != nil && !p.mark.Open() && p.stmts[p.op][pc].Commits {
 				p.queueMark(c, pc)
 			}
-			if err := p.queue(c, pc, cmd); err != nil {
-				return p.fail(cmd, pc, err)
-			}
+			p.queue(c, pc, cmd)
 			p.pc++
 			if !p.inPipe {
 				p.trace.receiving() // pgbench's first look, right after sending
@@ -240,19 +330,33 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			}
 		}
 	}
+	if p.inPipe {
+		return driver.Action{Kind: driver.Finish, Err: pg.Fatal(p.clientAborted(len(cmds)-1, "end of script reached with pipeline open")), Stmt: -1}
+	}
+	if !c.Idle() {
+		// The script ended inside a transaction block: pgbench counts the
+		// transaction and aborts the client; txload run fails it (it
+		// never committed) and stops, saying so.
+		err := p.clientAborted(len(cmds)-1, "end of script reached without completing the last transaction")
+		if p.pgbench {
+			return driver.Action{Kind: driver.Finish, Err: &workload.AbortAfter{Err: err}, Stmt: -1}
+		}
+		return driver.Action{Kind: driver.Finish, Err: pg.Fatal(err), Stmt: -1}
+	}
 	return driver.Action{Kind: driver.Finish, Stmt: -1}
 }
 
 // fail ends the attempt on an error of the script itself (an expression,
 // an undefined variable): no retry can cure it.
-func (p *program) fail(cmd *script.Command, pc int, err error) driver.Action {
-	return driver.Action{Kind: driver.Finish, Err: scriptErr(cmd, err), Stmt: pc}
+func (p *program) fail(pc int, err error) driver.Action {
+	return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
 }
 
 // queue sends SQL command pc with its variables bound: substituted as text
 // for the simple protocol, as pgbench does (an unset variable stays as
-// written); else as text parameters of types the server infers.
-func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) error {
+// written); else as text parameters of types the server infers, an unset
+// variable's as NULL (pgbench 15 sends what getVariable gives it: NULL).
+func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) {
 	st := p.stmts[p.op][pc]
 	capture := driver.CaptureNone
 	switch {
@@ -279,30 +383,26 @@ func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) error {
 		p.text = b
 		p.trace.send(p.op, pc, st, b)
 		c.Simple(b, st, capture)
-		return nil
-	}
-	for _, name := range cmd.Params {
-		if _, ok := p.vars[name]; !ok {
-			p.pending = p.pending[:len(p.pending)-1]
-			return fmt.Errorf("undefined variable %q", name)
-		}
+		return
 	}
 	p.trace.send(p.op, pc, st, nil)
 	params := c.Bind(st, capture)
 	for _, name := range cmd.Params {
-		switch v := p.vars[name]; v.Kind {
-		case expr.Int:
+		v, ok := p.vars[name]
+		switch {
+		case !ok:
+			params.Null()
+		case v.Kind == expr.Int:
 			params.Int(v.I)
-		case expr.Str:
+		case v.Kind == expr.Str:
 			params.String(v.S)
-		case expr.Null:
+		case v.Kind == expr.Null:
 			params.Null()
 		default:
 			params.String(v.Text())
 		}
 	}
 	params.Send()
-	return nil
 }
 
 func appendValue(b []byte, v expr.Value) []byte {
@@ -316,18 +416,23 @@ func appendValue(b []byte, v expr.Value) []byte {
 }
 
 // sleepFor is a \sleep's duration. A variable is read as pgbench reads it
-// (atoi: its leading integer; "1.5" sleeps 1 unit).
+// (atoi: its leading integer; "1.5" sleeps 1 unit), and must begin with a
+// digit when that reads as 0.
 func (p *program) sleepFor(cmd *script.Command) (time.Duration, error) {
 	n := cmd.SleepValue
-	if cmd.SleepVar != "" {
+	if cmd.SleepVarSet {
 		v, ok := p.vars[cmd.SleepVar]
 		if !ok {
-			return 0, fmt.Errorf("undefined variable %q", cmd.SleepVar)
+			return 0, fmt.Errorf("%s: undefined variable \"%s\"", cmd.Name, cmd.SleepVar)
 		}
+		text := v.Text()
 		if v.Kind == expr.Int {
 			n = v.I
 		} else {
-			n = atoi(v.Text())
+			n = atoi(text)
+		}
+		if n == 0 && (text == "" || text[0] < '0' || text[0] > '9') {
+			return 0, fmt.Errorf("%s: invalid sleep time \"%s\" for variable \"%s\"", cmd.Name, text, cmd.SleepVar)
 		}
 	}
 	return time.Duration(n) * cmd.Unit, nil
@@ -375,7 +480,7 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 		}
 		ok, err := p.cond(c, j)
 		if err != nil {
-			return 0, err
+			return 0, p.metaError(j, c.Name, "evaluation of meta-command failed", err)
 		}
 		if ok {
 			return j + 1, nil

@@ -3,6 +3,7 @@ package pgbench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -60,6 +61,9 @@ type runGen struct {
 	presetBuiltin bool
 	// debug: pgbench's -d lines (txload pgbench -d).
 	debug bool
+	// stdout takes what \shell commands print (txload pgbench: the
+	// standard output, as pgbench's; else the run's log).
+	stdout io.Writer
 }
 
 func newRunGen(builtin string) *runGen {
@@ -87,10 +91,13 @@ func (g *runGen) Hooks() workload.Hooks {
 		Ops:         g.ops,
 		RunDefaults: map[string]string{"max-tries": "1", "init": "skip"},
 		SessionState: func() string {
-			if g.mode == prepared {
-				return "--protocol prepared keeps named prepared statements in the server session"
+			if g.mode != prepared {
+				return ""
 			}
-			return ""
+			if g.preset != nil { // txload pgbench: what its user typed
+				return "-M prepared keeps named prepared statements in the server session"
+			}
+			return "--protocol prepared keeps named prepared statements in the server session"
 		},
 	}
 	h.MarkTransactions = g.markable
@@ -165,6 +172,12 @@ func (g *runGen) validate() error {
 	total := 0
 	for _, s := range g.scripts {
 		total += s.Weight
+		if g.preset != nil {
+			continue // txload pgbench: as pgbench, the client aborts when it runs into them
+		}
+		if err := script.CheckPipelines(s); err != nil {
+			return err
+		}
 		if g.mode == simple && hasPipeline(s) {
 			return fmt.Errorf("%s: pipelines need --protocol extended or prepared (pgbench refuses them in simple mode)", s.Name)
 		}

@@ -409,7 +409,7 @@ func parallel(ctx context.Context, t *pg.Target, sqls []string) error {
 				_, _ = cn.Exec(gctx, maintenanceMem)
 			}
 			if _, err := cn.Exec(gctx, s); err != nil {
-				return fmt.Errorf("%s: %w", s, err)
+				return &QueryError{SQL: s, Err: err}
 			}
 			return nil
 		})

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/txload/txload/internal/pg"
 )
 
@@ -51,6 +53,15 @@ type Result struct {
 	// Columns is the number of columns of the rows kept.
 	Columns int
 
+	// Parts is the number of result sets of a simple Query's \; compound
+	// that completed before the one Rows and Err are about: pgbench's
+	// "query N".
+	Parts int
+	// ParseFailed says the statement's Parse, sent with it because the
+	// named statement was not prepared on the connection yet, failed:
+	// Err is the Parse's error.
+	ParseFailed bool
+
 	tag     span
 	ended   bool // a simple Query's result set ended: another may follow
 	names   []span
@@ -59,6 +70,10 @@ type Result struct {
 	stmt    *Stmt
 	arena   *[]byte
 	kept    int // rows kept in vals
+	// base: under CaptureLast, the columns of a compound's earlier result
+	// sets kept (each set's last row, as pgbench's \aset stores every
+	// set's); the set under way adds its own after them.
+	base int
 }
 
 // Tag is the command tag: "UPDATE 1".
@@ -66,6 +81,9 @@ func (r *Result) Tag() []byte { return r.bytes(r.tag) }
 
 // Name is the name of column i.
 func (r *Result) Name(i int) []byte { return r.bytes(r.names[i]) }
+
+// Stmt is the statement the result is of.
+func (r *Result) Stmt() *Stmt { return r.stmt }
 
 // Kept is the number of rows kept, as the capture asked.
 func (r *Result) Kept() int { return r.kept }
@@ -102,6 +120,9 @@ type Conn struct {
 	// Now is when the loop last resumed the program: the end of the
 	// exchange it awaited.
 	Now time.Time
+	// Notice, when set, is called with each notice or warning the server
+	// sends (NoticeResponse), from the client's loop.
+	Notice func(*pgconn.PgError)
 	// PID and key identify the backend, for cancel requests.
 	pid  uint32
 	key  []byte
@@ -115,7 +136,8 @@ type Conn struct {
 	wbuf       []byte
 	wpos       int
 
-	tx       byte // status of the last ReadyForQuery: 'I', 'T' or 'E'
+	tx       byte   // status of the last ReadyForQuery: 'I', 'T' or 'E'
+	encoding string // the session's client_encoding when it connected
 	pipeline bool
 	seg      int // segments started (Syncs queued)
 	reqs     []request
@@ -149,6 +171,10 @@ func newConn() *Conn {
 
 // Idle says the connection is outside a transaction block.
 func (c *Conn) Idle() bool { return c.tx == 'I' }
+
+// ClientEncoding is the session's client_encoding when it connected (the
+// encoding in which the server counts an error's position).
+func (c *Conn) ClientEncoding() string { return c.encoding }
 
 // Pipeline starts (true) or ends (false) pipeline mode: statements queued
 // in it share a Sync, and an error skips the rest of their segment, as the
@@ -333,6 +359,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		if r == nil {
 			return false, pe // an error outside any statement: FATAL
 		}
+		r.restart() // the error ends a compound's part: Parts counts those before
 		r.Err = pe
 		// The server skips the rest of the segment: those statements fail
 		// with it too. A named statement whose Parse did not get through
@@ -341,6 +368,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			c.results[i].Err = pe
 			if q := c.reqs[i]; q.parsed && !q.parseOK {
 				delete(c.prepared, c.results[i].stmt)
+				c.results[i].ParseFailed = i == c.cur
 			}
 		}
 	case 'T':
@@ -368,7 +396,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		case r.capture == CaptureFirst && r.kept > 0:
 		default:
 			if r.capture == CaptureLast && r.kept > 0 {
-				r.vals, r.kept = r.vals[:0], 0
+				r.vals = r.vals[:r.base]
 			}
 			if err := dataRow(body, func(_ int, v []byte) {
 				if v == nil {
@@ -379,7 +407,9 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			}); err != nil {
 				return false, err
 			}
-			r.kept++
+			if r.capture != CaptureLast || r.kept == 0 {
+				r.kept++
+			}
 		}
 	case 'C', 'I':
 		if r == nil {
@@ -389,29 +419,60 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		if typ == 'C' && len(body) > 0 {
 			r.tag = c.keep(body[:len(body)-1])
 		}
+		if r.capture == CaptureLast && r.Rows == 0 {
+			// \aset skips a set without rows.
+			r.names, r.vals, r.Columns = r.names[:r.base], r.vals[:r.base], r.base
+		}
 		if c.reqs[c.cur].simple {
 			// A \; compound may send another result set: only the last
-			// one counts, as pgbench keeps it.
+			// one counts, as pgbench keeps it (\aset: each one's last row).
 			r.ended = true
 		} else {
 			c.cur++
 		}
-	case 'G', 'H', 'W':
-		return false, errors.New("COPY is not supported in load scripts")
+	case 'H':
+		// COPY TO STDOUT: the statement fails with ErrCopy; its data is
+		// read and dropped.
+		if r != nil && r.Err == nil {
+			r.Err = ErrCopy
+		}
+	case 'd', 'c':
+	case 'G', 'W':
+		// COPY FROM STDIN would wait for data: the connection is given up.
+		return false, ErrCopy
 	case '1':
 		if c.cur < len(c.reqs) {
 			c.reqs[c.cur].parseOK = true
 		}
-	case '2', '3', 'n', 't', 's', 'N', 'S', 'A', 'K':
+	case 'N':
+		if c.Notice != nil {
+			c.Notice(parseError(body))
+		}
+	case '2', '3', 'n', 't', 's', 'S', 'A', 'K':
 	default:
 		return false, fmt.Errorf("protocol: unexpected message %q", typ)
 	}
 	return false, nil
 }
 
+// ErrCopy is the error of a statement that started a COPY: COPY TO
+// STDOUT fails the statement, COPY FROM STDIN the connection.
+var ErrCopy = errors.New("COPY is not supported in load scripts")
+
 // restart forgets a compound's earlier result set when the next begins.
 func (r *Result) restart() {
 	if r.ended {
+		r.Parts++
+		if r.capture == CaptureLast {
+			// \aset: keep the set that ended if it had a row.
+			if r.Rows > 0 {
+				r.base = len(r.names)
+			}
+			r.names, r.vals, r.Columns = r.names[:r.base], r.vals[:r.base], r.base
+			r.ended, r.Rows = false, 0
+			r.tag = span{n: -1}
+			return
+		}
 		r.ended, r.Rows, r.Columns, r.kept = false, 0, 0, 0
 		r.names, r.vals = r.names[:0], r.vals[:0]
 		r.tag = span{n: -1}
@@ -431,6 +492,16 @@ func (c *Conn) keep(b []byte) span {
 // under way ran outside a transaction block; it may be retried only when
 // its block was open and no COMMIT had been sent.
 func (c *Conn) lost(err error) error {
+	// The server's FATAL, when it said why it closed the connection
+	// ("terminating connection due to administrator command"), is the
+	// error, as libpq reports it.
+	for i := range c.results {
+		var pe *pgconn.PgError
+		if errors.As(c.results[i].Err, &pe) && (pe.Severity == "FATAL" || pe.Severity == "PANIC") {
+			err = fmt.Errorf("%w (%v)", pe, err)
+			break
+		}
+	}
 	if c.internal {
 		return err
 	}

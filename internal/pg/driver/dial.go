@@ -26,6 +26,7 @@ func dial(ctx context.Context, t *pg.Target, raw bool) (*Conn, error) {
 	}
 	c := newConn()
 	c.pid, c.key, c.tx, c.addr = hj.PID, hj.SecretKey, hj.TxStatus, hj.Conn.RemoteAddr()
+	c.encoding = hj.ParameterStatuses["client_encoding"]
 	if raw && hj.TLSConfig == nil {
 		if fd, ok := rawSocket(hj.Conn); ok {
 			c.fd = fd

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -97,6 +98,22 @@ func (c *Conn) process() (bool, error) {
 		if err != nil || done {
 			return done, err
 		}
+	}
+}
+
+// idleError is why a connection that was idle broke: the server's FATAL
+// when it sent one before closing it ("terminating connection due to
+// administrator command"), else err.
+func (c *Conn) idleError(err error) error {
+	for buf := c.rbuf[c.rpos:c.rend]; ; {
+		typ, body, n, perr := nextMessage(buf)
+		if perr != nil || n == 0 {
+			return err
+		}
+		if typ == 'E' {
+			return fmt.Errorf("%w (%v)", parseError(body), err)
+		}
+		buf = buf[n:]
 	}
 }
 

@@ -141,7 +141,7 @@ func (l *epollLoop) ready(c *client, events uint32, now time.Time) {
 			// connection (or sent a notice): read it, and notice a loss at
 			// the next exchange.
 			if _, err := conn.fill(); err != nil {
-				conn.broken = err
+				conn.broken = conn.idleError(err)
 				l.unwatch(c)
 			}
 			conn.rpos = conn.rend

@@ -27,23 +27,114 @@ func (l testLog) Write(p []byte) (int, error) {
 }
 
 func TestLookup(t *testing.T) {
-	v, err := Lookup("17")
-	if err != nil || v != (Version{Major: "17", Full: "17.5.0"}) {
-		t.Fatalf("Lookup(17) = %v, %v", v, err)
-	}
-	if v, err := Lookup("18.3.0"); err != nil || v.Major != "18" {
-		t.Fatalf("Lookup(18.3.0) = %v, %v", v, err)
+	for _, tc := range []struct {
+		in   string
+		want Version // zero: an error
+	}{
+		{"17", Version{Major: "17", Full: "17.5.0"}},
+		{"18.3.0", Version{Major: "18", Full: "18.3.0"}},
+		{" 18 ", Version{Major: "18", Full: "18.3.0"}},
+		// Releases need not be listed: Start finds out whether they exist.
+		{"12.3.0", Version{Major: "12", Full: "12.3.0"}},
+		{"9.6.24", Version{Major: "9", Full: "9.6.24"}},
+		{"12.99.0", Version{Major: "12", Full: "12.99.0"}},
+		{"foo", Version{}},
+		{"9", Version{}},
+		{"12.3", Version{}},
+		{"12.3.0.1", Version{}},
+		{"12.03.0", Version{}},
+		{"0.3.0", Version{}},
+		{"-12.3.0", Version{}},
+		{"+12.3.0", Version{}},
+		{"12.3.x", Version{}},
+		{"12..0", Version{}},
+		{"12.3.0 ", Version{Major: "12", Full: "12.3.0"}},
+		{"99999.1.0", Version{}},
+		{"12.3.0/../../x", Version{}},
+	} {
+		v, err := Lookup(tc.in)
+		if tc.want == (Version{}) {
+			if err == nil {
+				t.Errorf("Lookup(%q) = %v, want an error", tc.in, v)
+				continue
+			}
+			for _, v := range Versions() {
+				if !strings.Contains(err.Error(), v.Major+" ("+v.Full+")") {
+					t.Errorf("error %q does not list %s", err, v.Major)
+				}
+			}
+			if !strings.Contains(err.Error(), "major.minor.patch") {
+				t.Errorf("error %q does not say a release may be given", err)
+			}
+			continue
+		}
+		if err != nil || v != tc.want {
+			t.Errorf("Lookup(%q) = %v, %v; want %v", tc.in, v, err, tc.want)
+		}
 	}
 	if _, err := Lookup(DefaultMajor()); err != nil {
 		t.Fatalf("default major: %v", err)
 	}
-	_, err = Lookup("foo")
-	if err == nil {
-		t.Fatal("Lookup(foo) succeeded")
+}
+
+// TestStartRelease starts a release that no major version names: the one
+// Jepsen found G2-item anomalies on at serializable (fixed in 12.4).
+func TestStartRelease(t *testing.T) {
+	linuxOnly(t)
+	if testing.Short() {
+		t.Skip("fetches PostgreSQL 12.3.0 (12 MB) on first use and starts it")
 	}
-	for _, v := range Versions() {
-		if !strings.Contains(err.Error(), v.Major) {
-			t.Errorf("error %q does not list %s", err, v.Major)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Options{Major: "12.3.0", Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	if s.Version() != (Version{Major: "12", Full: "12.3.0"}) {
+		t.Errorf("Version() = %v", s.Version())
+	}
+	checkServer(ctx, t, s)
+	conn, err := pgx.Connect(ctx, s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v string
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&v); err != nil || v != "12.3" {
+		t.Errorf("server_version = %q, %v; want 12.3", v, err)
+	}
+}
+
+// TestStartUnpublished asks for a release that was never published: the
+// error names the URL tried and where the published ones are listed.
+func TestStartUnpublished(t *testing.T) {
+	linuxOnly(t)
+	if testing.Short() {
+		t.Skip("asks Maven Central for a release that does not exist")
+	}
+	cache := t.TempDir()
+	_, err := Start(t.Context(), Options{Major: "12.99.0", CacheDir: cache, Log: testLog{t}})
+	if err == nil {
+		t.Fatal("PostgreSQL 12.99.0 started")
+	}
+	plat, perr := platform()
+	if perr != nil {
+		t.Skip(perr)
+	}
+	url := jarURL(plat, Version{Major: "12", Full: "12.99.0"})
+	for _, want := range []string{"PostgreSQL 12.99.0", url, "404", releasesURL(url)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if !strings.HasSuffix(releasesURL(url), "/embedded-postgres-binaries-"+plat+"/") {
+		t.Errorf("releasesURL(%s) = %s", url, releasesURL(url))
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, "12.99.0*"))
+	for _, f := range left {
+		if !strings.HasSuffix(f, ".lock") {
+			t.Errorf("a failed fetch left %s", f)
 		}
 	}
 }

@@ -60,6 +60,18 @@ func jarURL(plat string, v Version) string {
 	return fmt.Sprintf("%s/%s/%s/%s-%s.jar", mavenBase, name, v.Full, name, v.Full)
 }
 
+// releasesURL is the directory of a jar's artifact, which lists its
+// releases: url less its last two elements (the release and the file).
+func releasesURL(url string) string {
+	dir := url
+	for range 2 {
+		if i := strings.LastIndexByte(dir, '/'); i > 0 {
+			dir = dir[:i]
+		}
+	}
+	return dir + "/"
+}
+
 // ensureRuntime returns the directory holding bin/, lib/ and share/ for v,
 // downloading and extracting it into cacheDir on first use, and extracting
 // it again when it is damaged: its files are checked against the manifest
@@ -232,7 +244,9 @@ func download(ctx context.Context, url, dst string) (err error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("not published for %s/%s (%s)", runtime.GOOS, runtime.GOARCH, resp.Status)
+		// The artifact's directory lists the releases that are.
+		return fmt.Errorf("not published for %s/%s (%s); the releases that are: %s",
+			runtime.GOOS, runtime.GOARCH, resp.Status, releasesURL(url))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("unexpected status %s", resp.Status)

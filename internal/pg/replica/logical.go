@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pg"
 )
 
 // SourceSettings are the server settings a replication source needs, for
@@ -38,7 +40,7 @@ type Logical struct {
 // source (srcURL itself when both run on this machine).
 func StartLogical(ctx context.Context, srcURL, dstURL, connInfo, name string, tables []string) (*Logical, error) {
 	l := &Logical{Name: name, src: srcURL, dst: dstURL}
-	src, err := pgx.Connect(ctx, srcURL)
+	src, err := pg.Connect(ctx, srcURL)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the replication source: %w", err)
 	}
@@ -59,7 +61,7 @@ func StartLogical(ctx context.Context, srcURL, dstURL, connInfo, name string, ta
 	if _, err := src.Exec(ctx, "CREATE PUBLICATION "+pgx.Identifier{name}.Sanitize()+" FOR TABLE "+strings.Join(ids, ", ")); err != nil {
 		return nil, fmt.Errorf("creating publication %s: %w", name, err)
 	}
-	dst, err := pgx.Connect(ctx, dstURL)
+	dst, err := pg.Connect(ctx, dstURL)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the replication destination: %w", err)
 	}
@@ -96,7 +98,7 @@ func (l *Logical) Drop(ctx context.Context) error {
 		{l.dst, "DROP SUBSCRIPTION IF EXISTS " + pgx.Identifier{l.Name}.Sanitize()},
 		{l.src, "DROP PUBLICATION IF EXISTS " + pgx.Identifier{l.Name}.Sanitize()},
 	} {
-		conn, err := pgx.Connect(ctx, s.url)
+		conn, err := pg.Connect(ctx, s.url)
 		if err != nil {
 			errs = append(errs, err)
 			continue

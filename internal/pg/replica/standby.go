@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 )
 
@@ -25,7 +24,7 @@ import (
 // It returns once src's pg_stat_replication shows the standby streaming.
 // name is the slot's and the standby's application_name.
 func Standby(ctx context.Context, src, dst *embedded.Server, name string) error {
-	conn, err := pgx.Connect(ctx, src.URL())
+	conn, err := pg.Connect(ctx, src.URL())
 	if err != nil {
 		return fmt.Errorf("connecting to the primary: %w", err)
 	}

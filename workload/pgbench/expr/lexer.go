@@ -61,12 +61,16 @@ type token struct {
 
 // SyntaxError is an error found while parsing an expression. Msg is
 // pgbench's message ("syntax error", "unexpected function name", ...),
-// Detail the offending text when pgbench names it, Pos the byte offset of
-// the offending token in the source.
+// Detail the offending text when pgbench names it (for "syntax error",
+// txload's own account of it, which pgbench does not give), Pos the byte
+// offset of the offending token in the source and End the offset just
+// past it: how far pgbench's scanner had read, len(source) at the end of
+// the expression.
 type SyntaxError struct {
 	Msg    string
 	Detail string
 	Pos    int
+	End    int
 }
 
 func (e *SyntaxError) Error() string {
@@ -180,7 +184,7 @@ func lex(src string) ([]token, error) {
 				j++
 			}
 			if j == i+1 {
-				return nil, &SyntaxError{Msg: "unexpected character", Detail: ":", Pos: start}
+				return nil, &SyntaxError{Msg: "unexpected character", Detail: ":", Pos: start, End: start + 1}
 			}
 			toks = append(toks, token{kind: tVar, pos: start, text: src[i+1 : j]})
 			i = j
@@ -237,7 +241,7 @@ func lex(src string) ([]token, error) {
 			case ',':
 				k = tComma
 			default:
-				return nil, &SyntaxError{Msg: "unexpected character", Detail: string(c), Pos: start}
+				return nil, &SyntaxError{Msg: "unexpected character", Detail: string(c), Pos: start, End: start + 1}
 			}
 		}
 		toks = append(toks, token{kind: k, pos: start, text: src[i : i+n]})
@@ -281,13 +285,13 @@ func lexNumber(src string, i int) (token, int, error) {
 		}
 		v, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return token{}, 0, &SyntaxError{Msg: "bigint constant overflow", Detail: text, Pos: start}
+			return token{}, 0, &SyntaxError{Msg: "bigint constant overflow", Detail: text, Pos: start, End: i}
 		}
 		return token{kind: tInt, pos: start, text: text, i: v}, i, nil
 	}
 	f, ok := parseDecimalDouble(text)
 	if !ok {
-		return token{}, 0, &SyntaxError{Msg: "double constant overflow", Detail: text, Pos: start}
+		return token{}, 0, &SyntaxError{Msg: "double constant overflow", Detail: text, Pos: start, End: i}
 	}
 	return token{kind: tDouble, pos: start, text: text, f: f}, i, nil
 }

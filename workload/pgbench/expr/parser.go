@@ -143,9 +143,9 @@ func (p *parser) next() token {
 
 func (p *parser) unexpected(t token) error {
 	if t.kind == tEOF {
-		return &SyntaxError{Msg: "syntax error", Detail: "unexpected end of expression", Pos: t.pos}
+		return &SyntaxError{Msg: "syntax error", Detail: "unexpected end of expression", Pos: t.pos, End: t.pos}
 	}
-	return &SyntaxError{Msg: "syntax error", Detail: fmt.Sprintf("unexpected %q", t.text), Pos: t.pos}
+	return &SyntaxError{Msg: "syntax error", Detail: fmt.Sprintf("unexpected %q", t.text), Pos: t.pos, End: t.pos + len(t.text)}
 }
 
 func (p *parser) expect(k tokKind) (token, error) {
@@ -185,7 +185,8 @@ func (p *parser) expr(minPrec int) (Node, error) {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxDepth {
-		return nil, &SyntaxError{Msg: "expression is too deeply nested", Pos: p.peek().pos}
+		t := p.peek()
+		return nil, &SyntaxError{Msg: "expression is too deeply nested", Pos: t.pos, End: t.pos + len(t.text)}
 	}
 	lhs, err := p.prefix()
 	if err != nil {
@@ -366,7 +367,7 @@ func (p *parser) prefix() (Node, error) {
 func (p *parser) call(name token) (Node, error) {
 	def, ok := functions[asciiLower(name.text)]
 	if !ok {
-		return nil, &SyntaxError{Msg: "unexpected function name", Detail: name.text, Pos: name.pos}
+		return nil, &SyntaxError{Msg: "unexpected function name", Detail: name.text, Pos: name.pos, End: name.pos + len(name.text)}
 	}
 	if _, err := p.expect(tLParen); err != nil {
 		return nil, err
@@ -394,7 +395,7 @@ func (p *parser) call(name token) (Node, error) {
 	}
 	n := len(args)
 	bad := func(msg string) error {
-		return &SyntaxError{Msg: msg, Detail: def.name, Pos: rp.pos}
+		return &SyntaxError{Msg: msg, Detail: def.name, Pos: rp.pos, End: rp.pos + 1}
 	}
 	switch def.nargs {
 	case nargsVariable:

@@ -5,6 +5,7 @@ package script
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/txload/txload/workload/pgbench/expr"
@@ -25,6 +26,10 @@ const (
 	StartPipeline
 	EndPipeline
 	SyncPipeline
+	// Shell runs Args as a shell command (\shell); SetShell runs them
+	// and sets Var to the integer the command prints (\setshell).
+	Shell
+	SetShell
 )
 
 // Script is one parsed script file (or builtin).
@@ -36,6 +41,8 @@ type Script struct {
 	// Title is how pgbench names the script in its report: the file name,
 	// or a builtin's description such as "<builtin: TPC-B (sort of)>".
 	Title string
+
+	gsetLines map[int]int // command index -> line of its \gset or \aset
 }
 
 // Command is one SQL command or meta-command.
@@ -71,16 +78,27 @@ type Command struct {
 	// to the last one, \aset to all).
 	Compound bool
 
+	// Name is a meta-command's name as written ("set", "SLEEP"): pgbench
+	// names the command so in its messages.
+	Name string
+
 	// Set: Var = Expr. If/Elif: Expr. ExprSrc is the expression as
-	// written (continuation lines joined by a space).
+	// written (continuation lines joined by a space). SetShell: Var is
+	// the variable set.
 	Var     string
 	Expr    expr.Node
 	ExprSrc string
 
+	// Shell, SetShell: the words of the shell command; a word that begins
+	// with one ':' names a variable, with "::" a literal ':'.
+	Args []string
+
 	// Sleep: a number or a :variable, times Unit (us, ms or s; default s).
 	SleepValue int64
 	SleepVar   string
-	Unit       time.Duration
+	// SleepVarSet says the argument was a :variable (SleepVar may be "").
+	SleepVarSet bool
+	Unit        time.Duration
 
 	// If/Elif/Else: index of the next Elif/Else/Endif of the same \if.
 	// Endif: its own index + 1 (where execution continues). Other kinds: 0.
@@ -93,14 +111,64 @@ type Command struct {
 // Error is a script error that names the file and line. Its text shows
 // the bytes of a script that are not printable text escaped (\x1b, \u2028),
 // so that a binary file cannot garble a terminal.
+//
+// Pgbench gives the same error as pgbench prints it.
 type Error struct {
 	File string
 	Line int
 	Msg  string
+	pg   pgForm
 }
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d: %s", Printable(e.File), e.Line, Printable(e.Msg))
+}
+
+// pgForm is an error as pgbench's syntax_error() prints it: "FILE:LINE:
+// MSG (MORE) in command "COMMAND"", then the command's line and a caret
+// under Column; or, when plain is set, plain alone (its errors that name
+// no line: conditionals, an empty script).
+type pgForm struct {
+	msg, more, command, line string
+	column                   int // -1: none
+	plain                    string
+	lineno                   int // the line pgbench names, when not Line
+}
+
+// Pgbench is the error as pgbench prints it on stderr, prog naming the
+// program: its first line begins with "prog: error: ", the command's line
+// and a caret may follow; each line ends in a newline.
+func (e *Error) Pgbench(prog string) string {
+	f := e.pg
+	if f.plain != "" {
+		return prog + ": error: " + f.plain + "\n"
+	}
+	if f.msg == "" {
+		return fmt.Sprintf("%s: error: %s\n", prog, e.Error())
+	}
+	lineno := e.Line
+	if f.lineno > 0 {
+		lineno = f.lineno
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: error: %s:%d: %s", prog, e.File, lineno, f.msg)
+	if f.more != "" {
+		fmt.Fprintf(&b, " (%s)", f.more)
+	}
+	if f.column >= 0 && f.line == "" {
+		fmt.Fprintf(&b, " at column %d", f.column+1)
+	}
+	if f.command != "" {
+		fmt.Fprintf(&b, " in command \"%s\"", f.command)
+	}
+	b.WriteByte('\n')
+	if f.line != "" {
+		b.WriteString(f.line + "\n")
+		if f.column >= 0 {
+			fmt.Fprintf(&b, "%*c error found here\n", f.column+1, '^')
+		}
+	}
+	return b.String()
 }
 
 // Printable returns s with every byte that is not valid UTF-8 written as
@@ -111,9 +179,17 @@ func Printable(s string) string { return printable(s) }
 
 // Parse parses the text of a script named name, as pgbench does with the
 // contents of a --file: the Script's Name and Title are name, its Weight 1.
-// A script must be UTF-8 text (the text txload sends is UTF-8): an invalid
-// byte or a NUL is an error that gives its offset.
-func Parse(name, src string) (*Script, error) { return parse(name, name, src) }
+// Its bytes are sent as they are (the server reads them in the client
+// encoding); a NUL byte (a binary file) is an error that gives its offset.
+func Parse(name, src string) (*Script, error) { return parse(name, name, src, 0) }
+
+// ParseAs is Parse as pgbench of version major (15 to 18) parses: before
+// 17, \syncpipeline is an invalid command.
+func ParseAs(name, src string, major int) (*Script, error) { return parse(name, name, src, major) }
+
+// ValidVariableName is pgbench's valid_variable_name: ASCII letters,
+// digits, '_' and any non-ASCII byte, not beginning with a digit.
+func ValidVariableName(name string) bool { return validVariableName(name) }
 
 // ParseFileArg splits FILE[@WEIGHT] as pgbench's --file (and --builtin)
 // takes it: at the last '@'; the weight is 1 when absent and must be an

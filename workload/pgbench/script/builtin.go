@@ -69,7 +69,7 @@ func builtin(name string) (*Script, error) {
 	switch len(found) {
 	case 1:
 		b := found[0]
-		s, err := parse(b.title, b.title, b.text)
+		s, err := parse(b.title, b.title, b.text, 0)
 		if err != nil {
 			return nil, err
 		}

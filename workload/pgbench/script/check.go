@@ -1,12 +1,18 @@
 package script
 
+import "fmt"
+
 // checkConditionals is pgbench's CheckConditional, run (as pgbench does)
 // once the whole script is parsed; it also links each \if chain: Next of
 // If/Elif/Else is the chain's next branch, Next of Endif its own index + 1,
 // and End of all of them the index of the Endif. pgbench names the command
-// by its number; the error here names its line (for an \if left open, the
-// line of the innermost one).
+// by its number; the error here names its line too (for an \if left open,
+// the line of the innermost one).
 func (p *parser) checkConditionals() error {
+	condError := func(c *Command, cmdn int, msg string) *Error {
+		return &Error{File: c.File, Line: c.Line, Msg: msg,
+			pg: pgForm{plain: fmt.Sprintf("condition error in script \"%s\" command %d: %s", p.file, cmdn, msg)}}
+	}
 	type frame struct {
 		chain   []int // indexes of the If and its Elif/Else so far
 		hasElse bool
@@ -24,17 +30,17 @@ func (p *parser) checkConditionals() error {
 		case Elif, Else:
 			name := map[Kind]string{Elif: `\elif`, Else: `\else`}[c.Kind]
 			if top == nil {
-				return &Error{File: c.File, Line: c.Line, Msg: name + ` without matching \if`}
+				return condError(c, i+1, name+` without matching \if`)
 			}
 			if top.hasElse {
-				return &Error{File: c.File, Line: c.Line, Msg: name + ` after \else`}
+				return condError(c, i+1, name+` after \else`)
 			}
 			p.cmds[top.chain[len(top.chain)-1]].Next = i
 			top.chain = append(top.chain, i)
 			top.hasElse = c.Kind == Else
 		case Endif:
 			if top == nil {
-				return &Error{File: c.File, Line: c.Line, Msg: `\endif without matching \if`}
+				return condError(c, i+1, `\endif without matching \if`)
 			}
 			p.cmds[top.chain[len(top.chain)-1]].Next = i
 			for _, j := range top.chain {
@@ -46,7 +52,7 @@ func (p *parser) checkConditionals() error {
 	}
 	if len(stack) > 0 {
 		c := &p.cmds[stack[len(stack)-1].chain[0]]
-		return &Error{File: c.File, Line: c.Line, Msg: `\if without matching \endif`}
+		return condError(c, len(p.cmds)+1, `\if without matching \endif`)
 	}
 	return nil
 }
@@ -57,13 +63,20 @@ const (
 	pipeOn
 )
 
-// checkPipelines rejects what pgbench would certainly fail on when running
-// the script (pgbench checks these only then): \startpipeline inside a
-// pipeline, \endpipeline or \syncpipeline outside one, \gset or \aset in
-// one, and the end of the script with a pipeline open. Through \if
-// branches a command may run with the pipeline on or off (pgbench allows
-// such a script as long as the branches taken pair up); only a command
-// wrong in every case is an error.
+// CheckPipelines rejects what pgbench would certainly fail on when running
+// s (pgbench finds these only then, and aborts the client: `txload
+// pgbench` does the same, `txload run script` refuses the script before
+// it touches the database): \startpipeline inside a pipeline,
+// \endpipeline or \syncpipeline outside one, \gset or \aset in one, and
+// the end of the script with a pipeline open. Through \if branches a
+// command may run with the pipeline on or off (pgbench allows such a
+// script as long as the branches taken pair up); only a command wrong in
+// every case is an error.
+func CheckPipelines(s *Script) error {
+	p := &parser{file: s.Name, cmds: s.Commands, gsetLines: s.gsetLines}
+	return p.checkPipelines()
+}
+
 func (p *parser) checkPipelines() error {
 	type frame struct {
 		entry, exits int

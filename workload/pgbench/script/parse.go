@@ -1,6 +1,7 @@
 package script
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,15 +24,17 @@ type parser struct {
 	lineStarts []int // offsets of the first byte of each line
 	cmds       []Command
 	gsetLines  map[int]int // command index -> line of its \gset or \aset
+	lastMeta   int         // the line of the last meta-command read
+	major      int         // the pgbench version parsed for (0: the newest)
 }
 
 // parse parses src; file names it in errors and title is the Script's
 // Title.
-func parse(file, title, src string) (*Script, error) {
+func parse(file, title, src string, major int) (*Script, error) {
 	if err := checkText(file, src); err != nil {
 		return nil, err
 	}
-	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}}
+	p := &parser{file: file, src: src, lex: sqlLexer{src: src}, lineStarts: []int{0}, major: major}
 	for i := 0; i < len(src); i++ {
 		if src[i] == '\n' {
 			p.lineStarts = append(p.lineStarts, i+1)
@@ -41,15 +44,13 @@ func parse(file, title, src string) (*Script, error) {
 		return nil, err
 	}
 	if len(p.cmds) == 0 {
-		return nil, &Error{File: file, Line: 1, Msg: fmt.Sprintf("empty command list for script \"%s\"", file)}
+		msg := fmt.Sprintf("empty command list for script \"%s\"", file)
+		return nil, &Error{File: file, Line: 1, Msg: msg, pg: pgForm{plain: msg}}
 	}
 	if err := p.checkConditionals(); err != nil {
 		return nil, err
 	}
-	if err := p.checkPipelines(); err != nil {
-		return nil, err
-	}
-	return &Script{Name: file, Title: title, Weight: 1, Commands: p.cmds}, nil
+	return &Script{Name: file, Title: title, Weight: 1, Commands: p.cmds, gsetLines: p.gsetLines}, nil
 }
 
 // lineOf returns the line (from 1) of offset off; pgbench counts '\n's.
@@ -219,6 +220,21 @@ func (m *metaLexer) word() (w string, off int, ok bool) {
 	return "", 0, false
 }
 
+// skipSpace skips white space and continuations and returns where the
+// next word begins.
+func (m *metaLexer) skipSpace() int {
+	for m.pos < len(m.src) {
+		if isMetaSpace(m.src[m.pos]) {
+			m.pos++
+		} else if k := continuation(m.src, m.pos); k > 0 {
+			m.pos += k
+		} else {
+			break
+		}
+	}
+	return m.pos
+}
+
 // rest returns the rest of the command, up to the end of its line (which is
 // consumed), continuations replaced by a space, without surrounding space.
 func (m *metaLexer) rest() string {
@@ -242,7 +258,9 @@ func (m *metaLexer) rest() string {
 
 // meta reads the meta-command whose backslash is at offset bs (the lexer
 // is just after it) and adds it, merges it (\gset, \aset), or ignores it
-// (a lone backslash).
+// (a lone backslash). Its errors are worded as pgbench's: each also holds
+// the form pgbench prints (see Error.Pgbench), with the command's line and
+// the column where pgbench points.
 func (p *parser) meta(bs int) error {
 	m := &metaLexer{src: p.src, pos: bs + 1}
 	defer func() { p.lex.pos = m.pos }()
@@ -251,9 +269,21 @@ func (p *parser) meta(bs int) error {
 	if !ok {
 		return nil // a backslash alone on its line: pgbench ignores it
 	}
-	cmd := Command{File: p.file, Line: p.lineOf(bs)}
+	cmd := Command{File: p.file, Line: p.lineOf(bs), Name: name}
+	defer func() { p.lastMeta = cmd.Line }()
 	text := func() string {
 		return strings.TrimRight(p.src[bs:m.pos], "\r\n")
+	}
+	// fail is an error at the command, in txload's words (msg) and
+	// pgbench's (pgMsg, more; its line echoed when line, the caret at
+	// column col, -1 for none).
+	fail := func(msg, pgMsg, more string, line bool, col int) *Error {
+		e := p.errorf(bs, "%s", msg)
+		e.pg = pgForm{msg: pgMsg, more: more, command: name, column: col}
+		if line {
+			e.pg.line = text()
+		}
+		return e
 	}
 
 	switch lname := asciiLower(name); lname {
@@ -262,18 +292,38 @@ func (p *parser) meta(bs int) error {
 		if cmd.Kind == Set {
 			v, _, ok := m.word()
 			if !ok {
-				return p.errorf(bs, "missing argument in command \"%s\"", name)
+				return fail(fmt.Sprintf("missing argument in command \"%s\"", name), "missing argument", "", false, -1)
 			}
 			cmd.Var = v
 		}
+		exprAt := m.skipSpace()
 		cmd.ExprSrc = m.rest()
 		cmd.Text = text()
+		// Where pgbench's scanner stood at the end of the expression:
+		// on the newline (or the last character of a script without one).
+		endCol := m.pos - 1 - bs
+		if m.pos > 0 && m.pos <= len(p.src) && p.src[m.pos-1] == '\n' {
+			endCol = len(strings.TrimRight(p.src[bs:m.pos-1], "\r"))
+		}
 		if cmd.ExprSrc == "" {
-			return p.errorf(bs, "missing expression in command \"%s\"", name)
+			return fail(fmt.Sprintf("missing expression in command \"%s\"", name), "syntax error", "", true, endCol)
 		}
 		n, err := expr.Parse(cmd.ExprSrc)
 		if err != nil {
-			return p.errorf(bs, "%v in command \"%s\"", err, name)
+			e := fail(fmt.Sprintf("%v in command \"%s\"", err, name), "", "", true, endCol)
+			var se *expr.SyntaxError
+			if errors.As(err, &se) {
+				e.pg.msg = se.Msg
+				if se.Msg != "syntax error" {
+					e.pg.more = se.Detail
+				}
+				if se.Pos < len(cmd.ExprSrc) {
+					e.pg.column = exprAt - bs + se.End - 1
+				}
+			} else {
+				e.pg.msg = err.Error()
+			}
+			return e
 		}
 		cmd.Expr = n
 		p.cmds = append(p.cmds, cmd)
@@ -282,41 +332,67 @@ func (p *parser) meta(bs int) error {
 
 	// The other commands: whitespace-separated words.
 	var args []string
+	var offs []int // each word's column
 	for {
-		w, _, ok := m.word()
+		w, off, ok := m.word()
 		if !ok {
 			break
 		}
 		if len(args)+1 >= maxArgs {
-			return p.errorf(bs, "too many arguments in command \"%s\"", name)
+			return fail(fmt.Sprintf("too many arguments in command \"%s\"", name), "too many arguments", "", false, -1)
 		}
 		args = append(args, w)
+		offs = append(offs, off-bs)
 	}
 	cmd.Text = text()
 
-	switch lname := asciiLower(name); lname {
-	case "shell", "setshell":
-		return p.errorf(bs, "\\%s is not supported by txload (it runs no shell commands)", lname)
+	lname := asciiLower(name)
+	if lname == "syncpipeline" && p.major > 0 && p.major < 17 {
+		lname = "" // pgbench 17's
+	}
+	switch lname {
+	case "shell":
+		if len(args) < 1 {
+			return fail(fmt.Sprintf("missing command in command \"%s\"", name), "missing command", "", true, -1)
+		}
+		cmd.Kind, cmd.Args = Shell, args
+	case "setshell":
+		if len(args) < 2 {
+			return fail(fmt.Sprintf("missing argument in command \"%s\"", name), "missing argument", "", true, -1)
+		}
+		cmd.Kind, cmd.Var, cmd.Args = SetShell, args[0], args[1:]
 	case "sleep":
-		if err := p.sleep(&cmd, name, args, bs); err != nil {
+		if err := p.sleep(&cmd, args, offs, fail); err != nil {
 			return err
 		}
 	case "else", "endif", "startpipeline", "endpipeline", "syncpipeline":
 		if len(args) > 0 {
-			return p.errorf(bs, "unexpected argument in command \"%s\"", name)
+			return fail(fmt.Sprintf("unexpected argument in command \"%s\"", name), "unexpected argument", "", true, -1)
 		}
 		cmd.Kind = map[string]Kind{"else": Else, "endif": Endif, "startpipeline": StartPipeline,
 			"endpipeline": EndPipeline, "syncpipeline": SyncPipeline}[lname]
 	case "gset", "aset":
 		if len(args) > 1 {
-			return p.errorf(bs, "too many arguments in command \"%s\"", name)
+			return fail(fmt.Sprintf("too many arguments in command \"%s\"", name), "too many arguments", "", true, -1)
 		}
 		// pgbench merges \gset and \aset into the previous command, which
 		// must be SQL not already ended by one (blank lines, comments and
 		// a ';' may separate them).
 		if len(p.cmds) == 0 || p.cmds[len(p.cmds)-1].Kind != SQL ||
 			p.cmds[len(p.cmds)-1].Gset || p.cmds[len(p.cmds)-1].Aset {
-			return p.errorf(bs, "\\%s must follow an SQL command", lname)
+			e := p.errorf(bs, "\\%s must follow an SQL command", lname)
+			// pgbench says \gset for both, names the command before, and
+			// a line of its own (as pgbench 15 counts, measured): the one
+			// after the previous meta-command, or with none the number
+			// of newlines in the script.
+			e.pg = pgForm{msg: "\\gset must follow an SQL command", column: -1, lineno: max(1, strings.Count(p.src, "\n"))}
+			if p.lastMeta > 0 {
+				e.pg.lineno = p.lastMeta + 1
+			}
+			if len(p.cmds) > 0 && (p.cmds[len(p.cmds)-1].Kind != SQL) {
+				e.pg.more = p.cmds[len(p.cmds)-1].firstLine()
+			}
+			return e
 		}
 		prev := &p.cmds[len(p.cmds)-1]
 		prev.Gset, prev.Aset = lname == "gset", lname == "aset"
@@ -329,34 +405,47 @@ func (p *parser) meta(bs int) error {
 		p.gsetLines[len(p.cmds)-1] = cmd.Line
 		return nil
 	default:
-		return p.errorf(bs, "unknown meta-command \"\\%s\"", name)
+		return fail(fmt.Sprintf("unknown meta-command \"\\%s\"", name), "invalid command", "", true, -1)
 	}
 	p.cmds = append(p.cmds, cmd)
 	return nil
 }
 
+// firstLine is how pgbench shows a command in its messages: its first
+// line, at most 127 bytes.
+func (c *Command) firstLine() string {
+	l := c.Text
+	if len(l) > 127 {
+		l = l[:127]
+	}
+	if i := strings.IndexAny(l, "\n\r"); i >= 0 {
+		l = l[:i]
+	}
+	return l
+}
+
 // sleep reads \sleep's arguments as pgbench 15 does: a number (with an
 // optional sign and an optional unit glued to it: 10ms) or :variable, then
-// an optional unit us, ms or s (in any case).
-func (p *parser) sleep(cmd *Command, name string, args []string, bs int) error {
+// an optional unit us, ms or s (in any case). offs are the words' columns.
+func (p *parser) sleep(cmd *Command, args []string, offs []int, fail func(msg, pgMsg, more string, line bool, col int) *Error) error {
+	name := cmd.Name
 	if len(args) < 1 {
-		return p.errorf(bs, "missing argument in command \"%s\"", name)
+		return fail(fmt.Sprintf("missing argument in command \"%s\"", name), "missing argument", "", true, -1)
 	}
 	if len(args) > 2 {
-		return p.errorf(bs, "too many arguments in command \"%s\"", name)
+		return fail(fmt.Sprintf("too many arguments in command \"%s\"", name), "too many arguments", "", true, offs[2])
 	}
 	cmd.Kind = Sleep
 	arg := args[0]
-	unit := ""
+	unit, unitCol := "", 0
 	if len(args) == 2 {
-		unit = args[1]
+		unit, unitCol = args[1], offs[1]
 	}
 	if strings.HasPrefix(arg, ":") {
+		// pgbench looks the variable up when it runs (":" alone names
+		// the variable "").
 		cmd.SleepVar = arg[1:]
-		if cmd.SleepVar == "" {
-			// pgbench fails on it when it runs: no variable has that name.
-			return p.errorf(bs, "undefined variable \"\" in command \"%s\"", name)
-		}
+		cmd.SleepVarSet = true
 	} else {
 		i := 0
 		if i < len(arg) && (arg[i] == '+' || arg[i] == '-') {
@@ -368,9 +457,10 @@ func (p *parser) sleep(cmd *Command, name string, args []string, bs int) error {
 		}
 		if i < len(arg) {
 			if len(args) == 1 && i > digits {
-				unit = arg[i:]
+				unit, unitCol = arg[i:], offs[0]+i
 			} else {
-				return p.errorf(bs, "invalid sleep time, must be an integer (%s) in command \"%s\"", arg, name)
+				return fail(fmt.Sprintf("invalid sleep time, must be an integer (%s) in command \"%s\"", arg, name),
+					"invalid sleep time, must be an integer", arg, true, offs[0])
 			}
 		}
 		cmd.SleepValue = atoi(arg[:i])
@@ -383,7 +473,8 @@ func (p *parser) sleep(cmd *Command, name string, args []string, bs int) error {
 	case "us":
 		cmd.Unit = time.Microsecond
 	default:
-		return p.errorf(bs, "unrecognized time unit, must be us, ms or s (%s) in command \"%s\"", unit, name)
+		return fail(fmt.Sprintf("unrecognized time unit, must be us, ms or s (%s) in command \"%s\"", unit, name),
+			"unrecognized time unit, must be us, ms or s", unit, true, unitCol)
 	}
 	return nil
 }
@@ -411,24 +502,30 @@ func atoi(s string) int64 {
 	return v
 }
 
-// checkText refuses a script that is not UTF-8 text: a binary file, or
-// text in another encoding (pgbench would send its bytes as they are, and
-// the server would refuse them as UTF-8).
-func checkText(file, src string) error {
-	line := 1
-	for i := 0; i < len(src); {
-		r, n := utf8.DecodeRuneInString(src[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			return &Error{File: file, Line: line, Msg: fmt.Sprintf("not UTF-8 text: byte 0x%02x at offset %d (a script is SQL text in UTF-8)", src[i], i)}
-		case r == 0:
-			return &Error{File: file, Line: line, Msg: fmt.Sprintf("not a text file: NUL byte at offset %d (a script is SQL text in UTF-8)", i)}
-		case r == '\n':
-			line++
-		}
-		i += n
+func validVariableName(name string) bool {
+	if name == "" {
+		return false
 	}
-	return nil
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c >= 0x80 || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// checkText refuses a script holding a NUL byte: a binary file (pgbench
+// would read it only up to the NUL). Any other bytes are sent as they are,
+// as pgbench sends them: the server reads them in the client encoding.
+func checkText(file, src string) error {
+	i := strings.IndexByte(src, 0)
+	if i < 0 {
+		return nil
+	}
+	line := 1 + strings.Count(src[:i], "\n")
+	return &Error{File: file, Line: line, Msg: fmt.Sprintf("not a text file: NUL byte at offset %d", i)}
 }
 
 func printable(s string) string {

@@ -39,12 +39,16 @@ func summary(c Command) string {
 		s = fmt.Sprintf("Set@%d %s = %s", c.Line, c.Var, c.ExprSrc)
 	case Sleep:
 		arg := fmt.Sprint(c.SleepValue)
-		if c.SleepVar != "" {
+		if c.SleepVarSet {
 			arg = ":" + c.SleepVar
 		}
 		s = fmt.Sprintf("Sleep@%d %s * %v", c.Line, arg, c.Unit)
 	case If, Elif:
 		s = fmt.Sprintf("%s@%d %s next=%d end=%d", kindName(c.Kind), c.Line, c.ExprSrc, c.Next, c.End)
+	case Shell:
+		s = fmt.Sprintf("Shell@%d %q", c.Line, c.Args)
+	case SetShell:
+		s = fmt.Sprintf("SetShell@%d %s %q", c.Line, c.Var, c.Args)
 	case Else, Endif:
 		s = fmt.Sprintf("%s@%d next=%d end=%d", kindName(c.Kind), c.Line, c.Next, c.End)
 	default:
@@ -55,7 +59,7 @@ func summary(c Command) string {
 
 func kindName(k Kind) string {
 	return [...]string{"SQL", "Set", "Sleep", "If", "Elif", "Else", "Endif",
-		"StartPipeline", "EndPipeline", "SyncPipeline"}[k]
+		"StartPipeline", "EndPipeline", "SyncPipeline", "Shell", "SetShell"}[k]
 }
 
 func summaries(s *Script) []string {

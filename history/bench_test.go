@@ -1,0 +1,134 @@
+package history
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// benchConfig is a history like a list-append run at serializable: 16
+// clients, 10 active keys of 32 appends each, transactions of 1-4
+// operations, 2% failed and 1% unknown, at snapshot isolation (whose
+// write skews make cycles to find).
+func benchConfig(attempts int) simConfig {
+	return simConfig{mode: snapshot, clients: 16, keys: 10, maxWrites: 32, maxOps: 4, attempts: attempts, failed: 2, unknown: 1}
+}
+
+// BenchmarkCheck measures the checker alone on a history of 100,000
+// attempts held in memory, offline (every attempt, then Close) and online
+// (fed as the attempts complete, keys retiring).
+func BenchmarkCheck(b *testing.B) {
+	var rec collect
+	simulate(seeded(1), benchConfig(100_000), &rec)
+	b.Run("offline", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Check(rec.attempts); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(rec.attempts))*float64(b.N)/b.Elapsed().Seconds(), "txns/s")
+	})
+	b.Run("online", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := NewChecker()
+			if err := rec.replay(c); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(rec.attempts))*float64(b.N)/b.Elapsed().Seconds(), "txns/s")
+	})
+}
+
+// timed feeds a checker, timing only the checker's own calls, and samples
+// the heap every 100,000 attempts.
+type timed struct {
+	c        *Checker
+	spent    time.Duration
+	n        int
+	base     uint64
+	peakHeap uint64
+	err      error
+	sample   bool
+}
+
+func (t *timed) call(f func() error) {
+	if t.err != nil {
+		return
+	}
+	start := time.Now()
+	t.err = f()
+	t.spent += time.Since(start)
+}
+
+func (t *timed) add(a Attempt) {
+	t.call(func() error { return t.c.Add(a) })
+	if t.n++; t.sample && t.n%100_000 == 0 {
+		t.peakHeap = max(t.peakHeap, heapNow()-t.base)
+	}
+}
+func (t *timed) retire(k int64, at time.Duration) {
+	t.call(func() error { return t.c.Retire(k, at) })
+}
+func (t *timed) progress(at time.Duration) {
+	t.call(func() error { return t.c.Progress(at) })
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkMillion checks a history of 1,000,000 attempts, generated as it
+// is checked: the checker's rate (its own calls timed) and its heap, all
+// attempts held (offline, measured before Close) or as they retire
+// (online, the most sampled every 100,000 attempts). Run it with
+// -benchtime 1x.
+func BenchmarkMillion(b *testing.B) {
+	const n = 1_000_000
+	for _, mode := range []string{"offline", "online"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				t := &timed{c: NewChecker(), sample: mode == "online"}
+				t.base = heapNow()
+				var s sink = t
+				if mode == "offline" {
+					s = offlineSink{t}
+				}
+				simulate(seeded(2), benchConfig(n), s)
+				if t.err != nil {
+					b.Fatal(t.err)
+				}
+				if mode == "offline" {
+					t.peakHeap = heapNow() - t.base
+				}
+				var r *Result
+				t.call(func() error {
+					var err error
+					r, err = t.c.Close()
+					return err
+				})
+				if t.err != nil {
+					b.Fatal(t.err)
+				}
+				b.ReportMetric(float64(n)/t.spent.Seconds(), "txns/s")
+				b.ReportMetric(float64(t.peakHeap)/(1<<20), "heap-MB")
+				b.ReportMetric(float64(t.peakHeap)/n, "heap-B/txn")
+				b.ReportMetric(float64(r.Stats.PeakTxns), "peak-txns")
+			}
+		})
+	}
+}
+
+// offlineSink passes attempts only: the checker sees them all before Close.
+type offlineSink struct{ t *timed }
+
+func (o offlineSink) add(a Attempt)               { o.t.add(a) }
+func (o offlineSink) retire(int64, time.Duration) {}
+func (o offlineSink) progress(time.Duration)      {}

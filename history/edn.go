@@ -1,0 +1,124 @@
+package history
+
+import (
+	"bufio"
+	"cmp"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// WriteEDN writes attempts as a Jepsen history in EDN, which Elle's
+// list-append checker (elle-cli --model list-append) reads: for each
+// attempt an invocation and a completion, one map per line, in the order
+// of their times, numbered by :index from 0:
+//
+//	{:index 0, :time 1250000, :type :invoke, :process 3, :f :txn, :value [[:r 5 nil] [:append 5 3]], :intended 1200000}
+//	{:index 1, :time 2250000, :type :ok, :process 3, :f :txn, :value [[:r 5 [1 2]] [:append 5 3]]}
+//
+// :time is the invoke or completion time in nanoseconds; the client is
+// the :process; a committed attempt completes with :ok, a failed one with
+// :fail, one of unknown outcome with :info; reads are nil in the
+// invocation and hold what they returned in the completion (nil if they
+// did not run). Two keys of txload's own, which Elle ignores: :intended on
+// the invocation (the intended start, in ns) and :sqlstate on the
+// completion of an attempt that ended on an error.
+//
+// Events at the same time are ordered completions first (then an attempt
+// that ended at that time is not taken to overlap one that began then),
+// except that an attempt's invocation always precedes its completion.
+func WriteEDN(w io.Writer, attempts []Attempt) error {
+	type event struct {
+		at       time.Duration
+		complete bool
+		i        int // attempt
+	}
+	events := make([]event, 0, 2*len(attempts))
+	for i, a := range attempts {
+		events = append(events, event{a.Invoke, false, i}, event{a.Complete, true, i})
+	}
+	slices.SortStableFunc(events, func(x, y event) int {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
+			return c
+		}
+		if x.complete != y.complete {
+			if x.complete {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(x.i, y.i)
+	})
+	// An attempt of no duration completes at the time it began: its
+	// completion goes right after its invocation.
+	out := make([]event, 0, len(events))
+	for _, e := range events {
+		a := attempts[e.i]
+		if e.complete && a.Invoke == a.Complete {
+			continue
+		}
+		out = append(out, e)
+		if !e.complete && a.Invoke == a.Complete {
+			out = append(out, event{a.Complete, true, e.i})
+		}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	for idx, e := range out {
+		buf = appendEDN(buf[:0], idx, e.complete, attempts[e.i], e.at)
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+var ednTypes = [...]string{Committed: ":ok", Failed: ":fail", Unknown: ":info"}
+
+func appendEDN(dst []byte, index int, complete bool, a Attempt, at time.Duration) []byte {
+	dst = append(dst, "{:index "...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	dst = append(dst, ", :time "...)
+	dst = strconv.AppendInt(dst, int64(at), 10)
+	dst = append(dst, ", :type "...)
+	if complete {
+		dst = append(dst, ednTypes[a.Outcome]...)
+	} else {
+		dst = append(dst, ":invoke"...)
+	}
+	dst = append(dst, ", :process "...)
+	dst = strconv.AppendInt(dst, int64(a.Client), 10)
+	dst = append(dst, ", :f :txn, :value ["...)
+	for i, op := range a.Ops {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		if op.Kind == Append {
+			dst = append(dst, "[:append "...)
+			dst = strconv.AppendInt(dst, op.Key, 10)
+			dst = append(dst, ' ')
+			dst = strconv.AppendInt(dst, op.Value, 10)
+			dst = append(dst, ']')
+			continue
+		}
+		dst = append(dst, "[:r "...)
+		dst = strconv.AppendInt(dst, op.Key, 10)
+		dst = append(dst, ' ')
+		if complete {
+			dst = appendList(dst, op.List, ' ', "nil")
+		} else {
+			dst = append(dst, "nil"...)
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, ']')
+	if !complete {
+		dst = append(dst, ", :intended "...)
+		dst = strconv.AppendInt(dst, int64(a.Intended), 10)
+	} else if a.SQLState != "" {
+		dst = append(dst, ", :sqlstate "...)
+		dst = strconv.AppendQuote(dst, a.SQLState)
+	}
+	return append(dst, "}\n"...)
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/workload/all"
+)
+
+// The hand-made histories of the history package.
+func historyFile(name string) string { return filepath.Join("..", "..", "history", "testdata", name) }
+
+func TestCheckHistory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr string
+	}{
+		{"write skew at serializable", []string{historyFile("write-skew.jsonl")}, ExitFailed, []string{
+			"history ../../history/testdata/write-skew.jsonl (JSON lines)",
+			"checked 6 attempts: 5 committed, 1 failed, 0 unknown",
+			"G2-item: 1 (anti-dependency cycle: a cycle with two or more rw edges; forbidden at serializable)",
+			"T1 = line 3, client 1, committed: [r 1 [1]] [append 2 2]",
+			"T1 < T2: T1 read key 1 ending with 1, without T2's append of 2, which came next (rw)",
+			"verdict at serializable: VIOLATION: G2-item is forbidden",
+		}, "txload: the history shows anomalies serializable forbids: G2-item\n"},
+		{"write skew at repeatable read", []string{historyFile("write-skew.jsonl"), "--isolation", "repeatable-read"}, ExitOK, []string{
+			"G2-item: 1 (anti-dependency cycle: a cycle with two or more rw edges; allowed at repeatable read)",
+			"verdict at repeatable read: ok: G2-item is allowed",
+		}, ""},
+		{"read skew at snapshot isolation", []string{historyFile("read-skew.edn"), "--isolation", "si"}, ExitFailed, []string{
+			"history ../../history/testdata/read-skew.edn (EDN)",
+			"T2 = line 8, client 0, committed: [r 1 [1]] [r 2 [1 2]]",
+			"verdict at repeatable read: VIOLATION: G-single is forbidden",
+		}, "txload: the history shows anomalies repeatable read forbids: G-single\n"},
+		{"read skew at read committed", []string{historyFile("read-skew.edn"), "--isolation", "rc"}, ExitOK, []string{
+			"verdict at read committed: ok: G-single is allowed",
+		}, ""},
+		{"serial", []string{historyFile("serial.jsonl")}, ExitOK, []string{
+			"checked 5 attempts: 3 committed, 1 failed, 1 unknown", "no anomalies found", "verdict at serializable: ok",
+		}, ""},
+		{"malformed", []string{historyFile("malformed.jsonl")}, ExitUsage, nil,
+			"txload: check history: ../../history/testdata/malformed.jsonl, line 3: outcome \"comitted\" is not committed, failed or unknown\n"},
+		{"missing", []string{"no-such-history.jsonl"}, ExitUsage, nil,
+			"txload: check history: open no-such-history.jsonl: no such file or directory\n"},
+		{"bad level", []string{historyFile("serial.jsonl"), "--isolation", "snapshot-serializable"}, ExitUsage, nil,
+			"txload: --isolation: \"snapshot-serializable\" is not an isolation level (allowed: read uncommitted, read committed, repeatable read, serializable, or ru, rc, rr, ser; snapshot isolation is repeatable read)\n"},
+		{"no file", nil, ExitUsage, nil,
+			"txload: check history needs one history file (JSON lines or EDN; - for standard input), got 0 arguments\n"},
+		{"two files", []string{"a", "b"}, ExitUsage, nil,
+			"txload: check history needs one history file (JSON lines or EDN; - for standard input), got 2 arguments\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := txload(context.Background(), nil, append([]string{"check", "history"}, tc.args...)...)
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			mustContain(t, r.stdout, tc.stdout...)
+			if r.stderr != tc.stderr {
+				t.Errorf("stderr %q, want %q", r.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+// A history whose values repeat cannot be checked: the two lines are named.
+func TestCheckHistoryDuplicateAppend(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "dup.jsonl")
+	lines := `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}
+
+{"client":1,"invoke_ns":0,"complete_ns":6,"outcome":"committed","ops":[["append",1,1]]}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := txload(context.Background(), nil, "check", "history", path)
+	want := "txload: check history: " + path + ": value 1 appended to key 1 twice, by line 1 and line 3: the values appended to a key must be unique\n"
+	if r.code != ExitUsage || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want 2, %q", r.code, r.stderr, r.stdout, want)
+	}
+}
+
+// FILE - reads the history from standard input, in either format.
+func TestCheckHistoryStdin(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(historyFile("read-skew.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb syncBuffer
+	ran := false
+	root := Root(Env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(string(b)), Registry: all.Registry(), Version: "test"}, &ran)
+	root.SetArgs([]string{"check", "history", "-", "--isolation", "read-committed"})
+	err = root.ExecuteContext(context.Background())
+	if code := ExitCode(err, ran); code != ExitOK {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out.String())
+	}
+	mustContain(t, out.String(), "history - (EDN)", "G-single: 1", "verdict at read committed: ok: G-single is allowed")
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every command runs on a database of any encoding: SQL_ASCII (what
+// `initdb --locale C` makes), LATIN1 and UTF8. txload's own queries speak
+// UTF8 through pgx; the workload's statements go out in the database's
+// encoding, as pgbench's do: the script below fails unless its session's
+// client_encoding is the database's. (simple-update leaves the balances
+// of branches and tellers behind: check tpcb runs before it.)
+func TestEveryCommandAnyEncoding(t *testing.T) {
+	for _, enc := range []string{"SQL_ASCII", "LATIN1", "UTF8"} {
+		t.Run(enc, func(t *testing.T) {
+			t.Parallel()
+			db := srv.NewDatabaseEncoding(t, enc)
+			check := writeScript(t, "encoding.sql", "SELECT current_setting('client_encoding') = '"+enc+"' AS same \\gset\n"+
+				"\\if :same\nSELECT 'é' AS e;\n\\else\nSELECT 1/0;\n\\endif\n")
+			run := []string{"--url", db, "--duration", "1s", "--progress", "0"}
+			for _, args := range [][]string{
+				{"pgbench", "-i", "-s", "1", db},
+				{"pgbench", "-t", "5", "-c", "2", db},
+				{"pgbench", "-n", "-t", "3", "-M", "prepared", "-f", check, db},
+				{"check", "tpcb", "--url", db},
+				append([]string{"run", "tpcb-like", "--protocol", "extended"}, run...),
+				{"check", "tpcb", "--url", db},
+				append([]string{"run", "simple-update"}, run...),
+				append([]string{"run", "select-only", "--protocol", "prepared"}, run...),
+				append([]string{"run", "script", "--file", check}, run...),
+				{"init", "bank", "--url", db},
+				append([]string{"run", "bank", "--isolation", "rc,serializable"}, run...),
+				{"check", "bank", "--url", db},
+				append([]string{"run", "vote", "--articles", "1000", "--rate", "200"}, run...),
+				{"check", "vote", "--url", db},
+				{"init", "pgio", "--url", db},
+				append([]string{"run", "pgio"}, run...),
+				{"sweep", "select-only", "--url", db, "--init", "keep", "--slo", "p99<=2s", "--step-duration", "500ms",
+					"--step-warmup", "0s", "--start", "100", "--max-steps", "2"},
+				{"lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "1s"},
+			} {
+				r := txload(t.Context(), nil, args...)
+				if r.code != 0 {
+					t.Fatalf("txload %s on a %s database: exit %d\n%s\n%s", strings.Join(args, " "), enc, r.code, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
