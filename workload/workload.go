@@ -280,6 +280,9 @@ type CheckResult struct {
 	// Columns are the Values shown in a comparison of variants, as
 	// {key, column title}.
 	Columns [][2]string
+	// Figures says the block reports figures and audits nothing (pgio's):
+	// no "check: ok" is printed under it.
+	Figures bool
 }
 
 // Line is one labelled figure of a report.

@@ -124,7 +124,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 			if err != nil {
 				return nil, err
 			}
-			return &workload.CheckResult{Lines: res.Lines(), Values: res.Values()}, nil
+			return &workload.CheckResult{Lines: res.Lines(), Values: res.Values(), Figures: true}, nil
 		},
 		Close: func() { once.Do(func() { run.Close(context.WithoutCancel(ctx)) }) },
 	}
