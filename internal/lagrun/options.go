@@ -48,6 +48,8 @@ type Options struct {
 	EmbeddedVersion    string
 	EmbeddedVersionSet bool
 	CacheDir           string
+	// Pooler is --pooler, for both ends.
+	Pooler string
 	// Run is the load's options as the run flags give them: the engine's,
 	// --init, --drain-timeout, --json, --html, --histogram, --metrics-addr,
 	// Version, Stdout (the report) and Stderr (progress).
@@ -166,6 +168,9 @@ func (p *plan) checkTables() error {
 // checkTarget checks the flags that apply to one kind of pair only.
 func (p *plan) checkTarget() error {
 	o := &p.o
+	if err := runner.CheckPooler(o.Pooler); err != nil {
+		return err
+	}
 	if p.external() {
 		if o.ReplicationSet {
 			return runner.Usagef("--replication applies to the embedded pair; with --source and --dest the replication is yours")

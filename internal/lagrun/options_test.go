@@ -27,6 +27,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"mark interval 0", "", nil, func(o *Options) { o.MarkInterval = 0 }, "--mark-interval must be positive (for example 10ms), got 0s"},
 		{"poll interval negative", "", nil, func(o *Options) { o.PollInterval = -time.Millisecond }, "--poll-interval must be positive (for example 1ms), got -1ms"},
 		{"replication", "", nil, func(o *Options) { o.Replication = "carrier-pigeon" }, `--replication "carrier-pigeon" is not allowed (allowed: logical, physical)`},
+		{"pooler", "", nil, func(o *Options) { external(o); o.Pooler = "weird" }, `--pooler "weird" is not allowed (allowed: auto, none, transaction, session)`},
 		{"source without dest", "", nil, func(o *Options) { o.Source = src }, "--source needs --dest: give both, or neither for an embedded pair"},
 		{"dest without source", "", nil, func(o *Options) { o.Dest = dst }, "--dest needs --source: give both, or neither for an embedded pair"},
 		{"a workload that runs no load", "tpcb", nil, nil, "--workload tpcb: lag needs a workload that runs load (lag works for: bank, pgio, script, select-only, simple-update, tpcb-like, vote)"},

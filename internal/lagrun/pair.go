@@ -59,9 +59,10 @@ func (p prefixed) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// open connects to one database and identifies it.
-func open(ctx context.Context, url string, log io.Writer) (*runner.Conn, error) {
-	r, err := runner.TargetOptions{URLs: []string{url}}.Resolve()
+// open connects to one database, through the pooler --pooler names, and
+// identifies it.
+func open(ctx context.Context, url, pooler string, log io.Writer) (*runner.Conn, error) {
+	r, err := runner.TargetOptions{URLs: []string{url}, Pooler: pooler}.Resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (p *plan) startServers(ctx context.Context, pr *pair) (src, dst *embedded.S
 func (p *plan) loadSource(ctx context.Context, pr *pair) error {
 	log := prefixed{p.load.Stderr, "source: "}
 	var err error
-	if pr.src, err = open(ctx, pr.srcURL, log); err != nil {
+	if pr.src, err = open(ctx, pr.srcURL, p.o.Pooler, log); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.src.Close)
@@ -149,7 +150,7 @@ func (p *plan) loadSource(ctx context.Context, pr *pair) error {
 // openDest opens the embedded destination.
 func (p *plan) openDest(ctx context.Context, pr *pair) error {
 	var err error
-	if pr.dst, err = open(ctx, pr.dstURL, prefixed{p.load.Stderr, "destination: "}); err != nil {
+	if pr.dst, err = open(ctx, pr.dstURL, p.o.Pooler, prefixed{p.load.Stderr, "destination: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.dst.Close)
@@ -208,11 +209,11 @@ func (p *plan) openExternal(ctx context.Context, pr *pair) error {
 		return err
 	}
 	var err error
-	if pr.src, err = open(ctx, pr.srcURL, prefixed{p.load.Stderr, "source: "}); err != nil {
+	if pr.src, err = open(ctx, pr.srcURL, p.o.Pooler, prefixed{p.load.Stderr, "source: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.src.Close)
-	if pr.dst, err = open(ctx, pr.dstURL, prefixed{p.load.Stderr, "destination: "}); err != nil {
+	if pr.dst, err = open(ctx, pr.dstURL, p.o.Pooler, prefixed{p.load.Stderr, "destination: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.dst.Close)
