@@ -317,7 +317,7 @@ type Promotion struct {
 	// Ready is its line "database system is ready to accept connections"
 	// that ends the promotion: writes are accepted from then on.
 	Ready    time.Time
-	Timeline int // "selected new timeline ID: N"
+	Timeline uint32 // "selected new timeline ID: N"
 }
 
 // Promote makes the standby the primary, with pg_promote(), and returns
@@ -352,7 +352,8 @@ func (p *Pair) Promote(ctx context.Context) (Promotion, error) {
 		ready, ok3 := log.find("database system is ready to accept connections")
 		if ok1 && ok2 && ok3 {
 			ev.Requested, ev.Ready = req.at, ready.at
-			ev.Timeline, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(tl.msg, "selected new timeline ID: ")))
+			id, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(tl.msg, "selected new timeline ID: ")), 10, 32)
+			ev.Timeline = uint32(id)
 			return ev, nil
 		}
 		if time.Now().After(deadline) {
