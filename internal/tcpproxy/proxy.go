@@ -159,9 +159,13 @@ func (p *Proxy) Conns() int {
 }
 
 // Close stops listening, cuts every connection and waits for the proxy's
-// goroutines to end.
+// goroutines to end. Closing a closed proxy does nothing.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
 	p.closed = true
 	p.mu.Unlock()
 	err := p.ln.Close()

@@ -287,6 +287,9 @@ func TestClose(t *testing.T) {
 	if p.Conns() != 0 {
 		t.Errorf("Conns() = %d after Close", p.Conns())
 	}
+	if err := p.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
 }
 
 func TestListenBadTarget(t *testing.T) {

@@ -257,7 +257,9 @@ type FaultEvent struct {
 	// shutdown request"; zero for Kill, which leaves no line.
 	Logged time.Time
 	// Down is when the postmaster had gone: its log line "database system
-	// is shut down", or for Kill the moment txload saw it exit.
+	// is shut down", or for Kill the moment Kill returned, the postmaster
+	// and its children reaped (SIGKILL leaves no line; the server refuses
+	// connections from the postmaster's death, at once after Sent).
 	Down time.Time
 }
 
@@ -326,6 +328,9 @@ func (p *Pair) Promote(ctx context.Context) (Promotion, error) {
 	var ev Promotion
 	if p.promoted {
 		return ev, errors.New("promoting the standby: it is the primary already")
+	}
+	if !p.failed {
+		return ev, errors.New("promoting the standby while the primary runs: there would be two primaries (Fail first)")
 	}
 	conn, err := pg.Connect(ctx, p.Standby.URL())
 	if err != nil {

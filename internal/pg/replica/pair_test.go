@@ -2,7 +2,6 @@ package replica
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -345,7 +344,13 @@ func TestPairMisuse(t *testing.T) {
 		t.Error("StartPair with an unknown replication: no error")
 	}
 	p := &Pair{}
-	if err := p.RestartOld(t.Context()); err == nil || !errors.Is(err, err) || !strings.Contains(err.Error(), "has not failed") {
+	if err := p.RestartOld(t.Context()); err == nil || !strings.Contains(err.Error(), "has not failed") {
 		t.Errorf("RestartOld before a fault: %v", err)
+	}
+	if _, err := p.Promote(t.Context()); err == nil || !strings.Contains(err.Error(), "two primaries") {
+		t.Errorf("Promote before a fault: %v", err)
+	}
+	if _, err := (&Pair{failed: true}).Fail(t.Context(), Kill); err == nil || !strings.Contains(err.Error(), "down already") {
+		t.Errorf("a second Fail: %v", err)
 	}
 }
