@@ -92,20 +92,15 @@ func StartAutoFailover(t testing.TB) *AutoFailover {
 	superuser := ""
 	if os.Geteuid() == 0 {
 		// PostgreSQL and pg_autoctl refuse to run as root.
-		nobody, err := user.Lookup("nobody")
-		if err != nil {
+		if f.cred, superuser, err = nobody(); err != nil {
 			t.Skipf("pg_auto_failover needs an unprivileged user when the tests run as root: %v", err)
 		}
-		uid, _ := strconv.Atoi(nobody.Uid)
-		gid, _ := strconv.Atoi(nobody.Gid)
-		f.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(f.dir, uid, gid); err != nil {
+		if err := os.Chown(f.dir, int(f.cred.Uid), int(f.cred.Gid)); err != nil {
 			t.Fatal(err)
 		}
 		if err := reachableBy(f.dir); err != nil {
 			t.Fatal(err)
 		}
-		superuser = nobody.Username
 	} else {
 		me, err := user.Current()
 		if err != nil {
@@ -385,15 +380,6 @@ func (f *AutoFailover) Failover(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("pg_autoctl perform failover: %w\n%s\n%s", err, out, f.tails())
 	}
 	return f.Primary(ctx)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitListening(ctx context.Context, port int) error {

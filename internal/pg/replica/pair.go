@@ -40,21 +40,31 @@ const (
 
 var replications = []string{"async", "sync"}
 
-func (r Replication) String() string {
-	if int(r) < len(replications) {
-		return replications[r]
-	}
-	return "replication(" + strconv.Itoa(int(r)) + ")"
-}
+func (r Replication) String() string { return name(replications, int(r), "replication") }
 
 // ParseReplication reads "async" or "sync".
 func ParseReplication(s string) (Replication, error) {
-	for i, name := range replications {
-		if s == name {
-			return Replication(i), nil
+	i, err := parseName(replications, s, "replication")
+	return Replication(i), err
+}
+
+// name is names[i], or what(i) for an i it lacks.
+func name(names []string, i int, what string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return what + "(" + strconv.Itoa(i) + ")"
+}
+
+// parseName is the index of s in names, or an error that lists them.
+func parseName(names []string, s, what string) (int, error) {
+	for i, n := range names {
+		if s == n {
+			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("replication %q: want async or sync", s)
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return 0, fmt.Errorf("%s %q: want %s", what, s, want)
 }
 
 // Fault is how a Pair's primary goes down.
@@ -76,21 +86,12 @@ const (
 
 var faults = []string{"immediate", "kill", "fast"}
 
-func (f Fault) String() string {
-	if int(f) < len(faults) {
-		return faults[f]
-	}
-	return "fault(" + strconv.Itoa(int(f)) + ")"
-}
+func (f Fault) String() string { return name(faults, int(f), "fault") }
 
 // ParseFault reads "immediate", "kill" or "fast".
 func ParseFault(s string) (Fault, error) {
-	for i, name := range faults {
-		if s == name {
-			return Fault(i), nil
-		}
-	}
-	return 0, fmt.Errorf("fault %q: want immediate, kill or fast", s)
+	i, err := parseName(faults, s, "fault")
+	return Fault(i), err
 }
 
 // pairSettings are the settings of both servers of a Pair: a commit

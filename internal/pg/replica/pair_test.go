@@ -17,35 +17,30 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want string // "" = an error
-	}{
-		{"async", "async"}, {"sync", "sync"}, {"Sync", ""}, {"", ""}, {"remote_apply", ""},
-	} {
-		r, err := ParseReplication(tc.in)
-		if tc.want == "" {
-			if err == nil || !strings.Contains(err.Error(), "want async or sync") {
-				t.Errorf("ParseReplication(%q) = %v, %v; want an error naming async and sync", tc.in, r, err)
-			}
-		} else if err != nil || r.String() != tc.want {
-			t.Errorf("ParseReplication(%q) = %v, %v", tc.in, r, err)
-		}
+	parse := map[string]func(string) (fmt.Stringer, error){
+		"replication": func(s string) (fmt.Stringer, error) { return ParseReplication(s) },
+		"fault":       func(s string) (fmt.Stringer, error) { return ParseFault(s) },
 	}
 	for _, tc := range []struct {
-		in   string
-		want string
+		kind, in string
+		err      string // "" = parses back to in
 	}{
-		{"immediate", "immediate"}, {"kill", "kill"}, {"fast", "fast"}, {"smart", ""}, {"KILL", ""}, {"", ""},
+		{"replication", "async", ""}, {"replication", "sync", ""},
+		{"replication", "Sync", "want async or sync"}, {"replication", "", "want async or sync"}, {"replication", "remote_apply", "want async or sync"},
+		{"fault", "immediate", ""}, {"fault", "kill", ""}, {"fault", "fast", ""},
+		{"fault", "smart", "want immediate, kill or fast"}, {"fault", "KILL", "want immediate, kill or fast"}, {"fault", "", "want immediate, kill or fast"},
 	} {
-		f, err := ParseFault(tc.in)
-		if tc.want == "" {
-			if err == nil || !strings.Contains(err.Error(), "want immediate, kill or fast") {
-				t.Errorf("ParseFault(%q) = %v, %v; want an error naming the faults", tc.in, f, err)
+		v, err := parse[tc.kind](tc.in)
+		if tc.err == "" {
+			if err != nil || v.String() != tc.in {
+				t.Errorf("%s %q: %v, %v", tc.kind, tc.in, v, err)
 			}
-		} else if err != nil || f.String() != tc.want {
-			t.Errorf("ParseFault(%q) = %v, %v", tc.in, f, err)
+		} else if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.in)) {
+			t.Errorf("%s %q: %v, %v; want an error with %q", tc.kind, tc.in, v, err, tc.err)
 		}
+	}
+	if s := Fault(9).String(); s != "fault(9)" {
+		t.Errorf("Fault(9) = %s", s)
 	}
 }
 
