@@ -34,6 +34,7 @@ var forbidden = map[string][]string{
 	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
 	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/"},
+	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/"},
 	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"slo":                  {"engine", "report", "workload", "internal/"},
 	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
