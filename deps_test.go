@@ -15,11 +15,14 @@ const module = "github.com/txload/txload/"
 
 // forbidden maps each package (a directory; "x/..." covers the packages under
 // x too) to what it must not import. Dependencies point one way:
-// cli → runner → engine, report, workload/* → workload, metrics, pg.
+// cli → runner → engine, report, workload/* → workload, metrics, pg. The
+// runner names no workload and no format but its own: pgbenchrun plugs
+// pgbench's ways into it.
 var forbidden = map[string][]string{
 	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
 	"internal/cli":         {},
-	"internal/runner":      {"internal/cli"},
+	"internal/runner":      {"internal/cli", "internal/pgbenchrun", "workload/"},
+	"internal/pgbenchrun":  {"internal/cli", "workload/"},
 	"engine":               {"internal/", "report", "workload/"},
 	"report/...":           {"engine", "workload", "internal/"},
 	"metrics":              {"engine", "report", "workload", "internal/"},

@@ -83,7 +83,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		}
 		return seed ^ uint64(id)
 	}
-	load := &workload.QueryLoad{Pgbench: g.pgbenchInfo(scale)}
+	load := &workload.QueryLoad{OpInfo: g.opInfo(), Scale: scale, Protocol: g.mode.String()}
 	if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
 		// Every committed transaction adds one history row.
 		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {

@@ -210,17 +210,18 @@ func hasPipeline(s *script.Script) bool {
 	return false
 }
 
-// pgbenchInfo describes the run for --output pgbench.
-func (g *runGen) pgbenchInfo(scale int) *workload.PgbenchInfo {
-	info := &workload.PgbenchInfo{Scale: scale, QueryMode: g.mode.String()}
+// opInfo describes the scripts for the reports: pgbench's titles,
+// weights, and commands as -r lists them.
+func (g *runGen) opInfo() []workload.OpInfo {
+	var out []workload.OpInfo
 	for _, s := range g.scripts {
-		ps := workload.PgbenchScript{Title: s.Title, Weight: s.Weight}
+		op := workload.OpInfo{Title: s.Title, Weight: s.Weight}
 		for i := range s.Commands {
-			ps.Statements = append(ps.Statements, display(&s.Commands[i]))
+			op.Statements = append(op.Statements, display(&s.Commands[i]))
 		}
-		info.Scripts = append(info.Scripts, ps)
+		out = append(out, op)
 	}
-	return info
+	return out
 }
 
 // display is a command as pgbench's -r report lists it: its first line.
