@@ -272,7 +272,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	m, g := pgbench.Command(cc)
 
 	config := map[string]string{"clients": strconv.Itoa(o.Clients), "jobs": strconv.Itoa(o.Threads),
-		"transactions": strconv.Itoa(o.Transactions), "time": strconv.Itoa(o.Duration), "protocol": o.Protocol,
+		"transactions": strconv.Itoa(o.Transactions), "time": strconv.Itoa(o.Duration), "protocol": o.Protocol.String(),
 		"rate": strconv.FormatFloat(o.Rate, 'g', -1, 64), "max-tries": strconv.Itoa(int(o.MaxTries)),
 		"random-seed": strconv.FormatUint(o.RandomSeed, 10)}
 	opts := runner.Options{

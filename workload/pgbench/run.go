@@ -53,7 +53,10 @@ type runGen struct {
 
 	scripts []*script.Script
 	vars    map[string]expr.Value
-	mode    protocol
+	mode    script.Protocol
+	// modeSet: the protocol was given parsed (txload pgbench's -M), and
+	// --protocol is not read.
+	modeSet bool
 
 	// preset are scripts parsed by the caller (`txload pgbench`);
 	// presetBuiltin says one of them is a builtin.
@@ -124,11 +127,13 @@ func (g *runGen) validate() error {
 	if err := g.tpcb.validate(); err != nil {
 		return err
 	}
-	m, err := parseProtocol(g.protocol)
-	if err != nil {
-		return err
+	if !g.modeSet {
+		m, err := parseProtocol(g.protocol)
+		if err != nil {
+			return err
+		}
+		g.mode = m
 	}
-	g.mode = m
 	g.scripts = nil
 	if g.builtin != "" {
 		s, err := script.Builtin(g.builtin)
