@@ -136,6 +136,10 @@ type Txn struct {
 // millisecond late.
 const DefaultSpin = 2 * time.Millisecond
 
+// Unlimited is a MaxTries of no limit: a transaction is retried until it
+// commits or the run ends.
+const Unlimited = math.MaxInt32
+
 // DefaultMaxLag is how far behind schedule an open-loop run may fall.
 const DefaultMaxLag = 10 * time.Second
 

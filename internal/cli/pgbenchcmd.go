@@ -20,6 +20,7 @@ import (
 	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/pgbenchrun"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/workload/pgbench"
 )
@@ -271,10 +272,10 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	}
 	m, g := pgbench.Command(cc)
 
-	config := map[string]string{"clients": strconv.Itoa(o.Clients), "jobs": strconv.Itoa(o.Threads),
-		"transactions": strconv.Itoa(o.Transactions), "time": strconv.Itoa(o.Duration), "protocol": o.Protocol.String(),
-		"rate": strconv.FormatFloat(o.Rate, 'g', -1, 64), "max-tries": strconv.Itoa(int(o.MaxTries)),
-		"random-seed": strconv.FormatUint(o.RandomSeed, 10)}
+	// The runner records the run's settings (clients, threads, duration,
+	// scale, ...) under the keys every reader knows; what only the report
+	// reads is added here.
+	config := map[string]string{report.KeyFailuresDetailed: strconv.FormatBool(o.FailuresDetailed)}
 	opts := runner.Options{
 		Command: "pgbench",
 		Engine: engine.Config{

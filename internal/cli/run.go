@@ -187,9 +187,6 @@ func (f *runFlags) options(env Env) (runner.Options, error) {
 			return o, usagef("--transactions must be a positive number of operations per client, got %d", f.transactions)
 		}
 		e.Duration, e.Transactions = 0, f.transactions
-		delete(o.Config, "duration")
-	} else {
-		delete(o.Config, "transactions")
 	}
 	o.PerStatement = f.perStatement
 	o.Format, err = outputFormat(f.output, &pgbenchrun.Format{FailuresDetailed: f.failDetailed})

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -66,13 +65,13 @@ func (f *Format) Printer(r runner.RunInfo) runner.Printer {
 
 // unlimited says maxTries is pgbench's --max-tries 0: no limit but -T or
 // --latency-limit.
-func unlimited(maxTries int) bool { return maxTries >= math.MaxInt32 }
+func unlimited(maxTries int) bool { return maxTries >= engine.Unlimited }
 
 // MaxTries is the engine's number of tries for pgbench's --max-tries n:
 // 0 is no limit.
 func MaxTries(n uint32) int {
 	if n == 0 {
-		return math.MaxInt32
+		return engine.Unlimited
 	}
 	return int(n)
 }

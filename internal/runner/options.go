@@ -67,6 +67,8 @@ type Options struct {
 	Version string
 	// Stdout takes the reports, Stderr progress and diagnostics.
 	Stdout, Stderr io.Writer
+	// allClients are the clients of every instance, for a share (Share).
+	allClients int
 
 	// BeforeRun, if set, runs once the target is open and checked, before
 	// the workload loads: what a command does to the database before its
@@ -104,6 +106,7 @@ func (o *Options) Share(i, n int) error {
 		return Usagef("--init %s with --instance: the instances would load the schema at once; run `txload init` once before them and give --init skip", o.Init)
 	}
 	o.Init, o.InitSet = "skip", true
+	o.allClients = c
 	o.Engine.Instance, o.Engine.Instances = i, n
 	o.Engine.Concurrency = c/n + btoi(i < c%n)
 	o.FirstClient = i*(c/n) + min(i, c%n)

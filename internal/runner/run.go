@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -134,7 +133,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		printComparison(opts.Stdout, outcomes)
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes); err != nil && runErr == nil {
+		if err := writeDocument(conn, m, opts, outcomes, true); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -461,6 +460,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	res := o.Result
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
 	rd.ConnectSec = res.ConnectTime.Seconds()
+	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
 	if res.Interrupted {
 		rd.InterruptedBy = InterruptedBy(res.Cause)
 	}
@@ -494,8 +494,11 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 }
 
 // writeDocument writes the run's document as --json and draws it as
-// --html, whichever were asked for.
-func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
+// --html, whichever were asked for. Its configuration is the command's
+// flags, then the run's own settings under the keys every reader knows
+// (report.Settings); schedule says the engine's schedule (duration, rate)
+// describes every run of the document.
+func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool) error {
 	if opts.JSON == "" && opts.HTML == "" {
 		return nil
 	}
@@ -503,8 +506,8 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 	for k, v := range opts.Config {
 		config[k] = v
 	}
-	config["urls"] = conn.Target.URLs()
-	config["threads"] = strconv.Itoa(threads(outcomes[0].Load, opts.Engine))
+	config[report.KeyURLs] = conn.Target.URLs()
+	settingsOf(outcomes[0], opts, schedule).Record(config)
 	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
 	for _, o := range outcomes {
 		rd, err := RunDocOf(o)
@@ -527,6 +530,25 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		}
 	}
 	return nil
+}
+
+// settingsOf is what the document records of a run's settings: those it
+// ran with (the load's clients, the scale the workload found), not the
+// flags that asked for them.
+func settingsOf(o Outcome, opts Options, schedule bool) report.Settings {
+	e := o.Engine
+	clients := e.Concurrency
+	if e.Instances > 1 {
+		clients = opts.allClients
+	}
+	s := report.Settings{Concurrency: clients, Threads: threads(o.Load, e), Schedule: schedule,
+		Duration: e.Duration, Transactions: e.Transactions, Warmup: e.Warmup, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
+		Arrival: e.Arrival.String(), MaxTries: e.MaxTries, Progress: e.Progress, Seed: opts.Seed, Connect: e.ConnectPerTxn,
+		Scale: o.Load.Scale, Protocol: o.Load.Protocol}
+	if e.MaxTries >= engine.Unlimited {
+		s.MaxTries = 0
+	}
+	return s
 }
 
 // openChecked connects to the target and checks, before anything is

@@ -188,7 +188,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes); err != nil && outErr == nil {
+		if err := writeDocument(conn, m, opts, outcomes, false); err != nil && outErr == nil {
 			outErr = err
 		}
 	}
