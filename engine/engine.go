@@ -707,7 +707,10 @@ func (r *run) tickLoop() {
 			if r.late(now) {
 				return
 			}
-			if err := r.tick(now, false); err != nil {
+			// The interval is labelled by its scheduled end: a tick that
+			// fires a few µs after the warm-up ended still closes the
+			// warm-up's last interval.
+			if err := r.tick(next, false); err != nil {
 				return
 			}
 		}
@@ -724,7 +727,7 @@ func (r *run) tick(now time.Time, final bool) error {
 		return err
 	}
 	if r.cfg.OnTick != nil && r.cfg.Progress > 0 {
-		r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: now.Before(r.measureStart), Interval: iv, Final: final, Drain: drain, End: now})
+		r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: !now.After(r.measureStart), Interval: iv, Final: final, Drain: drain, End: now})
 	}
 	return nil
 }

@@ -1175,3 +1175,33 @@ func recordEvents(cfg *Config) func() []Event {
 	cfg.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
 	return func() []Event { mu.Lock(); defer mu.Unlock(); return append([]Event(nil), events...) }
 }
+
+// Progress intervals are labelled by their scheduled end: the warm-up's
+// last ends exactly where the warm-up does and is the warm-up's; the first
+// after it is measured.
+func TestWarmupIntervalsLabelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Warmup, cfg.Duration, cfg.Progress = 1, time.Second, time.Second, 500*time.Millisecond
+		var labels []bool
+		var ends []time.Duration
+		cfg.OnTick = func(tk Tick) {
+			if !tk.Drain {
+				labels, ends = append(labels, tk.Warmup), append(ends, tk.Elapsed)
+			}
+		}
+		l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return 10 * time.Millisecond }})
+		if _, err := Run(t.Context(), cfg, l); err != nil {
+			t.Fatal(err)
+		}
+		want := []bool{true, true, false, false}
+		if len(labels) != len(want) {
+			t.Fatalf("intervals ending at %v, labelled %v; want 4", ends, labels)
+		}
+		for i := range want {
+			if labels[i] != want[i] {
+				t.Fatalf("intervals ending at %v labelled warm-up %v, want %v", ends, labels, want)
+			}
+		}
+	})
+}

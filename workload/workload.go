@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,27 @@ type Generator interface {
 	// Hooks returns what the workload can do. A nil hook is a capability
 	// the workload does not have; the commands say so.
 	Hooks() Hooks
+}
+
+// FlagVerbs is the annotation that gives a workload's flag to some commands
+// only: its value lists their verbs ("run", "sweep"). A flag without it
+// belongs to every command of the workload.
+const FlagVerbs = "txload/verbs"
+
+// OnlyFor gives the named flags of fs to the commands verbs only: the
+// others neither list nor take them.
+func OnlyFor(fs *pflag.FlagSet, verbs []string, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, FlagVerbs, verbs); err != nil {
+			panic(err) // a name of the workload's own: a programming error
+		}
+	}
+}
+
+// FlagFor says whether flag f belongs to the command verb.
+func FlagFor(f *pflag.Flag, verb string) bool {
+	verbs, ok := f.Annotations[FlagVerbs]
+	return !ok || slices.Contains(verbs, verb)
 }
 
 // Hooks are a workload's capabilities, as plain functions. Every command
@@ -266,6 +288,9 @@ type CheckResult struct {
 	// Columns are the Values shown in a comparison of variants, as
 	// {key, column title}.
 	Columns [][2]string
+	// Figures says the block reports figures and audits nothing (pgio's):
+	// no "check: ok" is printed under it.
+	Figures bool
 }
 
 // Line is one labelled figure of a report.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
@@ -212,7 +213,30 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			continue
 		}
 		c := make(m, g)
-		c.Flags().AddFlagSet(g.Flags())
+		// A flag given to other commands only (workload.OnlyFor) is
+		// hidden here, and refused with one line if used.
+		var foreign []*pflag.Flag
+		g.Flags().VisitAll(func(f *pflag.Flag) {
+			if !workload.FlagFor(f, verb) {
+				f.Hidden = true
+				foreign = append(foreign, f)
+			}
+			c.Flags().AddFlag(f)
+		})
+		if run := c.RunE; len(foreign) > 0 && run != nil {
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				for _, f := range foreign {
+					if f.Changed {
+						var of []string
+						for _, v := range f.Annotations[workload.FlagVerbs] {
+							of = append(of, cmd.Root().Name()+" "+v+" "+m.Name)
+						}
+						return usagef("--%s is not a flag of %s (only of %s)", f.Name, cmd.CommandPath(), strings.Join(of, " and "))
+					}
+				}
+				return run(cmd, args)
+			}
+		}
 		for name, v := range h.RunDefaults {
 			if fl := c.Flags().Lookup(name); fl != nil {
 				_ = fl.Value.Set(v) // the workload's own defaults: valid by construction

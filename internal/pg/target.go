@@ -26,6 +26,9 @@ type Target struct {
 	next      atomic.Uint64
 	pooled    bool
 	orphans   orphans
+	// plain marks the nodes that refused TLS under sslmode=prefer: see
+	// preferPlain.
+	plain []atomic.Bool
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
@@ -47,7 +50,7 @@ func NewTarget(urls []string) (*Target, error) {
 			return nil, ErrEmptyURL
 		}
 	}
-	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls)}
+	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls))}
 	for _, u := range urls {
 		if err := cleanURL("--url ", u); err != nil {
 			return nil, err
@@ -106,10 +109,12 @@ func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig
 	if adjust != nil {
 		adjust(cfg)
 	}
+	t.preferPlain(i, &cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}
+	t.notePlain(i, &cfg.Config, conn.PgConn())
 	return conn, nil
 }
 
@@ -199,9 +204,11 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	} else {
 		delete(cfg.RuntimeParams, "client_encoding") // the database's, as libpq
 	}
+	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}
+	t.notePlain(i, cfg, pc)
 	return pc, nil
 }

@@ -395,7 +395,9 @@ func LabelString(ls []workload.Line) string {
 func PrintCheck(w io.Writer, res *workload.CheckResult) {
 	report.Lines(w, Lines(res.Lines))
 	if len(res.Violations) == 0 {
-		fmt.Fprintln(w, "check: ok")
+		if !res.Figures {
+			fmt.Fprintln(w, "check: ok")
+		}
 		return
 	}
 	for _, v := range res.Violations {

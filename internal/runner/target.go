@@ -43,12 +43,19 @@ type Resolved struct {
 // Embedded says the run starts its own throwaway server.
 func (r Resolved) Embedded() bool { return r.embedded != nil }
 
+// CheckPooler validates --pooler.
+func CheckPooler(p string) error {
+	switch p {
+	case "", "auto", "none", "transaction", "session":
+		return nil
+	}
+	return Usagef("--pooler %q is not allowed (allowed: auto, none, transaction, session)", p)
+}
+
 // Resolve validates the choice of target without touching any server.
 func (o TargetOptions) Resolve() (Resolved, error) {
-	switch o.Pooler {
-	case "", "auto", "none", "transaction", "session":
-	default:
-		return Resolved{}, Usagef("--pooler %q is not allowed (allowed: auto, none, transaction, session)", o.Pooler)
+	if err := CheckPooler(o.Pooler); err != nil {
+		return Resolved{}, err
 	}
 	for _, u := range o.URLs {
 		if strings.TrimSpace(u) == "" {

@@ -36,10 +36,12 @@ func Meta() workload.Meta {
 }
 
 type gen struct {
-	flags *pflag.FlagSet
-	cfg   Config
-	scale string
-	mode  string
+	flags  *pflag.FlagSet
+	cfg    Config
+	scale  string
+	mode   string
+	commit string
+	rng    string
 }
 
 func newGenerator() *gen {
@@ -47,14 +49,19 @@ func newGenerator() *gen {
 	f, c := g.flags, &g.cfg
 	f.IntVar(&c.Tables, "tables", 1, "tables pgio1..pgioN (pgio's NUM_SCHEMAS); run: all those loaded unless given")
 	f.StringVar(&g.scale, "scale", "512M", "rows per table: 8 KiB blocks (2000) or a size (512M, 8G); run: the whole table unless given")
-	f.Int64Var(&c.WorkUnit, "work-unit", 255, "rows a SELECT reads (pgio's WORK_UNIT)")
-	f.Int64Var(&c.UpdateWorkUnit, "update-work-unit", 8, "rows an UPDATE changes (pgio's UPDATE_WORK_UNIT)")
+	f.Int64Var(&c.WorkUnit, "work-unit", 255, "pgio's WORK_UNIT: a SELECT reads rows k to k+WORK_UNIT (WORK_UNIT+1 rows, as pgio; --range exact: WORK_UNIT rows)")
+	f.Int64Var(&c.UpdateWorkUnit, "update-work-unit", 8, "pgio's UPDATE_WORK_UNIT: an UPDATE changes rows k to k+UPDATE_WORK_UNIT (--range exact: UPDATE_WORK_UNIT rows)")
 	f.IntVar(&c.UpdatePct, "update-pct", 0, "percentage of statements that are updates, exact in every 100 of a session (pgio's UPDATE_PCT)")
 	f.IntVar(&c.SessionsPerTable, "sessions-per-table", 1, "sessions on each table (pgio's NUM_THREADS); the run has tables × this many")
 	f.StringVar(&g.mode, "mode", "auto", "server (pgio's loop in a PL/pgSQL procedure) | client (prepared statements from txload) | auto (server unless --rate or CockroachDB)")
+	f.StringVar(&g.commit, "commit", string(CommitStatement), "statement (each statement its own transaction) | run (pgio's shape: the whole test one transaction per session; with updates the tables grow)")
+	f.StringVar(&g.rng, "range", string(RangePgio), "pgio (BETWEEN k AND k+WORK_UNIT, k from 1 to scale-WORK_UNIT-1, as pgio's mypgio) | exact (exactly WORK_UNIT rows, k over the whole table)")
 	f.Int64Var(&c.Statements, "statements", 0, "end each session after this many measured statements (0: at --duration)")
 	f.IntVar(&c.LoadJobs, "load-jobs", 4, "init: connections the tables are loaded over")
 	f.Int64Var(&c.BatchRows, "batch-rows", 10000, "init: rows per committed batch on YugabyteDB and CockroachDB")
+	// What shapes a run only: init neither lists nor takes them.
+	workload.OnlyFor(f, []string{"run", "sweep"}, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
+		"mode", "commit", "range", "statements")
 	return g
 }
 
@@ -81,12 +88,12 @@ func (g *gen) validate() error {
 		return err
 	}
 	g.cfg.Scale = scale
-	g.cfg.Mode = Mode(g.mode)
+	g.cfg.Mode, g.cfg.Commit, g.cfg.Range = Mode(g.mode), Commit(g.commit), Range(g.rng)
 	return g.cfg.Validate()
 }
 
 func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-	b, err := Init(ctx, t, g.cfg, InitOptions{Drop: o.Drop, Explicit: g.flags.Changed("scale") || g.flags.Changed("tables"), Log: o.Log})
+	b, err := Init(ctx, t, g.cfg, InitOptions{Drop: o.Drop, TablesSet: g.flags.Changed("tables"), ScaleSet: g.flags.Changed("scale"), Log: o.Log})
 	if err != nil {
 		return err
 	}
@@ -117,7 +124,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 			if err != nil {
 				return nil, err
 			}
-			return &workload.CheckResult{Lines: res.Lines(), Values: res.Values()}, nil
+			return &workload.CheckResult{Lines: res.Lines(), Values: res.Values(), Figures: true}, nil
 		},
 		Close: func() { once.Do(func() { run.Close(context.WithoutCancel(ctx)) }) },
 	}
@@ -168,26 +175,32 @@ func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready fu
 	if count != n {
 		return fmt.Errorf("pgio: the run has %d clients, its sessions are %d (tables × sessions per table)", count, n)
 	}
+	// An interrupt ends the measured window, as it ends the engine's.
+	stop := context.AfterFunc(ctx, func() { d.run.Cut(time.Now()) })
+	defer stop()
 	if d.run.Mode() == ModeServer {
 		return d.server(ctx, sessions, ready)
 	}
 	return d.client(ctx, sessions, ready)
 }
 
-// server replays each statement the procedures ran into its session: a
-// start at the statement's start, and its end a duration later.
+// server replays each statement the procedures ran into its session, as
+// RunServer hands them on: a start at the statement's start, and its end a
+// duration later.
 func (d *drive) server(ctx context.Context, sessions []session, ready func(time.Time)) error {
+	replay := func(s int, k Kind, at time.Time, dur time.Duration, err error) {
+		ss := sessions[s]
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		d.next[s].Store(int32(k))
+		if step := ss.Next(at); step.Kind == workload.Start {
+			ss.Done(at.Add(dur), err, -1)
+		}
+	}
 	return d.run.RunServer(ctx, ServerHooks{
-		Ready: ready,
-		Statement: func(s int, k Kind, at time.Time, dur time.Duration) {
-			ss := sessions[s]
-			ss.mu.Lock()
-			defer ss.mu.Unlock()
-			d.next[s].Store(int32(k))
-			if step := ss.Next(at); step.Kind == workload.Start {
-				ss.Done(at.Add(dur), nil, -1)
-			}
-		},
+		Ready:     ready,
+		Statement: func(s int, k Kind, at time.Time, dur time.Duration) { replay(s, k, at, dur, nil) },
+		Failed:    func(s int, at time.Time, err error) { replay(s, Select, at, 0, err) },
 	})
 }
 
@@ -237,7 +250,10 @@ func (d *drive) client(ctx context.Context, sessions []session, ready func(time.
 		}()
 	}
 	wg.Wait()
-	return r.end(ctx)
+	if err := r.end(ctx, time.Time{}); err != nil {
+		return err
+	}
+	return r.Failure()
 }
 
 func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
@@ -258,7 +274,9 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 			if !sleep(ctx, step.At) {
 				return
 			}
-			c.Boundary(ctx)
+			if c.Boundary(ctx); c.Dead() {
+				return
+			}
 			step = call(func() workload.Step { return s.Next(time.Now()) })
 		case workload.Start:
 			if step.Attempt == 1 && !step.Intended.Before(measured) {
@@ -267,9 +285,24 @@ func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
 				}
 				started++
 			}
-			err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
+			rows, err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
+			if err != nil && c.InTx() && ctx.Err() == nil {
+				// --commit run: the error ended the session's transaction,
+				// and the session with it, as a pgio session.
+				now := time.Now()
+				call(func() workload.Step { return s.Done(now, err, -1) })
+				c.Fail(ctx, now, err)
+				return
+			}
 			c.Boundary(ctx)
-			step = call(func() workload.Step { return s.Done(time.Now(), err, -1) })
+			now := time.Now()
+			if err == nil {
+				c.Record(Kind(step.Op), step.Intended, now, rows)
+			}
+			step = call(func() workload.Step { return s.Done(now, err, -1) })
+			if c.Dead() {
+				return
+			}
 		case workload.Reconnect:
 			if !sleep(ctx, step.At) {
 				return

@@ -47,7 +47,6 @@ func (c *Chooser) Next() Kind {
 	return k
 }
 
-// Key draws the first key of a range of n rows in a table of scale rows:
-// uniform over [1, scale-n+1], so the range is always whole (pgio's BETWEEN
-// k AND k+WORK_UNIT reads one row more, and never the last rows).
-func Key(rng *rand.Rand, scale, n int64) int64 { return 1 + rng.Int64N(scale-n+1) }
+// Key draws the first key of a statement whose first keys run from 1 to
+// first (Config.Span), uniformly.
+func Key(rng *rand.Rand, first int64) int64 { return 1 + rng.Int64N(first) }

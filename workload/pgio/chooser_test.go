@@ -34,16 +34,38 @@ func TestChooserWindows(t *testing.T) {
 	}
 }
 
-func TestKeyRange(t *testing.T) {
+// The keys a statement covers: pgio's range reads rows k..k+WORK_UNIT
+// with k from 1 to scale-WORK_UNIT-1 (mypgio's pgio_get_random_number(1,
+// scale-WORK_UNIT)), so WORK_UNIT+1 rows and never the last row; an update
+// draws k the same way and covers UPDATE_WORK_UNIT+1 rows. The exact range
+// covers a work unit, anywhere in the table.
+func TestSpan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range []struct{ scale, n int64 }{{2000, 255}, {10, 10}, {10, 1}, {1, 1}} {
+	for _, tc := range []struct {
+		r                Range
+		scale, wu, uwu   int64
+		k                Kind
+		lo, hi, rowsEach int64 // first keys, and rows a statement covers
+	}{
+		{RangePgio, 2000, 255, 8, Select, 1, 1744, 256},
+		{RangePgio, 2000, 255, 8, Update, 1, 1744, 9},
+		{RangePgio, 2000, 1, 8, Select, 1, 1998, 2},
+		{RangePgio, 3, 1, 1, Select, 1, 1, 2},
+		{RangeExact, 2000, 255, 8, Select, 1, 1746, 255},
+		{RangeExact, 2000, 255, 8, Update, 1, 1993, 8},
+		{RangeExact, 10, 10, 1, Select, 1, 1, 10},
+		{RangeExact, 1, 1, 1, Select, 1, 1, 1},
+	} {
+		c := Config{Scale: tc.scale, WorkUnit: tc.wu, UpdateWorkUnit: tc.uwu, Range: tc.r}
+		first, width := c.Span(tc.k)
 		lo, hi := tc.scale, int64(0)
 		for range 20000 {
-			k := Key(rng, tc.scale, tc.n)
+			k := Key(rng, first)
 			lo, hi = min(lo, k), max(hi, k)
 		}
-		if lo != 1 || hi != tc.scale-tc.n+1 {
-			t.Errorf("scale %d, %d rows: keys from %d to %d, want 1 to %d", tc.scale, tc.n, lo, hi, tc.scale-tc.n+1)
+		if lo != tc.lo || hi != tc.hi || width != tc.rowsEach {
+			t.Errorf("%s range, scale %d, work units %d/%d, %s: keys %d to %d, %d rows each; want %d to %d, %d rows",
+				tc.r, tc.scale, tc.wu, tc.uwu, tc.k, lo, hi, width, tc.lo, tc.hi, tc.rowsEach)
 		}
 	}
 }

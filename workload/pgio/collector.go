@@ -40,20 +40,35 @@ type Interval struct {
 	// HaveCounters says they were sampled at both ends.
 	Counters     Counters
 	HaveCounters bool
+	// warmup is the run's: the interval is labelled with its end since
+	// the run's start, as txload's progress lines are.
+	warmup time.Duration
+	// settled says the interval's counters are in, or will never be (the
+	// run ended without them: Collector.Final).
+	settled bool
 }
+
+// Label is the interval's end since the start of the run, warm-up
+// included.
+func (iv *Interval) Label() time.Duration { return iv.warmup + iv.End }
 
 // Collector gathers a run's statements by kind, in total and by interval,
 // as the sessions report them: at once in client mode, a flush later in
 // server mode. It decides what is measured the way the engine does: a
 // statement is measured when its intended start is at or after the start of
-// the measured period. Safe for concurrent use.
+// the measured window, and in the window when it ended before the window's
+// end (the end of the duration, or an interrupt: Cut); one in flight then
+// is the drain's, counted apart. Safe for concurrent use.
 type Collector struct {
-	mu       sync.Mutex
-	measured time.Time     // start of the measured period
-	interval time.Duration // of progress
-	warmup   time.Duration
+	mu        sync.Mutex
+	measured  time.Time     // start of the measured window
+	windowEnd time.Time     // its end
+	cut       bool          // the window was cut short (an interrupt)
+	interval  time.Duration // of progress
+	warmup    time.Duration
 
 	total    [numKinds]KindStats
+	drain    [numKinds]Drained
 	lastEnd  time.Time       // of the measured statements
 	warm     [numKinds]int64 // statements in the warm-up
 	inter    []*Interval     // measured intervals, by index
@@ -67,12 +82,16 @@ type Collector struct {
 	print    func(*Interval)
 }
 
-// NewCollector makes a collector for sessions whose measured period starts
-// at measured, after a warm-up of warmup, with intervals of interval (0:
-// none, only totals). print, if set, receives each measured interval once
-// every session has reported through its end and its counters are in.
-func NewCollector(sessions int, measured time.Time, warmup, interval time.Duration, print func(*Interval)) *Collector {
-	c := &Collector{measured: measured, warmup: warmup, interval: interval, print: print,
+// Drained counts the statements of a kind in flight at the window's end.
+type Drained struct{ Statements, Rows int64 }
+
+// NewCollector makes a collector for sessions whose measured window starts
+// at measured, after a warm-up of warmup, and lasts window, with intervals
+// of interval (0: none, only totals). print, if set, receives each measured
+// interval once every session has reported through its end and its
+// counters are in.
+func NewCollector(sessions int, measured time.Time, warmup, window, interval time.Duration, print func(*Interval)) *Collector {
+	c := &Collector{measured: measured, windowEnd: measured.Add(window), warmup: warmup, interval: interval, print: print,
 		first: make([]time.Time, sessions), through: make([]time.Time, sessions), done: make([]bool, sessions)}
 	for k := range c.total {
 		c.total[k] = newKindStats()
@@ -127,6 +146,11 @@ func (c *Collector) Record(s int, k Kind, at time.Time, d time.Duration, rows in
 		}
 		return
 	}
+	if !at.Add(d).Before(c.windowEnd) {
+		c.drain[k].Statements++
+		c.drain[k].Rows += rows
+		return
+	}
 	c.total[k].record(d, rows)
 	if end := at.Add(d); end.After(c.lastEnd) {
 		c.lastEnd = end
@@ -143,7 +167,7 @@ func (c *Collector) intervalAt(at time.Time) *Interval {
 	i := int(at.Sub(c.measured) / c.interval)
 	for len(c.inter) <= i {
 		n := len(c.inter)
-		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval}
+		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval, warmup: c.warmup}
 		for k := range iv.Kinds {
 			iv.Kinds[k] = newKindStats()
 		}
@@ -159,7 +183,7 @@ func (c *Collector) warmInterval(at time.Time) *Interval {
 	i := int((c.measured.Sub(at) - 1) / c.interval) // 0: the last interval before the measured period
 	for len(c.warmIv) <= i {
 		n := len(c.warmIv)
-		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true}
+		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true, warmup: c.warmup}
 		if iv.Start < -c.warmup {
 			iv.Start = -c.warmup
 		}
@@ -205,8 +229,20 @@ func (c *Collector) Sample(s Counters) {
 			iv = c.intervalAt(mid)
 		}
 		if iv != nil && !iv.HaveCounters {
-			iv.Counters, iv.HaveCounters = cur.Sub(prev), true
+			iv.Counters, iv.HaveCounters, iv.settled = cur.Sub(prev), true, true
 		}
+	}
+	c.mu.Unlock()
+	c.flushPrints()
+}
+
+// Final says no more samples come: an interval without its counters (a
+// sample that failed, or that the end of the run overtook) is printed
+// without them.
+func (c *Collector) Final() {
+	c.mu.Lock()
+	for _, iv := range c.inter {
+		iv.settled = true
 	}
 	c.mu.Unlock()
 	c.flushPrints()
@@ -243,7 +279,7 @@ func (c *Collector) flushPrints() {
 		}
 		iv := c.inter[c.printed]
 		end := c.measured.Add(iv.End)
-		if c.watermark().Before(end) || !iv.HaveCounters {
+		if c.watermark().Before(end) || !iv.settled {
 			c.mu.Unlock()
 			return
 		}
@@ -251,6 +287,38 @@ func (c *Collector) flushPrints() {
 		c.mu.Unlock()
 		c.print(iv)
 	}
+}
+
+// Cut ends the measured window at t, if that is before its end: an
+// interrupt. What ends at or after it is the drain's.
+func (c *Collector) Cut(t time.Time) {
+	c.mu.Lock()
+	if t.Before(c.windowEnd) {
+		c.windowEnd, c.cut = t, true
+	}
+	c.mu.Unlock()
+}
+
+// Window is the length of the measured window: to its end when the run
+// reached it (timed says its sessions ran until then; a statement in flight
+// there, or a cut, says so too), else to the end of its last statement.
+func (c *Collector) Window(timed bool) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if timed || c.cut || c.drain[Select].Statements+c.drain[Update].Statements > 0 {
+		return max(c.windowEnd.Sub(c.measured), 0)
+	}
+	if c.lastEnd.IsZero() {
+		return 0
+	}
+	return c.lastEnd.Sub(c.measured)
+}
+
+// Drain is the statements in flight at the window's end, by kind.
+func (c *Collector) Drain() [numKinds]Drained {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drain
 }
 
 // LastEnd is when the last measured statement ended; zero if none ran.
@@ -261,15 +329,18 @@ func (c *Collector) LastEnd() time.Time {
 }
 
 // Totals returns the measured statements by kind, the warm-up's, the
-// intervals, and the spread of the sessions' starts.
+// intervals, and the spread of the sessions' starts (-1 when fewer than two
+// are known: a session that failed before it reported any).
 func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, intervals []*Interval, spread time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var lo, hi time.Time
+	known := 0
 	for _, t := range c.first {
 		if t.IsZero() {
 			continue
 		}
+		known++
 		if lo.IsZero() || t.Before(lo) {
 			lo = t
 		}
@@ -281,5 +352,8 @@ func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, i
 		intervals = append(intervals, c.warmIv[i])
 	}
 	intervals = append(intervals, c.inter...)
+	if known < 2 {
+		return c.total, c.warm, intervals, -1
+	}
 	return c.total, c.warm, intervals, hi.Sub(lo)
 }

@@ -15,7 +15,7 @@ func TestCollectorIntervals(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	measured := t0.Add(2 * time.Second)
 	var printed []time.Duration
-	c := NewCollector(2, measured, 2*time.Second, time.Second, func(iv *Interval) { printed = append(printed, iv.End) })
+	c := NewCollector(2, measured, 2*time.Second, time.Minute, time.Second, func(iv *Interval) { printed = append(printed, iv.End) })
 	b := c.Boundaries(measured.Add(3 * time.Second))
 	want := []time.Time{t0, t0.Add(time.Second), measured, measured.Add(time.Second), measured.Add(2 * time.Second)}
 	if len(b) != len(want) {

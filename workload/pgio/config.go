@@ -32,6 +32,39 @@ const (
 	ModeClient Mode = "client"
 )
 
+// Commit is how much of a session's work one transaction holds.
+type Commit string
+
+// The transaction shapes.
+const (
+	// CommitStatement commits every statement: each is its own
+	// transaction, so an update's old row version is dead at once and the
+	// tables keep their size (updates stay HOT), but every update waits for
+	// its commit's WAL flush.
+	CommitStatement Commit = "statement"
+	// CommitRun is pgio's own shape (its mypgio() function, one call per
+	// session): the whole test is one transaction per session. Updated rows
+	// keep every version until the end, so the tables and their index
+	// grow, a SELECT reads more blocks as the run goes, and sessions that
+	// update the same table can deadlock.
+	CommitRun Commit = "run"
+)
+
+// Range is how a statement's rows are chosen.
+type Range string
+
+// The ranges.
+const (
+	// RangePgio is mypgio()'s: a first key k from 1 to scale-WORK_UNIT-1,
+	// then BETWEEN k AND k+WORK_UNIT for a SELECT (WORK_UNIT+1 rows) and
+	// BETWEEN k AND k+UPDATE_WORK_UNIT for an UPDATE (the same choice of
+	// k): the last rows of a table are never read.
+	RangePgio Range = "pgio"
+	// RangeExact reads exactly a work unit of rows (an update an update
+	// work unit), the first key uniform over the whole table.
+	RangeExact Range = "exact"
+)
+
 // Config is a pgio workload's settings.
 type Config struct {
 	// Tables is the number of tables, pgio1..pgioN.
@@ -48,6 +81,9 @@ type Config struct {
 	SessionsPerTable int
 	// Mode is where the loop runs.
 	Mode Mode
+	// Commit is the transaction shape; Range how rows are chosen.
+	Commit Commit
+	Range  Range
 	// Statements, if positive, ends each session after that many measured
 	// statements (pgbench's -t); else the run's duration ends it.
 	Statements int64
@@ -69,8 +105,11 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--scale must be between 1 and %d blocks, got %d", MaxScale, c.Scale)
 	case c.WorkUnit < 1:
 		return fmt.Errorf("--work-unit must be at least 1 row, got %d", c.WorkUnit)
-	case c.WorkUnit > c.Scale:
+	case c.Range != RangePgio && c.WorkUnit > c.Scale:
 		return fmt.Errorf("--work-unit %d is larger than --scale (%d rows per table): a SELECT reads at most the whole table", c.WorkUnit, c.Scale)
+	case c.Range == RangePgio && c.WorkUnit > c.Scale-2:
+		return fmt.Errorf("--work-unit %d is too large for --scale %d: pgio's range (BETWEEN k AND k+%d, k from 1 to scale-%d-1) needs a work unit of at most %d (--range exact reads up to the whole table)",
+			c.WorkUnit, c.Scale, c.WorkUnit, c.WorkUnit, max(c.Scale-2, 0))
 	case c.UpdateWorkUnit < 1:
 		return fmt.Errorf("--update-work-unit must be at least 1 row, got %d", c.UpdateWorkUnit)
 	case c.UpdateWorkUnit > c.Scale:
@@ -91,7 +130,34 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("--mode %q is not allowed (allowed: auto, server, client)", c.Mode)
 	}
+	switch c.Commit {
+	case CommitStatement, CommitRun:
+	default:
+		return fmt.Errorf("--commit %q is not allowed (allowed: statement, run)", c.Commit)
+	}
+	switch c.Range {
+	case RangePgio, RangeExact:
+	default:
+		return fmt.Errorf("--range %q is not allowed (allowed: pgio, exact)", c.Range)
+	}
 	return nil
+}
+
+// Span is the keys a statement of kind k may cover: its first key is drawn
+// uniformly from 1 to first, and it covers width keys from there (fewer at
+// the end of the table, where an update's range may run past it).
+func (c Config) Span(k Kind) (first, width int64) {
+	n := c.WorkUnit
+	if k == Update {
+		n = c.UpdateWorkUnit
+	}
+	if c.Range == RangePgio {
+		// mypgio(): pgio_get_random_number(1, scale - WORK_UNIT), which
+		// is trunc(random() * (scale - WORK_UNIT - 1) + 1), for either
+		// kind; then BETWEEN k AND k + the kind's work unit.
+		return max(c.Scale-c.WorkUnit-1, 1), n + 1
+	}
+	return c.Scale - n + 1, n
 }
 
 var errScaleSyntax = errors.New("give a number of 8 KiB blocks (2000) or a size with K, M, G or T (512M, 8G)")

@@ -64,11 +64,13 @@ type Counters struct {
 	// Between two samples, anything but 0 means an evicted pgio statement
 	// may have taken calls and blocks with it.
 	Dealloc int64
+	// Disk is the device's counters, where the sampler reads a device.
+	Disk DiskCounters
 }
 
 // Sub is c - o: what happened between two samples.
 func (c Counters) Sub(o Counters) Counters {
-	out := Counters{At: c.At, DB: c.DB.sub(o.DB), Dealloc: c.Dealloc - o.Dealloc}
+	out := Counters{At: c.At, DB: c.DB.sub(o.DB), Dealloc: c.Dealloc - o.Dealloc, Disk: c.Disk.sub(o.Disk)}
 	for k := range c.Stmts {
 		out.Stmts[k] = c.Stmts[k].sub(o.Stmts[k])
 	}
@@ -95,6 +97,10 @@ type Sampler struct {
 	DBWhy, StmtsWhy string
 	// Database is the run's database.
 	Database string
+	// Disk is the device of the tables' file, where this machine's
+	// counters of it can be read; else DiskWhy says why not.
+	Disk    *Disk
+	DiskWhy string
 }
 
 // stmtQuery sums pg_stat_statements over the pgio statements of the
@@ -126,6 +132,7 @@ func NewSampler(ctx context.Context, conn *pgx.Conn, d pg.Dialect) (*Sampler, er
 	if d != pg.PostgreSQL {
 		why := fmt.Sprintf("%s's storage layer is not PostgreSQL's buffers", d)
 		s.DBWhy, s.StmtsWhy = why, why
+		s.DiskWhy = fmt.Sprintf("%s's storage is not in a data directory of this machine", d)
 		return s, nil
 	}
 	var c Counters
@@ -135,6 +142,11 @@ func NewSampler(ctx context.Context, conn *pgx.Conn, d pg.Dialect) (*Sampler, er
 		s.DB = true
 	}
 	s.Stmts, s.StmtsWhy = s.enableStatements(ctx)
+	if s.Disk, s.DiskWhy = findDisk(ctx, conn); s.Disk != nil {
+		if _, err := s.Disk.Read(); err != nil {
+			s.Disk, s.DiskWhy = nil, oneLine(err.Error())
+		}
+	}
 	if s.DB {
 		// What these first reads cost (the catalogs of a new backend) is
 		// flushed to pg_stat_database now, not into the measured period.
@@ -178,7 +190,29 @@ func (s *Sampler) Sample(ctx context.Context) (Counters, error) {
 			return c, err
 		}
 	}
+	if s.Disk != nil {
+		d, err := s.Disk.Read()
+		if err != nil {
+			return c, err
+		}
+		c.Disk = d
+	}
 	return c, nil
+}
+
+// Sizes are the run's tables' sizes in 8 KiB blocks: their heaps and their
+// indexes.
+type Sizes struct{ Heap, Index int64 }
+
+// ReadSizes reads the sizes of tables pgio1..pgioN (PostgreSQL).
+func ReadSizes(ctx context.Context, conn *pgx.Conn, tables int) (Sizes, error) {
+	var z Sizes
+	err := conn.QueryRow(ctx, `SELECT COALESCE(sum(pg_relation_size(c)), 0)::BIGINT / 8192, COALESCE(sum(pg_indexes_size(c)), 0)::BIGINT / 8192
+		FROM unnest($1::regclass[]) AS c`, tableNames(tables)).Scan(&z.Heap, &z.Index)
+	if err != nil {
+		return z, fmt.Errorf("reading the pgio tables' sizes: %w", err)
+	}
+	return z, nil
 }
 
 func (s *Sampler) readDB(ctx context.Context, c *Counters) error {

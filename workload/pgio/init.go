@@ -25,9 +25,11 @@ const Workload = "pgio"
 type InitOptions struct {
 	// Drop recreates the tables even if a complete load exists.
 	Drop bool
-	// Explicit says --tables or --scale was given: an existing load is
-	// then kept only if it covers them. Otherwise any complete load is kept.
-	Explicit bool
+	// TablesSet and ScaleSet say --tables and --scale were given: an
+	// existing load is then kept only if it covers what was given (a
+	// flag's default is not asked for). Otherwise any complete load is
+	// kept.
+	TablesSet, ScaleSet bool
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -83,7 +85,7 @@ func (l TableLayout) RowsPerBlock(rows int64) float64 {
 // cfg.LoadJobs connections; on distributed databases in committed batches of
 // cfg.BatchRows. The init marker says "loading" until the end, so an
 // interrupted init is refused by runs. A complete load is kept unless
-// opts.Drop, when it covers what was asked (see InitOptions.Explicit).
+// opts.Drop, when it covers what was asked (see InitOptions.TablesSet).
 func Init(ctx context.Context, t *pg.Target, cfg Config, opts InitOptions) (*Built, error) {
 	start := time.Now()
 	conn, err := t.Connect(ctx)
@@ -107,9 +109,16 @@ func Init(ctx context.Context, t *pg.Target, cfg Config, opts InitOptions) (*Bui
 			if err != nil {
 				return nil, err
 			}
-			if opts.Explicit && (cfg.Tables > tables || cfg.Scale > scale) {
-				return nil, fmt.Errorf("init pgio: the pgio tables hold %d tables of %d rows, less than asked (--tables %d --scale %d); --drop recreates them",
-					tables, scale, cfg.Tables, cfg.Scale)
+			var asked []string
+			if opts.TablesSet && cfg.Tables > tables {
+				asked = append(asked, fmt.Sprintf("--tables %d", cfg.Tables))
+			}
+			if opts.ScaleSet && cfg.Scale > scale {
+				asked = append(asked, fmt.Sprintf("--scale %d", cfg.Scale))
+			}
+			if len(asked) > 0 {
+				return nil, fmt.Errorf("init pgio: the pgio tables hold %d tables of %d rows, less than asked (%s); --drop recreates them",
+					tables, scale, strings.Join(asked, " "))
 			}
 			b.Reused, b.Tables, b.Rows = true, tables, scale
 			if err := describe(ctx, conn, b); err != nil {
@@ -174,8 +183,9 @@ func indexDDL(d pg.Dialect, name string) string {
 	return "CREATE INDEX " + name + "_mykey ON " + name + " (" + col + ")"
 }
 
-// The tables the server-mode procedure reports through. UNLOGGED on
-// PostgreSQL: nothing in them outlives a run.
+// The table the server-mode sessions learn their start time from
+// (pgio_progress held their progress before it went into NOTICEs: dropped
+// with it). UNLOGGED on PostgreSQL: nothing in it outlives a run.
 func runTablesDDL(d pg.Dialect) []string {
 	unlogged := ""
 	if d == pg.PostgreSQL {
@@ -188,18 +198,6 @@ func runTablesDDL(d pg.Dialect) []string {
 	phase       INT NOT NULL,
 	released_at TIMESTAMPTZ,
 	PRIMARY KEY (run, phase))`,
-		"CREATE " + unlogged + `TABLE pgio_progress (
-	run        BIGINT NOT NULL,
-	phase      INT NOT NULL,
-	session    INT NOT NULL,
-	seq        INT NOT NULL,
-	started_at TIMESTAMPTZ,
-	through    TIMESTAMPTZ NOT NULL,
-	done       BOOLEAN NOT NULL,
-	offs       BIGINT[] NOT NULL,
-	durs       BIGINT[] NOT NULL,
-	nrows      BIGINT[] NOT NULL,
-	PRIMARY KEY (run, phase, session, seq))`,
 	}
 }
 

@@ -21,13 +21,14 @@ type Result struct {
 	// Elapsed is the measured period.
 	Elapsed time.Duration
 	// Kinds are the measured statements by kind; Warmup counts the
-	// warm-up's.
+	// warm-up's, Drain those in flight at the window's end.
 	Kinds  [numKinds]KindStats
 	Warmup [numKinds]int64
+	Drain  [numKinds]Drained
 	// Intervals are the progress intervals, warm-up first.
 	Intervals []*Interval
 	// StartSpread is the time between the first and the last session's
-	// start.
+	// start; -1 when fewer than two are known.
 	StartSpread time.Duration
 	// Counters is what the server's counters gained over the measured
 	// period; DB and Stmts say which were read (DBWhy and StmtsWhy why
@@ -38,6 +39,18 @@ type Result struct {
 	Database        string
 	// Notes qualify the counters: how exact their period is.
 	Notes []string
+	// Disk is the device of the tables' file, whose counters Counters.Disk
+	// holds; nil when not read, and DiskWhy says why.
+	Disk    *Disk
+	DiskWhy string
+	// Failures are the sessions that ended on an error; Measured is the
+	// start of the measured period, on the run's timeline.
+	Failures []SessionFailure
+	Measured time.Time
+	// SizesBefore and SizesAfter are the tables' sizes around the run
+	// (HaveSizes: PostgreSQL).
+	SizesBefore, SizesAfter Sizes
+	HaveSizes               bool
 }
 
 // rate is n per second of d.
@@ -115,13 +128,24 @@ func (r *Result) Lines() []workload.Line {
 	add := func(label, format string, args ...any) {
 		out = append(out, workload.Line{Label: label, Value: fmt.Sprintf(format, args...)})
 	}
-	how := "client mode: prepared statements from txload, each its own transaction"
+	how := "client mode: prepared statements from txload"
 	if r.Mode == ModeServer {
-		how = "server mode: pgio's loop in a PL/pgSQL procedure per session, a COMMIT after every statement"
+		how = "server mode: pgio's loop in a PL/pgSQL procedure per session"
 	}
-	add("pgio", "%s × %s, %d rows per table, work unit %d, update work unit %d, %d%% updates; %s",
-		plural(c.Tables, "table"), plural(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, c.UpdateWorkUnit, c.UpdatePct, how)
-	if c.Sessions() > 1 {
+	shape := "each statement its own transaction (--commit statement)"
+	if c.Commit == CommitRun {
+		shape = "the whole test one transaction per session, as pgio's mypgio() (--commit run)"
+	}
+	_, sw := c.Span(Select)
+	_, uw := c.Span(Update)
+	rng := "exactly a work unit of rows (--range exact)"
+	if c.Range == RangePgio {
+		rng = "BETWEEN k AND k+work unit, as pgio (--range pgio)"
+	}
+	add("pgio", "%s × %s, %d rows per table, work unit %d (%s a SELECT), update work unit %d (%s an UPDATE): %s; %d%% updates; %s; %s",
+		plural(c.Tables, "table"), plural(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, plural64(sw, "row"), c.UpdateWorkUnit, plural64(uw, "row"), rng,
+		c.UpdatePct, how, shape)
+	if c.Sessions() > 1 && r.StartSpread >= 0 {
 		add("sessions started", "within %s of each other", spread(r.StartSpread))
 	}
 	add("headline", "%s", r.Headline())
@@ -158,6 +182,37 @@ func (r *Result) Lines() []workload.Line {
 	} else {
 		add("database blocks", "not measured: %s", r.DBWhy)
 	}
+	if r.DB {
+		d := r.Counters.DB
+		secs := int64(math.Round(r.Elapsed.Seconds()))
+		add("runit.sh", "DBNAME:  %s. %d schemas, %d threads(each). Run time: %d seconds. RIOPS >%d< CACHE_HITS/s >%d< (pgio's own summary: pg_stat_database's blks_read and blks_hit per second)",
+			r.Database, c.Tables, c.SessionsPerTable, secs, int64(rate(d.Read, r.Elapsed)), int64(rate(d.Hit, r.Elapsed)))
+	}
+	if r.Disk != nil {
+		d := r.Counters.Disk.Rates(r.Elapsed)
+		add("disk", "%s (the device of %s's file, /proc/diskstats): reads %.1f/s (%.2f MiB/s), writes %.1f/s (%.2f MiB/s), busy %.1f%% of the time (every process's I/O on the device)",
+			r.Disk.Name, Table(1), d.ReadsPerSec, d.ReadMiBPerSec, d.WritesPerSec, d.WriteMiBPerSec, d.Util)
+	} else {
+		add("disk", "not measured: %s", r.DiskWhy)
+	}
+	if r.HaveSizes {
+		b, a := r.SizesBefore, r.SizesAfter
+		add("tables", "heap %d → %d blocks, indexes %d → %d blocks (pg_relation_size of the run's tables before and after it)", b.Heap, a.Heap, b.Index, a.Index)
+	}
+	for _, f := range r.Failures {
+		when := fmt.Sprintf("at %.2fs", f.At.Sub(r.Measured).Seconds())
+		switch {
+		case f.At.IsZero():
+			when = "before its start"
+		case f.Phase == 0:
+			when = "in the warm-up"
+		}
+		v := fmt.Sprintf("session %d on %s %s: %s", f.Session, f.Table, when, oneLine(f.Err.Error()))
+		if c.Commit == CommitRun {
+			v += fmt.Sprintf("; its transaction rolled back, undoing every update it made in the %s (%d reported before it ended)", map[int]string{0: "warm-up", 1: "measured period"}[f.Phase], f.Updates)
+		}
+		add("session ended", "%s", v)
+	}
 	for _, n := range r.Notes {
 		add("note", "%s", n)
 	}
@@ -166,6 +221,10 @@ func (r *Result) Lines() []workload.Line {
 		n.LoopIterations, n.SQLSelects, n.SQLUpdates, n.SelectBlkTouch, n.UpdateBlkTouch, n.SelectMax.Seconds(), n.UpdateMax.Seconds())
 	if w := r.Warmup[Select] + r.Warmup[Update]; w > 0 {
 		add("warm-up", "%d statements, not in the figures above", w)
+	}
+	if d := r.Drain[Select].Statements + r.Drain[Update].Statements; d > 0 {
+		add("drain", "%s in flight at the window's end (%s, %s), not in the figures above; the server's counters hold their blocks", plural64(d, "statement"),
+			plural64(r.Drain[Select].Statements, "select"), plural64(r.Drain[Update].Statements, "update"))
 	}
 	measured := 0
 	for _, iv := range r.Intervals {
@@ -176,13 +235,20 @@ func (r *Result) Lines() []workload.Line {
 	if measured > 0 && measured <= maxReportIntervals {
 		for _, iv := range r.Intervals {
 			if !iv.Warmup {
-				out = append(out, workload.Line{Label: fmt.Sprintf("%7.1fs", iv.End.Seconds()), Value: r.IntervalLine(iv)})
+				out = append(out, workload.Line{Label: fmt.Sprintf("%7.1fs", iv.Label().Seconds()), Value: r.IntervalLine(iv)})
 			}
 		}
 	} else if measured > maxReportIntervals {
 		add("intervals", "%d: see the progress lines", measured)
 	}
 	return out
+}
+
+func plural64(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func plural(n int, what string) string {
@@ -222,19 +288,19 @@ func (r *Result) Nominal() Nominal {
 
 // IntervalLine is an interval's figures on one line.
 func (r *Result) IntervalLine(iv *Interval) string {
-	return intervalLine(r.Dialect, iv, blocksLive(r.Mode, r.Stmts, r.DB))
+	return intervalLine(r.Dialect, iv, blocksLive(r.Mode, r.Config.Commit, r.Stmts, r.DB))
 }
 
 // blocksLive says which block counters move as a run goes: pg_stat_statements'
-// ("stmts"), pg_stat_database's in client mode ("db": each backend flushes
-// them at most once a second, so they are lumpy), or none (server mode
-// without pg_stat_statements: the procedures' backends flush them only when
-// their call returns).
-func blocksLive(m Mode, stmts, db bool) string {
+// ("stmts"), pg_stat_database's in client mode with a commit per statement
+// ("db": every session flushes them at each interval's end), or none (the
+// procedures' backends flush them only when their call returns, and no
+// backend flushes them inside a transaction).
+func blocksLive(m Mode, commit Commit, stmts, db bool) string {
 	switch {
 	case stmts:
 		return "stmts"
-	case db && m == ModeClient:
+	case db && m == ModeClient && commit == CommitStatement:
 		return "db"
 	}
 	return ""
@@ -251,6 +317,9 @@ func intervalLine(d pg.Dialect, iv *Interval, live string) string {
 			blocks = iv.Counters.StmtBlocks()
 		}
 		fmt.Fprintf(&b, "  LIOPS %9.0f  PIOPS %7.0f  hit %s", rate(blocks.Logical(), el), rate(blocks.Read, el), pct(blocks.HitRatio(), blocks.Logical()))
+		if sc := iv.Counters.Stmts[Select]; live == "stmts" && sc.Calls > 0 {
+			fmt.Fprintf(&b, "  blk/select %.1f", float64(sc.Logical())/float64(sc.Calls))
+		}
 	}
 	for _, k := range []Kind{Select, Update} {
 		if h := iv.Kinds[k].Latency; h.TotalCount() > 0 {
@@ -288,16 +357,18 @@ func ProgressLine(d pg.Dialect, iv *Interval, live string) string {
 	if iv.Warmup {
 		phase = " (warm-up)"
 	}
-	return fmt.Sprintf("pgio %6.1fs  %s%s", iv.End.Seconds(), intervalLine(d, iv, live), phase)
+	return fmt.Sprintf("pgio %6.1fs  %s%s", iv.Label().Seconds(), intervalLine(d, iv, live), phase)
 }
 
 // Values are the run's figures by key, for JSON: counts, rates per second,
 // latencies in µs, ratios in parts per million.
 func (r *Result) Values() map[string]int64 {
 	v := map[string]int64{
-		"sessions":        int64(r.Config.Sessions()),
-		"elapsed_us":      r.Elapsed.Microseconds(),
-		"start_spread_us": r.StartSpread.Microseconds(),
+		"sessions":   int64(r.Config.Sessions()),
+		"elapsed_us": r.Elapsed.Microseconds(),
+	}
+	if r.StartSpread >= 0 {
+		v["start_spread_us"] = r.StartSpread.Microseconds()
 	}
 	for k := Select; k < numKinds; k++ {
 		ks := r.Kinds[k]
@@ -305,6 +376,7 @@ func (r *Result) Values() map[string]int64 {
 		v[n+"_statements"] = ks.Statements
 		v[n+"_rows"] = ks.Rows
 		v[n+"_warmup_statements"] = r.Warmup[k]
+		v[n+"_drain_statements"], v[n+"_drain_rows"] = r.Drain[k].Statements, r.Drain[k].Rows
 		if ks.Statements > 0 {
 			v[n+"_p50_us"] = ks.Latency.ValueAtQuantile(50)
 			v[n+"_p99_us"] = ks.Latency.ValueAtQuantile(99)
@@ -340,6 +412,20 @@ func (r *Result) Values() map[string]int64 {
 		v["piops"] = int64(math.Round(rate(b.Read, r.Elapsed)))
 		v["hit_ratio_ppm"] = int64(math.Round(1e6 * b.HitRatio()))
 	}
+	if r.DB {
+		v["riops"] = int64(rate(r.Counters.DB.Read, r.Elapsed))
+		v["cache_hits_per_s"] = int64(rate(r.Counters.DB.Hit, r.Elapsed))
+	}
+	if r.Disk != nil {
+		d := r.Counters.Disk
+		v["disk_reads"], v["disk_read_bytes"], v["disk_writes"], v["disk_write_bytes"], v["disk_busy_ms"] =
+			d.Reads, d.ReadSectors*512, d.Writes, d.WriteSectors*512, d.BusyMs
+	}
+	if r.HaveSizes {
+		v["heap_blocks_before"], v["heap_blocks_after"] = r.SizesBefore.Heap, r.SizesAfter.Heap
+		v["index_blocks_before"], v["index_blocks_after"] = r.SizesBefore.Index, r.SizesAfter.Index
+	}
+	v["failed_sessions"] = int64(len(r.Failures))
 	n := r.Nominal()
 	v["loop_iterations"], v["sql_selects"], v["sql_updates"] = n.LoopIterations, n.SQLSelects, n.SQLUpdates
 	v["select_blk_touch_cnt"], v["update_blk_touch_cnt"] = n.SelectBlkTouch, n.UpdateBlkTouch

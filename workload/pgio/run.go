@@ -7,9 +7,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/workload"
@@ -19,8 +21,7 @@ import (
 type RunOptions struct {
 	// Duration is the measured period, after a warm-up of Warmup.
 	Duration, Warmup time.Duration
-	// Interval is the progress interval (0: no progress lines; server
-	// mode then flushes its statements every second).
+	// Interval is the progress interval (0: no progress lines).
 	Interval time.Duration
 	// Rate is the open-loop rate of statements; 0: closed loop.
 	Rate float64
@@ -53,15 +54,40 @@ type Run struct {
 	mu        sync.Mutex
 	collector *Collector
 	notes     []string
-	// flushed counts the client sessions that flushed their statistics at
-	// the start of the measured period; baseTaken is closed once the
-	// counters were sampled there, which they wait for.
-	flushed     chan struct{}
+	// bounds are the boundaries the counters are sampled at; arrived
+	// counts, for each, the client sessions that reached it (and flushed
+	// their statistics, where that is needed), and arrive wakes the
+	// sampler. baseTaken is closed once the counters were sampled at the
+	// start of the measured period, which client sessions wait for.
+	bounds      []time.Time
+	arrived     []atomic.Int32
+	arrive      chan struct{}
 	baseTaken   chan struct{}
 	stopSampler func()
 	samplerDone chan struct{}
 	final       Counters // taken once every session ended
 	haveFinal   bool
+	// updates counts each session's updates by phase (0: the warm-up);
+	// failures are the sessions that ended on an error.
+	updates  [2][]int64
+	failures []SessionFailure
+	// sizes are the run's tables' sizes before it (PostgreSQL).
+	sizes     Sizes
+	haveSizes bool
+}
+
+// SessionFailure is a session that ended on an error.
+type SessionFailure struct {
+	Session int
+	Table   string
+	// Phase is 0 in the warm-up, 1 in the measured period; At is when, on
+	// the run's timeline (zero: before the sessions were released).
+	Phase int
+	At    time.Time
+	Err   error
+	// Updates are those the session made in the phase: under --commit run
+	// its failure rolled them back.
+	Updates int64
 }
 
 // Prepare checks the schema and resolves the run against it: the tables and
@@ -118,6 +144,15 @@ func Prepare(ctx context.Context, t *pg.Target, cfg Config, opts RunOptions) (*R
 	if r.sampler, err = NewSampler(ctx, conn, r.dialect); err != nil {
 		return nil, err
 	}
+	if r.dialect == pg.PostgreSQL {
+		if r.sizes, err = ReadSizes(ctx, conn, r.cfg.Tables); err != nil {
+			return nil, err
+		}
+		r.haveSizes = true
+	}
+	for i := range r.updates {
+		r.updates[i] = make([]int64, r.Sessions())
+	}
 	if r.mode == ModeServer {
 		if err := r.installServer(ctx, conn); err != nil {
 			return nil, err
@@ -156,14 +191,6 @@ func (r *Run) Sessions() int { return r.cfg.Sessions() }
 // TableOf is session s's table: sessions-per-table sessions on each.
 func (r *Run) TableOf(s int) string { return Table(1 + s/r.cfg.SessionsPerTable) }
 
-// interval is the progress interval, and server mode's flush period.
-func (r *Run) interval() time.Duration {
-	if r.opts.Interval > 0 {
-		return r.opts.Interval
-	}
-	return time.Second
-}
-
 func (r *Run) logf(format string, args ...any) {
 	if r.opts.Log != nil {
 		fmt.Fprintf(r.opts.Log, format, args...)
@@ -183,19 +210,59 @@ func (r *Run) begin(ctx context.Context, measured time.Time) {
 	var print func(*Interval)
 	if r.opts.Interval > 0 && (r.opts.Log != nil || r.opts.Figure != nil) {
 		print = func(iv *Interval) {
-			live := blocksLive(r.mode, r.sampler.Stmts, r.sampler.DB)
+			live := blocksLive(r.mode, r.cfg.Commit, r.sampler.Stmts, r.sampler.DB)
 			r.logf("%s\n", ProgressLine(r.dialect, iv, live))
 			if r.opts.Figure != nil {
 				Figures(r.dialect, iv, live, r.opts.Figure)
 			}
 		}
 	}
-	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Interval, print)
+	c := NewCollector(r.Sessions(), measured, r.opts.Warmup, r.opts.Duration, r.opts.Interval, print)
+	bounds := c.Boundaries(measured.Add(r.opts.Duration))
 	r.mu.Lock()
 	r.collector = c
-	r.flushed = make(chan struct{}, r.Sessions())
+	r.bounds = bounds
+	r.arrived = make([]atomic.Int32, len(bounds))
+	r.arrive = make(chan struct{}, 1)
 	r.baseTaken = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// flushEach says whether client sessions flush their statistics at every
+// boundary: when pg_stat_database is the only block counter that moves as
+// the run goes. A backend flushes it on its own at most once a second, so
+// an interval's figure would hold some of the interval before; inside a
+// transaction (--commit run) it cannot flush at all.
+func (r *Run) flushEach() bool {
+	return r.mode == ModeClient && r.sampler.DB && !r.sampler.Stmts && r.cfg.Commit == CommitStatement && r.opts.Interval > 0
+}
+
+// reached says a client session reached boundaries from to to-1.
+func (r *Run) reached(from, to int) {
+	for i := from; i < to; i++ {
+		r.arrived[i].Add(1)
+	}
+	select {
+	case r.arrive <- struct{}{}:
+	default:
+	}
+}
+
+// awaitArrivals waits until every client session reached boundary i, or
+// timeout passed; it says whether they all did.
+func (r *Run) awaitArrivals(ctx context.Context, i int, timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for int(r.arrived[i].Load()) < r.Sessions() {
+		select {
+		case <-r.arrive:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // sampleLoop samples the counters at each boundary of the run's timeline,
@@ -211,7 +278,6 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 	r.mu.Lock()
 	r.stopSampler, r.samplerDone = cancel, done
 	r.mu.Unlock()
-	end := c.Measured().Add(r.opts.Duration)
 	var release sync.Once
 	releaseSessions := func() {
 		if r.mode == ModeClient && r.opts.Warmup > 0 {
@@ -221,7 +287,7 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 	go func() {
 		defer close(done)
 		defer releaseSessions()
-		for _, b := range c.Boundaries(end) {
+		for i, b := range r.bounds {
 			if b.Before(from) {
 				continue
 			}
@@ -232,19 +298,34 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 				return
 			case <-t.C:
 			}
-			if b.Equal(c.Measured()) && r.opts.Warmup > 0 && r.mode == ModeClient {
-				r.awaitFlushes(sctx)
+			switch {
+			case r.mode != ModeClient:
+			case b.Equal(c.Measured()) && r.opts.Warmup > 0:
+				if !r.awaitArrivals(sctx, i, time.Second) && sctx.Err() == nil {
+					r.note("not every session reached the end of the warm-up within a second of it: the counters of the measured period include some of the warm-up's statements, or miss some of its own")
+				}
+			case r.flushEach():
+				// Not all: an idle session (an open loop between its
+				// statements) flushes on its own within a second.
+				r.awaitArrivals(sctx, i, min(r.opts.Interval/4, 250*time.Millisecond))
 			}
-			s, err := r.sampler.Sample(sctx)
+			// Not cancelled by stopSampling: a query cancelled half-way
+			// leaves pgx's connection closed, and the run's last samples
+			// need it.
+			qctx, qcancel := context.WithTimeout(context.WithoutCancel(ctx), sampleTimeout)
+			s, err := r.sampler.Sample(qctx)
+			qcancel()
 			if err != nil {
 				if sctx.Err() == nil {
 					r.note("sampling the counters failed during the run: " + oneLine(err.Error()))
 				}
 				return
 			}
-			s.At = s.At.Add(-shift)
+			// The sample is the boundary's, however late it came (a
+			// loaded machine): every interval gets the counters of its
+			// end, and none waits for them for ever.
+			s.At = b
 			if b.Equal(c.Measured()) {
-				s.At = b // the boundary exactly: the intervals are cut there
 				r.setBase(s)
 				releaseSessions()
 			}
@@ -252,6 +333,9 @@ func (r *Run) sampleLoop(ctx context.Context, shift time.Duration, from time.Tim
 		}
 	}()
 }
+
+// sampleTimeout bounds a sample of the counters during the run.
+const sampleTimeout = 10 * time.Second
 
 func (r *Run) stopSampling() {
 	r.mu.Lock()
@@ -277,23 +361,6 @@ func (r *Run) note(n string) {
 	r.mu.Unlock()
 }
 
-// awaitFlushes waits (at most a second) for every client session to reach
-// the start of the measured period and flush its statistics there.
-func (r *Run) awaitFlushes(ctx context.Context) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	for i := 0; i < r.Sessions(); i++ {
-		select {
-		case <-r.flushed:
-		case <-t.C:
-			r.note("not every session reached the end of the warm-up within a second of it: the counters of the measured period include some of the warm-up's statements, or miss some of its own")
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
 // ForceFlush makes conn's backend flush its statistics to pg_stat_database
 // now (PostgreSQL 15 and later): by default a backend flushes them when it
 // goes idle, at most once a second, and never inside a procedure call. It
@@ -304,19 +371,24 @@ func ForceFlush(ctx context.Context, conn *pgx.Conn) bool {
 }
 
 // end takes the last sample of the counters, once every session ended and
-// flushed its statistics: the end of the last interval.
-func (r *Run) end(ctx context.Context) error {
+// flushed its statistics: the end of the last interval, at at on the run's
+// timeline (zero: when the last statement ended).
+func (r *Run) end(ctx context.Context, at time.Time) error {
 	r.stopSampling()
 	c := r.Collector()
-	if c == nil || !(r.sampler.DB || r.sampler.Stmts) {
+	if c == nil {
 		return nil
 	}
+	defer c.Final()
 	s, err := r.sampler.Sample(ctx)
 	if err != nil {
 		return err
 	}
-	if last := c.LastEnd(); !last.IsZero() {
-		s.At = last
+	if at.IsZero() {
+		at = c.LastEnd()
+	}
+	if !at.IsZero() {
+		s.At = at
 	}
 	r.mu.Lock()
 	r.final, r.haveFinal = s, true
@@ -325,31 +397,52 @@ func (r *Run) end(ctx context.Context) error {
 	return nil
 }
 
+// Cut says the run was interrupted at t (this machine's clock): the
+// measured window ends there, on the run's timeline (in server mode, the
+// replay's lag earlier: what the engine was told of by then).
+func (r *Run) Cut(t time.Time) {
+	if r.mode == ModeServer {
+		t = t.Add(-replayLag)
+	}
+	if c := r.Collector(); c != nil {
+		c.Cut(t)
+	}
+}
+
 // Finish ends the run: it takes the last sample of the counters (every
 // session flushed its statistics before ending) and returns the result of
-// the measured period. The period runs until the last statement ended, as
-// pgbench measures it; an open loop's, at least its whole window.
+// the measured window, which is the engine's: from the end of the warm-up
+// to the end of the duration or the interrupt, or, when the sessions ended
+// before (--statements), to the end of the last statement, as pgbench
+// measures it. Its statements are those that ended in it; those in flight
+// at its end are the drain's, apart, as the run's summary counts them, so
+// that the two give one figure for the same statements over one window.
 func (r *Run) Finish(ctx context.Context) (*Result, error) {
 	r.stopSampling()
 	c := r.Collector()
 	if c == nil {
 		return nil, errors.New("pgio: the run never started")
 	}
-	var elapsed time.Duration
-	if last := c.LastEnd(); !last.IsZero() {
-		elapsed = last.Sub(c.Measured())
-	}
-	if r.opts.Rate > 0 && r.cfg.Statements == 0 {
-		elapsed = max(elapsed, r.opts.Duration)
-	}
+	elapsed := c.Window(r.cfg.Statements == 0)
 	res := &Result{Config: r.cfg, Dialect: r.dialect, Mode: r.mode, Elapsed: elapsed,
-		DB: r.sampler.DB, Stmts: r.sampler.Stmts, DBWhy: r.sampler.DBWhy, StmtsWhy: r.sampler.StmtsWhy, Database: r.sampler.Database}
+		DB: r.sampler.DB, Stmts: r.sampler.Stmts, DBWhy: r.sampler.DBWhy, StmtsWhy: r.sampler.StmtsWhy, Database: r.sampler.Database,
+		Disk: r.sampler.Disk, DiskWhy: r.sampler.DiskWhy}
 	res.Kinds, res.Warmup, res.Intervals, res.StartSpread = c.Totals()
+	res.Drain = c.Drain()
+	res.Measured = c.Measured()
 	r.mu.Lock()
 	haveBase, base := r.haveBase, r.base
 	last, haveLast := r.final, r.haveFinal
 	res.Notes = append(res.Notes, r.notes...)
+	res.Failures = append(res.Failures, r.failures...)
+	res.SizesBefore, res.HaveSizes = r.sizes, r.haveSizes
 	r.mu.Unlock()
+	if res.HaveSizes {
+		var err error
+		if res.SizesAfter, err = ReadSizes(ctx, r.sampler.conn, r.cfg.Tables); err != nil {
+			return nil, err
+		}
+	}
 	if res.DB || res.Stmts {
 		if !haveLast {
 			var err error
@@ -369,18 +462,77 @@ func (r *Run) Finish(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// Close releases the run's connection and deletes what its sessions left
-// in pgio_progress.
+// Close releases the run's connection and deletes its rows of pgio_runs.
 func (r *Run) Close(ctx context.Context) {
 	r.stopSampling()
 	conn := r.sampler.conn
 	if r.mode == ModeServer && !conn.IsClosed() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		_, _ = conn.Exec(cctx, "DELETE FROM pgio_progress WHERE run = $1", r.id)
 		_, _ = conn.Exec(cctx, "DELETE FROM pgio_runs WHERE run = $1", r.id)
 		conn.Close(cctx)
 		return
 	}
 	conn.Close(context.WithoutCancel(ctx))
+}
+
+// wrote counts an update of session s in phase p.
+func (r *Run) wrote(s, p int) {
+	r.mu.Lock()
+	r.updates[p][s]++
+	r.mu.Unlock()
+}
+
+// sessionFailed records that session s ended on err in phase p, at at.
+func (r *Run) sessionFailed(s, p int, at time.Time, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, SessionFailure{Session: s, Table: r.TableOf(s), Phase: p, At: at, Err: err, Updates: r.updates[p][s]})
+}
+
+// failed says whether session s ended on an error.
+func (r *Run) failed(s int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.failures {
+		if f.Session == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Run) failureCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures)
+}
+
+// Failure is the error a run whose sessions ended on errors ends with; nil
+// if none did.
+func (r *Run) Failure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.failures) == 0 {
+		return nil
+	}
+	f := r.failures[0]
+	what := fmt.Sprintf("session %d on %s ended", f.Session, f.Table)
+	if n := len(r.failures); n > 1 {
+		what = fmt.Sprintf("%d of %d sessions ended on an error, the first %s", n, r.Sessions(), what)
+	}
+	hint := ""
+	if r.cfg.Commit == CommitRun && sqlState(f.Err) == "40P01" {
+		hint = " (under --commit run, sessions that update the same table deadlock, as pgio's do: --sessions-per-table 1 or --commit statement runs without)"
+	}
+	return fmt.Errorf("%s: %w%s", what, f.Err, hint)
+}
+
+// sqlState is err's SQLSTATE, or "".
+func sqlState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
 }

@@ -4,30 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sync/errgroup"
 )
 
 // procedure is pgio's mypgio() as a procedure, for one table (its name
 // inlined, so that its statements are planned once and cached): a session
-// announces itself, waits for the start time txload gives every session,
-// then runs random SELECT and UPDATE ranges until the phase's end or its
-// statement limit, choosing the kind as Chooser does. Unlike mypgio() it
-// commits every statement (its updates are visible as the run goes on; a
-// SELECT's commit costs next to nothing), and every flush period it hands
-// txload what it did, committed into pgio_progress: each statement's start
-// (µs after the start time), its duration with its COMMIT (µs, times 2,
-// plus 1 for an update) and its rows.
+// announces itself (a NOTICE), waits for the start time txload gives every
+// session, then runs random SELECT and UPDATE ranges until the phase's end
+// or its statement limit, choosing the kind as Chooser does and the keys as
+// Config.Span says. With p_commit it commits every statement; without, the
+// whole phase is one transaction, as mypgio()'s call is (the CALL's end
+// commits it). Every flush period it hands txload what it did in a NOTICE,
+// which the server sends at once, inside a transaction or not: each
+// statement's start (µs after the start time), its duration with its
+// COMMIT, if any (µs, times 2, plus 1 for an update), and its rows.
 const procedure = `CREATE OR REPLACE PROCEDURE pgio_session_%[1]s(
-	p_run BIGINT, p_phase INT, p_session INT, p_pct INT, p_wu BIGINT, p_uwu BIGINT, p_scale BIGINT,
-	p_secs FLOAT8, p_limit BIGINT, p_flush_ms INT)
+	p_run BIGINT, p_phase INT, p_pct INT, p_first BIGINT, p_width BIGINT, p_ufirst BIGINT, p_uwidth BIGINT,
+	p_secs FLOAT8, p_limit BIGINT, p_flush_ms INT, p_commit BOOLEAN)
 LANGUAGE plpgsql AS $pgio$
 DECLARE
 	v_release TIMESTAMPTZ;
-	v_t0      TIMESTAMPTZ;
+	v_started BIGINT;
 	v_end     TIMESTAMPTZ;
 	v_flush   TIMESTAMPTZ;
 	v_before  TIMESTAMPTZ;
@@ -45,25 +50,24 @@ DECLARE
 	v_durs    BIGINT[] := '{}';
 	v_rows    BIGINT[] := '{}';
 BEGIN
-	INSERT INTO pgio_progress (run, phase, session, seq, through, done, offs, durs, nrows)
-		VALUES (p_run, p_phase, p_session, 0, clock_timestamp(), false, '{}', '{}', '{}');
-	COMMIT;
+	RAISE NOTICE 'pgio ready';
 	LOOP
 		SELECT released_at INTO v_release FROM pgio_runs WHERE run = p_run AND phase = p_phase;
 		EXIT WHEN v_release IS NOT NULL;
-		PERFORM pg_sleep(0.002);
+		COMMIT; -- the next look sees the release whatever the isolation level
+		PERFORM pg_sleep(0.001);
 	END LOOP;
+	COMMIT; -- the phase's own transaction, or its first, starts below
 	PERFORM pg_sleep(GREATEST(extract(epoch FROM v_release - clock_timestamp())::FLOAT8, 0));
-	v_t0 := clock_timestamp();
+	v_started := (extract(epoch FROM clock_timestamp() - v_release) * 1000000)::BIGINT;
 	v_end := v_release + make_interval(secs => p_secs);
 	v_flush := v_release + v_period;
 	LOOP
 		v_before := clock_timestamp();
 		IF v_before >= v_flush THEN
 			v_seq := v_seq + 1;
-			INSERT INTO pgio_progress (run, phase, session, seq, started_at, through, done, offs, durs, nrows)
-				VALUES (p_run, p_phase, p_session, v_seq, v_t0, v_before, false, v_offs[1:v_i], v_durs[1:v_i], v_rows[1:v_i]);
-			COMMIT;
+			RAISE NOTICE 'pgio %% 0 %% %% %% %% %%', v_seq, v_started, (extract(epoch FROM v_before - v_release) * 1000000)::BIGINT,
+				array_to_string(v_offs[1:v_i], ','), array_to_string(v_durs[1:v_i], ','), array_to_string(v_rows[1:v_i], ',');
 			v_i := 0;
 			WHILE v_flush <= v_before LOOP
 				v_flush := v_flush + v_period;
@@ -73,15 +77,17 @@ BEGIN
 		EXIT WHEN v_before >= v_end OR (p_limit > 0 AND v_done >= p_limit);
 		v_upd := v_wupd < p_pct AND floor(random() * (100 - v_win)) < p_pct - v_wupd;
 		IF v_upd THEN
-			v_k := 1 + floor(random() * (p_scale - p_uwu + 1))::BIGINT;
-			UPDATE %[1]s SET scratch = scratch + 1 WHERE mykey BETWEEN v_k AND v_k + p_uwu - 1;
+			v_k := 1 + floor(random() * p_ufirst)::BIGINT;
+			UPDATE %[1]s SET scratch = scratch + 1 WHERE mykey BETWEEN v_k AND v_k + p_uwidth - 1;
 			GET DIAGNOSTICS v_n = ROW_COUNT;
 			v_wupd := v_wupd + 1;
 		ELSE
-			v_k := 1 + floor(random() * (p_scale - p_wu + 1))::BIGINT;
-			SELECT count(*), sum(scratch) INTO v_n, v_sum FROM %[1]s WHERE mykey BETWEEN v_k AND v_k + p_wu - 1;
+			v_k := 1 + floor(random() * p_first)::BIGINT;
+			SELECT count(*), sum(scratch) INTO v_n, v_sum FROM %[1]s WHERE mykey BETWEEN v_k AND v_k + p_width - 1;
 		END IF;
-		COMMIT;
+		IF p_commit THEN
+			COMMIT;
+		END IF;
 		v_i := v_i + 1;
 		v_offs[v_i] := (extract(epoch FROM v_before - v_release) * 1000000)::BIGINT;
 		v_durs[v_i] := (extract(epoch FROM clock_timestamp() - v_before) * 1000000)::BIGINT * 2 + v_upd::INT;
@@ -93,10 +99,12 @@ BEGIN
 			v_wupd := 0;
 		END IF;
 	END LOOP;
-	INSERT INTO pgio_progress (run, phase, session, seq, started_at, through, done, offs, durs, nrows)
-		VALUES (p_run, p_phase, p_session, v_seq + 1, v_t0, clock_timestamp(), true, v_offs[1:v_i], v_durs[1:v_i], v_rows[1:v_i]);
-	COMMIT;
+	RAISE NOTICE 'pgio %% 1 %% %% %% %% %%', v_seq + 1, v_started, (extract(epoch FROM clock_timestamp() - v_release) * 1000000)::BIGINT,
+		array_to_string(v_offs[1:v_i], ','), array_to_string(v_durs[1:v_i], ','), array_to_string(v_rows[1:v_i], ',');
 END $pgio$`
+
+// flushPeriod is how often a server-mode session hands txload what it did.
+const flushPeriod = 100 * time.Millisecond
 
 // installServer creates the procedure of every table of the run.
 func (r *Run) installServer(ctx context.Context, conn *pgx.Conn) error {
@@ -108,15 +116,18 @@ func (r *Run) installServer(ctx context.Context, conn *pgx.Conn) error {
 	return nil
 }
 
-// ServerHooks are what the caller of RunServer learns as the run goes.
+// ServerHooks are what the caller of RunServer learns as the run goes, a
+// fixed lag (replayLag) after it happened, on the run's clock shifted by
+// that lag (see Replay). Calls are serialised.
 type ServerHooks struct {
-	// Ready receives the time the sessions start at (the run's start), as
-	// they are released, before any statement.
+	// Ready receives the time the sessions started at (the run's start).
 	Ready func(start time.Time)
-	// Statement receives each statement of session s, on the run's
-	// timeline: its start and duration, in the order the session ran them,
-	// about one flush period after it ran. Calls are serialised.
+	// Statement receives each statement of session s: its start and
+	// duration, in the order they started.
 	Statement func(s int, k Kind, at time.Time, d time.Duration)
+	// Failed says session s ended on err at at: nothing more comes from
+	// it.
+	Failed func(s int, at time.Time, err error)
 }
 
 // phase is one procedure call per session: the warm-up, or the measured
@@ -129,37 +140,218 @@ type phase struct {
 	// later it was released in real time.
 	origin time.Time
 	shift  time.Duration
+	// ready counts the sessions that announced themselves; announced
+	// receives a value at each.
+	ready     atomic.Int32
+	announced chan struct{}
+	// set is closed once origin and shift are set, which the sessions'
+	// reports wait for; stop once the phase's calls are cancelled.
+	set  chan struct{}
+	stop <-chan struct{}
 }
 
+// timeline maps a local time of the phase to the run's timeline.
+func (p *phase) timeline(t time.Time) time.Time { return t.Add(-p.shift) }
+
 // releaseMargin is how far ahead of now the start time is set: the
-// sessions poll for it every 2 ms, then sleep until it.
-const releaseMargin = 30 * time.Millisecond
+// sessions poll for it every millisecond, then sleep until it.
+const releaseMargin = 20 * time.Millisecond
+
+// serverSession is one server-mode session: its connection, and what its
+// NOTICEs carry, handled as they come.
+type serverSession struct {
+	r    *Run
+	s    int
+	conn *pgx.Conn
+	rp   *Replay
+	mu   *sync.Mutex // guards err
+	// phase is the current call's; err the first malformed message.
+	phase atomic.Pointer[phase]
+	last  bool
+	err   error
+}
+
+func (ss *serverSession) notice(n *pgconn.Notice) {
+	p := ss.phase.Load()
+	if p == nil || !strings.HasPrefix(n.Message, "pgio ") {
+		return
+	}
+	if n.Message == "pgio ready" {
+		p.ready.Add(1)
+		select {
+		case p.announced <- struct{}{}:
+		default:
+		}
+		return
+	}
+	// The release's reply may come after a session's first report: its
+	// times are offsets from the release, placed once the release is known.
+	select {
+	case <-p.set:
+	case <-p.stop:
+		return
+	}
+	f, err := parseFlush(n.Message)
+	if err != nil {
+		ss.mu.Lock()
+		if ss.err == nil {
+			ss.err = fmt.Errorf("session %d's progress: %w", ss.s, err)
+		}
+		ss.mu.Unlock()
+		return
+	}
+	ss.r.flushed(ss.s, p, f, ss.rp, ss.last)
+}
+
+// flush is one NOTICE of a session's statements.
+type flush struct {
+	seq                 int
+	done                bool
+	started, through    int64 // µs after the release
+	offs, durs, rowsets []int64
+}
+
+// parseFlush reads "pgio SEQ DONE STARTED THROUGH OFFS DURS ROWS", the
+// last three comma-separated lists of the same length.
+func parseFlush(msg string) (flush, error) {
+	var f flush
+	p := strings.Split(msg, " ")
+	if len(p) != 8 {
+		return f, fmt.Errorf("malformed message %q", trim(msg))
+	}
+	ints := make([]int64, 4)
+	for i := range ints {
+		v, err := strconv.ParseInt(p[1+i], 10, 64)
+		if err != nil {
+			return f, fmt.Errorf("malformed message %q", trim(msg))
+		}
+		ints[i] = v
+	}
+	f.seq, f.done, f.started, f.through = int(ints[0]), ints[1] == 1, ints[2], ints[3]
+	lists := make([][]int64, 3)
+	for i := range lists {
+		if p[5+i] == "" {
+			continue
+		}
+		for _, x := range strings.Split(p[5+i], ",") {
+			v, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return f, fmt.Errorf("malformed message %q", trim(msg))
+			}
+			lists[i] = append(lists[i], v)
+		}
+	}
+	f.offs, f.durs, f.rowsets = lists[0], lists[1], lists[2]
+	if len(f.offs) != len(f.durs) || len(f.offs) != len(f.rowsets) {
+		return f, fmt.Errorf("%d starts, %d durations, %d row counts", len(f.offs), len(f.durs), len(f.rowsets))
+	}
+	return f, nil
+}
+
+func trim(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// flushed hands a session's flush on to the replay.
+func (r *Run) flushed(s int, p *phase, f flush, rp *Replay, last bool) {
+	at := func(us int64) time.Time { return p.origin.Add(time.Duration(us) * time.Microsecond) }
+	if p.n == 1 && f.seq == 1 {
+		rp.Push(Replayed{Ev: EvStarted, S: s, At: at(f.started)})
+	}
+	for i, off := range f.offs {
+		k := Kind(f.durs[i] & 1)
+		if k == Update {
+			r.wrote(s, p.n)
+		}
+		rp.Push(Replayed{Ev: EvStatement, S: s, K: k, At: at(off), D: time.Duration(f.durs[i]>>1) * time.Microsecond, Rows: f.rowsets[i]})
+	}
+	if p.n == 1 {
+		rp.Push(Replayed{Ev: EvThrough, S: s, At: at(f.through)})
+		if f.done && last {
+			rp.Push(Replayed{Ev: EvDone, S: s, At: at(f.through)})
+		}
+	}
+}
+
+// replayed takes an event the replay hands on: to the collector, and to
+// the hooks on the shifted clock.
+func (r *Run) replayed(x Replayed, h ServerHooks, lag time.Duration) {
+	c := r.Collector()
+	switch x.Ev {
+	case EvStarted:
+		c.Started(x.S, x.At)
+	case EvStatement:
+		c.Record(x.S, x.K, x.At, x.D, x.Rows)
+		if h.Statement != nil {
+			h.Statement(x.S, x.K, x.At.Add(lag), x.D)
+		}
+	case EvThrough:
+		c.Through(x.S, x.At)
+	case EvDone:
+		c.Done(x.S)
+	case EvFailed:
+		c.Done(x.S)
+		if h.Failed != nil {
+			h.Failed(x.S, x.At.Add(lag), x.Err)
+		}
+	}
+}
 
 // RunServer runs the server mode: each session calls its table's procedure
 // on its own connection, once for the warm-up and once for the measured
 // period (between them every session flushes its statistics, so that the
 // database's counters of the measured period are exact). Every session of
 // a call waits for the start time txload gives them all, once all are
-// waiting; their statements come back through pgio_progress as the run
-// goes.
+// waiting; their statements come back in NOTICEs as the run goes. A
+// session whose call fails ends there (pgio's sessions do too) and the
+// others go on; RunServer then returns an error that says so, once the
+// phase is over.
 func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
+	rp := NewReplay(replayLag)
+	done := make(chan error, 1)
+	go func() {
+		defer rp.Close()
+		done <- r.runServer(ctx, rp)
+	}()
+	rp.Run(ctx, func(start time.Time) {
+		if h.Ready != nil {
+			h.Ready(start)
+		}
+	}, func(x Replayed) { r.replayed(x, h, rp.Lag()) })
+	return <-done
+}
+
+func (r *Run) runServer(ctx context.Context, rp *Replay) error {
 	n := r.Sessions()
-	conns := make([]*pgx.Conn, n)
+	var mu sync.Mutex
+	sessions := make([]*serverSession, n)
 	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close(context.WithoutCancel(ctx))
+		for _, ss := range sessions {
+			if ss != nil && ss.conn != nil {
+				ss.conn.Close(context.WithoutCancel(ctx))
 			}
 		}
 	}()
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range conns {
+	for i := range sessions {
+		ss := &serverSession{r: r, s: i, rp: rp, mu: &mu}
+		sessions[i] = ss
 		g.Go(func() error {
-			c, err := r.target.Connect(gctx)
+			c, err := r.target.ConnectWith(gctx, func(cc *pgx.ConnConfig) {
+				cc.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { ss.notice(n) }
+			})
 			if err != nil {
 				return fmt.Errorf("connecting session %d: %w", i, err)
 			}
-			conns[i] = c
+			ss.conn = c
+			// The procedure's NOTICEs are its progress: sent whatever the
+			// role's or the database's default says.
+			if _, err := c.Exec(gctx, "SET client_min_messages = notice"); err != nil {
+				return fmt.Errorf("setting up session %d: %w", i, err)
+			}
 			return nil
 		})
 	}
@@ -169,8 +361,8 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 	if r.sampler.Stmts {
 		// The procedure's statements are nested: pg_stat_statements counts
 		// them one by one only when told to (a superuser setting).
-		for _, c := range conns {
-			if _, err := c.Exec(ctx, "SET pg_stat_statements.track = 'all'"); err != nil {
+		for _, ss := range sessions {
+			if _, err := ss.conn.Exec(ctx, "SET pg_stat_statements.track = 'all'"); err != nil {
 				r.sampler.Stmts = false
 				r.sampler.StmtsWhy = "server mode's statements run inside a procedure, which pg_stat_statements counts only with pg_stat_statements.track = all: " + oneLine(err.Error())
 				break
@@ -191,13 +383,11 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 	var start time.Time
 	for i, p := range phases {
 		last := i == len(phases)-1
-		err := r.runPhase(ctx, control, conns, p, func(at time.Time) {
+		err := r.runPhase(ctx, control, sessions, p, func(at time.Time) {
 			if i == 0 {
 				start = at
 				r.begin(ctx, start.Add(r.opts.Warmup))
-				if h.Ready != nil {
-					h.Ready(start)
-				}
+				rp.Begin(start)
 			}
 			p.origin = start
 			if p.n == 1 {
@@ -215,23 +405,39 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 					}
 				}
 				r.sampleLoop(ctx, p.shift, p.origin.Add(1))
+				if p.limit == 0 {
+					// The sessions run statements until the period's
+					// end: the period ends there, not before.
+					rp.Hold(p.origin.Add(p.secs))
+				}
 			}
-		}, h, last)
+		}, last)
 		if err != nil {
 			return err
+		}
+		for _, ss := range sessions {
+			ss.mu.Lock()
+			err := ss.err
+			ss.mu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
 		// Every session flushes what it counted into pg_stat_database: the
 		// sample that follows cuts the measured period exactly.
 		flushed := true
-		for _, c := range conns {
-			if r.sampler.DB {
-				flushed = ForceFlush(ctx, c) && flushed
+		for _, ss := range sessions {
+			if r.sampler.DB && !r.failed(ss.s) {
+				flushed = ForceFlush(ctx, ss.conn) && flushed
 			}
 		}
 		if !flushed {
 			r.note("this server cannot flush a session's statistics on demand (before PostgreSQL 15): the database's counters may miss up to a second of each session's work")
 		}
 		if p.n == 0 {
+			if err := r.Failure(); err != nil {
+				return fmt.Errorf("in the warm-up: %w", err)
+			}
 			s, err := r.sampler.Sample(ctx)
 			if err != nil {
 				return err
@@ -241,51 +447,87 @@ func (r *Run) RunServer(ctx context.Context, h ServerHooks) error {
 			r.Collector().Sample(s)
 		}
 	}
-	return r.end(ctx)
+	if err := r.end(ctx, phases[len(phases)-1].timeline(time.Now())); err != nil {
+		return err
+	}
+	return r.Failure()
 }
 
 // runPhase runs one call per session; released receives the local time the
 // sessions start at, before they do.
-func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, conns []*pgx.Conn, p *phase, released func(time.Time), h ServerHooks, last bool) error {
-	n := len(conns)
+func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, sessions []*serverSession, p *phase, released func(time.Time), last bool) error {
+	n := len(sessions)
+	p.announced, p.set = make(chan struct{}, 1), make(chan struct{})
+	for _, ss := range sessions {
+		ss.last = last
+		ss.phase.Store(p)
+	}
 	if _, err := control.Exec(ctx, "INSERT INTO pgio_runs (run, phase) VALUES ($1, $2)", r.id, p.n); err != nil {
 		return fmt.Errorf("starting a server-mode phase: %w", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g, gctx := errgroup.WithContext(cctx)
+	p.stop = cctx.Done()
+	var wg sync.WaitGroup
 	calls := make(chan struct{})
-	for s, c := range conns {
-		g.Go(func() error {
-			_, err := c.Exec(gctx, "CALL pgio_session_"+r.TableOf(s)+"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-				r.id, p.n, s, r.cfg.UpdatePct, r.cfg.WorkUnit, r.cfg.UpdateWorkUnit, r.cfg.Scale,
-				p.secs.Seconds(), p.limit, int(r.interval().Milliseconds()))
-			if err != nil {
-				return fmt.Errorf("session %d on %s: %w", s, r.TableOf(s), err)
+	errs := make([]error, n)
+	first, width := r.cfg.Span(Select)
+	ufirst, uwidth := r.cfg.Span(Update)
+	for s, ss := range sessions {
+		if r.failed(s) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := ss.conn.Exec(cctx, "CALL pgio_session_"+r.TableOf(s)+"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+				r.id, p.n, r.cfg.UpdatePct, first, width, ufirst, uwidth,
+				p.secs.Seconds(), p.limit, int(flushPeriod.Milliseconds()), r.cfg.Commit == CommitStatement)
+			if err == nil {
+				return
 			}
-			return nil
-		})
+			if cctx.Err() != nil {
+				errs[s] = cctx.Err()
+				return
+			}
+			// The session ends here, as a pgio session does; the others
+			// go on.
+			var at time.Time // zero: before the release
+			select {
+			case <-p.set:
+				at = p.timeline(time.Now())
+			default:
+			}
+			r.sessionFailed(s, p.n, at, err)
+			if !at.IsZero() {
+				ss.rp.Push(Replayed{Ev: EvFailed, S: s, At: at, Err: err})
+			}
+			select {
+			case p.announced <- struct{}{}: // the barrier waits for one fewer
+			default:
+			}
+		}()
 	}
-	go func() { _ = g.Wait(); close(calls) }()
-
+	go func() { wg.Wait(); close(calls) }()
+	wait := func() error {
+		<-calls
+		return errors.Join(errs...)
+	}
 	// The barrier: once every session is waiting, give them a start time.
-	for {
-		var waiting int
-		if err := control.QueryRow(ctx, "SELECT count(*) FROM pgio_progress WHERE run = $1 AND phase = $2 AND seq = 0", r.id, p.n).Scan(&waiting); err != nil {
-			cancel()
-			<-calls
-			return fmt.Errorf("waiting for the sessions to start: %w", err)
-		}
-		if waiting == n {
-			break
-		}
+	for int(p.ready.Load()) < n-r.failureCount() {
 		select {
 		case <-calls:
-			if err := g.Wait(); err != nil {
+			if err := wait(); err != nil {
 				return err
 			}
-			return errors.New("a session ended before the start")
-		case <-time.After(5 * time.Millisecond):
+			if err := r.Failure(); err != nil {
+				return fmt.Errorf("before the start: %w", err)
+			}
+			return errors.New("the sessions ended before the start")
+		case <-p.announced:
+		case <-ctx.Done():
+			cancel()
+			return wait()
 		}
 	}
 	t1 := time.Now()
@@ -293,91 +535,11 @@ func (r *Run) runPhase(ctx context.Context, control *pgx.Conn, conns []*pgx.Conn
 	if err := control.QueryRow(ctx, "UPDATE pgio_runs SET released_at = clock_timestamp() + $3::INTERVAL WHERE run = $1 AND phase = $2 RETURNING released_at",
 		r.id, p.n, fmt.Sprintf("%d microseconds", releaseMargin.Microseconds())).Scan(&release); err != nil {
 		cancel()
-		<-calls
+		_ = wait()
 		return fmt.Errorf("releasing the sessions: %w", err)
 	}
 	t2 := time.Now()
-	at := t1.Add(t2.Sub(t1)/2 + releaseMargin)
-	released(at)
-
-	fetch := func() error { return r.fetchProgress(ctx, control, p, release, h, last) }
-	tick := time.NewTicker(min(r.interval()/4, 250*time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-calls:
-			if err := g.Wait(); err != nil {
-				return err
-			}
-			return fetch()
-		case <-tick.C:
-			if err := fetch(); err != nil {
-				cancel()
-				<-calls
-				return err
-			}
-		}
-	}
-}
-
-// progressRow is one flush of a session.
-type progressRow struct {
-	session, seq int
-	started      *time.Time
-	through      time.Time
-	done         bool
-	offs, durs   []int64
-	rows         []int64
-}
-
-// fetchProgress takes the sessions' flushes out of pgio_progress and hands
-// their statements on.
-func (r *Run) fetchProgress(ctx context.Context, conn *pgx.Conn, p *phase, release time.Time, h ServerHooks, last bool) error {
-	rows, err := conn.Query(ctx, `DELETE FROM pgio_progress WHERE run = $1 AND phase = $2 AND seq > 0
-		RETURNING session, seq, started_at, through, done, offs, durs, nrows`, r.id, p.n)
-	if err != nil {
-		return fmt.Errorf("reading the sessions' progress: %w", err)
-	}
-	var batch []progressRow
-	var pr progressRow
-	_, err = pgx.ForEachRow(rows, []any{&pr.session, &pr.seq, &pr.started, &pr.through, &pr.done, &pr.offs, &pr.durs, &pr.rows}, func() error {
-		batch = append(batch, pr)
-		pr = progressRow{}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("reading the sessions' progress: %w", err)
-	}
-	sort.Slice(batch, func(i, j int) bool {
-		if batch[i].session != batch[j].session {
-			return batch[i].session < batch[j].session
-		}
-		return batch[i].seq < batch[j].seq
-	})
-	c := r.Collector()
-	timeline := func(t time.Time) time.Time { return p.origin.Add(t.Sub(release)) }
-	for _, b := range batch {
-		if len(b.offs) != len(b.durs) || len(b.offs) != len(b.rows) {
-			return fmt.Errorf("session %d's progress %d is malformed: %d starts, %d durations, %d row counts", b.session, b.seq, len(b.offs), len(b.durs), len(b.rows))
-		}
-		if b.started != nil && p.n == 1 {
-			c.Started(b.session, timeline(*b.started))
-		}
-		for i, off := range b.offs {
-			k := Kind(b.durs[i] & 1)
-			at := p.origin.Add(time.Duration(off) * time.Microsecond)
-			d := time.Duration(b.durs[i]>>1) * time.Microsecond
-			c.Record(b.session, k, at, d, b.rows[i])
-			if h.Statement != nil {
-				h.Statement(b.session, k, at, d)
-			}
-		}
-		if p.n == 1 {
-			c.Through(b.session, timeline(b.through))
-			if b.done && last {
-				c.Done(b.session)
-			}
-		}
-	}
-	return nil
+	released(t1.Add(t2.Sub(t1)/2 + releaseMargin))
+	close(p.set)
+	return wait()
 }
