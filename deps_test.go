@@ -18,11 +18,13 @@ const module = "github.com/txload/txload/"
 // cli → runner → engine, report, workload/* → workload, metrics, pg; lag's
 // orchestration (internal/lagrun) sits beside the runner and drives the load
 // through it, with package lag's instrument (which knows no engine, workload
-// or report) around it.
+// or report) around it. The runner names no workload and no format but its
+// own: pgbenchrun plugs pgbench's ways into it.
 var forbidden = map[string][]string{
 	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
 	"internal/cli":         {},
-	"internal/runner":      {"internal/cli", "internal/lagrun"},
+	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/pgbenchrun", "workload/"},
+	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "workload/"},
 	"internal/lagrun":      {"engine", "internal/cli", "internal/pgtest"},
 	"engine":               {"internal/", "report", "workload/"},
 	"report/...":           {"engine", "workload", "internal/"},

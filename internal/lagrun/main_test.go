@@ -41,7 +41,7 @@ func options(t *testing.T, name string, args ...string) Options {
 		Run: runner.Options{
 			Engine: engine.Config{Concurrency: 8, MaxTries: 10, Duration: 10 * time.Second, MaxLag: engine.DefaultMaxLag,
 				DrainTimeout: DefaultDrainTimeout, Spin: engine.DefaultSpin, Seed: 1},
-			Init: "fresh", Seed: 1, Output: "text", Config: map[string]string{}, Version: "test",
+			Init: "fresh", Seed: 1, Config: map[string]string{}, Version: "test",
 		},
 		Config: map[string]any{},
 	}

@@ -26,8 +26,8 @@ type TargetOptions struct {
 	// Pooler says what sits between txload and the server: auto (detect
 	// a pooler), none, transaction or session (a pooler in that mode).
 	Pooler string
-	// Quiet leaves out the "server: ..." line Open prints (pgbench prints
-	// its own banner).
+	// Quiet leaves out the "server: ..." line Open prints (for a command
+	// that prints its own banner).
 	Quiet bool
 }
 
