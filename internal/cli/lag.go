@@ -159,7 +159,7 @@ func parseLag(env Env, args []string) (*lagrun.Options, string, error) {
 		MarkInterval: f.markInterval, PollInterval: f.pollInterval, MarkTransactions: f.markTransactions, Maps: f.maps, Tables: f.tables, SLO: f.slo,
 		EmbeddedVersion: runf.load.target.embeddedVersion, EmbeddedVersionSet: fs.Changed("embedded-version"), CacheDir: env.Getenv("TXLOAD_CACHE_DIR"),
 		Pooler: runf.load.target.pooler,
-		Run: run, Config: map[string]any{}}
+		Run:    run, Config: map[string]any{}}
 	fs.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "help", "source", "dest", "url":
