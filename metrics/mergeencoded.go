@@ -1,13 +1,7 @@
 package metrics
 
 import (
-	"bytes"
-	"compress/zlib"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/bits"
 
@@ -30,84 +24,8 @@ const (
 // merged, and values out of h's range are an error. After an error, h may
 // hold part of s.
 func MergeEncoded(h *hdr.Histogram, s string) error {
-	if err := mergeEncoded(h, s); err != nil {
-		return fmt.Errorf("decoding histogram: %w", err)
-	}
-	return nil
-}
-
-func mergeEncoded(h *hdr.Histogram, s string) error {
-	raw, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return err
-	}
-	if len(raw) < 8 {
-		return fmt.Errorf("%d bytes, fewer than the 8 of the envelope", len(raw))
-	}
-	cookie, n := binary.BigEndian.Uint32(raw), binary.BigEndian.Uint32(raw[4:])
-	if cookie&^0xf0 != v2CompressedCookie {
-		return fmt.Errorf("cookie %#x: not HdrHistogram's V2 compressed encoding", cookie)
-	}
-	if uint64(n) > uint64(len(raw)-8) {
-		return fmt.Errorf("the envelope holds %d bytes, it says %d", len(raw)-8, n)
-	}
-	z, err := zlib.NewReader(bytes.NewReader(raw[8 : 8+n]))
-	if err != nil {
-		return err
-	}
-	defer z.Close()
-	var head [v2HeaderSize]byte
-	if _, err := io.ReadFull(z, head[:]); err != nil {
-		return fmt.Errorf("reading the header: %w", err)
-	}
-	if c := binary.BigEndian.Uint32(head[:]); c&^0xf0 != v2Cookie {
-		return fmt.Errorf("cookie %#x: not HdrHistogram's V2 encoding", c)
-	}
-	payload := int64(int32(binary.BigEndian.Uint32(head[4:])))
-	digits := int64(int32(binary.BigEndian.Uint32(head[12:])))
-	lowest, highest := int64(binary.BigEndian.Uint64(head[16:])), int64(binary.BigEndian.Uint64(head[24:]))
-	if digits != h.SignificantFigures() || lowest != h.LowestTrackableValue() || highest != h.HighestTrackableValue() {
-		return mergeDecoded(h, s)
-	}
-	g := geometryOf(h)
-	// At most a 9-byte varint per bucket, and a bucket is 8 bytes of h.
-	if payload < 0 || payload > 2*int64(h.ByteSize()) {
-		return fmt.Errorf("payload of %d bytes for a histogram of %d", payload, h.ByteSize())
-	}
-	counts, err := io.ReadAll(io.LimitReader(z, payload+1))
-	if err != nil {
-		return err
-	}
-	if int64(len(counts)) != payload {
-		return fmt.Errorf("payload of %d bytes, the header says %d", len(counts), payload)
-	}
-	for idx := int64(0); len(counts) > 0; {
-		c, k := leb128(counts)
-		if k == 0 {
-			return errors.New("a count is cut short")
-		}
-		counts = counts[k:]
-		v := int64(c>>1) ^ -int64(c&1) // zig-zag
-		switch {
-		case v < 0 && v > -1<<40:
-			idx -= v
-		case v > 0:
-			// RecordValues refuses a bucket beyond h's, once its value is
-			// representable.
-			if (idx>>g.halfMagnitude)+g.unit > 62 {
-				return fmt.Errorf("bucket %d beyond any histogram's", idx)
-			}
-			if err := h.RecordValues(g.value(idx), v); err != nil {
-				return err
-			}
-			idx++
-		case v == 0:
-			idx++
-		default:
-			return errors.New("an empty run too long to count")
-		}
-	}
-	return nil
+	var d Decoder
+	return d.MergeEncoded(h, s)
 }
 
 // mergeDecoded decodes s and merges it into h: for a histogram of another

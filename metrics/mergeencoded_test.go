@@ -122,7 +122,10 @@ func TestMergeEncodedCorrupt(t *testing.T) {
 }
 
 // BenchmarkMergeEncoded adds an interval's histogram to a window's, as the
-// HTML report and merge do for each interval.
+// HTML report and merge do for each interval: with a fresh decoder each
+// time, with one kept (Decoder), into a Sum then encoded (merge's merged
+// intervals); and encoding it with HdrHistogram's Encode and with an
+// Encoder kept (a run's intervals), and HdrHistogram's Decode.
 func BenchmarkMergeEncoded(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	h := NewHistogram()
@@ -135,6 +138,55 @@ func BenchmarkMergeEncoded(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := MergeEncoded(into, enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		var d Decoder
+		for b.Loop() {
+			if err := d.MergeEncoded(into, enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("SumAdd", func(b *testing.B) {
+		b.ReportAllocs()
+		s := NewSum()
+		for b.Loop() {
+			if err := s.Add(enc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// A merged interval: its members added to a Sum, the Sum encoded.
+	b.Run("SumAddEncode", func(b *testing.B) {
+		b.ReportAllocs()
+		s := NewSum()
+		for b.Loop() {
+			s.Reset()
+			if err := s.Add(enc); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Encode(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Encode(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Encoder", func(b *testing.B) {
+		b.ReportAllocs()
+		var e Encoder
+		for b.Loop() {
+			if _, err := e.Encode(h); err != nil {
 				b.Fatal(err)
 			}
 		}

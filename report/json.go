@@ -3,10 +3,7 @@ package report
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -42,6 +39,9 @@ type SeriesDoc struct {
 	Unit   string        `json:"unit,omitempty"`
 	Lines  []string      `json:"lines"`
 	Points []SeriesPoint `json:"points"`
+	// Spooled, when set, holds the points in place of Points, out of
+	// memory (lag's spool of its points).
+	Spooled Source[SeriesPoint] `json:"-"`
 }
 
 // SeriesPoint is the values of a SeriesDoc's lines at one time.
@@ -88,6 +88,11 @@ type RunDoc struct {
 	// the operations' totals, and documents of several load generators
 	// merge on them interval by interval.
 	Intervals []IntervalDoc `json:"intervals,omitempty"`
+	// Spooled, when set, holds the run's intervals in place of Intervals,
+	// out of memory: the spool a run writes as it goes, a document's file.
+	// WriteJSON writes them where Intervals would be; IntervalSource and
+	// EachInterval read either.
+	Spooled Source[IntervalDoc] `json:"-"`
 }
 
 // HistSettings is the geometry of txload's histograms: values in µs from
@@ -247,6 +252,11 @@ func nonZero(counts [metrics.NumClasses]int64) map[string]int64 {
 // NewIntervalDoc encodes one interval snapshot that ended at end. The
 // snapshot is not kept: the engine reuses it for the next interval.
 func NewIntervalDoc(iv *metrics.Snapshot, end time.Time, warmup bool) (IntervalDoc, error) {
+	return newIntervalDoc(iv, end, warmup, metrics.Encode)
+}
+
+// newIntervalDoc is NewIntervalDoc with the histograms encoded by encode.
+func newIntervalDoc(iv *metrics.Snapshot, end time.Time, warmup bool, encode func(*hdr.Histogram) (string, error)) (IntervalDoc, error) {
 	d := IntervalDoc{Start: end.Add(-iv.Elapsed), End: end, Warmup: warmup, Reconnects: iv.Reconnects,
 		Ops: make([]IntervalOpDoc, len(iv.Ops))}
 	for i, o := range iv.Ops {
@@ -262,7 +272,7 @@ func NewIntervalDoc(iv *metrics.Snapshot, end time.Time, warmup bool) (IntervalD
 			if p.h.TotalCount() == 0 {
 				continue
 			}
-			enc, err := metrics.Encode(p.h)
+			enc, err := encode(p.h)
 			if err != nil {
 				return d, fmt.Errorf("encoding %s's interval: %w", o.Name, err)
 			}
@@ -271,56 +281,6 @@ func NewIntervalDoc(iv *metrics.Snapshot, end time.Time, warmup bool) (IntervalD
 		d.Ops[i] = od
 	}
 	return d, nil
-}
-
-// Intervals collects a run's intervals for its document: call Add on each
-// engine tick (from the ticking goroutine; it encodes at once, so it does
-// not hold on to the reused snapshot), and put Docs in RunDoc.Intervals.
-type Intervals struct {
-	docs []IntervalDoc
-	err  error
-}
-
-// Add records one interval that ended at end.
-func (c *Intervals) Add(iv *metrics.Snapshot, end time.Time, warmup bool) {
-	if c.err != nil {
-		return
-	}
-	d, err := NewIntervalDoc(iv, end, warmup)
-	if err != nil {
-		c.err = err
-		return
-	}
-	c.docs = append(c.docs, d)
-}
-
-// Docs returns the intervals collected, or the first error met.
-func (c *Intervals) Docs() ([]IntervalDoc, error) { return c.docs, c.err }
-
-// WriteJSON writes doc, indented.
-func WriteJSON(w io.Writer, doc *Document) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("writing JSON: %w", err)
-	}
-	return nil
-}
-
-// ReadJSON reads a document written by WriteJSON.
-func ReadJSON(r io.Reader) (*Document, error) {
-	var doc Document
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("reading a txload JSON document: %w", err)
-	}
-	if doc.Command == "" || doc.Workload == "" {
-		return nil, errors.New("reading a txload JSON document: no command or workload: not written by txload --json")
-	}
-	if err := doc.Validate(); err != nil {
-		return nil, err
-	}
-	return &doc, nil
 }
 
 // RunIDs are the runs a document holds: its own, or those it was merged
@@ -387,24 +347,116 @@ func (r *RunDoc) Total() (*metrics.Snapshot, error) {
 	return s, nil
 }
 
-// Interval decodes the run's interval n.
-func (r *RunDoc) Interval(n int) (Interval, error) {
-	iv := r.Intervals[n]
+// PointSource is the figure's points: Spooled, or Points.
+func (s *SeriesDoc) PointSource() Source[SeriesPoint] {
+	if s.Spooled != nil {
+		return s.Spooled
+	}
+	return Slice[SeriesPoint](s.Points)
+}
+
+// EachPoint calls f with each point and its index, in order, one at a
+// time: p is f's until it returns. It stops at f's first error.
+func (s *SeriesDoc) EachPoint(f func(n int, p *SeriesPoint) error) error {
+	return each(s.PointSource(), f)
+}
+
+// IntervalCount is the number of the run's intervals.
+func (r *RunDoc) IntervalCount() int { return r.IntervalSource().Len() }
+
+// IntervalSource is the run's intervals: Spooled, or Intervals.
+func (r *RunDoc) IntervalSource() Source[IntervalDoc] {
+	if r.Spooled != nil {
+		return r.Spooled
+	}
+	return Slice[IntervalDoc](r.Intervals)
+}
+
+// EachInterval calls f with each of the run's intervals and its index, in
+// order, one at a time: iv is f's until it returns. It stops at f's first
+// error.
+func (r *RunDoc) EachInterval(f func(n int, iv *IntervalDoc) error) error {
+	return each(r.IntervalSource(), f)
+}
+
+// DecodeInterval decodes one of the run's intervals.
+func (r *RunDoc) DecodeInterval(iv *IntervalDoc) (Interval, error) {
 	s := metrics.NewSnapshot(r.Names())
 	s.Elapsed = iv.End.Sub(iv.Start)
-	if err := r.AddInterval(n, s); err != nil {
-		return Interval{}, err
+	if err := r.addInterval(iv, s); err != nil {
+		return Interval{}, fmt.Errorf("interval%w", err)
 	}
 	return Interval{Start: iv.Start, End: iv.End, Warmup: iv.Warmup, Snapshot: s}, nil
 }
 
-// AddInterval adds the run's interval n to s, a snapshot of the run's
-// operations in txload's histogram geometry: its counts, and its histograms
-// decoded straight into s's (metrics.MergeEncoded). s.Elapsed is left to
-// the caller.
-func (r *RunDoc) AddInterval(n int, s *metrics.Snapshot) error {
-	if err := r.addInterval(&r.Intervals[n], s); err != nil {
-		return fmt.Errorf("interval %d%w", n, err)
+// IntervalAdder adds up a run's intervals: their counts into a snapshot at
+// once, their histograms bucket by bucket into sums of its own
+// (metrics.Sum) that Flush adds to the snapshot's, a window at a time. A
+// day of intervals is added up without a histogram built, or reset, per
+// interval, and with next to no allocation.
+type IntervalAdder struct {
+	run  *RunDoc
+	sums [][3]*metrics.Sum // by operation: response, service, lag
+}
+
+// Adder returns an adder of the run's intervals.
+func (r *RunDoc) Adder() *IntervalAdder {
+	a := &IntervalAdder{run: r, sums: make([][3]*metrics.Sum, len(r.Ops))}
+	for i := range a.sums {
+		a.sums[i] = [3]*metrics.Sum{metrics.NewSum(), metrics.NewSum(), metrics.NewSum()}
+	}
+	return a
+}
+
+// Add adds the run's interval n, iv: its counts to s, a snapshot of the
+// run's operations, and its histograms to the adder's, until Flush.
+func (a *IntervalAdder) Add(n int, iv *IntervalDoc, s *metrics.Snapshot) error {
+	if err := a.add(iv, s); err != nil {
+		return &InputError{Err: fmt.Errorf("intervals[%d]%w", n, err)}
+	}
+	return nil
+}
+
+// add's errors begin with a space or a colon, to follow what names the
+// interval.
+func (a *IntervalAdder) add(iv *IntervalDoc, s *metrics.Snapshot) error {
+	r := a.run
+	if len(iv.Ops) != len(r.Ops) || len(s.Ops) != len(r.Ops) {
+		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(r.Ops))
+	}
+	for i := range iv.Ops {
+		od := &iv.Ops[i]
+		if err := addCounts(od, r.Ops[i].Name, s.Ops[i]); err != nil {
+			return err
+		}
+		for k, enc := range [3]string{od.Response, od.Service, od.Lag} {
+			if enc == "" {
+				continue
+			}
+			if err := a.sums[i][k].Add(enc); err != nil {
+				return fmt.Errorf(" %s %s: %w", od.Name, histKinds[k], err)
+			}
+		}
+	}
+	s.Reconnects += iv.Reconnects
+	return nil
+}
+
+// histKinds name an operation's histograms, in the order of IntervalAdder's
+// sums.
+var histKinds = [3]string{"response", "service", "lag"}
+
+// Flush adds the histograms of the intervals added since the last Flush
+// to s's.
+func (a *IntervalAdder) Flush(s *metrics.Snapshot) error {
+	for i, sums := range a.sums {
+		o := s.Ops[i]
+		for k, h := range [3]*hdr.Histogram{o.Response, o.Service, o.Lag} {
+			if err := sums[k].AddTo(h); err != nil {
+				return &InputError{Err: fmt.Errorf("%s %s: %w", o.Name, histKinds[k], err)}
+			}
+			sums[k].Reset()
+		}
 	}
 	return nil
 }
@@ -441,23 +493,31 @@ func (r *RunDoc) DrainSnapshot() (*metrics.Snapshot, error) {
 	return s, nil
 }
 
+// addCounts adds the counts of od, an interval's operation name of the
+// run, to o; its errors begin with a space or a colon, to follow what names
+// the interval.
+func addCounts(od *IntervalOpDoc, name string, o *metrics.OpStats) error {
+	if od.Name != name || o.Name != od.Name {
+		return fmt.Errorf(": operation %q where the run has %q", od.Name, name)
+	}
+	c, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
+		WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
+	if err != nil {
+		return fmt.Errorf(" %s %w", od.Name, err)
+	}
+	return o.Merge(c) // its counts: c has no histograms
+}
+
 // addInterval adds iv to s; its errors begin with a space or a colon, to
 // follow what names the interval.
 func (r *RunDoc) addInterval(iv *IntervalDoc, s *metrics.Snapshot) error {
 	if len(iv.Ops) != len(r.Ops) || len(s.Ops) != len(r.Ops) {
 		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(r.Ops))
 	}
-	for i, od := range iv.Ops {
-		if od.Name != r.Ops[i].Name || s.Ops[i].Name != od.Name {
-			return fmt.Errorf(": operation %q where the run has %q", od.Name, r.Ops[i].Name)
-		}
-		c, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
-			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
-		if err != nil {
-			return fmt.Errorf(" %s %w", od.Name, err)
-		}
+	for i := range iv.Ops {
+		od := &iv.Ops[i]
 		o := s.Ops[i]
-		if err := o.Merge(c); err != nil {
+		if err := addCounts(od, r.Ops[i].Name, o); err != nil {
 			return err
 		}
 		for _, p := range [...]struct {

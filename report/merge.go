@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -250,7 +250,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 				return out, fmt.Errorf("merge: %s emission lag: %w", names[i], err)
 			}
 		}
-		if len(run.Intervals) == 0 {
+		if run.IntervalCount() == 0 {
 			haveIntervals = false
 		}
 	}
@@ -278,83 +278,345 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 		rd.EmissionLag = &hd
 	}
 	if haveIntervals {
-		if rd.Intervals, err = mergeIntervals(docs, names, r); err != nil {
-			return rd, err
-		}
+		rd.Spooled = &mergedIntervals{docs: docs, names: names, run: r, ops: base.Names()}
 	}
 	return rd, nil
 }
 
-// member is one document's interval (by index) in a merged interval.
-type member struct{ doc, n int }
-
-// mergeIntervals adds up the documents' intervals that cover the same
-// period. The periods are found from the documents' times alone; each
-// merged interval is then added up and encoded in turn, so that one merged
-// interval's histograms are in memory at a time. The histograms' geometry
-// is the one mergeRun checked on the runs' totals.
-func mergeIntervals(docs []*Document, names []string, r int) ([]IntervalDoc, error) {
-	var lengths []time.Duration
-	for _, d := range docs {
-		for _, iv := range d.Runs[r].Intervals {
-			lengths = append(lengths, iv.End.Sub(iv.Start))
-		}
-	}
-	length := IntervalLength(lengths)
-	buckets := map[int64][]member{}
-	for i, d := range docs {
-		ivs := d.Runs[r].Intervals
-		if len(ivs) == 0 {
-			continue
-		}
-		t0 := ivs[0].Start
-		b0 := floorDiv(t0.UnixNano(), int64(length))
-		for n, iv := range ivs {
-			k := b0 + int64(roundDiv(iv.Start.Sub(t0), length))
-			buckets[k] = append(buckets[k], member{i, n})
-		}
-	}
-	keys := slices.Sorted(maps.Keys(buckets))
-	out := make([]IntervalDoc, 0, len(keys))
-	snap := metrics.NewSnapshot(docs[0].Runs[r].Names())
-	for _, k := range keys {
-		var start, end time.Time
-		warmup := true
-		snap.Reset()
-		for _, m := range buckets[k] {
-			rd := &docs[m.doc].Runs[r]
-			if err := rd.AddInterval(m.n, snap); err != nil {
-				return nil, fmt.Errorf("merge: %s: %w", names[m.doc], err)
-			}
-			iv := rd.Intervals[m.n]
-			if start.IsZero() || iv.Start.Before(start) {
-				start = iv.Start
-			}
-			if iv.End.After(end) {
-				end = iv.End
-			}
-			warmup = warmup && iv.Warmup
-		}
-		snap.Elapsed = end.Sub(start)
-		d, err := NewIntervalDoc(snap, end, warmup)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
+// mergedIntervals are the intervals of a merged run, added up the first
+// time they are asked for (a merge printed as text needs none), into a
+// spool: a day's intervals of several load generators are merged in the
+// memory of one interval.
+type mergedIntervals struct {
+	docs  []*Document
+	names []string
+	run   int
+	ops   []string
+	spool *Spool[IntervalDoc]
+	err   error
 }
 
-// IntervalLength is the typical length of intervals: their median, to the
-// millisecond (at least one), so that a late tick or the final sliver of a
-// run does not change it.
-func IntervalLength(lengths []time.Duration) time.Duration {
-	if len(lengths) == 0 {
+// merge adds the intervals up, once.
+func (m *mergedIntervals) merge() error {
+	if m.spool != nil || m.err != nil {
+		return m.err
+	}
+	sp, err := NewIntervalSpool("")
+	if err == nil {
+		if err = mergeIntervals(m.docs, m.names, m.run, m.ops, sp.Append); err != nil {
+			sp.Close()
+		}
+	}
+	if err != nil {
+		m.err = err
+		return err
+	}
+	m.spool = sp
+	return nil
+}
+
+// Len merges the intervals if they were not yet: 0 if that failed, and
+// Open says why.
+func (m *mergedIntervals) Len() int {
+	if m.merge() != nil {
+		return 0
+	}
+	return m.spool.Len()
+}
+
+func (m *mergedIntervals) Open() (Cursor[IntervalDoc], error) {
+	if err := m.merge(); err != nil {
+		return nil, err
+	}
+	return m.spool.Open()
+}
+
+// Close removes the spool.
+func (m *mergedIntervals) Close() error {
+	if m.spool == nil {
+		return nil
+	}
+	return m.spool.Close()
+}
+
+func (m *mergedIntervals) eachRaw(f func([]byte) error) error {
+	if err := m.merge(); err != nil {
+		return err
+	}
+	return m.spool.eachRaw(f)
+}
+
+// mergeIntervals adds up the documents' intervals of run r that cover the
+// same period, and hands each sum to emit, in order. A first pass reads
+// the intervals' times (their typical length, each document's first
+// start); a second reads every document's at once, in step, and adds up
+// each merged interval's members as they come: one merged interval is in
+// memory at a time, its histograms as counts (metrics.Sum), never as
+// histograms. ops are the run's operations.
+func mergeIntervals(docs []*Document, names []string, r int, ops []string, emit func(*IntervalDoc) error) error {
+	var lengths LengthCounts
+	t0 := make([]time.Time, len(docs))
+	for i, d := range docs {
+		err := d.Runs[r].EachInterval(func(n int, iv *IntervalDoc) error {
+			if n == 0 {
+				t0[i] = iv.Start
+			}
+			lengths.Add(iv.End.Sub(iv.Start))
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", names[i], err)
+		}
+	}
+	length := lengths.Typical()
+	type member struct {
+		c   Cursor[IntervalDoc]
+		iv  *IntervalDoc
+		n   int
+		b0  int64
+		key int64
+	}
+	ms := make([]*member, len(docs))
+	defer func() {
+		for _, m := range ms {
+			if m != nil {
+				m.c.Close()
+			}
+		}
+	}()
+	// next reads member i's next interval and its bucket; iv is nil at
+	// the end.
+	next := func(i int) error {
+		m := ms[i]
+		iv, err := m.c.Next()
+		if err == io.EOF {
+			m.iv = nil
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", names[i], err)
+		}
+		prev := m.key
+		m.iv, m.n = iv, m.n+1
+		m.key = m.b0 + roundDiv(iv.Start.Sub(t0[i]), length)
+		if m.n > 1 && m.key < prev {
+			return inputErrorf("merge: %s: runs[%d].intervals[%d] starts before the interval before it", names[i], r, m.n-1)
+		}
+		return nil
+	}
+	for i, d := range docs {
+		c, err := d.Runs[r].IntervalSource().Open()
+		if err != nil {
+			return fmt.Errorf("merge: %s: %w", names[i], err)
+		}
+		ms[i] = &member{c: c, b0: floorDiv(t0[i].UnixNano(), int64(length))}
+		if err := next(i); err != nil {
+			return err
+		}
+	}
+	sum := newIntervalSum(ops)
+	for {
+		var k int64
+		found := false
+		for _, m := range ms {
+			if m.iv != nil && (!found || m.key < k) {
+				k, found = m.key, true
+			}
+		}
+		if !found {
+			return nil
+		}
+		sum.reset()
+		for i, m := range ms {
+			for m.iv != nil && m.key == k {
+				if err := sum.add(m.iv); err != nil {
+					return &InputError{Err: fmt.Errorf("merge: %s: runs[%d].intervals[%d]%w", names[i], r, m.n-1, err)}
+				}
+				if err := next(i); err != nil {
+					return err
+				}
+			}
+		}
+		d, err := sum.doc()
+		if err != nil {
+			return err
+		}
+		if err := emit(&d); err != nil {
+			return err
+		}
+	}
+}
+
+// intervalSum adds up intervals of one run: a merged interval spans its
+// members (earliest start to latest end), is the warm-up's if all of them
+// are, and holds what they hold.
+type intervalSum struct {
+	ops        []opSum
+	start, end time.Time
+	warmup     bool
+	reconnects int64
+	members    int
+}
+
+type opSum struct {
+	name                                            string
+	ok, retried, retries, warmup, warmupOK, skipped int64
+	late, abandoned                                 int64
+	failed, errors                                  [metrics.NumClasses]int64
+	response, service, lag                          *metrics.Sum
+}
+
+func newIntervalSum(ops []string) *intervalSum {
+	s := &intervalSum{ops: make([]opSum, len(ops))}
+	for i, name := range ops {
+		s.ops[i] = opSum{name: name, response: metrics.NewSum(), service: metrics.NewSum(), lag: metrics.NewSum()}
+	}
+	return s
+}
+
+func (s *intervalSum) reset() {
+	for i := range s.ops {
+		o := &s.ops[i]
+		*o = opSum{name: o.name, response: o.response, service: o.service, lag: o.lag}
+		o.response.Reset()
+		o.service.Reset()
+		o.lag.Reset()
+	}
+	s.start, s.end, s.warmup, s.reconnects, s.members = time.Time{}, time.Time{}, true, 0, 0
+}
+
+// add adds iv; its errors begin with a space or a colon, to follow what
+// names the interval.
+func (s *intervalSum) add(iv *IntervalDoc) error {
+	if len(iv.Ops) != len(s.ops) {
+		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(s.ops))
+	}
+	for i := range iv.Ops {
+		od, o := &iv.Ops[i], &s.ops[i]
+		if od.Name != o.name {
+			return fmt.Errorf(": operation %q where the run has %q", od.Name, o.name)
+		}
+		o.ok += od.OK
+		o.retried += od.Retried
+		o.retries += od.Retries
+		o.warmup += od.Warmup
+		o.warmupOK += od.WarmupOK
+		o.skipped += od.Skipped
+		o.late += od.Late
+		o.abandoned += od.Abandoned
+		for _, c := range []struct {
+			m    map[string]int64
+			into *[metrics.NumClasses]int64
+			kind string
+		}{{od.Failed, &o.failed, "failed"}, {od.Errors, &o.errors, "errors"}} {
+			for name, n := range c.m {
+				class, ok := classByName(name)
+				if !ok {
+					return fmt.Errorf(" %s %s: unknown failure class %q", od.Name, c.kind, name)
+				}
+				c.into[class] += n
+			}
+		}
+		for _, h := range []struct {
+			kind, enc string
+			into      *metrics.Sum
+		}{{"response", od.Response, o.response}, {"service", od.Service, o.service}, {"lag", od.Lag, o.lag}} {
+			if h.enc == "" {
+				continue
+			}
+			if err := h.into.Add(h.enc); err != nil {
+				return fmt.Errorf(" %s %s: %w", od.Name, h.kind, err)
+			}
+		}
+	}
+	if s.members == 0 || iv.Start.Before(s.start) {
+		s.start = iv.Start
+	}
+	if iv.End.After(s.end) {
+		s.end = iv.End
+	}
+	s.warmup = s.warmup && iv.Warmup
+	s.reconnects += iv.Reconnects
+	s.members++
+	return nil
+}
+
+// doc is the sum as an interval of the document.
+func (s *intervalSum) doc() (IntervalDoc, error) {
+	d := IntervalDoc{Start: s.start, End: s.end, Warmup: s.warmup, Reconnects: s.reconnects, Ops: make([]IntervalOpDoc, len(s.ops))}
+	for i := range s.ops {
+		o := &s.ops[i]
+		od := IntervalOpDoc{Name: o.name, OK: o.ok, Failed: nonZero(o.failed), Errors: nonZero(o.errors),
+			Retried: o.retried, Retries: o.retries, Warmup: o.warmup, WarmupOK: o.warmupOK,
+			Skipped: o.skipped, Late: o.late, Abandoned: o.abandoned}
+		var err error
+		for _, h := range []struct {
+			to  *string
+			sum *metrics.Sum
+		}{{&od.Response, o.response}, {&od.Service, o.service}, {&od.Lag, o.lag}} {
+			if *h.to, err = h.sum.Encode(); err != nil {
+				return d, fmt.Errorf("encoding %s's merged interval: %w", o.name, err)
+			}
+		}
+		d.Ops[i] = od
+	}
+	return d, nil
+}
+
+// LengthCounts counts intervals by length, to the microsecond: a day of
+// intervals of a few lengths in a few entries. The zero value is empty.
+type LengthCounts struct {
+	n      int
+	counts map[time.Duration]int
+}
+
+// Add counts an interval of length d.
+func (l *LengthCounts) Add(d time.Duration) {
+	if l.counts == nil {
+		l.counts = map[time.Duration]int{}
+	}
+	l.counts[d.Round(time.Microsecond)]++
+	l.n++
+}
+
+// Remove takes back an interval of length d that Add counted.
+func (l *LengthCounts) Remove(d time.Duration) {
+	k := d.Round(time.Microsecond)
+	if l.counts[k] == 0 {
+		return
+	}
+	if l.counts[k]--; l.counts[k] == 0 {
+		delete(l.counts, k)
+	}
+	l.n--
+}
+
+// Median is the length at the middle of the intervals in order of length
+// (of an even number, the longer of the two in the middle); 0 with none.
+func (l *LengthCounts) Median() time.Duration {
+	if l.n == 0 {
+		return 0
+	}
+	keys := slices.Sorted(maps.Keys(l.counts))
+	seen := 0
+	for _, k := range keys {
+		seen += l.counts[k]
+		if seen > l.n/2 {
+			return k
+		}
+	}
+	return keys[len(keys)-1]
+}
+
+// Typical is the typical length of intervals, the length of merge's
+// buckets: their median, to the millisecond (at least one), so that a late
+// tick or the final sliver of a run does not change it; a second with
+// none.
+func (l *LengthCounts) Typical() time.Duration {
+	if l.n == 0 {
 		return time.Second
 	}
-	s := slices.Clone(lengths)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return max(s[len(s)/2].Round(time.Millisecond), time.Millisecond)
+	return max(l.Median().Round(time.Millisecond), time.Millisecond)
 }
 
 func floorDiv(a, b int64) int64 {

@@ -21,7 +21,11 @@ func fakeRun(t *testing.T, seed int, start time.Time, n int, jitter []time.Durat
 	t.Helper()
 	g := metrics.NewRegistry([]string{"a", "b"}, start)
 	r := g.NewRecorder()
-	var ivs report.Intervals
+	ivs, err := report.NewIntervals(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ivs.Close() })
 	end := start
 	for i := range n {
 		for j := range 100 + 10*seed + i {
@@ -46,9 +50,10 @@ func fakeRun(t *testing.T, seed int, start time.Time, n int, jitter []time.Durat
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rd.Intervals, err = ivs.Docs(); err != nil {
+	if err := ivs.Err(); err != nil {
 		t.Fatal(err)
 	}
+	rd.Spooled = ivs
 	return &report.Document{Version: "test", Command: "run", Workload: "w",
 		Config: map[string]any{"concurrency": "4", "instance": "x/3", "rate": "0"},
 		Server: map[string]any{"dialect": "PostgreSQL", "version": "18.1"}, Runs: []report.RunDoc{rd}}
@@ -156,10 +161,10 @@ func TestMergeExact(t *testing.T) {
 		t.Errorf("elapsed %gs, want the longest, %s", m.ElapsedSec, want)
 	}
 	// Intervals: five buckets, one interval of each generator in each.
-	if len(m.Intervals) != 5 {
-		t.Fatalf("%d merged intervals, want 5: %+v", len(m.Intervals), m.Intervals)
-	}
 	ivs := intervals(t, &m)
+	if len(ivs) != 5 || m.IntervalCount() != 5 {
+		t.Fatalf("%d merged intervals (count %d), want 5: %+v", len(ivs), m.IntervalCount(), ivs)
+	}
 	for i, iv := range ivs {
 		if want := int64(100 + 110 + 120 + 3*i); iv.Snapshot.Ops[0].OK != want {
 			t.Errorf("merged interval %d: %d ok, want %d", i, iv.Snapshot.Ops[0].OK, want)
@@ -255,13 +260,14 @@ func TestMergeConcurrency(t *testing.T) {
 // intervals decodes every interval of rd, in order.
 func intervals(t *testing.T, rd *report.RunDoc) []report.Interval {
 	t.Helper()
-	out := make([]report.Interval, len(rd.Intervals))
-	for n := range rd.Intervals {
-		iv, err := rd.Interval(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[n] = iv
+	var out []report.Interval
+	err := rd.EachInterval(func(_ int, d *report.IntervalDoc) error {
+		iv, err := rd.DecodeInterval(d)
+		out = append(out, iv)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/txload/txload/metrics"
 )
@@ -54,6 +55,10 @@ func (r *RunDoc) validate(at string) error {
 	for k, iv := range r.Intervals {
 		if err := r.validateInterval(fmt.Sprintf("%s.intervals[%d]", at, k), &iv); err != nil {
 			return err
+		}
+		if k > 0 && iv.Start.Before(r.Intervals[k-1].Start) {
+			return fmt.Errorf("%s.intervals[%d]: starts at %s, before the interval before it (%s): a run's intervals are in order of time",
+				at, k, iv.Start.Format(time.RFC3339Nano), r.Intervals[k-1].Start.Format(time.RFC3339Nano))
 		}
 	}
 	if r.Drain != nil {
@@ -107,7 +112,22 @@ func (h *HistDoc) validate(at string, count int64) error {
 	return nil
 }
 
+// validateInterval checks an interval in memory: its counts, and its
+// histograms and operations against the run's.
 func (r *RunDoc) validateInterval(at string, iv *IntervalDoc) error {
+	if err := validateIntervalCounts(at, iv); err != nil {
+		return err
+	}
+	s := metrics.NewSnapshot(r.Names())
+	if err := r.addInterval(iv, s); err != nil {
+		return fmt.Errorf("%s%v", at, err)
+	}
+	return nil
+}
+
+// validateIntervalCounts checks what an interval says but its histograms
+// and operations' names: its times and counts.
+func validateIntervalCounts(at string, iv *IntervalDoc) error {
 	if iv.End.Before(iv.Start) {
 		return fmt.Errorf("%s: ends (%s) before it starts (%s)", at, iv.End, iv.Start)
 	}
@@ -131,10 +151,6 @@ func (r *RunDoc) validateInterval(at string, iv *IntervalDoc) error {
 		if err := validClasses(op+".errors", o.Errors); err != nil {
 			return err
 		}
-	}
-	s := metrics.NewSnapshot(r.Names())
-	if err := r.addInterval(iv, s); err != nil {
-		return fmt.Errorf("%s%v", at, err)
 	}
 	return nil
 }

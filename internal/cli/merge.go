@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -17,31 +16,95 @@ import (
 	"github.com/txload/txload/report/htmlreport"
 )
 
-// readDocs reads the --json documents named in args, and names each by its
-// file name; a file that cannot be read or is not a txload document is a
-// usage error.
-func readDocs(args []string) ([]*report.Document, []string, error) {
-	docs, names := make([]*report.Document, len(args)), make([]string, len(args))
+// readDocs reads the --json documents named in args, one value at a time
+// (a day's document, hundreds of MB, in a few MB of memory), and names
+// each by its file name; a file that cannot be read or is not a txload
+// document is a usage error. The documents' intervals stay in their files,
+// read from there when visited: close closes them (and removes what the
+// documents made, merge's spools).
+func readDocs(args []string) (docs []*report.Document, names []string, close func(), err error) {
+	var files []*os.File
+	docs, names = make([]*report.Document, 0, len(args)), make([]string, len(args))
+	closeAll := func() {
+		for _, d := range docs {
+			d.Close()
+		}
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	seen := map[[sha256.Size]byte]string{}
 	for i, path := range args {
-		b, err := os.ReadFile(path)
+		f, size, err := openDoc(path)
 		if err != nil {
-			return nil, nil, usagef("%s: %v", path, errors.Unwrap(err))
+			return nil, nil, nil, usagef("%s: %v", path, err)
 		}
+		files = append(files, f)
+		h := sha256.New()
+		doc, err := report.ReadJSONAt(f, size, h)
+		if err != nil {
+			return nil, nil, nil, usagef("%s: %v", path, err)
+		}
+		docs = append(docs, doc)
 		// The same document twice (by any path): older documents have no
 		// run id for merge to tell.
-		sum := sha256.Sum256(b)
+		var sum [sha256.Size]byte
+		h.Sum(sum[:0])
 		if prev, ok := seen[sum]; ok {
-			return nil, nil, usagef("%s and %s are the same document: give each run once", prev, path)
+			return nil, nil, nil, usagef("%s and %s are the same document: give each run once", prev, path)
 		}
 		seen[sum] = path
-		docs[i], err = report.ReadJSON(bytes.NewReader(b))
-		if err != nil {
-			return nil, nil, usagef("%s: %v", path, err)
-		}
 		names[i] = filepath.Base(path)
 	}
-	return docs, names, nil
+	return docs, names, closeAll, nil
+}
+
+// openDoc opens a document to read it at any offset: a regular file as it
+// is; anything else (a pipe, as <(...) gives) copied first to a file of
+// its own in $TMPDIR, removed as it is made.
+func openDoc(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, errors.Unwrap(err)
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, 0, errors.Unwrap(err)
+	case st.IsDir():
+		f.Close()
+		return nil, 0, errors.New("is a directory")
+	case st.Mode().IsRegular():
+		return f, st.Size(), nil
+	}
+	defer f.Close()
+	tmp, err := os.CreateTemp("", "txload-document-*.json")
+	if err != nil {
+		return nil, 0, fmt.Errorf("copying it to read it again (set TMPDIR to a writable directory): %w", err)
+	}
+	os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, f)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, err
+	}
+	return tmp, n, nil
+}
+
+// documentErr is err, a usage error if it says what is wrong with a
+// document read (report.InputError).
+func documentErr(err error) error {
+	var ie *report.InputError
+	if errors.As(err, &ie) {
+		return usageErr(err)
+	}
+	return err
 }
 
 // writeOut writes the output file path (runner.WriteFile), or to stdout
@@ -92,17 +155,19 @@ have different settings, are refused (exit 2).`,
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, err := readDocs(args)
+			docs, names, closeDocs, err := readDocs(args)
 			if err != nil {
 				return err
 			}
+			defer closeDocs()
 			merged, err := report.Merge(docs, names)
 			if me := (*report.MergeError)(nil); errors.As(err, &me) {
 				return usageErr(err)
 			} else if err != nil {
-				return err
+				return documentErr(err)
 			}
-			return writeOut(env, out, func(w io.Writer) error {
+			defer merged.Close()
+			return documentErr(writeOut(env, out, func(w io.Writer) error {
 				switch output {
 				case "pgbench":
 					return report.WritePgbench(w, merged)
@@ -112,7 +177,7 @@ have different settings, are refused (exit 2).`,
 					return htmlreport.Write(w, []*report.Document{merged}, htmlreport.Options{Title: "txload merge " + merged.Workload, Names: []string{"merged"}, Version: env.Version})
 				}
 				return report.WriteSummary(w, merged)
-			})
+			}))
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "format: text (run's summary) | pgbench (pgbench's report) | json (a merged --json document) | html (the report of txload report)")

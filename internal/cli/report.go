@@ -27,13 +27,14 @@ documents, or the variants of one) are drawn on the same charts.`,
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, err := readDocs(args)
+			docs, names, closeDocs, err := readDocs(args)
 			if err != nil {
 				return err
 			}
-			return writeOut(env, out, func(w io.Writer) error {
+			defer closeDocs()
+			return documentErr(writeOut(env, out, func(w io.Writer) error {
 				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})
-			})
+			}))
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "the HTML file to write")

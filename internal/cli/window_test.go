@@ -55,13 +55,17 @@ func TestSummaryIsTheSumOfItsIntervals(t *testing.T) {
 	}
 	sum := metrics.NewSnapshot(run.Names())
 	var measured int
+	add := run.Adder()
 	for i := range run.Intervals {
-		if err := run.AddInterval(i, sum); err != nil {
+		if err := add.Add(i, &run.Intervals[i], sum); err != nil {
 			t.Fatal(err)
 		}
 		if !run.Intervals[i].Warmup {
 			measured++
 		}
+	}
+	if err := add.Flush(sum); err != nil {
+		t.Fatal(err)
 	}
 	all, s := total.Total("all"), sum.Total("all")
 	if all.OK == 0 || all.OK != s.OK || all.FailedTotal() != s.FailedTotal() || all.ErrorsTotal() != s.ErrorsTotal() || all.Retries != s.Retries {

@@ -1,7 +1,6 @@
 package lagrun
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -122,11 +121,10 @@ func (p *plan) writeDocument(r *Result) error {
 	return nil
 }
 
-// encode writes doc as indented JSON.
+// encode writes doc as indented JSON, its run's intervals and its points
+// from their spools.
 func encode(w io.Writer, doc *Document) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return report.WriteJSONOf(w, doc, &doc.Document)
 }
 
 // newDocument is lag's --json of r: the run's document with the flags as
@@ -146,9 +144,9 @@ func newDocument(r *Result, version string, config map[string]any) (*Document, e
 		}
 		doc.Runs = append(doc.Runs, rd)
 	}
-	if len(r.Points) > 0 {
+	if r.Points != nil && r.Points.Len() > 0 {
 		doc.Series = append(doc.Series, report.SeriesDoc{Title: "replication lag", Unit: "us",
-			Lines: []string{"p50", "p99", "max", "oldest pending"}, Points: r.Points})
+			Lines: []string{"p50", "p99", "max", "oldest pending"}, Spooled: r.Points})
 	}
 	if err := lagSection(&doc.Lag, r); err != nil {
 		return nil, err

@@ -36,7 +36,7 @@ func TestDocument(t *testing.T) {
 	r.SLO = verdicts(conditions(t, "p99<=1s"), r.Lag)
 	r.Senders = []*lag.SenderStats{{Name: "txload_standby", Samples: 4, Idle: 1, Write: hist(t, 10), Flush: hist(t, 20), Replay: hist(t, 30), Behind: hist(t, 1024)}}
 	r.Convergence = &Convergence{Tables: []*lag.Diff{{Pair: lag.Pair{Source: "a", Dest: "a"}, SourceRows: 2, DestRows: 2}}, Markers: &lag.MarkerDiff{Source: 6, Dest: 6}, Compared: []int{1}}
-	r.Points = []report.SeriesPoint{{At: 1, Values: []float64{1000, 2000, 3000, 0}}}
+	r.Points = report.Slice[report.SeriesPoint]{{At: 1, Values: []float64{1000, 2000, 3000, 0}}}
 	doc, err := newDocument(r, "v1.2.3", map[string]any{"rate": "50", "mark-interval": "10ms"})
 	if err != nil {
 		t.Fatal(err)

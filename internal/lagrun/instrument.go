@@ -207,4 +207,7 @@ func (in *instrument) close() {
 		in.measuring()
 		in.wg.Wait()
 	}
+	if in.ticker != nil {
+		in.ticker.points.Close()
+	}
 }

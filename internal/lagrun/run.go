@@ -59,8 +59,9 @@ type Result struct {
 	// sides found (nil when they were not compared).
 	SLO         []Verdict
 	Convergence *Convergence
-	// Points are the lag per interval, for the document's chart.
-	Points []report.SeriesPoint
+	// Points are the lag per interval, for the document's chart (nil:
+	// none), out of memory: the ticker's spool.
+	Points report.Source[report.SeriesPoint]
 }
 
 // Verdict is one condition of the objective, judged on the lag of every
@@ -135,6 +136,9 @@ func (p *plan) execute(ctx context.Context) (*Result, error) {
 	res.CaughtUp, res.CatchUp = in.drain(ctx, loadEnd)
 	if err := in.err(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if outcome != nil {
+		defer outcome.Close()
 	}
 	res.Outcome, res.Interrupted, res.Points = outcome, ctx.Err() != nil, in.ticker.points
 	res.Reader, res.Writes = in.reader, in.stream

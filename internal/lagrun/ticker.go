@@ -32,17 +32,23 @@ type ticker struct {
 	path     string
 	last     time.Time
 	mu       sync.Mutex
-	// points are the lag per interval, for the document's chart.
-	points []report.SeriesPoint
+	// points are the lag per interval, for the document's chart, spooled
+	// as they come.
+	points *report.Spool[report.SeriesPoint]
 }
 
 // startTicker ticks every progress interval (every second without one:
 // intervals still expire markers) until ctx ends.
 func (p *plan) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag.Tracker, v *lag.Views, start time.Time) (*ticker, error) {
+	points, err := report.NewPointSpool("")
+	if err != nil {
+		return nil, err
+	}
 	t := &ticker{tracker: tr, views: v, start: start, progress: p.load.Engine.Progress, stderr: p.load.Stderr, exp: p.load.Metrics,
-		h: metrics.NewHistogram(), path: p.histogram, last: time.Now()}
+		h: metrics.NewHistogram(), path: p.histogram, last: time.Now(), points: points}
 	if t.path != "" {
 		if err := t.openLog(); err != nil {
+			points.Close()
 			return nil, fmt.Errorf("--histogram: %w", err)
 		}
 	}
@@ -110,7 +116,8 @@ func (t *ticker) tick(now time.Time, final bool) {
 	t.export(iv)
 	if iv.Measured > 0 || iv.Pending > 0 {
 		at := now.Sub(t.start).Seconds()
-		t.points = append(t.points, report.SeriesPoint{At: at, Values: []float64{
+		// An error sticks to the spool, and writing the document says it.
+		_ = t.points.Append(&report.SeriesPoint{At: at, Values: []float64{
 			float64(iv.Lag.ValueAtQuantile(50)), float64(iv.Lag.ValueAtQuantile(99)), float64(iv.Lag.Max()), float64(iv.Behind.Microseconds())}})
 	}
 	if final || t.progress <= 0 {

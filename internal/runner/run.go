@@ -24,10 +24,18 @@ type Outcome struct {
 	Result *engine.Result
 	Check  *workload.CheckResult
 	Load   *workload.QueryLoad
-	// Intervals are the run's progress intervals, for --json.
+	// Intervals are the run's progress intervals, for --json, in a spool:
+	// Close removes it.
 	Intervals *report.Intervals
 	// Engine is the run's configuration, its clients those of the load.
 	Engine engine.Config
+}
+
+// Close removes the outcome's spool of intervals, if any.
+func (o *Outcome) Close() {
+	if o != nil && o.Intervals != nil {
+		o.Intervals.Close()
+	}
 }
 
 // Prepare validates everything a run is given, before any server is
@@ -112,6 +120,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		}
 	}
 	var outcomes []Outcome
+	defer func() {
+		for i := range outcomes {
+			outcomes[i].Close()
+		}
+	}()
 	var runErr error
 	for i, v := range variants {
 		if len(variants) > 1 {
@@ -268,6 +281,11 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	res, runErr := engine.Run(ctx, wd.cfg, load)
 	if err := wd.close(); err != nil && runErr == nil {
 		runErr = err
+	}
+	if res == nil || (opts.Engine.StopOnAbort && res.Aborted > 0) {
+		if wd.intervals != nil {
+			wd.intervals.Close() // no document
+		}
 	}
 	if res == nil {
 		return nil, runErr
@@ -455,9 +473,10 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		return rd, err
 	}
 	if o.Intervals != nil {
-		if rd.Intervals, err = o.Intervals.Docs(); err != nil {
+		if err := o.Intervals.Err(); err != nil {
 			return rd, err
 		}
+		rd.Spooled = o.Intervals
 	}
 	res := o.Result
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted

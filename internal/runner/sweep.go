@@ -118,6 +118,11 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 
 	var steps []sweepStep
 	var outcomes []Outcome
+	defer func() {
+		for i := range outcomes {
+			outcomes[i].Close()
+		}
+	}()
 	var runErr error
 	for next, ok := search.Next(); ok; next, ok = search.Next() {
 		step := opts
@@ -132,11 +137,16 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if res != nil && opts.Metrics != nil {
 			opts.Metrics.SetSaturated(res.Saturated)
 		}
+		if err != nil || ctx.Err() != nil {
+			// No step of the document: an error, or an interrupt that
+			// left this step's figures partial.
+			(&Outcome{Intervals: wd.intervals}).Close()
+		}
 		if err != nil {
 			runErr = errors.New(conn.Target.Scrub(err.Error()))
 			break
 		}
-		if ctx.Err() != nil { // interrupted: this step's figures are partial
+		if ctx.Err() != nil {
 			break
 		}
 		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)

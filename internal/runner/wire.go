@@ -24,7 +24,7 @@ type wired struct {
 	// them.
 	close func() error
 	// intervals collects the run's intervals for its document (nil: no
-	// document).
+	// document); whoever holds the outcome closes it.
 	intervals *report.Intervals
 	// printer prints the run in opts.Format (nil: txload's own lines).
 	printer Printer
@@ -137,8 +137,13 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 	var intervals *report.Intervals
 	if opts.JSON != "" || opts.HTML != "" || opts.KeepIntervals {
 		// The document carries every interval, so that documents of
-		// several load generators merge interval by interval.
-		intervals = &report.Intervals{}
+		// several load generators merge interval by interval: they are
+		// spooled as they come, and read back when it is written.
+		var err error
+		if intervals, err = report.NewIntervals(""); err != nil {
+			closeOut()
+			return wired{}, err
+		}
 		if cfg.Progress <= 0 {
 			cfg.Progress = time.Second
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -318,32 +319,31 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 			if len(docs) == 1 {
 				run = d.Workload
 			}
-			points := sd.Points
-			if n := len(points); n >= 3 {
-				var gaps []float64
-				for k := range n - 1 {
-					prev := 0.0
-					if k > 0 {
-						prev = points[k-1].At
+			pts, err := readSeries(&sd)
+			if err != nil {
+				p.err = fmt.Errorf("%s: %s: %w", names[i], sd.Title, err)
+				return
+			}
+			if pts.cut != nil {
+				var vals []string
+				for l, name := range sd.Lines {
+					if l < len(pts.cut.Values) {
+						vals = append(vals, name+" "+format(pts.cut.Values[l]*scale))
 					}
-					gaps = append(gaps, points[k].At-prev)
 				}
-				slices.Sort(gaps)
-				if last := points[n-1].At - points[n-2].At; last < gaps[len(gaps)/2]/2 {
-					var vals []string
-					for l, name := range sd.Lines {
-						if l < len(points[n-1].Values) {
-							vals = append(vals, name+" "+format(points[n-1].Values[l]*scale))
-						}
-					}
-					who := ""
-					if len(docs) > 1 {
-						who = run + ": "
-					}
-					c.Notes = append(c.Notes, fmt.Sprintf("%snot drawn: the last %s, much shorter than an interval: %s",
-						who, report.Micros(int64(math.Round(last*1e6))), strings.Join(vals, ", ")))
-					points = points[:n-1]
+				who := ""
+				if len(docs) > 1 {
+					who = run + ": "
 				}
+				c.Notes = append(c.Notes, fmt.Sprintf("%snot drawn: the last %s, much shorter than an interval: %s",
+					who, report.Micros(int64(math.Round(pts.cutGap*1e6))), strings.Join(vals, ", ")))
+			}
+			if pts.group > 1 {
+				who := ""
+				if len(docs) > 1 {
+					who = run + ": "
+				}
+				c.Notes = append(c.Notes, fmt.Sprintf("%seach point is the highest of %d consecutive ones (%d in all)", who, pts.group, pts.n))
 			}
 			others := []string{plot.DashDot, plot.DashDotDot, plot.Dotted}
 			for l, name := range sd.Lines {
@@ -352,7 +352,7 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 					dash, width = others[l%len(others)], 1.25
 				}
 				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: colors[i], Dash: dash, Width: width}
-				for _, pt := range points {
+				for _, pt := range pts.drawn {
 					if l < len(pt.Values) {
 						s.X = append(s.X, pt.At)
 						s.Y = append(s.Y, pt.Values[l]*scale)
@@ -372,3 +372,71 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 		}
 	}
 }
+
+// seriesPoints are a figure's points as drawn.
+type seriesPoints struct {
+	n int // points in all
+	// drawn are at most MaxPoints points: with more, each is a group of
+	// group consecutive ones, at the group's last time, each of its values
+	// the highest of the group's.
+	drawn []report.SeriesPoint
+	group int
+	// cut is a last point much closer to the one before than the others
+	// are to theirs (the few milliseconds after the last whole interval),
+	// left out; cutGap is how close, in seconds.
+	cut    *report.SeriesPoint
+	cutGap float64
+}
+
+// readSeries reads a figure's points twice, one at a time: for their
+// number and spacing, then to draw them.
+func readSeries(sd *report.SeriesDoc) (seriesPoints, error) {
+	var out seriesPoints
+	var gaps report.LengthCounts
+	var prev, lastGap float64
+	var last report.SeriesPoint
+	err := sd.EachPoint(func(n int, pt *report.SeriesPoint) error {
+		lastGap = pt.At - prev
+		gaps.Add(seconds(lastGap))
+		prev = pt.At
+		last = report.SeriesPoint{At: pt.At, Values: slices.Clone(pt.Values)}
+		out.n++
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	keep := out.n
+	if out.n >= 3 {
+		gaps.Remove(seconds(lastGap))
+		if lastGap < gaps.Median().Seconds()/2 {
+			out.cut, out.cutGap = &last, lastGap
+			keep--
+		}
+	}
+	out.group = max((keep+MaxPoints-1)/MaxPoints, 1)
+	var g report.SeriesPoint
+	in := 0
+	err = sd.EachPoint(func(n int, pt *report.SeriesPoint) error {
+		if n >= keep {
+			return nil
+		}
+		if in == 0 {
+			g = report.SeriesPoint{Values: slices.Clone(pt.Values)}
+		}
+		for l, v := range pt.Values {
+			if l < len(g.Values) && (v > g.Values[l] || math.IsNaN(g.Values[l])) {
+				g.Values[l] = v
+			}
+		}
+		g.At = pt.At
+		if in++; in == out.group || n == keep-1 {
+			out.drawn = append(out.drawn, g)
+			in = 0
+		}
+		return nil
+	})
+	return out, err
+}
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }

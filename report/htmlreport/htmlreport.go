@@ -26,14 +26,17 @@
 package htmlreport
 
 import (
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -298,10 +301,18 @@ func subtitle(docs []*report.Document, names []string, version string) string {
 	return strings.Join(parts, "; ")
 }
 
+// startOf is when the document's first run with intervals started (zero
+// if none has any).
 func startOf(d *report.Document) time.Time {
-	for _, r := range d.Runs {
-		if len(r.Intervals) > 0 {
-			return r.Intervals[0].Start
+	for i := range d.Runs {
+		var t time.Time
+		stop := errors.New("stop")
+		err := d.Runs[i].EachInterval(func(_ int, iv *report.IntervalDoc) error {
+			t = iv.Start
+			return stop
+		})
+		if err == stop {
+			return t
 		}
 	}
 	return time.Time{}
@@ -339,67 +350,178 @@ func nameRuns(runs []*run) {
 }
 
 // windows adds up a run's measured intervals into at most MaxPoints
-// windows, one window's histograms in memory at a time. A last interval
-// shorter than half the others' median is left out and returned as
-// partial. Where the warm-up ended inside an interval, the measured
-// period (and the time axis) starts there, and that interval's rates are
-// over its measured part: its warm-up's operations are not in its counts.
+// windows, one window's histograms in memory at a time, reading the
+// intervals twice, one at a time: for their times, then for their figures.
+// A last interval shorter than half the others' median is left out and
+// returned as partial. Where the warm-up ended inside an interval, the
+// measured period (and the time axis) starts there, and that interval's
+// rates are over its measured part: its warm-up's operations are not in
+// its counts.
 func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error) {
-	var measured []int
-	for n, iv := range rd.Intervals {
-		if !iv.Warmup {
-			measured = append(measured, n)
+	// The first pass: the measured intervals' number and lengths, the
+	// first and the last.
+	var (
+		measured    int
+		start       time.Time // of the first interval, warm-up included
+		first, last report.IntervalDoc
+		lastOK      int64
+		lengths     report.LengthCounts
+		lastLength  time.Duration
+	)
+	err := rd.EachInterval(func(n int, iv *report.IntervalDoc) error {
+		if n == 0 {
+			start = iv.Start
 		}
+		if iv.Warmup {
+			return nil
+		}
+		if measured == 0 {
+			first = report.IntervalDoc{Start: iv.Start, End: iv.End}
+		}
+		measured++
+		last = report.IntervalDoc{Start: iv.Start, End: iv.End}
+		lastLength = iv.End.Sub(iv.Start)
+		lengths.Add(lastLength)
+		lastOK = 0
+		for _, o := range iv.Ops {
+			lastOK += o.OK
+		}
+		return nil
+	})
+	if err != nil || measured == 0 {
+		return nil, nil, err
 	}
-	if len(measured) == 0 {
-		return nil, nil, nil
-	}
-	t0 := rd.Intervals[measured[0]].Start
-	if end := rd.Intervals[0].Start.Add(warmup); warmup > 0 && end.After(t0) && end.Before(rd.Intervals[measured[0]].End) {
+	t0 := first.Start
+	if end := start.Add(warmup); warmup > 0 && end.After(t0) && end.Before(first.End) {
 		t0 = end
 	}
 	var part *partial
-	if len(measured) >= 2 {
-		var lengths []float64
-		for _, n := range measured[:len(measured)-1] {
-			iv := rd.Intervals[n]
-			lengths = append(lengths, iv.End.Sub(iv.Start).Seconds())
-		}
-		slices.Sort(lengths)
-		last := rd.Intervals[measured[len(measured)-1]]
-		if last.End.Sub(last.Start).Seconds() < lengths[len(lengths)/2]/2 {
-			part = &partial{from: last.Start.Sub(t0).Seconds(), to: last.End.Sub(t0).Seconds(), why: "the measured window ended in it"}
+	if measured >= 2 {
+		lengths.Remove(lastLength)
+		if lastLength.Seconds() < lengths.Median().Seconds()/2 {
+			part = &partial{from: last.Start.Sub(t0).Seconds(), to: last.End.Sub(t0).Seconds(), why: "the measured window ended in it", ok: lastOK}
 			switch {
 			case rd.Interrupted:
 				part.why = "the run was interrupted in it"
 			case rd.Drain == nil: // a document that kept no drain apart: it is in the last interval
 				part.why = "the operations in flight at the end completing"
 			}
-			for _, o := range last.Ops {
-				part.ok += o.OK
-			}
-			measured = measured[:len(measured)-1]
+			measured--
 		}
 	}
-	group := (len(measured) + MaxPoints - 1) / MaxPoints
-	var out []window
-	snap := metrics.NewSnapshot(rd.Names())
-	for i := 0; i < len(measured); i += group {
-		j := min(i+group, len(measured))
-		snap.Reset()
-		for _, n := range measured[i:j] {
-			if err := rd.AddInterval(n, snap); err != nil {
-				return nil, nil, err
+	// The second pass: windows of group intervals each, added up.
+	group := (measured + MaxPoints - 1) / MaxPoints
+	out := make([]window, (measured+group-1)/group)
+	wa := startWindows(rd, out, t0)
+	var batch windowBatch
+	m := 0 // measured intervals seen
+	err = rd.EachInterval(func(n int, iv *report.IntervalDoc) error {
+		if iv.Warmup || m >= measured {
+			return nil
+		}
+		batch.n = append(batch.n, n)
+		batch.ivs = append(batch.ivs, *iv)
+		if m++; m%group == 0 || m == measured {
+			batch.k = (m - 1) / group
+			if !wa.add(batch) {
+				return errStop
 			}
+			batch = windowBatch{}
 		}
-		first, last := rd.Intervals[measured[i]], rd.Intervals[measured[j-1]]
-		from := first.Start
-		if from.Before(t0) {
-			from = t0
-		}
-		out = append(out, windowOf(snap, last.End.Sub(t0).Seconds(), last.End.Sub(from).Seconds()))
+		return nil
+	})
+	if werr := wa.wait(); err == nil || err == errStop {
+		err = werr
 	}
-	return out, part, nil
+	return out, part, err
+}
+
+// windowBatch is a window's intervals (their indexes n in the run), the
+// k-th window.
+type windowBatch struct {
+	k   int
+	n   []int
+	ivs []report.IntervalDoc
+}
+
+var errStop = errors.New("stop")
+
+// windowAdder adds up batches of intervals into windows with workers, as
+// many as there are cores: decoding the intervals' histograms, what the
+// report of a long run spends its time on, takes every core, one window
+// per worker in memory.
+type windowAdder struct {
+	jobs  chan windowBatch
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	first error
+}
+
+// startWindows starts the workers that fill out's windows.
+func startWindows(rd *report.RunDoc, out []window, t0 time.Time) *windowAdder {
+	workers := max(min(runtime.GOMAXPROCS(0), len(out)), 1)
+	wa := &windowAdder{jobs: make(chan windowBatch, workers)}
+	for range workers {
+		wa.wg.Go(func() {
+			snap := metrics.NewSnapshot(rd.Names())
+			add := rd.Adder()
+			for b := range wa.jobs {
+				if wa.failed() != nil {
+					continue
+				}
+				if err := addWindow(add, snap, b, out, t0); err != nil {
+					wa.mu.Lock()
+					if wa.first == nil {
+						wa.first = err
+					}
+					wa.mu.Unlock()
+				}
+			}
+		})
+	}
+	return wa
+}
+
+func (wa *windowAdder) failed() error {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	return wa.first
+}
+
+// add hands a batch to a worker; false once one failed.
+func (wa *windowAdder) add(b windowBatch) bool {
+	if wa.failed() != nil {
+		return false
+	}
+	wa.jobs <- b
+	return true
+}
+
+// wait waits for the workers to finish, and returns the first one's
+// error.
+func (wa *windowAdder) wait() error {
+	close(wa.jobs)
+	wa.wg.Wait()
+	return wa.first
+}
+
+// addWindow adds up batch b into window out[b.k].
+func addWindow(add *report.IntervalAdder, snap *metrics.Snapshot, b windowBatch, out []window, t0 time.Time) error {
+	snap.Reset()
+	for j := range b.ivs {
+		if err := add.Add(b.n[j], &b.ivs[j], snap); err != nil {
+			return err
+		}
+	}
+	if err := add.Flush(snap); err != nil {
+		return err
+	}
+	from, end := b.ivs[0].Start, b.ivs[len(b.ivs)-1].End
+	if from.Before(t0) {
+		from = t0
+	}
+	out[b.k] = windowOf(snap, end.Sub(t0).Seconds(), end.Sub(from).Seconds())
+	return nil
 }
 
 func opNames(runs []*run) []string {

@@ -28,7 +28,7 @@ func hourDoc(t testing.TB, n int) *report.Document {
 	start := time.Unix(1_800_000_000, 0)
 	g := metrics.NewRegistry([]string{"read", "write"}, start)
 	r := g.NewRecorder()
-	var ivs report.Intervals
+	ivs := newIntervals(t)
 	for i := range distinct {
 		for j := range 50 {
 			us := time.Duration(200+(i*31+j*17)%5000) * time.Microsecond
@@ -47,10 +47,7 @@ func hourDoc(t testing.TB, n int) *report.Document {
 		}
 		ivs.Add(iv, end, false)
 	}
-	five, err := ivs.Docs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	five := collected(t, ivs)
 	// The total: the five intervals' n/5 times over.
 	total := metrics.NewSnapshot([]string{"read", "write"})
 	for i, o := range g.Total().Ops {
@@ -82,6 +79,31 @@ func hourDoc(t testing.TB, n int) *report.Document {
 	}
 	return &report.Document{Version: "test", Command: "run", Workload: "w",
 		Config: map[string]any{"concurrency": "8", "urls": []any{"postgres://u:secret@h/db"}}, Runs: []report.RunDoc{rd}}
+}
+
+// newIntervals is a collector of intervals whose spool goes when t ends.
+func newIntervals(t testing.TB) *report.Intervals {
+	t.Helper()
+	ivs, err := report.NewIntervals(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ivs.Close() })
+	return ivs
+}
+
+// collected reads back the intervals ivs collected.
+func collected(t testing.TB, ivs *report.Intervals) []report.IntervalDoc {
+	t.Helper()
+	var out []report.IntervalDoc
+	err := (&report.RunDoc{Spooled: ivs}).EachInterval(func(_ int, iv *report.IntervalDoc) error {
+		out = append(out, *iv)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // hdrDecoded is an interval decoded by HdrHistogram's own decoder, apart

@@ -45,7 +45,7 @@ func runOf(t *testing.T, specs []ivSpec, offered bool) report.RunDoc {
 	start := time.Unix(1_800_000_000, 0)
 	g := metrics.NewRegistry([]string{"op"}, start)
 	r := g.NewRecorder()
-	var ivs report.Intervals
+	ivs := newIntervals(t)
 	end := start
 	for _, s := range specs {
 		for range s.warmup {
@@ -71,9 +71,7 @@ func runOf(t *testing.T, specs []ivSpec, offered bool) report.RunDoc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rd.Intervals, err = ivs.Docs(); err != nil {
-		t.Fatal(err)
-	}
+	rd.Intervals = collected(t, ivs)
 	if offered {
 		rd.Offered = total.Ops[0].OK
 	}
