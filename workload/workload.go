@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 )
 
@@ -208,20 +208,20 @@ type QueryLoad struct {
 }
 
 // Session, Step and the step kinds are the engine's side of a client, as the
-// driver sees it; see package driver.
+// driver sees it; see package executor.
 type (
-	Session  = driver.Session
-	Step     = driver.Step
-	StepKind = driver.StepKind
-	Program  = driver.Program
+	Session  = executor.Session
+	Step     = executor.Step
+	StepKind = executor.StepKind
+	Program  = executor.Program
 )
 
 // The steps a session returns.
 const (
-	Stop      = driver.Stop
-	Start     = driver.Start
-	Wait      = driver.Wait
-	Reconnect = driver.Reconnect
+	Stop      = executor.Stop
+	Start     = executor.Start
+	Wait      = executor.Wait
+	Reconnect = executor.Reconnect
 )
 
 // StatementRecorder takes per-statement latencies from a Worker.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
@@ -134,7 +134,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	return &workload.QueryLoad{
 		Ops: []string{"transfer"},
 		Drive: func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-			return driver.Run(ctx, t, groups, func(id int) driver.Program {
+			return executor.Run(ctx, t, groups, func(id int) executor.Program {
 				markName := "bank_mark"
 				if t.Pooled() {
 					markName = ""

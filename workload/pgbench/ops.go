@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
@@ -37,7 +37,7 @@ func parseProtocol(s string) (protocol, error) {
 }
 
 // ops reads the scale and returns one operation per script, run by the
-// driver's I/O loops.
+// executor's I/O loops.
 func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
 	if opts.Marks != nil {
 		if err := g.markable(); err != nil {
@@ -116,7 +116,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		}
 	}
 	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		return driver.Run(ctx, t, groups, func(id int) driver.Program {
+		return executor.Run(ctx, t, groups, func(id int) executor.Program {
 			vars := make(map[string]expr.Value, len(g.vars)+4)
 			for k, v := range g.vars {
 				vars[k] = v

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
@@ -121,7 +121,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	}
 	st := newStatements(g.cfg.variant, t.Pooled())
 	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		return driver.Run(ctx, t, groups, func(id int) driver.Program {
+		return executor.Run(ctx, t, groups, func(id int) executor.Program {
 			rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
 			markName := "vote_mark"
 			if t.Pooled() {

@@ -1,13 +1,13 @@
-package driver
+package executor
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgwire"
 )
 
 // dial opens a connection to the next node of t: pgconn connects and
@@ -49,11 +49,7 @@ func cancel(c *Conn) {
 		return
 	}
 	defer nc.Close()
-	msg := make([]byte, 12+len(c.key))
-	binary.BigEndian.PutUint32(msg, uint32(len(msg)))
-	binary.BigEndian.PutUint32(msg[4:], 80877102)
-	binary.BigEndian.PutUint32(msg[8:], c.pid)
-	copy(msg[12:], c.key)
+	msg := pgwire.CancelRequest{PID: c.pid, Key: c.key}.Encode(nil)
 	_ = nc.SetDeadline(time.Now().Add(time.Second))
 	_, _ = nc.Write(msg)
 	// The server closes the connection when it has read the request.

@@ -1,4 +1,4 @@
-package driver
+package executor
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgwire"
 )
 
 // errWouldBlock: the socket takes no more now; wait for it to be writable.
@@ -86,7 +87,7 @@ func (c *Conn) fill() (int, error) {
 // ReadyForQuery arrived.
 func (c *Conn) process() (bool, error) {
 	for {
-		typ, body, n, err := nextMessage(c.rbuf[c.rpos:c.rend])
+		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
 		if err != nil {
 			return false, err
 		}
@@ -106,12 +107,12 @@ func (c *Conn) process() (bool, error) {
 // administrator command"), else err.
 func (c *Conn) idleError(err error) error {
 	for buf := c.rbuf[c.rpos:c.rend]; ; {
-		typ, body, n, perr := nextMessage(buf)
+		typ, body, n, perr := pgwire.Next(buf)
 		if perr != nil || n == 0 {
 			return err
 		}
 		if typ == 'E' {
-			return fmt.Errorf("%w (%v)", parseError(body), err)
+			return fmt.Errorf("%w (%v)", pgwire.DecodeError(body), err)
 		}
 		buf = buf[n:]
 	}
@@ -136,7 +137,7 @@ func (c *Conn) close() {
 	}
 	if c.fd >= 0 {
 		if c.broken == nil && !c.pending() {
-			_, _ = rawWrite(c.fd, appendTerminate(nil))
+			_, _ = rawWrite(c.fd, pgwire.Terminate{}.Encode(nil))
 		}
 		rawClose(c.fd)
 		c.fd = -1
