@@ -110,7 +110,7 @@ func TestLostConnectionClass(t *testing.T) {
 					}
 				}
 			}()
-			err = Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return &stepsProgram{stmts: tc.stmts} }, func(time.Time) {})
+			err = Run(t.Context(), tg, Clients{Groups: [][]Session{{s}}, Ready: func(time.Time) {}}, func(int) Program { return &stepsProgram{stmts: tc.stmts} })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,8 +164,8 @@ func BenchmarkSelectPrepared(b *testing.B) {
 	}
 	b.ReportAllocs()
 	var start time.Time
-	err = Run(context.Background(), tg, [][]Session{group}, func(int) Program { return &selectProgram{stmt: stmt} },
-		func(t time.Time) { start = t; b.ResetTimer() })
+	err = Run(context.Background(), tg, Clients{Groups: [][]Session{group}, Ready: func(t time.Time) { start = t; b.ResetTimer() }},
+		func(int) Program { return &selectProgram{stmt: stmt} })
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -209,7 +209,7 @@ func TestSeveralSyncsOneExchange(t *testing.T) {
 	}
 	s := &loopSession{max: 2}
 	p := &syncsProgram{}
-	if err := Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return p }, func(time.Time) {}); err != nil {
+	if err := Run(t.Context(), tg, Clients{Groups: [][]Session{{s}}, Ready: func(time.Time) {}}, func(int) Program { return p }); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.errs) > 0 || len(p.tags) != 6 {

@@ -477,11 +477,8 @@ func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
 }
 
 // threads is pgbench's "number of threads" for load under e: the I/O loops
-// that drive its clients, or one goroutine per client.
+// that drive its clients.
 func threads(load *workload.QueryLoad, e engine.Config) int {
-	if load.Drive == nil {
-		return e.Concurrency
-	}
 	return engine.Groups(e, load)
 }
 

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
-	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
@@ -115,28 +113,26 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			return len(weights) - 1
 		}
 	}
-	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		return executor.Run(ctx, t, groups, func(id int) executor.Program {
-			vars := make(map[string]expr.Value, len(g.vars)+4)
-			for k, v := range g.vars {
-				vars[k] = v
+	load.Drive = workload.Programs(t, func(id int) workload.Program {
+		vars := make(map[string]expr.Value, len(g.vars)+4)
+		for k, v := range g.vars {
+			vars[k] = v
+		}
+		// pgbench's builtin variables, as pgbench sets them: --define
+		// wins over scale and default_seed, not over client_id and
+		// random_seed.
+		for k, v := range map[string]int64{"scale": int64(scale), "default_seed": defaultSeed} {
+			if _, ok := vars[k]; !ok {
+				vars[k] = expr.Value{Kind: expr.Int, I: v}
 			}
-			// pgbench's builtin variables, as pgbench sets them: --define
-			// wins over scale and default_seed, not over client_id and
-			// random_seed.
-			for k, v := range map[string]int64{"scale": int64(scale), "default_seed": defaultSeed} {
-				if _, ok := vars[k]; !ok {
-					vars[k] = expr.Value{Kind: expr.Int, I: v}
-				}
-			}
-			vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
-			vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
-			p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
-			if g.debug && opts.Log != nil {
-				p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
-			}
-			return p
-		}, ready)
-	}
+		}
+		vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
+		vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
+		p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
+		if g.debug && opts.Log != nil {
+			p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
+		}
+		return p
+	})
 	return load, nil
 }

@@ -156,7 +156,8 @@ type session struct {
 	mu *sync.Mutex
 }
 
-func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+func (d *drive) drive(ctx context.Context, cs workload.Clients) error {
+	groups, ready := cs.Groups, cs.Ready
 	if d.used.Swap(true) {
 		return errors.New("pgio: a load runs once (sweep is not supported)")
 	}
