@@ -99,3 +99,13 @@ type Program interface {
 	// the previous one are gone.
 	Connected(c *Conn)
 }
+
+// Setuper is a Program that sets up each new connection before it is used:
+// Setup queues statements on c (Conn.Prepare, Conn.Simple), which the
+// executor runs before the program is told of the connection (Connected);
+// an error of one fails the connection attempt. It is called on the
+// goroutine that connects, while the client waits for its connection: it
+// may touch only c and what does not change.
+type Setuper interface {
+	Setup(c *Conn)
+}

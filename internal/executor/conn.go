@@ -226,6 +226,20 @@ func (c *Conn) Simple(text []byte, s *Stmt, capture Capture) {
 	c.syncs++
 }
 
+// Prepare queues the Parse of s, a named statement not prepared on the
+// connection yet (Setuper): its result has only Err. It has a Sync of its
+// own outside a pipeline.
+func (c *Conn) Prepare(s *Stmt) {
+	c.fresh()
+	c.wbuf = pgwire.Parse{Name: s.Name, Query: s.SQL}.Encode(c.wbuf)
+	c.prepared[s] = true
+	c.queue(s, CaptureNone, false)
+	c.reqs[len(c.reqs)-1].parsed = true
+	if !c.pipeline {
+		c.Sync()
+	}
+}
+
 // Params appends a statement's text parameters; Send queues it.
 type Params struct {
 	c       *Conn

@@ -64,7 +64,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		case waitStopped:
 			return // the connection is closed once every loop is done
 		case waitIO:
-			err := l.exchange(conn)
+			err := exchange(conn)
 			l.mu.Lock()
 			if err != nil {
 				c.failed(err, time.Now())
@@ -90,7 +90,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 			if !sleep(ctx, at, 0) {
 				break
 			}
-			nc, err := dial(ctx, l.t, false)
+			nc, err := c.dial(ctx, l.t, false)
 			l.mu.Lock()
 			c.connected(nc, err, time.Now())
 			l.mu.Unlock()
@@ -109,8 +109,9 @@ func (l *blockingLoop) close() {
 	}
 }
 
-// exchange sends what is queued and reads until the exchange is complete.
-func (l *blockingLoop) exchange(c *Conn) error {
+// exchange sends what is queued and reads until the exchange is complete,
+// on a connection driven with blocking reads.
+func exchange(c *Conn) error {
 	if err := c.flush(); err != nil {
 		return err
 	}

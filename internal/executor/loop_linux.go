@@ -232,7 +232,7 @@ func (l *epollLoop) after(c *client, now time.Time) {
 }
 
 func (l *epollLoop) dial(c *client) {
-	redial(context.Background(), l.t, true, func(conn *Conn, err error) {
+	c.redial(context.Background(), l.t, true, func(conn *Conn, err error) {
 		l.mu.Lock()
 		l.dialed = append(l.dialed, dialed{c: c, conn: conn, err: err})
 		l.mu.Unlock()

@@ -60,7 +60,7 @@ func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Pr
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c.conn, errs[i] = dial(ctx, t, raw)
+			c.conn, errs[i] = c.dial(ctx, t, raw)
 		}()
 	}
 	wg.Wait()
@@ -75,7 +75,7 @@ func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Pr
 			for i, c := range all {
 				if errs[i] == nil && c.conn.fd >= 0 {
 					c.conn.close()
-					c.conn, errs[i] = dial(ctx, t, false)
+					c.conn, errs[i] = c.dial(ctx, t, false)
 				}
 			}
 		}
@@ -140,9 +140,9 @@ type runner interface {
 }
 
 // redial connects c anew in the background and hands the result to done.
-func redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)) {
+func (c *client) redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)) {
 	go func() {
-		conn, err := dial(ctx, t, raw)
+		conn, err := c.dial(ctx, t, raw)
 		done(conn, err)
 	}()
 }
