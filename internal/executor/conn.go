@@ -149,6 +149,7 @@ type Conn struct {
 	fields   [][]byte // a row's values or a description's names, as decoded
 	prepared map[*Stmt]bool
 	broken   error // the connection failed
+	sent     bool  // something of the exchange in flight was written
 	internal bool  // the exchange in flight is the executor's own (ROLLBACK)
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
@@ -318,10 +319,71 @@ func (c *Conn) begin() {
 	c.arena = c.arena[:0]
 	c.pipeline = false
 	c.complete = false
+	c.sent = false
 }
 
 // pending says whether the exchange awaits responses.
 func (c *Conn) pending() bool { return c.syncs > 0 }
+
+// process handles the complete messages read; done when the exchange's last
+// ReadyForQuery arrived.
+func (c *Conn) process() (bool, error) {
+	for {
+		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+		c.rpos += n
+		done, err := c.handle(typ, body)
+		if err != nil || done {
+			return done, err
+		}
+	}
+}
+
+// idle handles what the server sent while no exchange awaited it: a
+// notice goes to Notice; an error (a FATAL: the server ends the session,
+// "terminating connection due to administrator command") breaks the
+// connection with the server's message. A message cut short waits for the
+// rest of it.
+func (c *Conn) idle() {
+	for c.broken == nil {
+		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
+		if err != nil {
+			c.broken = err
+			return
+		}
+		if n == 0 {
+			return
+		}
+		c.rpos += n
+		switch typ {
+		case pgwire.NoticeResponse:
+			if c.Notice != nil {
+				c.Notice(pgwire.DecodeError(body))
+			}
+		case pgwire.ErrorResponse:
+			c.broken = pgwire.DecodeError(body)
+		case pgwire.ParameterStatus, pgwire.NotificationResponse:
+		default:
+			c.broken = fmt.Errorf("protocol: unexpected message %q while idle", typ)
+		}
+	}
+}
+
+// readIdle reads what the socket has while no exchange awaits it, and
+// handles it; a read that fails breaks the connection, if what it read
+// did not already.
+func (c *Conn) readIdle() {
+	_, err := c.fill()
+	c.idle()
+	if err != nil && c.broken == nil {
+		c.broken = err
+	}
+}
 
 // handle processes one backend message of the exchange in flight; done
 // when its last ReadyForQuery arrived.
@@ -499,7 +561,10 @@ func (c *Conn) lost(err error) error {
 			break
 		}
 	}
-	if c.internal {
+	if c.internal || !c.sent {
+		// The executor's own ROLLBACK; or nothing of the exchange reached
+		// the server (the connection was found broken before it was
+		// sent), so nothing of it ran.
 		return err
 	}
 	ambiguous := false

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -38,6 +37,7 @@ func (c *Conn) flush() error {
 			return err
 		}
 		c.wpos += n
+		c.sent = c.sent || n > 0
 	}
 	c.wbuf, c.wpos = c.wbuf[:0], 0
 	return nil
@@ -80,41 +80,6 @@ func (c *Conn) fill() (int, error) {
 		}
 		c.rend += n
 		return n, nil
-	}
-}
-
-// process handles the complete messages read; done when the exchange's last
-// ReadyForQuery arrived.
-func (c *Conn) process() (bool, error) {
-	for {
-		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
-		if err != nil {
-			return false, err
-		}
-		if n == 0 {
-			return false, nil
-		}
-		c.rpos += n
-		done, err := c.handle(typ, body)
-		if err != nil || done {
-			return done, err
-		}
-	}
-}
-
-// idleError is why a connection that was idle broke: the server's FATAL
-// when it sent one before closing it ("terminating connection due to
-// administrator command"), else err.
-func (c *Conn) idleError(err error) error {
-	for buf := c.rbuf[c.rpos:c.rend]; ; {
-		typ, body, n, perr := pgwire.Next(buf)
-		if perr != nil || n == 0 {
-			return err
-		}
-		if typ == 'E' {
-			return fmt.Errorf("%w (%v)", pgwire.DecodeError(body), err)
-		}
-		buf = buf[n:]
 	}
 }
 

@@ -112,16 +112,24 @@ func (l *blockingLoop) close() {
 // exchange sends what is queued and reads until the exchange is complete,
 // on a connection driven with blocking reads.
 func exchange(c *Conn) error {
+	// What came while idle: a FATAL there ends the connection before
+	// anything of the exchange is sent.
+	if c.idle(); c.broken != nil {
+		return c.broken
+	}
 	if err := c.flush(); err != nil {
 		return err
 	}
 	for {
-		if _, err := c.fill(); err != nil {
-			return err
-		}
+		_, rerr := c.fill()
 		done, err := c.process()
-		if err != nil || done {
+		switch {
+		case err != nil:
 			return err
+		case done:
+			return nil
+		case rerr != nil:
+			return rerr
 		}
 	}
 }

@@ -2,10 +2,13 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/metrics"
@@ -214,5 +217,62 @@ func TestSeveralSyncsOneExchange(t *testing.T) {
 	}
 	if len(s.errs) > 0 || len(p.tags) != 6 {
 		t.Fatalf("errors %v, tags %q: want 6 SELECT 1", s.errs, p.tags)
+	}
+}
+
+// A backend terminated while its client idles (pg_terminate_backend, as an
+// administrator or a failover would): the next operation's session hears
+// the server's FATAL and reconnects. The epoll loop reads it while idle,
+// before anything of the operation is sent: a lost connection, retried.
+// The blocking loop learns of it once it has sent the operation: its
+// outcome is unknown (ambiguous). As TestFatalWhileIdle, against the real
+// server.
+func TestBackendTerminatedWhileIdle(t *testing.T) {
+	for name, raw := range loops() {
+		t.Run(name, func(t *testing.T) {
+			url := srv.NewDatabase(t) + "&application_name=idler"
+			tg, err := pg.NewTarget([]string{url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := pgtest.Conn(t, srv.URL())
+			sess := &idleSession{recSession: recSession{ops: 2}, pause: time.Second}
+			p := &funcProgram{
+				start: func(c *Conn, op int) Action {
+					c.Simple([]byte("SELECT 1"), nil, CaptureNone)
+					return Action{Kind: Await}
+				},
+				resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
+			}
+			killed := make(chan error, 1)
+			go func() {
+				time.Sleep(300 * time.Millisecond) // op 0 is done, the client idles
+				var n int
+				err := admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE application_name = 'idler' AND state = 'idle'`).Scan(&n)
+				if err == nil && n != 1 {
+					err = fmt.Errorf("terminated %d idle backends, want 1", n)
+				}
+				killed <- err
+			}()
+			if err := run(t.Context(), tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-killed; err != nil {
+				t.Fatal(err)
+			}
+			d := sess.done
+			if len(d) != 3 || d[0].err != nil || d[1].err == nil || d[2].err != nil || d[2].attempt != 2 {
+				t.Fatalf("told %+v: want op 0's success, op 1's loss, op 1's retry's success", d)
+			}
+			want := metrics.ConnectionLost
+			if !raw {
+				want = metrics.AmbiguousCommit
+			}
+			var pe *pgconn.PgError
+			if class, _ := pg.Classify(d[1].err); class != want || !errors.As(d[1].err, &pe) || pe.Code != "57P01" {
+				t.Fatalf("terminated while idle: %v, classified %s; want the server's FATAL, %s", d[1].err, class, want)
+			}
+		})
 	}
 }
