@@ -254,6 +254,18 @@ func (p *funcProgram) Connected(c *Conn) {
 	c.Notice = func(pe *pgconn.PgError) { p.notices = append(p.notices, pe) }
 }
 
+// queryProgram sends sql as a simple query each operation, and finishes
+// with its error.
+func queryProgram(sql string) *funcProgram {
+	return &funcProgram{
+		start: func(c *Conn, _ int) Action {
+			c.Simple([]byte(sql), nil, CaptureNone)
+			return Action{Kind: Await}
+		},
+		resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
+	}
+}
+
 // finishFirstError finishes with the first statement's error, if any.
 func finishFirstError(c *Conn) Action {
 	for i := 0; i < c.Results(); i++ {
@@ -367,13 +379,7 @@ func TestErrorInBlockRolledBack(t *testing.T) {
 				c.send(tag("BEGIN"), tag("UPDATE 1"), inBlock)
 				c.waitGone()
 			})
-			p := &funcProgram{
-				start: func(c *Conn, _ int) Action {
-					c.Simple([]byte("BEGIN; UPDATE t SET v = 1"), nil, CaptureNone)
-					return Action{Kind: Await}
-				},
-				resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
-			}
+			p := queryProgram("BEGIN; UPDATE t SET v = 1")
 			sess := &recSession{ops: 2}
 			runOne(t, srv, raw, sess, p)
 			if len(sess.done) != 2 || sess.done[1].err != nil {
@@ -602,13 +608,7 @@ func TestFatalWhileIdle(t *testing.T) {
 						c.send(tag("INSERT 0 1"), idle, adminKill)
 					}
 				})
-				p := &funcProgram{
-					start: func(c *Conn, op int) Action {
-						c.Simple([]byte("INSERT INTO t VALUES (1)"), nil, CaptureNone)
-						return Action{Kind: Await}
-					},
-					resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
-				}
+				p := queryProgram("INSERT INTO t VALUES (1)")
 				// The session idles between its operations, while the
 				// server goes away.
 				sess := &idleSession{recSession: recSession{ops: 2}, pause: 200 * time.Millisecond}
@@ -674,13 +674,7 @@ func TestProtocolBreaks(t *testing.T) {
 					c.send(tc.answer...)
 					c.waitGone()
 				})
-				p := &funcProgram{
-					start: func(c *Conn, _ int) Action {
-						c.Simple([]byte("SELECT"), nil, CaptureNone)
-						return Action{Kind: Await}
-					},
-					resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
-				}
+				p := queryProgram("SELECT")
 				sess := &recSession{ops: 1}
 				runOne(t, srv, raw, sess, p)
 				d := sess.done

@@ -237,13 +237,7 @@ func TestBackendTerminatedWhileIdle(t *testing.T) {
 			}
 			admin := pgtest.Conn(t, srv.URL())
 			sess := &idleSession{recSession: recSession{ops: 2}, pause: time.Second}
-			p := &funcProgram{
-				start: func(c *Conn, op int) Action {
-					c.Simple([]byte("SELECT 1"), nil, CaptureNone)
-					return Action{Kind: Await}
-				},
-				resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
-			}
+			p := queryProgram("SELECT 1")
 			killed := make(chan error, 1)
 			go func() {
 				time.Sleep(300 * time.Millisecond) // op 0 is done, the client idles

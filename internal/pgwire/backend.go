@@ -82,11 +82,7 @@ func DecodeCommandComplete(body []byte) []byte {
 // an empty value a non-nil empty one. Another negative length is an
 // error.
 func DecodeDataRow(body []byte, dst [][]byte) ([][]byte, error) {
-	if len(body) < 2 {
-		return dst, ErrShort
-	}
-	n := int(binary.BigEndian.Uint16(body))
-	body = body[2:]
+	n, body, err := count(body)
 	for i := 0; i < n; i++ {
 		if len(body) < 4 {
 			return dst, ErrShort
@@ -103,7 +99,7 @@ func DecodeDataRow(body []byte, dst [][]byte) ([][]byte, error) {
 		dst = append(dst, body[:l:l])
 		body = body[l:]
 	}
-	return dst, nil
+	return dst, err
 }
 
 // rowField is what follows a column's name in a RowDescription: table OID,
@@ -113,11 +109,7 @@ const rowField = 4 + 2 + 4 + 2 + 4 + 2
 // DecodeRowDescription reads a RowDescription: its columns' names are
 // appended to dst and returned, each a slice of body.
 func DecodeRowDescription(body []byte, dst [][]byte) ([][]byte, error) {
-	if len(body) < 2 {
-		return dst, ErrShort
-	}
-	n := int(binary.BigEndian.Uint16(body))
-	body = body[2:]
+	n, body, err := count(body)
 	for i := 0; i < n; i++ {
 		end := 0
 		for end < len(body) && body[end] != 0 {
@@ -129,7 +121,16 @@ func DecodeRowDescription(body []byte, dst [][]byte) ([][]byte, error) {
 		dst = append(dst, body[:end:end])
 		body = body[end+1+rowField:]
 	}
-	return dst, nil
+	return dst, err
+}
+
+// count reads the number of columns that begins a DataRow or a
+// RowDescription, and returns it with the rest of body.
+func count(body []byte) (int, []byte, error) {
+	if len(body) < 2 {
+		return 0, body, ErrShort
+	}
+	return int(binary.BigEndian.Uint16(body)), body[2:], nil
 }
 
 // DecodeError reads an ErrorResponse or a NoticeResponse into pgconn's
