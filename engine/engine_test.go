@@ -841,6 +841,28 @@ func TestDriveGroupsShareSchedule(t *testing.T) {
 	})
 }
 
+// A Drive is handed the run's --spin, for the loops that wait on Go's
+// timers.
+func TestDriveGetsSpin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Duration, cfg.Spin = 10*time.Millisecond, 3*time.Millisecond
+		var got time.Duration
+		var per []int64
+		drive := groupDrive(time.Millisecond, &per)
+		l := &workload.QueryLoad{Ops: []string{"op"}, Drive: func(ctx context.Context, cs workload.Clients) error {
+			got = cs.Spin
+			return drive(ctx, cs)
+		}}
+		if _, err := Run(t.Context(), cfg, l); err != nil {
+			t.Fatal(err)
+		}
+		if got != cfg.Spin {
+			t.Fatalf("the Drive was handed spin %s, want %s", got, cfg.Spin)
+		}
+	})
+}
+
 // Three instances of one open-loop run offer exactly the operations one
 // process would, uniform arrivals interleaved without collisions.
 func TestInstancesShareSchedule(t *testing.T) {
