@@ -151,10 +151,16 @@ func (s clientSession) Done(now time.Time, err error, _ int) workload.Step {
 	p := s.client
 	switch p.op {
 	case opBoundary:
-		p.ownFailed(now, err)
+		if err != nil {
+			// Lost before the boundary was reached: it is, flushed or not.
+			p.ownFailed(now, err)
+			p.r.reached(p.from, p.next)
+		}
 		return p.afterBoundary(now)
 	case opClose:
-		p.ownFailed(now, err)
+		if err != nil {
+			p.ownFailed(now, err)
+		}
 		p.end()
 		return workload.Step{Kind: workload.Stop}
 	}
@@ -413,8 +419,7 @@ func (p *client) committed(c *executor.Conn) {
 // ownFailed: the connection was lost during an own op; a COMMIT in flight
 // fails the session.
 func (p *client) ownFailed(now time.Time, err error) {
-	p.waiting = false
-	if err != nil && p.committing {
+	if p.committing {
 		p.committing = false
 		p.fail(now, fmt.Errorf("committing its transaction: %w", err))
 	}
