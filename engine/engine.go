@@ -47,9 +47,10 @@ type Config struct {
 	// violation); by default such an error ends the client, as pgbench does,
 	// and the run reports it.
 	ContinueOnError bool
-	// ExitOnAbort stops the whole run when a client aborts (pgbench's
-	// --exit-on-abort); Result.AbortGroup says which group it was in.
-	ExitOnAbort bool
+	// StopOnAbort stops the whole run at the first client that aborts,
+	// with what ran so far (pgbench's --exit-on-abort); Result.AbortGroup
+	// says which group it was in.
+	StopOnAbort bool
 	// Start, if set, receives the run's start time once clients are up.
 	Start func(time.Time)
 	// LatencyLimit, if positive, counts operations slower than it as late;
@@ -63,13 +64,13 @@ type Config struct {
 	// Concurrency operations spread over the time they take at Rate
 	// (Duration is then ignored). Warm-up is not allowed with it.
 	Transactions int
-	// Connect makes a new connection for each transaction (pgbench's -C):
-	// a client closes its connection and connects anew before each
+	// ConnectPerTxn makes a new connection for each transaction (pgbench's
+	// -C): a client closes its connection and connects anew before each
 	// transaction, retries excepted. In open loop the connection is made
 	// once the transaction is due, and its time is part of the latency; in
 	// closed loop the transaction starts once connected. Result.Connections
 	// and ConnectionTime count them.
-	Connect bool
+	ConnectPerTxn bool
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -135,6 +136,10 @@ type Txn struct {
 // sleeping and yields in a loop instead: Go's timers wake up to a
 // millisecond late.
 const DefaultSpin = 2 * time.Millisecond
+
+// Unlimited is a MaxTries of no limit: a transaction is retried until it
+// commits or the run ends.
+const Unlimited = math.MaxInt32
 
 // DefaultMaxLag is how far behind schedule an open-loop run may fall.
 const DefaultMaxLag = 10 * time.Second
@@ -296,8 +301,8 @@ type Result struct {
 	// ConnectTime is how long connecting every client took.
 	ConnectTime time.Duration
 	// Connections counts the connections made for transactions under
-	// Config.Connect; ConnectionTime is the time they took in all, closing
-	// the previous connection and failed attempts included.
+	// Config.ConnectPerTxn; ConnectionTime is the time they took in all,
+	// closing the previous connection and failed attempts included.
 	Connections    int64
 	ConnectionTime time.Duration
 	// EmitLag is the open-loop scheduler's own lateness (µs): when an idle
@@ -448,7 +453,7 @@ type group struct {
 	clients  []*client
 	arrivals arrivals
 	emitLag  *hdr.Histogram
-	// Config.Connect: the connections made and their time.
+	// Config.ConnectPerTxn: the connections made and their time.
 	conns    int64
 	connTime time.Duration
 }
@@ -779,7 +784,7 @@ func (r *run) abort(c *client, err error, stmt int) {
 		r.abortErr, r.abortGroup = err, c.g.index
 	}
 	r.mu.Unlock()
-	if r.cfg.ExitOnAbort {
+	if r.cfg.StopOnAbort {
 		r.closeStop()
 	}
 	r.event(Event{Kind: Aborted, At: time.Now(), Client: c.id, Op: r.ops[c.op], OpIndex: c.op, Stmt: stmt, Err: err})

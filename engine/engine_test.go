@@ -1141,7 +1141,7 @@ func (w connWorker) Reset(context.Context) error {
 	return nil
 }
 
-// Connect (pgbench's -C) connects anew before every transaction and
+// ConnectPerTxn (pgbench's -C) connects anew before every transaction and
 // counts the connections and their time: in closed loop the transaction
 // starts once connected (its latency leaves the connection out); in open
 // loop it was due before, and its latency holds the connection.
@@ -1149,7 +1149,7 @@ func TestConnectPerTransaction(t *testing.T) {
 	for _, rate := range []float64{0, 100} {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := base()
-			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.Connect = 3, 0, 10, true
+			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.ConnectPerTxn = 3, 0, 10, true
 			cfg.Rate, cfg.Arrival = rate, Uniform
 			var conns atomic.Int64
 			l := workers(func(int) worker { return connWorker{conns: &conns} })

@@ -31,7 +31,7 @@ type decisionKind uint8
 const (
 	start   decisionKind = iota // start op, intended at intended
 	wait                        // wait until intended, then ask again
-	connect                     // connect anew first (Config.Connect)
+	connect                     // connect anew first (Config.ConnectPerTxn)
 	stop                        // no more operations
 )
 
@@ -41,7 +41,7 @@ func newMode(cfg Config) mode {
 	if cfg.Rate > 0 {
 		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit}
 	}
-	return closedLoop{perClient: cfg.Transactions, connect: cfg.Connect}
+	return closedLoop{perClient: cfg.Transactions, connect: cfg.ConnectPerTxn}
 }
 
 // closedLoop runs each client's operations back to back from the start of
@@ -116,7 +116,7 @@ func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 func (openLoop) bounded() bool { return true }
 
 // step carries out d for c at now: the step the driver takes next. Under
-// Config.Connect an open-loop operation is decided first and its client
+// Config.ConnectPerTxn an open-loop operation is decided first and its client
 // connects anew before starting it, the connection's time part of its
 // latency.
 func (c *client) step(d decision, now time.Time) workload.Step {
@@ -128,7 +128,7 @@ func (c *client) step(d decision, now time.Time) workload.Step {
 	case connect:
 		return c.reconnect(now)
 	}
-	if c.r.cfg.Connect && !c.fresh {
+	if c.r.cfg.ConnectPerTxn && !c.fresh {
 		c.pending, c.pendingAt, c.pendingOp, c.pendingMsr = true, d.intended, d.op, d.measured
 		return c.reconnect(now)
 	}

@@ -46,8 +46,8 @@ func TestClosedLoopMode(t *testing.T) {
 		{"stops after its transactions", Config{Transactions: 5}, 5, false, time.Hour, decision{kind: stop}},
 		{"one more transaction", Config{Transactions: 5}, 4, false, time.Hour,
 			decision{kind: start, intended: t0.Add(time.Hour), measured: true}},
-		{"connects anew first (-C)", Config{Duration: time.Second, Connect: true}, 0, false, 0, decision{kind: connect}},
-		{"then starts once connected", Config{Duration: time.Second, Connect: true}, 0, true, 10 * time.Millisecond,
+		{"connects anew first (-C)", Config{Duration: time.Second, ConnectPerTxn: true}, 0, false, 0, decision{kind: connect}},
+		{"then starts once connected", Config{Duration: time.Second, ConnectPerTxn: true}, 0, true, 10 * time.Millisecond,
 			decision{kind: start, intended: t0.Add(10 * time.Millisecond), measured: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

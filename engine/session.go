@@ -34,7 +34,7 @@ type client struct {
 	done int   // transactions ended (committed or failed for good), for Config.Transactions
 	txns int64 // transactions reported to Config.OnTxn, skipped ones included
 
-	// Config.Connect: fresh says the connection was made for the next
+	// Config.ConnectPerTxn: fresh says the connection was made for the next
 	// transaction; connFrom is when the client asked for it; pending is
 	// the arrival (its operation, whether measured) it is for, in open loop.
 	fresh      bool
@@ -75,7 +75,7 @@ func (c *client) skip(op int, intended, now time.Time, measured bool) {
 }
 
 // reconnect asks for the new connection of the next transaction
-// (Config.Connect).
+// (Config.ConnectPerTxn).
 func (c *client) reconnect(now time.Time) workload.Step {
 	c.connFrom = now
 	return c.askConnection(now)
@@ -197,7 +197,7 @@ func (c *client) Connected(now time.Time, err error) workload.Step {
 	if err == nil {
 		c.backoff, c.attempts = 0, 0
 		r.reachableAt(c.reconnectAt, now)
-		if r.cfg.Connect {
+		if r.cfg.ConnectPerTxn {
 			c.fresh = true
 			if !c.connFrom.IsZero() {
 				c.g.conns++

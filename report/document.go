@@ -4,35 +4,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// ConfigString is a configuration value of doc as text ("" if absent).
-func (d *Document) ConfigString(key string) string {
-	v, ok := d.Config[key]
-	if !ok || v == nil {
-		return ""
-	}
-	return fmt.Sprint(v)
-}
-
-func (d *Document) configFloat(key string) float64 {
-	f, _ := strconv.ParseFloat(d.ConfigString(key), 64)
-	return f
-}
-
-func (d *Document) configInt(key string) int {
-	n, _ := strconv.Atoi(d.ConfigString(key))
-	return n
-}
-
-func (d *Document) configDuration(key string) time.Duration {
-	v, _ := time.ParseDuration(d.ConfigString(key))
-	return v
-}
 
 // ServerString names the server like the summary's first line:
 // "PostgreSQL 18.3".
@@ -51,9 +28,9 @@ func (d *Document) ServerString() string {
 // Mode describes the document's loop for the summary's header, as the run
 // printed it.
 func (d *Document) Mode() string {
-	workers := d.ConfigString("concurrency")
-	if rate := d.configFloat("rate"); rate > 0 {
-		arrival := d.ConfigString("arrival")
+	workers := d.ConfigString(KeyConcurrency)
+	if rate := d.configFloat(KeyRate); rate > 0 {
+		arrival := d.ConfigString(KeyArrival)
 		if arrival == "" {
 			arrival = "poisson"
 		}
@@ -77,7 +54,7 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		}
 		var notes []string
 		if run.ConnectSec > 0 {
-			notes = append(notes, ConnectLine(doc.configInt("concurrency"), time.Duration(run.ConnectSec*float64(time.Second))))
+			notes = append(notes, ConnectLine(doc.configInt(KeyConcurrency), time.Duration(run.ConnectSec*float64(time.Second))))
 		}
 		if n := len(doc.MergedFrom); n > 0 {
 			notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(doc.MergedFrom, ", ")))
@@ -105,7 +82,7 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		Summary(w, h, total, notes)
 		if run.Offered > 0 {
 			fmt.Fprintln(w)
-			window := doc.configDuration("duration")
+			window := doc.configDuration(KeyDuration)
 			if window <= 0 {
 				window = total.Elapsed
 			}
@@ -142,14 +119,17 @@ var builtinTitles = map[string]string{
 
 // PgbenchRunOf describes doc's run for PgbenchReport from its
 // configuration. Per-statement figures are not in documents: -r is left out.
+// A document of `txload pgbench` counts failures as pgbench does
+// (OtherErrorsAbort).
 func PgbenchRunOf(doc *Document) PgbenchRun {
-	clients := doc.configInt("concurrency")
+	clients := doc.configInt(KeyConcurrency)
 	r := PgbenchRun{
-		Scale: max(doc.configInt("scale"), 1), QueryMode: doc.ConfigString("protocol"),
-		Clients: clients, Threads: doc.configInt("threads"), MaxTries: doc.configInt("max-tries"),
-		Duration: doc.configDuration("duration"), Rate: doc.configFloat("rate"),
-		LatencyLimit: doc.configDuration("latency-limit"), Progress: doc.configDuration("progress"),
-		FailuresDetailed: doc.ConfigString("failures-detailed") == "true",
+		Scale: max(doc.configInt(KeyScale), 1), QueryMode: doc.ConfigString(KeyProtocol),
+		Clients: clients, Threads: doc.configInt(KeyThreads), MaxTries: doc.configInt(KeyMaxTries),
+		Duration: doc.configDuration(KeyDuration), Transactions: doc.configInt(KeyTransactions), Rate: doc.configFloat(KeyRate),
+		LatencyLimit: doc.configDuration(KeyLatencyLimit), Progress: doc.configDuration(KeyProgress),
+		FailuresDetailed: doc.ConfigString(KeyFailuresDetailed) == "true", Connect: doc.ConfigString(KeyConnect) == "true",
+		OtherErrorsAbort: doc.Command == "pgbench",
 	}
 	if r.Threads <= 0 { // documents written before "threads" was recorded
 		r.Threads = clients
@@ -169,15 +149,36 @@ func PgbenchRunOf(doc *Document) PgbenchRun {
 	return r
 }
 
-// WritePgbench writes each run of doc in pgbench's report format.
+// WritePgbench writes each run of doc in pgbench's report format, as the
+// run printed it: its transactions are those of the measured window and
+// of the drain after it (RunDoc.All), as pgbench counts every transaction
+// it waited for. The connection time is the run's, as pgbench computes
+// it: the time the clients took to connect (of several load generators
+// merged, the longest: pgbench's threads start together once the last
+// has connected its clients), or with a connection per transaction the
+// connections' time over the window's committed and failed transactions.
 func WritePgbench(w io.Writer, doc *Document) error {
-	run := PgbenchRunOf(doc)
 	for i, rd := range doc.Runs {
 		total, err := rd.Total()
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
-		PgbenchReport(w, total, run)
+		withDrain, err := rd.All()
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		run := PgbenchRunOf(doc)
+		run.ConnectTime = seconds(rd.ConnectSec)
+		if run.Connect {
+			run.ConnectTime = 0
+			all := total.Total("all")
+			if n := all.OK + all.FailedTotal(); n > 0 {
+				run.ConnectTime = seconds(rd.ConnectionSec) / time.Duration(n)
+			}
+		}
+		PgbenchReport(w, withDrain, run)
 	}
 	return nil
 }
+
+func seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }

@@ -65,6 +65,11 @@ type RunDoc struct {
 	// ConnectSec is how long the clients took to connect, before the
 	// measured window (of several load generators merged, the longest).
 	ConnectSec float64 `json:"connect_seconds,omitempty"`
+	// Connections and ConnectionSec are, with a connection per
+	// transaction, the connections made for them and their time in all
+	// (of several load generators merged, the sums).
+	Connections   int64   `json:"connections,omitempty"`
+	ConnectionSec float64 `json:"connection_seconds,omitempty"`
 	// Drain is what ended after the measured window: the operations in
 	// flight at its end, completed, failed or abandoned (outcome
 	// unknown), from the window's end to the drain's. They are in neither

@@ -122,30 +122,39 @@ func mergedConfig(docs []*Document) map[string]any {
 	// Every flag is in a run's configuration, given or not: a share of one
 	// run has --instance or --instances set.
 	shared := false
-	if v, ok := cfg["instance"]; ok && v != nil && fmt.Sprint(v) != "" {
+	if v, ok := cfg[KeyInstance]; ok && v != nil && fmt.Sprint(v) != "" {
 		shared = true
 	}
-	if v, ok := cfg["instances"]; ok && v != nil && fmt.Sprint(v) != "0" && fmt.Sprint(v) != "" {
+	if v, ok := cfg[KeyInstances]; ok && v != nil && fmt.Sprint(v) != "0" && fmt.Sprint(v) != "" {
 		shared = true
 	}
+	// Each process has threads of its own; the clients of independent
+	// runs add up, those of shares were recorded as the whole run's.
+	sum(cfg, docs, KeyThreads)
 	if !shared {
-		total, all := 0, true
-		for _, d := range docs {
-			n, err := strconv.Atoi(fmt.Sprint(d.Config["concurrency"]))
-			if err != nil {
-				all = false
-				break
-			}
-			total += n
-		}
-		if all {
-			cfg["concurrency"] = strconv.Itoa(total)
-		}
+		sum(cfg, docs, KeyConcurrency)
 	}
-	for _, k := range []string{"instance", "instances", "json", "histogram", "cpuprofile", "metrics-addr", "html"} {
+	for _, k := range []string{KeyInstance, KeyInstances, "json", "histogram", "cpuprofile", "metrics-addr", "html"} {
 		delete(cfg, k)
 	}
 	return cfg
+}
+
+// sum sets key in cfg to the sum of the documents' values, if every one
+// has a number there.
+func sum(cfg map[string]any, docs []*Document, key string) {
+	total := 0
+	for _, d := range docs {
+		n, err := strconv.Atoi(d.ConfigString(key))
+		if err != nil {
+			return
+		}
+		total += n
+	}
+	if old, ok := olderKeys[key]; ok { // the sum stands under today's key
+		delete(cfg, old.key)
+	}
+	cfg[key] = strconv.Itoa(total)
 }
 
 // checkGeometry makes sure every histogram of s has the geometry of the
@@ -212,6 +221,8 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 			}
 		}
 		out.ConnectSec = max(out.ConnectSec, run.ConnectSec)
+		out.Connections += run.Connections
+		out.ConnectionSec += run.ConnectionSec
 		out.Offered += run.Offered
 		out.Unstarted += run.Unstarted
 		out.Saturated = out.Saturated || run.Saturated
@@ -249,6 +260,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	}
 	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check, rd.ConnectSec =
 		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
+	rd.Connections, rd.ConnectionSec = out.Connections, out.ConnectionSec
 	if drain != nil {
 		// The latest drain's end, its start the drain's longest before it.
 		end := out.Drain.End

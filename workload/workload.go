@@ -194,9 +194,17 @@ type QueryLoad struct {
 	// Report, if set, builds the workload's block of the run's report
 	// after the run, from what it measured: bank's audit, say.
 	Report func(ctx context.Context, total *metrics.Snapshot) (*CheckResult, error)
-	// Pgbench describes the run for pgbench's report format; nil for
-	// workloads that are not pgbench scripts.
-	Pgbench *PgbenchInfo
+	// OpInfo, if set, describes each of Ops (same order) for reports that
+	// list them: its title, its weight in the mix, its statements' text.
+	// Unset: each is titled by its name, weight 1.
+	OpInfo []OpInfo
+	// Scale is the size of the data the run found, in the workload's own
+	// unit (pgbench's scaling factor, read from its tables): 0 for none. It
+	// is recorded in the run's document, whatever the flags said.
+	Scale int
+	// Protocol is the query protocol the clients use: simple, extended or
+	// prepared; "" when the workload has no choice of it.
+	Protocol string
 	// Close, if set, releases what Ops acquired, after every client ended.
 	Close func()
 }
@@ -253,16 +261,10 @@ type Variant struct {
 	Generator Generator
 }
 
-// PgbenchInfo is what pgbench's report says of the scripts.
-type PgbenchInfo struct {
-	Scale     int
-	QueryMode string
-	Scripts   []PgbenchScript
-}
-
-// PgbenchScript is one script: its title in the report, its weight, and its
-// commands as -r lists them.
-type PgbenchScript struct {
+// OpInfo describes one kind of operation for the reports: its title, its
+// weight in the mix, and its statements as a per-statement report lists
+// them.
+type OpInfo struct {
 	Title      string
 	Weight     int
 	Statements []string

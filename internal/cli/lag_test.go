@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/txload/txload/internal/lagrun"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/pgtest"
@@ -43,13 +44,13 @@ func txloadAsync(ctx context.Context, args ...string) (*syncBuffer, <-chan resul
 	return &errb, done
 }
 
-func readLagDoc(t *testing.T, path string) *lagDoc {
+func readLagDoc(t *testing.T, path string) *lagrun.Document {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc lagDoc
+	var doc lagrun.Document
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("decoding %s: %v", path, err)
 	}

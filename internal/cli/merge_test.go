@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,7 @@ func TestMergeInstances(t *testing.T) {
 	}
 	m := readDoc(t, merged)
 	run := m.Runs[0]
-	var ok, failed, offered, intervalOK int64
+	var ok, failed, offered, intervalOK, drainOK int64
 	byHand := metrics.NewHistogram()
 	service := metrics.NewHistogram()
 	for _, p := range paths {
@@ -89,6 +91,9 @@ func TestMergeInstances(t *testing.T) {
 		ok += o.OK
 		failed += o.Failed["serialization"] + o.Failed["other"]
 		offered += d.Offered
+		if d.Drain != nil {
+			drainOK += d.Drain.Ops[0].OK
+		}
 		byHand.Merge(decodeHist(t, o.Response.Encoded))
 		service.Merge(decodeHist(t, o.Service.Encoded))
 		for _, iv := range d.Intervals {
@@ -149,9 +154,11 @@ func TestMergeInstances(t *testing.T) {
 	if re := regexp.MustCompile(fmt.Sprintf(`select-only +50 +%d +\d+  \(all µs\)`, byHand.ValueAtQuantile(50))); !re.MatchString(text.stdout) {
 		t.Errorf("the open-loop block lacks the p50 sojourn of the histograms added by hand, %d µs:\n%s", byHand.ValueAtQuantile(50), text.stdout)
 	}
+	// pgbench's report counts what ended in the drain too, as the runs'
+	// own reports did.
 	pg := txload(t.Context(), nil, append(append([]string{"merge"}, paths...), "--output", "pgbench")...)
 	mustContain(t, pg.stdout, "transaction type: <builtin: select only>", "number of clients: 6",
-		fmt.Sprintf("number of transactions actually processed: %d\n", ok))
+		fmt.Sprintf("number of transactions actually processed: %d\n", ok+drainOK))
 	html := filepath.Join(t.TempDir(), "merged.html")
 	if r := txload(t.Context(), nil, append(append([]string{"merge"}, paths...), "--output", "html", "-o", html)...); r.code != 0 {
 		t.Fatalf("merge html: exit %d\n%s", r.code, r.stderr)
@@ -259,4 +266,128 @@ func TestMergeRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reportLines splits a pgbench report into its lines' keys and values
+// ("number of clients: 2", "tps = 617.0 (without ...)"), the banner left
+// out.
+func reportLines(t *testing.T, stdout string) [][2]string {
+	t.Helper()
+	line := regexp.MustCompile(`^(.+?)(?:: | = )(.+)$`)
+	var out [][2]string
+	for _, l := range strings.Split(strings.TrimRight(stdout, "\n"), "\n") {
+		if strings.HasPrefix(l, "pgbench (") {
+			continue
+		}
+		m := line.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("report line %q is neither KEY: VALUE nor KEY = VALUE:\n%s", l, stdout)
+		}
+		out = append(out, [2]string{m[1], m[2]})
+	}
+	return out
+}
+
+// Two `txload pgbench` runs (-c 2 -j 1 -T 2, -s 1 on a scale-2 database)
+// merged with --output pgbench: every line of the report is what the two
+// runs printed, as pgbench would print them for one run with both
+// processes as its threads: the settings they share (the scale read from
+// the tables, not -s), the sums of clients, threads, transactions and
+// failures, the latency average and tps over the longer run, and the
+// initial connection time as pgbench computes it for threads that start
+// together once the last has connected: the longer of the two. The text
+// summary's header counts the four clients.
+func TestMergePgbenchRuns(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-s", "2", db)
+	var paths []string
+	var runs [][][2]string
+	for i := range 2 {
+		paths = append(paths, filepath.Join(t.TempDir(), fmt.Sprintf("pgbench-%d.json", i)))
+		r := pgbenchOK(t, nil, "-c", "2", "-j", "1", "-T", "2", "-s", "1", "--json", paths[i], db)
+		runs = append(runs, reportLines(t, r.stdout))
+		t.Logf("run %d:\n%s", i, r.stdout)
+	}
+	r := txload(t.Context(), nil, "merge", paths[0], paths[1], "--output", "pgbench")
+	if r.code != 0 {
+		t.Fatalf("merge --output pgbench: exit %d\n%s", r.code, r.stderr)
+	}
+	t.Logf("merged:\n%s", r.stdout)
+	merged := reportLines(t, r.stdout)
+	if len(merged) != len(runs[0]) || len(runs[1]) != len(runs[0]) {
+		t.Fatalf("merged report has %d lines, the runs' %d and %d:\n%s", len(merged), len(runs[0]), len(runs[1]), r.stdout)
+	}
+	value := func(run int, key string) string {
+		for _, kv := range runs[run] {
+			if kv[0] == key {
+				return kv[1]
+			}
+		}
+		t.Fatalf("run %d printed no %q", run, key)
+		return ""
+	}
+	num := func(s string) float64 {
+		f, err := strconv.ParseFloat(strings.Fields(s)[0], 64)
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		return f
+	}
+	// The runs' lengths, from what they printed: processed over tps.
+	secs := func(run int) float64 {
+		return num(value(run, "number of transactions actually processed")) / num(value(run, "tps"))
+	}
+	longest := max(secs(0), secs(1))
+	processed := num(value(0, "number of transactions actually processed")) + num(value(1, "number of transactions actually processed"))
+	failed := num(value(0, "number of failed transactions")) + num(value(1, "number of failed transactions"))
+	clients := num(value(0, "number of clients")) + num(value(1, "number of clients"))
+	close := func(got, want, tolerance float64) bool { return math.Abs(got-want) <= tolerance }
+	for i, kv := range merged {
+		key, got := kv[0], kv[1]
+		if key != runs[0][i][0] {
+			t.Errorf("line %d of the merged report is %q, the runs' %q", i+1, key, runs[0][i][0])
+			continue
+		}
+		a, b := value(0, key), value(1, key)
+		var ok bool
+		var want string
+		switch key {
+		case "transaction type", "query mode", "maximum number of tries", "duration":
+			ok, want = got == a && a == b, a
+		case "scaling factor":
+			ok, want = got == "2" && a == "2" && b == "2", "2, read from the tables (-s 1 was given)"
+		case "number of clients", "number of threads", "number of transactions actually processed":
+			want = strconv.Itoa(int(num(a) + num(b)))
+			ok = got == want
+		case "number of failed transactions":
+			want = fmt.Sprintf("%d (%.3f%%)", int(failed), 100*failed/(processed+failed))
+			ok = got == want
+		case "latency average":
+			// pgbench's average without per-transaction latencies: the
+			// run's length times its clients over its transactions.
+			w := 1e3 * longest * clients / (processed + failed)
+			want = fmt.Sprintf("%.3f ms", w)
+			ok = close(num(got), w, 0.0015)
+		case "initial connection time":
+			want = fmt.Sprintf("%.3f ms", max(num(a), num(b)))
+			ok = got == want && num(got) > 0
+		case "tps":
+			w := processed / longest
+			want = fmt.Sprintf("%f (without initial connection time)", w)
+			ok = close(num(got), w, w*1e-6) && strings.HasSuffix(got, " (without initial connection time)")
+		default:
+			t.Errorf("line %q is not checked: add it to the test", key)
+			continue
+		}
+		if !ok {
+			t.Errorf("merged %s: %q, want %s (the runs printed %q and %q)", key, got, want, a, b)
+		}
+	}
+	text := txload(t.Context(), nil, "merge", paths[0], paths[1])
+	if text.code != 0 {
+		t.Fatalf("merge: exit %d\n%s", text.code, text.stderr)
+	}
+	mustContain(t, firstLine(text.stdout), "pgbench on PostgreSQL", ": closed loop, 4 workers, ")
+	mustContain(t, text.stdout, "connected 4 clients in ")
 }

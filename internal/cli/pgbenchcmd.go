@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pgbenchargs"
+	"github.com/txload/txload/internal/pgbenchrun"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
@@ -132,6 +132,10 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	if err := tx.fs.Parse(o.Txload); err != nil {
 		return pgbenchFail(env, 1, fmt.Errorf("%v", err))
 	}
+	format, err := outputFormat(tx.output, &pgbenchrun.Format{FailuresDetailed: o.FailuresDetailed, ProgressTimestamp: o.ProgressTimestamp, OtherErrorsAbort: true})
+	if err != nil {
+		return pgbenchFail(env, 1, err)
+	}
 	sinks := runner.Options{JSON: tx.json, HTML: tx.html, Histogram: tx.histogram, MetricsAddr: tx.metricsAddr}
 	if err := sinks.CheckSinks(); err != nil {
 		return pgbenchFail(env, 1, err)
@@ -143,7 +147,7 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 	if o.Mode == pgbenchargs.Init {
 		return pgbenchInit(ctx, env, o, target)
 	}
-	return pgbenchRun(ctx, env, o, tx, target)
+	return pgbenchRun(ctx, env, o, tx, format, target)
 }
 
 func (env Env) lookupEnv() func(string) (string, bool) {
@@ -257,7 +261,7 @@ func pgbenchInit(ctx context.Context, env Env, o *pgbenchargs.Options, target ru
 
 // pgbenchRun is a benchmark: runner.Run with pgbench's preamble (banner,
 // table info, pre-run vacuum) before the load.
-func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, target runner.TargetOptions) error {
+func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenchTxload, format runner.Format, target runner.TargetOptions) error {
 	cc := pgbench.CommandConfig{Builtin: o.BuiltinUsed, Scale: o.Scale, Protocol: o.Protocol, RandomSeed: o.RandomSeed, Debug: o.Debug,
 		Stdout: env.Stdout}
 	for _, s := range o.Scripts {
@@ -268,27 +272,23 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 	}
 	m, g := pgbench.Command(cc)
 
-	maxTries := int(o.MaxTries)
-	if maxTries == 0 {
-		maxTries = math.MaxInt32 // unlimited, bounded by -T or -L
-	}
-	config := map[string]string{"clients": strconv.Itoa(o.Clients), "jobs": strconv.Itoa(o.Threads),
-		"transactions": strconv.Itoa(o.Transactions), "time": strconv.Itoa(o.Duration), "protocol": o.Protocol,
-		"rate": strconv.FormatFloat(o.Rate, 'g', -1, 64), "max-tries": strconv.Itoa(int(o.MaxTries)),
-		"random-seed": strconv.FormatUint(o.RandomSeed, 10)}
+	// The runner records the run's settings (clients, threads, duration,
+	// scale, ...) under the keys every reader knows; what only the report
+	// reads is added here.
+	config := map[string]string{report.KeyFailuresDetailed: strconv.FormatBool(o.FailuresDetailed)}
 	opts := runner.Options{
 		Command: "pgbench",
 		Engine: engine.Config{
-			Concurrency: o.Clients, Jobs: o.Threads, Arrival: engine.Poisson, MaxTries: maxTries, ExitOnAbort: o.ExitOnAbort,
+			Concurrency: o.Clients, Jobs: o.Threads, Arrival: engine.Poisson, MaxTries: pgbenchrun.MaxTries(o.MaxTries), StopOnAbort: o.ExitOnAbort,
 			Duration: time.Duration(o.Duration) * time.Second, Transactions: o.Transactions,
 			Progress: time.Duration(o.Progress) * time.Second, Seed: o.RandomSeed, Rate: o.Rate,
 			LatencyLimit: time.Duration(o.LatencyLimitUS) * time.Microsecond,
 			// pgbench never gives up on a schedule it cannot keep.
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
-			Connect: o.Connect,
+			ConnectPerTxn: o.Connect,
 		},
-		Init: "skip", InitSet: true, Seed: o.RandomSeed, Output: tx.output, ClientErrorsAbort: true,
-		FailuresDetailed: o.FailuresDetailed, PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors,
+		Init: "skip", InitSet: true, Seed: o.RandomSeed, ClientErrorsAbort: true,
+		PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors, Format: format,
 		JSON: tx.json, HTML: tx.html, MetricsAddr: tx.metricsAddr, Histogram: tx.histogram, Config: config, Version: env.Version,
 		Stdout: env.Stdout, Stderr: env.Stderr,
 	}
@@ -296,20 +296,16 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 		opts.Engine.Duration = 0
 	}
 	if o.Log {
-		opts.TxnLog = &pgbenchlog.Config{Prefix: o.LogPrefix, PID: os.Getpid(), AggregateInterval: o.AggregateInterval,
+		opts.TxnLog = &pgbenchrun.TxnLog{Config: pgbenchlog.Config{Prefix: o.LogPrefix, PID: os.Getpid(), AggregateInterval: o.AggregateInterval,
 			SamplingRate: o.SamplingRate, Throttled: o.Rate > 0, LatencyLimit: o.LatencyLimitUS > 0,
-			MaxTries: o.MaxTries, FailuresDetailed: o.FailuresDetailed}
+			MaxTries: o.MaxTries, FailuresDetailed: o.FailuresDetailed}}
 	}
-	var info pgbench.TableInfo
-	opts.BeforeRun = func(ctx context.Context, conn *runner.Conn, _ *runner.Options) error {
-		var err error
-		info, err = pgbenchPreamble(ctx, env, o, conn)
+	opts.BeforeRun = func(ctx context.Context, conn *runner.Conn, opts *runner.Options) error {
+		info, err := pgbenchPreamble(ctx, env, o, conn)
+		if f, ok := opts.Format.(*pgbenchrun.Format); ok {
+			f.PartitionMethod, f.Partitions = info.PartitionMethod, info.Partitions
+		}
 		return err
-	}
-	opts.PgbenchAdjust = func(r *report.PgbenchRun) {
-		r.Threads, r.MaxTries, r.ProgressTimestamp = o.Threads, int(o.MaxTries), o.ProgressTimestamp
-		r.OtherErrorsAbort = true
-		r.PartitionMethod, r.Partitions = info.PartitionMethod, info.Partitions
 	}
 	err := runner.Run(ctx, m, g, target, opts)
 	var ee *ExitError
@@ -319,7 +315,7 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 		return nil
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &ae) && ae.Exited:
+	case errors.As(err, &ae) && ae.Stopped:
 		fmt.Fprintf(env.Stderr, "%s: error: Run was aborted due to an error in thread %d\n", prog, ae.Group)
 		return printed(2, err)
 	case errors.As(err, &ae):

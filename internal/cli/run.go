@@ -9,6 +9,7 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pgbenchrun"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
@@ -111,7 +112,7 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 			Progress: f.progress, Seed: f.seed, DrainTimeout: f.drainTimeout, ContinueOnError: f.continueOnError,
 			Spin: engine.DefaultSpin,
 		},
-		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed, Output: "text",
+		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed,
 		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
@@ -186,12 +187,22 @@ func (f *runFlags) options(env Env) (runner.Options, error) {
 			return o, usagef("--transactions must be a positive number of operations per client, got %d", f.transactions)
 		}
 		e.Duration, e.Transactions = 0, f.transactions
-		delete(o.Config, "duration")
-	} else {
-		delete(o.Config, "transactions")
 	}
-	o.Output, o.FailuresDetailed, o.PerStatement = f.output, f.failDetailed, f.perStatement
-	return o, nil
+	o.PerStatement = f.perStatement
+	o.Format, err = outputFormat(f.output, &pgbenchrun.Format{FailuresDetailed: f.failDetailed})
+	return o, err
+}
+
+// outputFormat is the format --output names: nil for txload's own (text),
+// pgbench's as given.
+func outputFormat(name string, pgbench *pgbenchrun.Format) (runner.Format, error) {
+	switch name {
+	case "text":
+		return nil, nil
+	case "pgbench":
+		return pgbench, nil
+	}
+	return nil, usagef("--output %q is not allowed (allowed: text, pgbench)", name)
 }
 
 func runCommand(env Env) *cobra.Command {

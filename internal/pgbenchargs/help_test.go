@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/txload/txload/workload/pgbench/script"
 )
 
 // meaning is what one option of pgbench --help must do once parsed.
@@ -48,7 +50,7 @@ var meanings = []meaning{
 	{"-j", "--jobs", "-c 8 -j 4", func(o *Options) bool { return o.Jobs == 4 && o.Threads == 4 }, 0, 0},
 	{"-l", "--log", "-l", func(o *Options) bool { return o.Log && o.LogPrefix == "pgbench_log" }, 0, 0},
 	{"-L", "--latency-limit", "-L 2.5", func(o *Options) bool { return o.LatencyLimitUS == 2500 }, 0, 0},
-	{"-M", "--protocol", "-M prepared", func(o *Options) bool { return o.Protocol == "prepared" }, 0, 0},
+	{"-M", "--protocol", "-M prepared", func(o *Options) bool { return o.Protocol == script.Prepared }, 0, 0},
 	{"-P", "--progress", "-P 5", func(o *Options) bool { return o.Progress == 5 }, 0, 0},
 	{"-r", "--report-per-command", "-r", func(o *Options) bool { return o.PerCommand }, 0, 0},
 	{"-R", "--rate", "-R 2500", func(o *Options) bool { return o.Rate == 2500 }, 0, 0},

@@ -115,8 +115,8 @@ type Options struct {
 	// LatencyLimitUS is -L converted as pgbench does: (int64)(ms * 1000)
 	// microseconds; 0 = none.
 	LatencyLimitUS int64
-	// Protocol is -M: simple, extended or prepared.
-	Protocol string
+	// Protocol is -M: simple (the default), extended or prepared.
+	Protocol script.Protocol
 	// PerCommand is -r.
 	PerCommand bool
 	// Log is -l; LogPrefix is --log-prefix (default "pgbench_log").

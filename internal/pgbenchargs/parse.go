@@ -240,7 +240,7 @@ func (p *parser) parse(args []string) (*Options, error) {
 	}
 	o := &Options{
 		Major: major, Scale: 1, Fillfactor: 100, Clients: 1, Jobs: 1,
-		Protocol: "simple", MaxTries: 1, LogPrefix: DefaultLogPrefix,
+		MaxTries: 1, LogPrefix: DefaultLogPrefix,
 	}
 	p.o = o
 	if len(args) > 0 {
@@ -491,10 +491,8 @@ func (p *parser) option(occ occurrence) error {
 		o.LatencyLimitUS = int64(ms * 1000)
 	case oProtocol:
 		p.benchmarkingOption = true
-		switch arg {
-		case "simple", "extended", "prepared":
-			o.Protocol = arg
-		default:
+		var ok bool
+		if o.Protocol, ok = script.ParseProtocol(arg); !ok {
 			return p.fatal("invalid query mode (-M): \"%s\"", arg)
 		}
 	case oNoVacuum:
@@ -637,7 +635,7 @@ func (p *parser) finish(operands []string) error {
 		// pgbench's postprocess_sql_command: a prepared or extended
 		// statement takes at most MaxParams parameters.
 		for _, c := range s.Parsed.Commands {
-			if c.Kind == script.SQL && o.Protocol != "simple" && len(c.Params) > MaxParams {
+			if c.Kind == script.SQL && o.Protocol != script.Simple && len(c.Params) > MaxParams {
 				return p.fatal("statement has too many arguments (maximum is %d): %s", MaxParams, c.Text)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/txload/txload/workload/pgbench/script"
 )
 
 func txloadFlags() *pflag.FlagSet {
@@ -30,7 +32,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if o.Mode != Run || o.Major != DefaultMajor || o.Clients != 1 || o.Threads != 1 || o.Transactions != 10 || o.Duration != 0 ||
 		len(o.Scripts) != 1 || o.Scripts[0].Builtin != "tpcb-like" || o.Scripts[0].Parsed.Title != "<builtin: TPC-B (sort of)>" ||
-		o.Protocol != "simple" || o.MaxTries != 1 || o.Progress != 0 || o.Log || o.Scale != 1 || o.NoVacuum || o.RandomSeedGiven {
+		o.Protocol != script.Simple || o.MaxTries != 1 || o.Progress != 0 || o.Log || o.Scale != 1 || o.NoVacuum || o.RandomSeedGiven {
 		t.Fatalf("defaults: %+v", *o)
 	}
 	i, err := Parse([]string{"-i"}, Config{})
@@ -59,7 +61,7 @@ func TestSeedCommands(t *testing.T) {
 			func(o *Options) bool {
 				return o.Mode == Run && o.NoVacuum && len(o.Scripts) == 1 && o.Scripts[0].File == "tpcb-original.sql" && o.Clients == 8 &&
 					o.Threads == 8 && o.Duration == 60 && o.Transactions == 0 && o.Progress == 5 && o.FailuresDetailed && o.VerboseErrors &&
-					o.MaxTries == 10 && o.Protocol == "prepared" && o.DBName == "example"
+					o.MaxTries == 10 && o.Protocol == script.Prepared && o.DBName == "example"
 			}},
 		{"-U pgbench -i -s 1000 --partitions=10 pgbench",
 			func(o *Options) bool {

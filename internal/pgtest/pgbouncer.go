@@ -3,6 +3,7 @@
 package pgtest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -41,12 +42,10 @@ func Pgbouncer(t testing.TB, dsn, mode string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%s
 [pgbouncer]
@@ -71,16 +70,14 @@ logfile = %s/pgbouncer.log
 	cmd := osexec.Command(bin, filepath.Join(dir, "pgbouncer.ini"))
 	// PgBouncer refuses to run as root.
 	if os.Geteuid() == 0 {
-		nobody, err := user.Lookup("nobody")
+		cred, _, err := nobody()
 		if err != nil {
 			t.Skipf("pgbouncer needs an unprivileged user: %v", err)
 		}
-		uid, _ := strconv.Atoi(nobody.Uid)
-		gid, _ := strconv.Atoi(nobody.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			t.Fatal(err)
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -107,4 +104,29 @@ logfile = %s/pgbouncer.log
 	}
 	u.Host = fmt.Sprintf("127.0.0.1:%d", port)
 	return u.String()
+}
+
+// nobody is the unprivileged user the tests run servers as when they run
+// as root (PostgreSQL, PgBouncer and pg_autoctl refuse root).
+func nobody() (*syscall.Credential, string, error) {
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, "", err
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, "", fmt.Errorf("user nobody: %w", err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, u.Username, nil
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -36,15 +36,16 @@ func (e *ViolationError) Error() string {
 	return "check found anomalies the isolation level forbids: " + strings.Join(e.Violations, "; ")
 }
 
-// AbortedError is a run in which clients ended on an error no retry cures
-// (pgbench exits with code 2 then); the report of what ran was printed.
+// AbortedError is a run in which clients ended on an error no retry cures;
+// the report of what ran was printed, unless the run stopped at the first
+// abort.
 type AbortedError struct {
 	Clients int
 	Msg     string
-	// Exited: Engine.ExitOnAbort stopped the run at the first abort, in
-	// group Group, and no report was printed (pgbench's --exit-on-abort).
-	Exited bool
-	Group  int
+	// Stopped: Engine.StopOnAbort stopped the run at the first abort, in
+	// group Group, and no report was printed.
+	Stopped bool
+	Group   int
 }
 
 func (e *AbortedError) Error() string { return e.Msg }

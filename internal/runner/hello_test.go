@@ -131,7 +131,7 @@ func TestHelloWorkload(t *testing.T) {
 	g := m.New()
 	var out, errb bytes.Buffer
 	opts := runner.Options{
-		Command: "run", Init: "fresh", Output: "text", Stdout: &out, Stderr: &errb,
+		Command: "run", Init: "fresh", Stdout: &out, Stderr: &errb,
 		Engine: engine.Config{Concurrency: 4, Duration: time.Second, MaxTries: 1, Arrival: engine.Poisson},
 	}
 	if err := runner.Run(t.Context(), m, g, runner.TargetOptions{URLs: []string{url}}, opts); err != nil {

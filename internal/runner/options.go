@@ -12,8 +12,6 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/report"
-	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )
@@ -27,18 +25,19 @@ type Options struct {
 	// Init is what happens to the schema before the run: fresh (drop and
 	// reload), keep (load if missing), skip.
 	Init string
-	// InitSet says --init was given: without it, a run of pgbench's builtins
-	// on a user's database never creates tables (it does on the embedded
-	// server, which holds nothing).
+	// InitSet says --init was given: without it, a workload whose default
+	// is skip never creates tables on a user's database (it does on the
+	// embedded server, which holds nothing).
 	InitSet bool
 	// Seed seeds the workload's random choices and the arrival schedule.
 	Seed uint64
 	// FirstClient numbers this process's clients among all instances.
 	FirstClient int
-	// Output is the report format: text or pgbench.
-	Output string
-	// FailuresDetailed and PerStatement are pgbench's report options.
-	FailuresDetailed, PerStatement bool
+	// Format, if set, prints the run in another format than txload's
+	// summary (--output).
+	Format Format
+	// PerStatement reports each statement's latency, failures and retries.
+	PerStatement bool
 	// VerboseErrors prints every failed attempt on Stderr.
 	VerboseErrors bool
 	// JSON, Histogram and CPUProfile are output files ("" = none).
@@ -50,9 +49,9 @@ type Options struct {
 	// HTML is the file of the run's HTML report ("" = none).
 	HTML string
 	// ClientErrorsAbort: an error that would stop the run (a syntax error,
-	// a missing table, a script's own error) ends only its client, as
-	// pgbench does; the run goes on and reports them. Lost connections and
-	// authentication are what they always are.
+	// a missing table, a script's own error) ends only its client; the run
+	// goes on and reports them. Authentication errors still stop the run;
+	// a lost connection ends its client.
 	ClientErrorsAbort bool
 	// KeepIntervals keeps the run's intervals in its Outcome without --json
 	// or --html: for a caller that writes its own document (lag).
@@ -68,21 +67,19 @@ type Options struct {
 	Version string
 	// Stdout takes the reports, Stderr progress and diagnostics.
 	Stdout, Stderr io.Writer
+	// allClients are the clients of every instance, for a share (Share).
+	allClients int
 
 	// BeforeRun, if set, runs once the target is open and checked, before
 	// the workload loads: what a command does to the database before its
-	// load (pgbench's banner, table info and pre-run vacuum). It may
-	// adjust the options.
+	// load (a banner, a look at the tables, a vacuum). It may adjust the
+	// options.
 	BeforeRun func(ctx context.Context, conn *Conn, opts *Options) error
-	// TxnLog, if set, writes pgbench's transaction logs (-l): one file per
-	// group of clients (pgbench's threads, txload's I/O loops).
-	TxnLog *pgbenchlog.Config
+	// TxnLog, if set, takes every transaction that ended.
+	TxnLog TxnLog
 	// Marks, if set, gives each client the markers it writes inside its
 	// transactions (lag --mark-transactions): workload.RunOptions.Marks.
 	Marks func(client int) workload.TxMarker
-	// PgbenchAdjust, if set, completes the description of the run in
-	// pgbench's format (threads, transactions per client, partitions).
-	PgbenchAdjust func(*report.PgbenchRun)
 }
 
 // ParseInstance reads --instance: "i/N", instance i (from 0) of N.
@@ -109,6 +106,7 @@ func (o *Options) Share(i, n int) error {
 		return Usagef("--init %s with --instance: the instances would load the schema at once; run `txload init` once before them and give --init skip", o.Init)
 	}
 	o.Init, o.InitSet = "skip", true
+	o.allClients = c
 	o.Engine.Instance, o.Engine.Instances = i, n
 	o.Engine.Concurrency = c/n + btoi(i < c%n)
 	o.FirstClient = i*(c/n) + min(i, c%n)
@@ -135,18 +133,13 @@ func (o *Options) Validate() error {
 	default:
 		return Usagef("--init %q is not allowed (allowed: fresh, keep, skip)", o.Init)
 	}
-	switch o.Output {
-	case "text", "pgbench":
-	default:
-		return Usagef("--output %q is not allowed (allowed: text, pgbench)", o.Output)
-	}
 	return o.CheckSinks()
 }
 
 // CheckSinks checks where the run's results go: the --metrics-addr and the
 // output files (each can be written, none is an input or another output).
-// Validate does it; a command that picks its server first (txload pgbench
-// says when it starts one) calls it before that.
+// Validate does it; a command that picks its server first (and says when
+// it starts one) calls it before that.
 func (o *Options) CheckSinks() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +26,8 @@ type Outcome struct {
 	Load   *workload.QueryLoad
 	// Intervals are the run's progress intervals, for --json.
 	Intervals *report.Intervals
+	// Engine is the run's configuration, its clients those of the load.
+	Engine engine.Config
 }
 
 // Prepare validates everything a run is given, before any server is
@@ -132,7 +133,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		printComparison(opts.Stdout, outcomes)
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes); err != nil && runErr == nil {
+		if err := writeDocument(conn, m, opts, outcomes, true); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -260,12 +261,12 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		}
 		opts.Engine.Concurrency = load.Clients
 	}
-	cfg, closeOut, intervals, err := wire(ctx, conn, load, opts)
+	wd, err := wire(ctx, conn, load, opts)
 	if err != nil {
 		return nil, err
 	}
-	res, runErr := engine.Run(ctx, cfg, load)
-	if err := closeOut(); err != nil && runErr == nil {
+	res, runErr := engine.Run(ctx, wd.cfg, load)
+	if err := wd.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if res == nil {
@@ -274,30 +275,16 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	if opts.Metrics != nil {
 		opts.Metrics.SetSaturated(res.Saturated)
 	}
-	if opts.Engine.ExitOnAbort && res.Aborted > 0 {
-		// pgbench's --exit-on-abort: the run stops at the first abort,
-		// with no report.
+	if opts.Engine.StopOnAbort && res.Aborted > 0 {
+		// The run stopped at the first abort, with no report.
 		return nil, &AbortedError{Clients: res.Aborted, Msg: fmt.Sprintf("a client aborted: %s", conn.Target.Scrub(res.AbortErr.Error())),
-			Exited: true, Group: res.AbortGroup}
+			Stopped: true, Group: res.AbortGroup}
 	}
-	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: intervals}
-	if opts.Output == "pgbench" {
-		prun := PgbenchRun(load, opts)
-		prun.ConnectTime = res.ConnectTime
-		if opts.Engine.Connect {
-			// pgbench's average: the connections' time over the committed
-			// and failed transactions.
-			all := res.Total.Total("all")
-			prun.ConnectTime = 0
-			if n := all.OK + all.FailedTotal(); n > 0 {
-				prun.ConnectTime = res.ConnectionTime / time.Duration(n)
-			}
-		}
-		all, err := res.All()
-		if err != nil {
+	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine}
+	if wd.printer != nil {
+		if err := wd.printer.Report(opts.Stdout, res); err != nil {
 			return o, err
 		}
-		report.PgbenchReport(opts.Stdout, all, prun)
 		return o, runErr
 	}
 	var labels []string
@@ -305,9 +292,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		labels = append(labels, l.Label+": "+l.Value)
 	}
 	h := report.Header{Workload: m.Name, Server: conn.Server.String(), Mode: Mode(opts), Labels: labels}
-	if opts.PerStatement && load.Pgbench != nil {
-		for _, s := range load.Pgbench.Scripts {
-			h.Statements = append(h.Statements, s.Statements)
+	if opts.PerStatement {
+		for _, op := range load.OpInfo {
+			h.Statements = append(h.Statements, op.Statements)
 		}
 	}
 	report.Summary(opts.Stdout, h, res.Total, Notes(res, opts, conn.Target))
@@ -451,33 +438,8 @@ func printComparison(w io.Writer, outcomes []Outcome) {
 	report.Comparison(w, labelCols, cols, rows)
 }
 
-// PgbenchRun describes the run for pgbench's report format.
-func PgbenchRun(load *workload.QueryLoad, opts Options) report.PgbenchRun {
-	e := opts.Engine
-	r := report.PgbenchRun{
-		Scale: 1, QueryMode: "simple", Clients: e.Concurrency, Threads: threads(load, e), MaxTries: e.MaxTries,
-		Duration: e.Duration, Transactions: e.Transactions, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
-		FailuresDetailed: opts.FailuresDetailed, PerStatement: opts.PerStatement, Progress: e.Progress,
-		Connect: e.Connect,
-	}
-	if info := load.Pgbench; info != nil {
-		r.Scale, r.QueryMode = info.Scale, info.QueryMode
-		for _, s := range info.Scripts {
-			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: s.Title, Weight: s.Weight, Statements: s.Statements})
-		}
-	} else {
-		for _, op := range load.Ops {
-			r.Scripts = append(r.Scripts, report.PgbenchScript{Title: op, Weight: 1})
-		}
-	}
-	if opts.PgbenchAdjust != nil {
-		opts.PgbenchAdjust(&r)
-	}
-	return r
-}
-
-// threads is pgbench's "number of threads" for load under e: the I/O loops
-// that drive its clients.
+// threads are the threads of load under e: the I/O loops that drive its
+// clients.
 func threads(load *workload.QueryLoad, e engine.Config) int {
 	return engine.Groups(e, load)
 }
@@ -497,6 +459,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	res := o.Result
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
 	rd.ConnectSec = res.ConnectTime.Seconds()
+	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
 	if res.Interrupted {
 		rd.InterruptedBy = InterruptedBy(res.Cause)
 	}
@@ -530,8 +493,11 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 }
 
 // writeDocument writes the run's document as --json and draws it as
-// --html, whichever were asked for.
-func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome) error {
+// --html, whichever were asked for. Its configuration is the command's
+// flags, then the run's own settings under the keys every reader knows
+// (report.Settings); schedule says the engine's schedule (duration, rate)
+// describes every run of the document.
+func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool) error {
 	if opts.JSON == "" && opts.HTML == "" {
 		return nil
 	}
@@ -539,8 +505,8 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 	for k, v := range opts.Config {
 		config[k] = v
 	}
-	config["urls"] = conn.Target.URLs()
-	config["threads"] = strconv.Itoa(threads(outcomes[0].Load, opts.Engine))
+	config[report.KeyURLs] = conn.Target.URLs()
+	settingsOf(outcomes[0], opts, schedule).Record(config)
 	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
 	for _, o := range outcomes {
 		rd, err := RunDocOf(o)
@@ -563,6 +529,25 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		}
 	}
 	return nil
+}
+
+// settingsOf is what the document records of a run's settings: those it
+// ran with (the load's clients, the scale the workload found), not the
+// flags that asked for them.
+func settingsOf(o Outcome, opts Options, schedule bool) report.Settings {
+	e := o.Engine
+	clients := e.Concurrency
+	if e.Instances > 1 {
+		clients = opts.allClients
+	}
+	s := report.Settings{Concurrency: clients, Threads: threads(o.Load, e), Schedule: schedule,
+		Duration: e.Duration, Transactions: e.Transactions, Warmup: e.Warmup, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
+		Arrival: e.Arrival.String(), MaxTries: e.MaxTries, Progress: e.Progress, Seed: opts.Seed, Connect: e.ConnectPerTxn,
+		Scale: o.Load.Scale, Protocol: o.Load.Protocol}
+	if e.MaxTries >= engine.Unlimited {
+		s.MaxTries = 0
+	}
+	return s
 }
 
 // openChecked connects to the target and checks, before anything is

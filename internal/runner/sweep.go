@@ -122,13 +122,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	for next, ok := search.Next(); ok; next, ok = search.Next() {
 		step := opts
 		step.Engine.Rate = next
-		cfg, closeOut, intervals, err := wire(ctx, conn, load, step)
+		wd, err := wire(ctx, conn, load, step)
 		if err != nil {
 			runErr = err
 			break
 		}
-		res, err := engine.Run(ctx, cfg, load)
-		_ = closeOut() // the histogram's close: its writes failed loudly already
+		res, err := engine.Run(ctx, wd.cfg, load)
+		_ = wd.close() // the histogram's close: its writes failed loudly already
 		if res != nil && opts.Metrics != nil {
 			opts.Metrics.SetSaturated(res.Saturated)
 		}
@@ -141,7 +141,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)
 		steps = append(steps, st)
-		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: intervals})
+		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine})
 		printStep(w, st)
 		search.Observe(next, st.pass)
 	}
@@ -188,7 +188,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes); err != nil && outErr == nil {
+		if err := writeDocument(conn, m, opts, outcomes, false); err != nil && outErr == nil {
 			outErr = err
 		}
 	}

@@ -26,8 +26,8 @@ type TargetOptions struct {
 	// Pooler says what sits between txload and the server: auto (detect
 	// a pooler), none, transaction or session (a pooler in that mode).
 	Pooler string
-	// Quiet leaves out the "server: ..." line Open prints (pgbench prints
-	// its own banner).
+	// Quiet leaves out the "server: ..." line Open prints (for a command
+	// that prints its own banner).
 	Quiet bool
 }
 
@@ -43,12 +43,19 @@ type Resolved struct {
 // Embedded says the run starts its own throwaway server.
 func (r Resolved) Embedded() bool { return r.embedded != nil }
 
+// CheckPooler validates --pooler.
+func CheckPooler(p string) error {
+	switch p {
+	case "", "auto", "none", "transaction", "session":
+		return nil
+	}
+	return Usagef("--pooler %q is not allowed (allowed: auto, none, transaction, session)", p)
+}
+
 // Resolve validates the choice of target without touching any server.
 func (o TargetOptions) Resolve() (Resolved, error) {
-	switch o.Pooler {
-	case "", "auto", "none", "transaction", "session":
-	default:
-		return Resolved{}, Usagef("--pooler %q is not allowed (allowed: auto, none, transaction, session)", o.Pooler)
+	if err := CheckPooler(o.Pooler); err != nil {
+		return Resolved{}, err
 	}
 	for _, u := range o.URLs {
 		if strings.TrimSpace(u) == "" {

@@ -27,19 +27,21 @@ type group struct {
 
 // groups are the table's groups, in order.
 var groups = [...]group{
-	{"load", []string{"mode", "concurrency", "clients", "threads", "jobs", "rate", "arrival", "duration", "time", "transactions", "warmup", "ramp",
-		"max-tries", "latency-limit", "max-lag", "drain-timeout", "continue-on-error", "protocol", "seed", "random-seed", "instance", "instances", "init"}},
+	{"load", append([]string{"mode", report.KeyConcurrency, report.KeyThreads, "jobs", report.KeyRate, report.KeyArrival,
+		report.KeyDuration, report.KeyTransactions, report.KeyWarmup, "ramp", report.KeyMaxTries, report.KeyLatencyLimit, "max-lag",
+		"drain-timeout", "continue-on-error", report.KeyConnect, report.KeyProtocol, report.KeySeed, report.KeyInstance,
+		report.KeyInstances, "init"}, report.OlderKeys()...)},
 	{"sweep", []string{"slo", "start", "factor", "step-duration", "step-warmup", "max-error-rate", "max-steps", "precision"}},
 	{"replication lag", []string{"replication", "mark-interval", "poll-interval", "mark-transactions", "map", "tables"}},
 	{"workload", nil},
-	{"target", []string{"urls", "source", "dest", "pooler", "embedded-version"}},
+	{"target", []string{report.KeyURLs, "source", "dest", "pooler", "embedded-version"}},
 }
 
 // outputs are flags that do not shape a run: what it writes, and how much
 // it says while it runs.
 var outputs = map[string]bool{
 	"help": true, "json": true, "html": true, "csv": true, "chart": true, "histogram": true, "cpuprofile": true, "metrics-addr": true,
-	"output": true, "progress": true, "verbose-errors": true, "quiet": true, "report-per-statement": true, "failures-detailed": true,
+	"output": true, report.KeyProgress: true, "verbose-errors": true, "quiet": true, "report-per-statement": true, report.KeyFailuresDetailed: true,
 	"log": true, "log-prefix": true, "aggregate-interval": true, "sampling-rate": true,
 }
 
@@ -85,14 +87,14 @@ func settingsOf(d *report.Document) map[string]string {
 	}
 	switch d.Command {
 	case "sweep": // the rate is each step's
-		out["mode"] = fmt.Sprintf("open loop at each step's rate (%s), %s workers", orDefault(d.ConfigString("arrival"), "poisson"), d.ConfigString("concurrency"))
+		out["mode"] = fmt.Sprintf("open loop at each step's rate (%s), %s workers", orDefault(d.ConfigString(report.KeyArrival), "poisson"), d.ConfigString(report.KeyConcurrency))
 	default:
 		out["mode"] = d.Mode()
 	}
 	if server, ok := serverMap(d.Server); !ok || server["embedded"] != true {
 		delete(out, "embedded-version") // it applies only to the embedded server
 	} else {
-		delete(out, "urls") // the throwaway server's port
+		delete(out, report.KeyURLs) // the throwaway server's port
 	}
 	return out
 }

@@ -208,7 +208,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
-			warmup, _ := time.ParseDuration(d.ConfigString("warmup"))
+			warmup, _ := time.ParseDuration(d.ConfigString(report.KeyWarmup))
 			ws, part, err := windows(rd, warmup)
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)

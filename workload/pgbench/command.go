@@ -20,8 +20,8 @@ type CommandConfig struct {
 	Scale int
 	// Defines are the -D variables, NAME=VALUE.
 	Defines []string
-	// Protocol is -M: simple, extended or prepared.
-	Protocol string
+	// Protocol is -M, as pgbenchargs read it.
+	Protocol script.Protocol
 	// RandomSeed seeds the scripts' random functions (--random-seed,
 	// resolved).
 	RandomSeed uint64
@@ -45,9 +45,7 @@ func Command(c CommandConfig) (workload.Meta, workload.Generator) {
 		g.preset, g.presetBuiltin = c.Scripts, c.Builtin
 		g.tpcb.scale = max(c.Scale, 1)
 		g.defines = c.Defines
-		if c.Protocol != "" {
-			g.protocol = c.Protocol
-		}
+		g.mode, g.modeSet = c.Protocol, true
 		g.randomSeed = strconv.FormatUint(c.RandomSeed, 10)
 		g.debug = c.Debug
 		g.stdout = c.Stdout

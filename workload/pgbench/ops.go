@@ -10,26 +10,20 @@ import (
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
+	"github.com/txload/txload/workload/pgbench/script"
 )
 
-type protocol uint8
-
+// The protocols, by their short names here.
 const (
-	simple protocol = iota
-	extended
-	prepared
+	simple   = script.Simple
+	extended = script.Extended
+	prepared = script.Prepared
 )
 
-func (p protocol) String() string { return [...]string{"simple", "extended", "prepared"}[p] }
-
-func parseProtocol(s string) (protocol, error) {
-	switch s {
-	case "simple":
-		return simple, nil
-	case "extended":
-		return extended, nil
-	case "prepared":
-		return prepared, nil
+// parseProtocol reads --protocol.
+func parseProtocol(s string) (script.Protocol, error) {
+	if p, ok := script.ParseProtocol(s); ok {
+		return p, nil
 	}
 	return 0, fmt.Errorf("--protocol %q is not allowed (allowed: simple, extended, prepared)", s)
 }
@@ -81,7 +75,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		}
 		return seed ^ uint64(id)
 	}
-	load := &workload.QueryLoad{Pgbench: g.pgbenchInfo(scale)}
+	load := &workload.QueryLoad{OpInfo: g.opInfo(), Scale: scale, Protocol: g.mode.String()}
 	if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
 		// Every committed transaction adds one history row.
 		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {

@@ -28,7 +28,7 @@ import (
 type program struct {
 	scripts [][]script.Command
 	stmts   [][]*executor.Stmt // per script and command: the SQL commands' statements
-	mode    protocol
+	mode    script.Protocol
 	id      int // the client's number, in pgbench's lines
 
 	prng  *expr.PRNG // the scripts' random functions, as pgbench's

@@ -53,7 +53,10 @@ type runGen struct {
 
 	scripts []*script.Script
 	vars    map[string]expr.Value
-	mode    protocol
+	mode    script.Protocol
+	// modeSet: the protocol was given parsed (txload pgbench's -M), and
+	// --protocol is not read.
+	modeSet bool
 
 	// preset are scripts parsed by the caller (`txload pgbench`);
 	// presetBuiltin says one of them is a builtin.
@@ -124,11 +127,13 @@ func (g *runGen) validate() error {
 	if err := g.tpcb.validate(); err != nil {
 		return err
 	}
-	m, err := parseProtocol(g.protocol)
-	if err != nil {
-		return err
+	if !g.modeSet {
+		m, err := parseProtocol(g.protocol)
+		if err != nil {
+			return err
+		}
+		g.mode = m
 	}
-	g.mode = m
 	g.scripts = nil
 	if g.builtin != "" {
 		s, err := script.Builtin(g.builtin)
@@ -210,17 +215,18 @@ func hasPipeline(s *script.Script) bool {
 	return false
 }
 
-// pgbenchInfo describes the run for --output pgbench.
-func (g *runGen) pgbenchInfo(scale int) *workload.PgbenchInfo {
-	info := &workload.PgbenchInfo{Scale: scale, QueryMode: g.mode.String()}
+// opInfo describes the scripts for the reports: pgbench's titles,
+// weights, and commands as -r lists them.
+func (g *runGen) opInfo() []workload.OpInfo {
+	var out []workload.OpInfo
 	for _, s := range g.scripts {
-		ps := workload.PgbenchScript{Title: s.Title, Weight: s.Weight}
+		op := workload.OpInfo{Title: s.Title, Weight: s.Weight}
 		for i := range s.Commands {
-			ps.Statements = append(ps.Statements, display(&s.Commands[i]))
+			op.Statements = append(op.Statements, display(&s.Commands[i]))
 		}
-		info.Scripts = append(info.Scripts, ps)
+		out = append(out, op)
 	}
-	return info
+	return out
 }
 
 // display is a command as pgbench's -r report lists it: its first line.

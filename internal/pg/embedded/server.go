@@ -275,13 +275,8 @@ func (s *Server) stop() error {
 
 // shutdown stops the postmaster, if one is running, and reaps it.
 func (s *Server) shutdown() error {
-	if s.proc == nil {
+	if !s.Running() {
 		return nil
-	}
-	select {
-	case <-s.exited:
-		return nil
-	default:
 	}
 	_ = s.proc.Signal(os.Interrupt) // fast shutdown: abort sessions, checkpoint, exit
 	timer := time.NewTimer(stopTimeout)

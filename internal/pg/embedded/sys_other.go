@@ -32,3 +32,5 @@ func killGroup(int) {}
 func serverProcess(int) bool { return false }
 
 func ended(pid int) bool { return !alive(pid) }
+
+func killTree(int) []int { return nil }

@@ -55,3 +55,15 @@ func killGroup(pid int) {
 		}
 	}
 }
+
+// killTree kills the postmaster pid and its children with SIGKILL, as a
+// machine that loses power would: the postmaster is stopped first, so that
+// it starts no child between the listing of its children and the kill.
+// It returns the children killed.
+func killTree(pid int) []int {
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	kids := childPIDs(pid)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	killPIDs(kids)
+	return kids
+}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,12 @@ import (
 // It returns once src's pg_stat_replication shows the standby streaming.
 // name is the slot's and the standby's application_name.
 func Standby(ctx context.Context, src, dst *embedded.Server, name string) error {
+	return standby(ctx, src, dst, name, "")
+}
+
+// standby is Standby with the address (host:port) the standby streams
+// from: "" is src's own.
+func standby(ctx context.Context, src, dst *embedded.Server, name, from string) error {
 	conn, err := pg.Connect(ctx, src.URL())
 	if err != nil {
 		return fmt.Errorf("connecting to the primary: %w", err)
@@ -61,8 +69,14 @@ func Standby(ctx context.Context, src, dst *embedded.Server, name string) error 
 		return fmt.Errorf("copying the base backup: %w", copyErr)
 	}
 	cfg := conn.Config()
-	conf := fmt.Sprintf("\n# txload: a streaming standby\nprimary_conninfo = 'host=%s port=%d user=%s application_name=%s'\nprimary_slot_name = '%s'\nhot_standby = on\nhot_standby_feedback = on\n",
-		cfg.Host, cfg.Port, cfg.User, name, name)
+	host, port := cfg.Host, strconv.Itoa(int(cfg.Port))
+	if from != "" {
+		if host, port, err = net.SplitHostPort(from); err != nil {
+			return fmt.Errorf("the address the standby streams from: %w", err)
+		}
+	}
+	conf := fmt.Sprintf("\n# txload: a streaming standby\nprimary_conninfo = 'host=%s port=%s user=%s application_name=%s'\nprimary_slot_name = '%s'\nhot_standby = on\nhot_standby_feedback = on\n",
+		host, port, cfg.User, name, name)
 	for _, f := range []struct{ name, text string }{
 		{"backup_label", label},
 		{"tablespace_map", spcmap},

@@ -1,0 +1,216 @@
+package lagrun
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/txload/txload/report"
+)
+
+// writeLag writes the lag block of the report: the markers' counts, the
+// lag's histograms, the measurement's precision and what went wrong with
+// it, the catch-up, the servers' views and the SLO's verdicts.
+func writeLag(w io.Writer, r *Result) {
+	writeCounts(w, r)
+	writeHistograms(w, r)
+	writeNotes(w, r)
+	writeViews(w, r)
+	for _, v := range r.SLO {
+		verdict := "PASS"
+		if !v.Pass {
+			verdict = "FAIL"
+		}
+		of := ""
+		if r.Marked {
+			of = " (every marker, stream and transactions)"
+		}
+		fmt.Fprintf(w, "slo %s on lag%s: %s (%s)\n", v.Cond, of, verdict, report.MicrosF(v.Value))
+	}
+	fmt.Fprintln(w)
+}
+
+// how says what fed the destination.
+func how(r *Result) string {
+	switch r.Mode {
+	case "logical":
+		return "logical replication between two embedded servers"
+	case "physical":
+		return "a streaming standby of an embedded server"
+	}
+	if r.Same {
+		return "the source itself"
+	}
+	return "your replication"
+}
+
+// writeCounts writes the markers' counts: the stream's, and the
+// transactions' with --mark-transactions.
+func writeCounts(w io.Writer, r *Result) {
+	n := r.Stream
+	fmt.Fprintf(w, "replication lag (%s): %d markers written every %s, %d acknowledged, %d seen on the destination\n",
+		how(r), n.Sent, r.MarkInterval, n.Acked, n.Measured)
+	if !r.Marked {
+		return
+	}
+	t := r.Tx
+	line := fmt.Sprintf("  and a marker inside every transaction: %d written, %d committed, %d rolled back", t.Sent, t.Acked, t.Failed+t.Ambiguous)
+	if t.Ambiguous > 0 {
+		line += fmt.Sprintf(" (%d with their COMMIT's outcome unknown, %d of those arrived)", t.Ambiguous, t.AmbiguousSeen)
+	}
+	if open := t.Sent - t.Acked - t.Failed - t.Ambiguous; open > 0 {
+		line += fmt.Sprintf(", %d in flight when the load stopped", open)
+	}
+	fmt.Fprintf(w, "%s, %d seen on the destination\n", line, t.Measured)
+}
+
+// writeHistograms writes the lag's percentiles: every marker's, or the
+// stream's and the transactions' apart.
+func writeHistograms(w io.Writer, r *Result) {
+	rows := [][]string{report.HistHeader()}
+	switch {
+	case r.Marked:
+		if r.StreamLag.TotalCount() > 0 {
+			rows = append(rows, report.HistRow("lag (stream)", r.StreamLag))
+		}
+		if r.TxLag.TotalCount() > 0 {
+			rows = append(rows, report.HistRow("lag per transaction", r.TxLag))
+		}
+	case r.Lag.TotalCount() > 0:
+		rows = append(rows, report.HistRow("lag", r.Lag))
+	}
+	report.Table(w, "  ", rows)
+}
+
+// writeNotes writes the measurement's precision, what went wrong with the
+// markers, the polls and the writes, and how the drain ended.
+func writeNotes(w io.Writer, r *Result) {
+	rs := r.Reader
+	if rs.Polls > 0 {
+		fmt.Fprintf(w, "  precision: a marker is seen at most one poll after it became visible: polls every %s (p99 %s), each taking %s (p99 %s)\n",
+			report.MicrosF(rs.Period.Mean()), report.Micros(rs.Period.ValueAtQuantile(99)),
+			report.MicrosF(rs.RoundTrip.Mean()), report.Micros(rs.RoundTrip.ValueAtQuantile(99)))
+	}
+	n := r.Stream
+	if r.Marked {
+		n.Early += r.Tx.Early
+		n.Late += r.Tx.Late
+		n.Expired += r.Tx.Expired
+	}
+	if n.Early > 0 {
+		fmt.Fprintf(w, "  %d markers were visible before their COMMIT's acknowledgement reached txload (recorded as 0)\n", n.Early)
+	}
+	if n.Failed+n.Ambiguous > 0 {
+		fmt.Fprintf(w, "  %d marker writes failed, %d of them with their COMMIT's outcome unknown (%d of those arrived)\n", n.Failed+n.Ambiguous, n.Ambiguous, n.AmbiguousSeen)
+	}
+	if n.Late+n.Expired > 0 {
+		fmt.Fprintf(w, "  the destination reordered markers: %d found late, %d never seen while later ones were\n", n.Late, n.Expired)
+	}
+	if rs.Errors > 0 {
+		fmt.Fprintf(w, "  %d polls of the destination failed; the first: %s\n", rs.Errors, flat(rs.FirstErr.Error()))
+	}
+	if r.Writes.Errors > 0 {
+		fmt.Fprintf(w, "  %d marker writes on the source failed; the first: %s\n", r.Writes.Errors, flat(r.Writes.FirstErr.Error()))
+	}
+	switch {
+	case r.Interrupted:
+		fmt.Fprintf(w, "  INTERRUPTED: %d acknowledged markers not seen on the destination yet; convergence not checked\n", r.Pending)
+	case r.CaughtUp:
+		fmt.Fprintf(w, "  the destination had every marker %s after the load stopped\n", report.Micros(r.CatchUp.Microseconds()))
+	default:
+		fmt.Fprintf(w, "  DRAIN TIMEOUT: %d acknowledged markers had not reached the destination %s after the load stopped\n", r.Pending, r.DrainTimeout)
+	}
+}
+
+// writeViews writes what the servers said of the replication themselves.
+func writeViews(w io.Writer, r *Result) {
+	for _, s := range r.Senders {
+		line := fmt.Sprintf("  server: pg_stat_replication %s: %d samples", s.Name, s.Samples)
+		if s.Replay.TotalCount() > 0 {
+			line += fmt.Sprintf(", replay_lag p50 %s p99 %s max %s", report.Micros(s.Replay.ValueAtQuantile(50)),
+				report.Micros(s.Replay.ValueAtQuantile(99)), report.Micros(s.Replay.Max()))
+		}
+		if s.Idle > 0 {
+			line += fmt.Sprintf(", %d with replay_lag NULL", s.Idle)
+		}
+		if s.Behind.TotalCount() > 0 {
+			line += fmt.Sprintf("; replay_lsn behind the source's WAL p50 %s p99 %s max %s", bytesString(s.Behind.ValueAtQuantile(50)),
+				bytesString(s.Behind.ValueAtQuantile(99)), bytesString(s.Behind.Max()))
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, s := range r.Subscriptions {
+		line := fmt.Sprintf("  server: pg_stat_subscription %s: %d samples", s.Name, s.Samples)
+		if s.Delay.TotalCount() > 0 {
+			line += fmt.Sprintf(", last message sent → received p50 %s p99 %s max %s", report.Micros(s.Delay.ValueAtQuantile(50)),
+				report.Micros(s.Delay.ValueAtQuantile(99)), report.Micros(s.Delay.Max()))
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// writeConvergence writes the comparison of the two sides: a row per
+// table, the keys that differ, the markers' gaps and repeats, the verdict.
+func writeConvergence(w io.Writer, conv *Convergence) {
+	rows := [][]string{{"table", "source rows", "dest rows", "missing", "extra", "differing", "ranges"}}
+	for _, d := range conv.Tables {
+		name := d.Source
+		if d.Dest != d.Source {
+			name += " → " + d.Dest
+		}
+		rows = append(rows, []string{name, itoa(d.SourceRows), itoa(d.DestRows), itoa(d.Missing), itoa(d.Extra), itoa(d.Differing), strconv.Itoa(d.Ranges)})
+	}
+	report.Table(w, "", rows)
+	for i, d := range conv.Tables {
+		for _, k := range []struct {
+			what string
+			keys []string
+			n    int64
+		}{{"MISSING", d.MissingKeys, d.Missing}, {"EXTRA", d.ExtraKeys, d.Extra}, {"DIFFERING", d.DifferingKeys, d.Differing}} {
+			for _, key := range k.keys {
+				fmt.Fprintf(w, "%s %s: %s\n", k.what, d.Source, key)
+			}
+			if more := k.n - int64(len(k.keys)); more > 0 {
+				fmt.Fprintf(w, "%s %s: ... and %d more\n", k.what, d.Source, more)
+			}
+		}
+		if len(d.MissingColumns) > 0 {
+			fmt.Fprintf(w, "MISSING COLUMNS %s: %s\n", d.Dest, strings.Join(d.MissingColumns, ", "))
+		}
+		if n := conv.Compared[i]; n > 1 && !d.OK() {
+			fmt.Fprintf(w, "%s still differed after %d comparisons a second apart\n", d.Source, n)
+		}
+	}
+	m := conv.Markers
+	fmt.Fprintf(w, "markers: %d on the source, %d on the destination: %d gaps, %d repeats, %d extra\n", m.Source, m.Dest, m.Gaps, m.Repeats, m.Extra)
+	for _, k := range []struct {
+		what string
+		keys []string
+	}{{"GAP (lost)", m.GapKeys}, {"REPEAT (applied twice)", m.RepeatKeys}, {"EXTRA marker", m.ExtraKeys}} {
+		for _, key := range k.keys {
+			fmt.Fprintf(w, "%s: %s\n", k.what, key)
+		}
+	}
+	if f := conv.Failures(); len(f) > 0 {
+		fmt.Fprintf(w, "convergence: FAILED: %s (compared in %s)\n", strings.Join(f, "; "), report.Seconds(conv.Took))
+	} else {
+		fmt.Fprintf(w, "convergence: ok, the destination holds exactly the source's rows (compared in %s)\n", report.Seconds(conv.Took))
+	}
+}
+
+// flat puts a message on one line.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// bytesString formats a WAL distance.
+func bytesString(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%dB", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1fkB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1fMB", float64(n)/(1<<20))
+}
