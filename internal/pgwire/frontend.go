@@ -116,6 +116,9 @@ type Describe struct {
 
 // Encode appends the message to dst.
 func (m Describe) Encode(dst []byte) []byte {
+	if m.Name == "" {
+		return append(dst, 'D', 0, 0, 0, 6, m.Kind, 0)
+	}
 	dst, at := start(dst, 'D')
 	dst = append(dst, m.Kind)
 	dst = append(dst, m.Name...)
@@ -132,6 +135,9 @@ type Execute struct {
 
 // Encode appends the message to dst.
 func (m Execute) Encode(dst []byte) []byte {
+	if m.Portal == "" && m.MaxRows == 0 {
+		return append(dst, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
+	}
 	dst, at := start(dst, 'E')
 	dst = append(dst, m.Portal...)
 	dst = append(dst, 0)
