@@ -33,6 +33,8 @@ var forbidden = map[string][]string{
 	"workload":             {"engine", "report", "internal/cli", "internal/runner", "workload/"},
 	"workload/...":         {"engine", "report", "internal/cli", "internal/runner"},
 	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+	"internal/pgwire":      {"engine", "report", "workload", "metrics", "internal/"},
+	"internal/executor":    {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
 	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
 	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/"},

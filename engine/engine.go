@@ -19,7 +19,7 @@ import (
 // Config is how to run. Validate it before anything touches the database.
 type Config struct {
 	Concurrency int           // clients, each with its own connection
-	Jobs        int           // I/O loops driving the clients of a Drive; 0 = one per core
+	Jobs        int           // I/O loops driving the clients; 0 = one per core
 	Rate        float64       // operations per second; 0 = closed loop
 	Arrival     Arrival       // open loop only
 	Duration    time.Duration // measured period; 0 with Transactions: until every client is done
@@ -33,8 +33,9 @@ type Config struct {
 	// offers its exact share of the operations (0 and 0: the only one).
 	Instance, Instances int
 	// Spin, if positive, makes a client waiting for an open-loop arrival
-	// yield in a loop for the last Spin before it instead of sleeping
-	// through it: sub-millisecond accuracy for some CPU (see DefaultSpin).
+	// on Go's timers yield in a loop for the last Spin before it instead of
+	// sleeping through it: sub-millisecond accuracy for some CPU (see
+	// DefaultSpin and executor.Clients).
 	Spin time.Duration
 	// DrainTimeout bounds how long operations still in flight at the end of
 	// the run are waited for (and reconnections tried); those still running
@@ -329,8 +330,8 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if load.Drive == nil && load.NewWorker == nil {
-		return nil, errors.New("engine: the workload gives neither a Drive nor workers")
+	if load.Drive == nil {
+		return nil, errors.New("engine: the workload gives no Drive")
 	}
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
@@ -374,12 +375,7 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		r.tickerExited = make(chan struct{})
 		go r.tickLoop()
 	}
-	var err error
-	if load.Drive != nil {
-		err = load.Drive(driveCtx, r.sessionGroups(), ready)
-	} else {
-		err = r.syncDrive(driveCtx, load, ready)
-	}
+	err := load.Drive(driveCtx, workload.Clients{Groups: r.sessionGroups(), Ready: ready, Spin: cfg.Spin})
 	// The run ended when its last client stopped: not when the clients'
 	// connections were closed after it, which with hundreds of them can
 	// take the server a second.
@@ -447,9 +443,9 @@ type run struct {
 	unreachable time.Duration
 }
 
-// group is the clients one goroutine drives (one I/O loop of a Drive, or
-// every client of the synchronous driver, behind a lock): they share a
-// recorder and, in open loop, a share of the schedule.
+// group is the clients one goroutine drives at a time (one I/O loop of
+// the executor): they share a recorder and, in open loop, a share of the
+// schedule.
 type group struct {
 	index    int
 	rec      *metrics.Recorder
@@ -485,13 +481,10 @@ func (a *arrivals) peek() (time.Time, bool) {
 
 func (a *arrivals) pop() { a.have = false }
 
-// Groups is the number of groups a run of load under c drives its clients
-// in: a Drive's I/O loops (Jobs, at most one per client), or the one group
-// of synchronous workers. Txn.Group is below it.
-func Groups(c Config, load *workload.QueryLoad) int {
-	if load.Drive == nil {
-		return 1
-	}
+// Groups is the number of groups a run of any load under c drives its
+// clients in: the executor's I/O loops (Jobs, at most one per client).
+// Txn.Group is below it.
+func Groups(c Config, _ *workload.QueryLoad) int {
 	g := c.Jobs
 	if g == 0 {
 		g = runtime.GOMAXPROCS(0)

@@ -31,6 +31,102 @@ func classify(err error) (metrics.Class, bool) {
 	return metrics.Other, false
 }
 
+// worker is a test's client: Do makes an attempt, Reset a new connection,
+// each taking the time it blocks for, as a client waiting for the server.
+type worker interface {
+	Do(ctx context.Context, op, attempt int) error
+	Reset(ctx context.Context) error
+}
+
+// workerDrive is the engine's tests' Drive: each client runs on a goroutine
+// of its own, its group's sessions called under the group's lock, as the
+// executor's blocking loop runs them; newWorker makes client id's worker
+// (record records a statement's latency, as a program's Conn.Statement
+// does).
+func workerDrive(newWorker func(id int, record func(op, stmt int, d time.Duration)) worker) func(context.Context, workload.Clients) error {
+	return func(ctx context.Context, cs workload.Clients) error {
+		var clients []*testClient
+		for _, g := range cs.Groups {
+			mu := &sync.Mutex{}
+			for _, s := range g {
+				c := &testClient{s: s, mu: mu}
+				c.w = newWorker(s.ID(), func(op, stmt int, d time.Duration) {
+					c.call(func() workload.Step { s.StatementAt(op, stmt, d, time.Now()); return workload.Step{} })
+				})
+				clients = append(clients, c)
+			}
+		}
+		cs.Ready(time.Now())
+		var wg sync.WaitGroup
+		for _, c := range clients {
+			wg.Go(func() { c.drive(ctx) })
+		}
+		wg.Wait()
+		return nil
+	}
+}
+
+// testClient is a session with its worker and its group's lock.
+type testClient struct {
+	s  workload.Session
+	w  worker
+	mu *sync.Mutex
+}
+
+// call calls the session under its group's lock.
+func (c *testClient) call(f func() workload.Step) workload.Step {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return f()
+}
+
+// drive steps the client as its session decides until it says Stop or
+// ctx ends.
+func (c *testClient) drive(ctx context.Context) {
+	s := c.s
+	step := c.call(func() workload.Step { return s.Next(time.Now()) })
+	for {
+		switch step.Kind {
+		case workload.Stop:
+			return
+		case workload.Wait:
+			if !sleepUntil(ctx, step.At) {
+				return
+			}
+			step = c.call(func() workload.Step { return s.Next(time.Now()) })
+		case workload.Start:
+			err := c.w.Do(ctx, step.Op, step.Attempt)
+			now := time.Now()
+			step = c.call(func() workload.Step { return s.Done(now, err, -1) })
+		case workload.Reconnect:
+			if !sleepUntil(ctx, step.At) {
+				return
+			}
+			err := c.w.Reset(ctx)
+			now := time.Now()
+			step = c.call(func() workload.Step { return s.Connected(now, err) })
+		}
+	}
+}
+
+// sleepUntil waits until at; false when ctx ended first.
+func sleepUntil(ctx context.Context, at time.Time) bool {
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// workers is a load of one operation whose clients are made by newWorker.
+func workers(newWorker func(id int) worker) *workload.QueryLoad {
+	return &workload.QueryLoad{Ops: []string{"op"},
+		Drive: workerDrive(func(id int, _ func(int, int, time.Duration)) worker { return newWorker(id) })}
+}
+
 // fakeWorker sleeps for service per attempt and fails according to fail.
 type fakeWorker struct {
 	service func(n int64) time.Duration
@@ -54,22 +150,19 @@ func (w *fakeWorker) Do(ctx context.Context, op, attempt int) error {
 	return nil
 }
 func (w *fakeWorker) Reset(context.Context) error { w.resets.Add(1); return nil }
-func (w *fakeWorker) Close(context.Context)       {}
 
 func load(w fakeWorker) (*workload.QueryLoad, *atomic.Int64, *atomic.Int64) {
 	var n, resets atomic.Int64
 	w.n, w.resets = &n, &resets
-	return &workload.QueryLoad{
-		Ops: []string{"op"},
-		NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
-			c := w
-			return &c, nil
-		},
-	}, &n, &resets
+	return workers(func(int) worker {
+		c := w
+		return &c
+	}), &n, &resets
 }
 
+// base is the tests' configuration: its clients in one group.
 func base() Config {
-	return Config{Concurrency: 4, Duration: 5 * time.Second, MaxTries: 1, MaxLag: DefaultMaxLag, Classify: classify, Seed: 1}
+	return Config{Concurrency: 4, Jobs: 1, Duration: 5 * time.Second, MaxTries: 1, MaxLag: DefaultMaxLag, Classify: classify, Seed: 1}
 }
 
 func TestOpenLoopExactCount(t *testing.T) {
@@ -464,13 +557,13 @@ func TestLatencyLimit(t *testing.T) {
 
 type stmtWorker struct {
 	fakeWorker
-	rec workload.StatementRecorder
+	record func(op, stmt int, d time.Duration)
 }
 
 func (w *stmtWorker) Do(ctx context.Context, op, attempt int) error {
 	time.Sleep(time.Millisecond)
-	w.rec.Statement(op, 0, time.Millisecond)
-	w.rec.Statement(op, 1, 2*time.Millisecond)
+	w.record(op, 0, time.Millisecond)
+	w.record(op, 1, 2*time.Millisecond)
 	return nil
 }
 
@@ -479,9 +572,9 @@ func TestStatementRecorder(t *testing.T) {
 		cfg := base()
 		cfg.Concurrency, cfg.Duration, cfg.Warmup = 1, time.Second, 100*time.Millisecond
 		l := &workload.QueryLoad{Ops: []string{"op"}, Statements: []int{2},
-			NewWorker: func(_ context.Context, _ int, rec workload.StatementRecorder) (workload.Worker, error) {
-				return &stmtWorker{rec: rec}, nil
-			}}
+			Drive: workerDrive(func(_ int, record func(int, int, time.Duration)) worker {
+				return &stmtWorker{record: record}
+			})}
 		res, err := Run(t.Context(), cfg, l)
 		if err != nil {
 			t.Fatal(err)
@@ -501,10 +594,9 @@ func TestDrainTimeoutEndsRun(t *testing.T) {
 		cfg.Concurrency, cfg.Duration, cfg.DrainTimeout = 3, 2*time.Second, time.Second
 		start := time.Now()
 		var blocked atomic.Int64
-		l := &workload.QueryLoad{Ops: []string{"op"},
-			NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
-				return &blockingWorker{start: start, after: 1500 * time.Millisecond, blocked: &blocked}, nil
-			}}
+		l := workers(func(int) worker {
+			return &blockingWorker{start: start, after: 1500 * time.Millisecond, blocked: &blocked}
+		})
 		res, err := Run(t.Context(), cfg, l)
 		if err != nil {
 			t.Fatal(err)
@@ -538,7 +630,6 @@ func (w *blockingWorker) Do(ctx context.Context, _, _ int) error {
 	return ctx.Err()
 }
 func (w *blockingWorker) Reset(context.Context) error { return nil }
-func (w *blockingWorker) Close(context.Context)       {}
 
 // outageWorker's server is down in [down, up): operations fail with a lost
 // connection and reconnecting fails.
@@ -566,13 +657,8 @@ func (w *outageWorker) Reset(context.Context) error {
 	}
 	return nil
 }
-func (w *outageWorker) Close(context.Context) {}
-
 func outageLoad(start time.Time, down, up time.Duration) *workload.QueryLoad {
-	return &workload.QueryLoad{Ops: []string{"op"},
-		NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
-			return &outageWorker{start: start, down: down, up: up}, nil
-		}}
+	return workers(func(int) worker { return &outageWorker{start: start, down: down, up: up} })
 }
 
 // An outage in the middle: failed reconnects are counted, the run says when
@@ -698,12 +784,12 @@ func TestOtherErrorAbortsClient(t *testing.T) {
 
 // groupDrive drives each group from one goroutine, as the driver's loops do,
 // with operations of a fixed service time run one after another per client.
-func groupDrive(service time.Duration, perGroup *[]int64) func(context.Context, [][]workload.Session, func(time.Time)) error {
-	return func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		ready(time.Now())
-		*perGroup = make([]int64, len(groups))
+func groupDrive(service time.Duration, perGroup *[]int64) func(context.Context, workload.Clients) error {
+	return func(ctx context.Context, cs workload.Clients) error {
+		cs.Ready(time.Now())
+		*perGroup = make([]int64, len(cs.Groups))
 		var wg sync.WaitGroup
-		for gi, g := range groups {
+		for gi, g := range cs.Groups {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -755,6 +841,28 @@ func TestDriveGroupsShareSchedule(t *testing.T) {
 	})
 }
 
+// A Drive is handed the run's --spin, for the loops that wait on Go's
+// timers.
+func TestDriveGetsSpin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Duration, cfg.Spin = 10*time.Millisecond, 3*time.Millisecond
+		var got time.Duration
+		var per []int64
+		drive := groupDrive(time.Millisecond, &per)
+		l := &workload.QueryLoad{Ops: []string{"op"}, Drive: func(ctx context.Context, cs workload.Clients) error {
+			got = cs.Spin
+			return drive(ctx, cs)
+		}}
+		if _, err := Run(t.Context(), cfg, l); err != nil {
+			t.Fatal(err)
+		}
+		if got != cfg.Spin {
+			t.Fatalf("the Drive was handed spin %s, want %s", got, cfg.Spin)
+		}
+	})
+}
+
 // Three instances of one open-loop run offer exactly the operations one
 // process would, uniform arrivals interleaved without collisions.
 func TestInstancesShareSchedule(t *testing.T) {
@@ -763,7 +871,7 @@ func TestInstancesShareSchedule(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		synctest.Test(t, func(t *testing.T) {
 			cfg := base()
-			cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration = 2, 1000, Uniform, time.Second
+			cfg.Concurrency, cfg.Jobs, cfg.Rate, cfg.Arrival, cfg.Duration = 2, 0, 1000, Uniform, time.Second
 			cfg.Instance, cfg.Instances = i, 3
 			var per []int64
 			res, err := Run(t.Context(), cfg, &workload.QueryLoad{Ops: []string{"op"}, Drive: groupDrive(0, &per)})
@@ -804,7 +912,6 @@ func (w *perClientWorker) Do(ctx context.Context, op, attempt int) error {
 	return nil
 }
 func (w *perClientWorker) Reset(context.Context) error { return nil }
-func (w *perClientWorker) Close(context.Context)       {}
 
 // Transactions per client (pgbench's -t): in closed loop every client ends
 // after exactly that many transactions, failed ones included, however fast
@@ -817,9 +924,7 @@ func TestTransactionsPerClient(t *testing.T) {
 			cfg := base()
 			cfg.Concurrency, cfg.Duration, cfg.Transactions = 4, 0, 30
 			counts := make([]atomic.Int64, 4)
-			l := &workload.QueryLoad{Ops: []string{"op"}, NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
-				return &perClientWorker{id: id, count: counts}, nil
-			}}
+			l := workers(func(id int) worker { return &perClientWorker{id: id, count: counts} })
 			res, err := Run(t.Context(), cfg, l)
 			if err != nil {
 				t.Fatal(err)
@@ -909,10 +1014,10 @@ func TestOnTxn(t *testing.T) {
 			l := &workload.QueryLoad{Ops: []string{"a", "b"}, Chooser: func(id int) func() int {
 				n := 0
 				return func() int { n++; return n % 2 }
-			}, Drive: func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-				ready(time.Now())
+			}, Drive: func(ctx context.Context, cs workload.Clients) error {
+				cs.Ready(time.Now())
 				var wg sync.WaitGroup
-				for _, g := range groups {
+				for _, g := range cs.Groups {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
@@ -1035,7 +1140,6 @@ func (w connWorker) Reset(context.Context) error {
 	w.conns.Add(1)
 	return nil
 }
-func (w connWorker) Close(context.Context) {}
 
 // ConnectPerTxn (pgbench's -C) connects anew before every transaction and
 // counts the connections and their time: in closed loop the transaction
@@ -1048,9 +1152,7 @@ func TestConnectPerTransaction(t *testing.T) {
 			cfg.Concurrency, cfg.Duration, cfg.Transactions, cfg.ConnectPerTxn = 3, 0, 10, true
 			cfg.Rate, cfg.Arrival = rate, Uniform
 			var conns atomic.Int64
-			l := &workload.QueryLoad{Ops: []string{"op"}, NewWorker: func(context.Context, int, workload.StatementRecorder) (workload.Worker, error) {
-				return connWorker{conns: &conns}, nil
-			}}
+			l := workers(func(int) worker { return connWorker{conns: &conns} })
 			res, err := Run(t.Context(), cfg, l)
 			if err != nil {
 				t.Fatal(err)
@@ -1095,7 +1197,7 @@ func (w *straddleWorker) Reset(context.Context) error {
 // client 0 reconnected (at 3 s plus at most its 1 s backoff).
 func TestOutageCountedOnceAcrossSlowAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		res, events := twoClientOutage(t, 8*time.Second, func(id int, w outageWorker) workload.Worker {
+		res, events := twoClientOutage(t, 8*time.Second, func(id int, w outageWorker) worker {
 			slow := 10 * time.Millisecond
 			if id == 1 {
 				slow = 3500 * time.Millisecond
@@ -1132,7 +1234,7 @@ func (w *lateReplyWorker) Do(ctx context.Context, op, attempt int) error {
 // client 0 still fails to reconnect; one outage, from 1 s to 3 s.
 func TestOutageNotEndedByALateReply(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		res, events := twoClientOutage(t, 6*time.Second, func(id int, w outageWorker) workload.Worker {
+		res, events := twoClientOutage(t, 6*time.Second, func(id int, w outageWorker) worker {
 			if id == 1 {
 				return &lateReplyWorker{outageWorker: w, late: 600 * time.Millisecond}
 			}
@@ -1151,16 +1253,13 @@ func TestOutageNotEndedByALateReply(t *testing.T) {
 // twoClientOutage runs two clients for d through an outage from 1 s to 3 s
 // (inside synctest), each client's worker made by worker from the outage's
 // plain one; it returns the result and the run's events.
-func twoClientOutage(t *testing.T, d time.Duration, worker func(id int, w outageWorker) workload.Worker) (*Result, func() []Event) {
+func twoClientOutage(t *testing.T, d time.Duration, newWorker func(id int, w outageWorker) worker) (*Result, func() []Event) {
 	t.Helper()
 	cfg := base()
 	cfg.Concurrency, cfg.Duration, cfg.MaxTries = 2, d, 3
 	events := recordEvents(&cfg)
 	w := outageWorker{start: time.Now(), down: time.Second, up: 3 * time.Second}
-	load := &workload.QueryLoad{Ops: []string{"op"},
-		NewWorker: func(_ context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
-			return worker(id, w), nil
-		}}
+	load := workers(func(id int) worker { return newWorker(id, w) })
 	res, err := Run(t.Context(), cfg, load)
 	if err != nil {
 		t.Fatal(err)

@@ -274,11 +274,6 @@ func (c *client) txn(t Txn) {
 	c.r.cfg.OnTxn(t)
 }
 
-// Statement records a statement's latency, for a measured operation.
-func (c *client) Statement(op, stmt int, d time.Duration) {
-	c.StatementAt(op, stmt, d, time.Now())
-}
-
 // StatementAt records a statement's latency, for a measured operation, that
 // ended at now: with the operation's own figures, in the window or the
 // drain.

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 )
 
-// Mark is one client's marker inside its transactions, for driver programs
+// Mark is one client's marker inside its transactions, for executor programs
 // (lag --mark-transactions): opened by Begin or Queue just before the
 // command that commits, resolved by Resolve when that command's result is
 // in, or by Ended when the attempt fails. A nil *Mark marks nothing.
 type Mark struct {
 	m    TxMarker
 	name string
-	stmt *driver.Stmt
+	stmt *executor.Stmt
 	open bool
 }
 
@@ -40,10 +40,10 @@ func (k *Mark) Open() bool { return k != nil && k.open }
 
 // Begin opens the attempt's marker: the statement to send it with and its
 // arguments.
-func (k *Mark) Begin() (*driver.Stmt, []any) {
+func (k *Mark) Begin() (*executor.Stmt, []any) {
 	sql, args := k.m.Begin()
 	if k.stmt == nil || k.stmt.SQL != sql {
-		k.stmt = &driver.Stmt{SQL: sql, Name: k.name}
+		k.stmt = &executor.Stmt{SQL: sql, Name: k.name}
 	}
 	k.open = true
 	return k.stmt, args
@@ -51,12 +51,12 @@ func (k *Mark) Begin() (*driver.Stmt, []any) {
 
 // Queue opens the attempt's marker and queues it on c with the extended
 // protocol, in c's pipeline if one is open. Nothing when k is nil.
-func (k *Mark) Queue(c *driver.Conn) {
+func (k *Mark) Queue(c *executor.Conn) {
 	if k == nil {
 		return
 	}
 	st, args := k.Begin()
-	params := c.Bind(st, driver.CaptureNone)
+	params := c.Bind(st, executor.CaptureNone)
 	for _, a := range args {
 		switch v := a.(type) {
 		case int32:
@@ -77,7 +77,7 @@ var rollbackTag = []byte("ROLLBACK")
 // Resolve closes the open marker with the committing command's result r,
 // which had no error: a COMMIT of a transaction that had failed answers
 // ROLLBACK, and its marker is gone with it.
-func (k *Mark) Resolve(r *driver.Result, at time.Time) {
+func (k *Mark) Resolve(r *executor.Result, at time.Time) {
 	if !k.Open() {
 		return
 	}

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 )
 
@@ -170,9 +169,7 @@ type TxMarker interface {
 }
 
 // QueryLoad is what a workload hands the engine for one run: the kinds of
-// operation and how each client runs them. Its clients run either as
-// Programs on the driver's I/O loops (the fast path) or as Workers, one
-// goroutine each.
+// operation and how its clients run them.
 type QueryLoad struct {
 	// Ops names the kinds of operation.
 	Ops []string
@@ -187,15 +184,12 @@ type QueryLoad struct {
 	// place of --concurrency.
 	Clients int
 
-	// Drive runs the clients: groups holds their sessions, one group per
-	// I/O loop, each group's sessions called from one goroutine. It connects
-	// every client, calls ready with the start time, then drives them until
-	// every session says Stop or ctx ends. Programs makes one that runs
-	// driver Programs.
-	Drive func(ctx context.Context, groups [][]Session, ready func(time.Time)) error
-	// NewWorker makes client id, with its own connection, run on a
-	// goroutine of its own. Used when Drive is nil.
-	NewWorker func(ctx context.Context, id int, rec StatementRecorder) (Worker, error)
+	// Drive runs the clients: it connects every one, calls cs.Ready with
+	// the start time, then steps them as their sessions decide until every
+	// session says Stop or ctx ends. Programs makes the Drive of a
+	// workload whose clients are executor Programs (every workload's, but
+	// pgio's server mode, which replays what the server ran).
+	Drive func(ctx context.Context, cs Clients) error
 
 	// Report, if set, builds the workload's block of the run's report
 	// after the run, from what it measured: bank's audit, say.
@@ -215,66 +209,31 @@ type QueryLoad struct {
 	Close func()
 }
 
-// Session, Step and the step kinds are the engine's side of a client, as the
-// driver sees it; see package driver.
+// Programs is the Drive of a workload whose clients are Programs on the
+// executor's I/O loops, each with a connection of its own to t: programs
+// makes client id's (id from 0 in this process; the run's number of it is
+// RunOptions.FirstClient+id).
+func Programs(t *pg.Target, programs func(id int) Program) func(context.Context, Clients) error {
+	return func(ctx context.Context, cs Clients) error { return executor.Run(ctx, t, cs, programs) }
+}
+
+// Session, Step, Program and Clients are the engine's side of a client,
+// the workload's, and what a Drive is handed; see package executor.
 type (
-	Session  = driver.Session
-	Step     = driver.Step
-	StepKind = driver.StepKind
-	Program  = driver.Program
+	Session  = executor.Session
+	Step     = executor.Step
+	StepKind = executor.StepKind
+	Program  = executor.Program
+	Clients  = executor.Clients
 )
 
 // The steps a session returns.
 const (
-	Stop      = driver.Stop
-	Start     = driver.Start
-	Wait      = driver.Wait
-	Reconnect = driver.Reconnect
+	Stop      = executor.Stop
+	Start     = executor.Start
+	Wait      = executor.Wait
+	Reconnect = executor.Reconnect
 )
-
-// StatementRecorder takes per-statement latencies from a Worker.
-type StatementRecorder interface {
-	Statement(op, stmt int, d time.Duration)
-}
-
-// Worker runs operations on its own connection. Only its goroutine calls it.
-type Worker interface {
-	// Do makes attempt number attempt (from 1) at an operation of kind op.
-	// A retry calls Do again with the same op and the next attempt number,
-	// after the failed attempt was rolled back by Do itself. An error may
-	// say which statement failed with AtStatement.
-	Do(ctx context.Context, op, attempt int) error
-	// Reset re-establishes the worker's connection after it was lost.
-	Reset(ctx context.Context) error
-	// Close releases the connection.
-	Close(ctx context.Context)
-}
-
-// StatementError is an error of statement Stmt of an operation.
-type StatementError struct {
-	Stmt int
-	Err  error
-}
-
-func (e *StatementError) Error() string { return e.Err.Error() }
-func (e *StatementError) Unwrap() error { return e.Err }
-
-// AtStatement marks err as raised by statement stmt (from 0).
-func AtStatement(err error, stmt int) error {
-	if err == nil {
-		return nil
-	}
-	return &StatementError{Stmt: stmt, Err: err}
-}
-
-// StatementOf returns the statement err was raised by, or -1.
-func StatementOf(err error) int {
-	var se *StatementError
-	if errors.As(err, &se) {
-		return se.Stmt
-	}
-	return -1
-}
 
 // CheckResult is what a check found.
 type CheckResult struct {

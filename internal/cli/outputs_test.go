@@ -111,3 +111,33 @@ func umask(t *testing.T) os.FileMode {
 	t.Skip("no umask in /proc/self/status")
 	return 0
 }
+
+// An output that is one of the run's inputs is refused before anything
+// runs, and the input is left as it was: run script (exit 2) and txload
+// pgbench (pgbench's exit 1 for a bad option).
+func TestOutputOverItsInputRefused(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	dir := t.TempDir()
+	sql := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(sql, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "script", "--file", sql, "--url", url, "--duration", "1s", "--json", sql}, ExitUsage, "--json " + sql + " is also its --file"},
+		{[]string{"pgbench", "-f", sql, "-t", "1", "--json", sql, url}, 1, "--json " + sql + " is also its -f"},
+		{[]string{"run", "script", "--file", sql + "@3", "--url", url, "--duration", "1s", "--html", sql}, ExitUsage, "--html " + sql + " is also its --file"},
+	} {
+		r := txload(t.Context(), nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q\n%s", tc.args, r.code, tc.code, tc.want, r.stderr)
+		}
+		if b, _ := os.ReadFile(sql); string(b) != "SELECT 1;\n" {
+			t.Fatalf("%v overwrote the script: %q", tc.args, b)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pgbenchargs"
@@ -137,6 +138,11 @@ func runPgbench(ctx context.Context, env Env, args []string) error {
 		return pgbenchFail(env, 1, err)
 	}
 	sinks := runner.Options{JSON: tx.json, HTML: tx.html, Histogram: tx.histogram, MetricsAddr: tx.metricsAddr}
+	for _, sc := range o.Scripts {
+		if sc.File != "" && sc.File != "-" {
+			sinks.Inputs = append(sinks.Inputs, outfile.File{Flag: "-f", Path: sc.File})
+		}
+	}
 	if err := sinks.CheckSinks(); err != nil {
 		return pgbenchFail(env, 1, err)
 	}

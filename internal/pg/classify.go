@@ -74,7 +74,7 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 		case endsSession(pe):
 			// Any other FATAL (idle_in_transaction_session_timeout, out of
 			// memory) ends the session as a lost connection does: the
-			// driver reports it when the server sent it before closing.
+			// executor reports it when the server sent it before closing.
 			if duringCommit {
 				return metrics.AmbiguousCommit, false
 			}

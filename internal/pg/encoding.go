@@ -16,7 +16,7 @@ import (
 // new session that encoding. So every pgx connection txload opens (to
 // identify the server, init, check, read the tables' state) asks for UTF8,
 // which the server converts to and from its own; and the workload's own
-// connections (the driver's, ConnectRaw) keep the database's encoding as
+// connections (the executor's, ConnectRaw) keep the database's encoding as
 // libpq does, or the client_encoding the URL or PGCLIENTENCODING names:
 // the statements of a pgbench script reach the server byte for byte as
 // they do from pgbench.

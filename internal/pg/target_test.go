@@ -252,6 +252,15 @@ func TestNewTargetErrors(t *testing.T) {
 			secret: "ss/w0rd", want: "--url postgres://xxxxx@127.0.0.1:1/shop does not parse cleanly: a password with @, /, ? or # must be percent-encoded (@ as %40, / as %2F, ? as %3F, # as %23)",
 		},
 		{
+			// libpq and pgx read up to the first @: "PW@127.0.0.1" as the host.
+			name: "unescaped @ in password", urls: []string{"postgres://dave:S3cret@PW@127.0.0.1:5611/postgres"},
+			secret: "S3cret@PW", want: "--url postgres://xxxxx@127.0.0.1:5611/postgres does not parse cleanly",
+		},
+		{
+			name: "unescaped @ in password, no path", urls: []string{"postgres://dave:S3cret@PW@127.0.0.1:5611"},
+			secret: "S3cret@PW", want: "--url postgres://xxxxx@127.0.0.1:5611 does not parse cleanly",
+		},
+		{
 			name: "unescaped / after user:pass", urls: []string{"postgres://alice:pass/word@127.0.0.1/shop"},
 			secret: "pass/word", want: "--url postgres://xxxxx@127.0.0.1/shop does not parse cleanly",
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/internal/runner"
@@ -71,39 +72,38 @@ func (g *hello) schema() workload.Schema {
 	}
 }
 
-// ops hands the engine one kind of operation and a worker per client, each
-// on its own connection.
+// ops hands the engine one kind of operation and a program per client,
+// which the executor runs on its I/O loops, each on its own connection.
 func (g *hello) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+	bump := &executor.Stmt{SQL: "UPDATE hello SET n = n + 1 WHERE id = $1", Name: "bump"}
+	if t.Pooled() {
+		bump.Name = "" // a pooler's server sessions keep no prepared statement
+	}
 	return &workload.QueryLoad{
 		Ops: []string{"bump"},
-		NewWorker: func(ctx context.Context, id int, _ workload.StatementRecorder) (workload.Worker, error) {
-			w := &helloWorker{t: t, id: 1 + (opts.FirstClient+id)%g.rows}
-			return w, w.Reset(ctx)
-		},
+		Drive: workload.Programs(t, func(id int) workload.Program {
+			return &helloProgram{bump: bump, id: int64(1 + (opts.FirstClient+id)%g.rows)}
+		}),
 	}, nil
 }
 
-type helloWorker struct {
-	t    *pg.Target
-	conn *pgx.Conn
-	id   int
+// helloProgram bumps its row: each operation one statement, queued on the
+// connection, and its result once it is in. It never blocks.
+type helloProgram struct {
+	bump *executor.Stmt
+	id   int64
 }
 
-func (w *helloWorker) Do(ctx context.Context, op, attempt int) error {
-	_, err := w.conn.Exec(ctx, "UPDATE hello SET n = n + 1 WHERE id = $1", w.id)
-	return err
+func (p *helloProgram) Start(c *executor.Conn, op, attempt int) executor.Action {
+	c.Bind(p.bump, executor.CaptureNone).Int(p.id).Send()
+	return executor.Action{Kind: executor.Await}
 }
 
-func (w *helloWorker) Reset(ctx context.Context) error {
-	if w.conn != nil {
-		w.conn.Close(ctx)
-	}
-	var err error
-	w.conn, err = w.t.Connect(ctx)
-	return err
+func (p *helloProgram) Resume(c *executor.Conn) executor.Action {
+	return executor.Action{Kind: executor.Finish, Err: c.Result(0).Err, Stmt: 0}
 }
 
-func (w *helloWorker) Close(ctx context.Context) { w.conn.Close(ctx) }
+func (p *helloProgram) Connected(*executor.Conn) {}
 
 // check reports the bumps the table holds.
 func (g *hello) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {

@@ -457,11 +457,8 @@ func printComparison(w io.Writer, outcomes []Outcome) {
 }
 
 // threads are the threads of load under e: the I/O loops that drive its
-// clients, or one goroutine per client.
+// clients.
 func threads(load *workload.QueryLoad, e engine.Config) int {
-	if load.Drive == nil {
-		return e.Concurrency
-	}
 	return engine.Groups(e, load)
 }
 

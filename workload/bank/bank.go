@@ -6,12 +6,10 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
@@ -133,16 +131,14 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	st := newStatements(&g.cfg, t.Pooled())
 	return &workload.QueryLoad{
 		Ops: []string{"transfer"},
-		Drive: func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-			return driver.Run(ctx, t, groups, func(id int) driver.Program {
-				markName := "bank_mark"
-				if t.Pooled() {
-					markName = ""
-				}
-				return &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))),
-					mark: workload.NewMark(opts, id, markName)}
-			}, ready)
-		},
+		Drive: workload.Programs(t, func(id int) workload.Program {
+			markName := "bank_mark"
+			if t.Pooled() {
+				markName = ""
+			}
+			return &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))),
+				mark: workload.NewMark(opts, id, markName)}
+		}),
 		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
 			return g.runReport(ctx, t, total, before, obs)
 		},

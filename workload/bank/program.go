@@ -7,15 +7,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/workload"
 )
 
 // statements are the bank's statements, made once per run: named (prepared
 // once per connection) unless a pooler forbids session state.
 type statements struct {
-	begin, read, readForUpdate, write, delta, commit, rollback, isolation *driver.Stmt
+	begin, read, readForUpdate, write, delta, commit, rollback, isolation *executor.Stmt
 }
 
 func newStatements(c *config, pooled bool) *statements {
@@ -26,18 +26,18 @@ func newStatements(c *config, pooled bool) *statements {
 		return "bank_" + n
 	}
 	return &statements{
-		begin:         &driver.Stmt{SQL: c.isolation.BeginSQL(), Name: name("begin"), Begins: true},
-		read:          &driver.Stmt{SQL: selectSQL, Name: name("read")},
-		readForUpdate: &driver.Stmt{SQL: selectForUpdateSQL, Name: name("read_for_update")},
-		write:         &driver.Stmt{SQL: writeSQL, Name: name("write")},
-		delta:         &driver.Stmt{SQL: deltaSQL, Name: name("delta")},
-		commit:        &driver.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
-		rollback:      &driver.Stmt{SQL: "ROLLBACK", Name: name("rollback")},
-		isolation:     &driver.Stmt{SQL: "SELECT current_setting('transaction_isolation')", Name: name("isolation")},
+		begin:         &executor.Stmt{SQL: c.isolation.BeginSQL(), Name: name("begin"), Begins: true},
+		read:          &executor.Stmt{SQL: selectSQL, Name: name("read")},
+		readForUpdate: &executor.Stmt{SQL: selectForUpdateSQL, Name: name("read_for_update")},
+		write:         &executor.Stmt{SQL: writeSQL, Name: name("write")},
+		delta:         &executor.Stmt{SQL: deltaSQL, Name: name("delta")},
+		commit:        &executor.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
+		rollback:      &executor.Stmt{SQL: "ROLLBACK", Name: name("rollback")},
+		isolation:     &executor.Stmt{SQL: "SELECT current_setting('transaction_isolation')", Name: name("isolation")},
 	}
 }
 
-// program is one client's transfers on the driver's I/O loops: a read
+// program is one client's transfers on the executor's I/O loops: a read
 // (both accounts, in the transaction's first exchange with BEGIN), then the
 // writes, the ledger row and COMMIT in a second; a delta transfer is one
 // exchange. The first transaction on each connection also reads back the
@@ -64,7 +64,7 @@ const (
 	phaseDeclined
 )
 
-func (p *program) Connected(*driver.Conn) { p.checked = false }
+func (p *program) Connected(*executor.Conn) { p.checked = false }
 
 // pick draws the transfer's accounts: a retry repeats them.
 func (p *program) pick() {
@@ -76,14 +76,14 @@ func (p *program) pick() {
 	}
 }
 
-func (p *program) Start(c *driver.Conn, _, attempt int) driver.Action {
+func (p *program) Start(c *executor.Conn, _, attempt int) executor.Action {
 	if attempt == 1 {
 		p.pick()
 	}
 	c.Pipeline(true)
-	c.Bind(p.st.begin, driver.CaptureNone).Send()
+	c.Bind(p.st.begin, executor.CaptureNone).Send()
 	if !p.checked {
-		c.Bind(p.st.isolation, driver.CaptureFirst).Send()
+		c.Bind(p.st.isolation, executor.CaptureFirst).Send()
 	}
 	switch p.cfg.transfer {
 	case Delta:
@@ -91,32 +91,32 @@ func (p *program) Start(c *driver.Conn, _, attempt int) driver.Action {
 			p.queueDelta(c)
 		}
 	case ForUpdate:
-		c.Bind(p.st.readForUpdate, driver.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
+		c.Bind(p.st.readForUpdate, executor.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
 	default:
-		c.Bind(p.st.read, driver.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
+		c.Bind(p.st.read, executor.CaptureAll).Int(int64(p.from)).Int(int64(p.to)).Send()
 	}
 	c.Pipeline(false)
 	p.phase = phaseRead
-	return driver.Action{Kind: driver.Await}
+	return executor.Action{Kind: executor.Await}
 }
 
-func (p *program) queueDelta(c *driver.Conn) {
-	c.Bind(p.st.delta, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(p.cfg.amount).
+func (p *program) queueDelta(c *executor.Conn) {
+	c.Bind(p.st.delta, executor.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(p.cfg.amount).
 		Int(int64(p.effective)).Int(int64(Delta)).Send()
 	p.mark.Queue(c) // the marker, in the pipeline before COMMIT
-	c.Bind(p.st.commit, driver.CaptureNone).Send()
+	c.Bind(p.st.commit, executor.CaptureNone).Send()
 }
 
-func (p *program) Resume(c *driver.Conn) driver.Action {
+func (p *program) Resume(c *executor.Conn) executor.Action {
 	for i := 0; i < c.Results(); i++ {
 		if err := c.Result(i).Err; err != nil {
-			return driver.Action{Kind: driver.Finish, Err: err, Stmt: -1}
+			return executor.Action{Kind: executor.Finish, Err: err, Stmt: -1}
 		}
 	}
 	switch p.phase {
 	case phaseDeclined:
 		p.obs.declined.Add(1)
-		return driver.Action{Kind: driver.Finish, Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Stmt: -1}
 	case phaseWrite:
 		return p.committed(c)
 	}
@@ -125,7 +125,7 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 		v, _ := c.Result(1).Value(0, 0)
 		eff, err := pg.ServerIsolation(string(v))
 		if err != nil {
-			return driver.Action{Kind: driver.Finish, Err: pg.Fatal(fmt.Errorf("reading back the isolation level: %w", err)), Stmt: -1}
+			return executor.Action{Kind: executor.Finish, Err: pg.Fatal(fmt.Errorf("reading back the isolation level: %w", err)), Stmt: -1}
 		}
 		p.effective, p.checked = eff, true
 		p.obs.add(eff)
@@ -137,13 +137,13 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 			p.queueDelta(c)
 			c.Pipeline(false)
 			p.phase = phaseWrite
-			return driver.Action{Kind: driver.Await}
+			return executor.Action{Kind: executor.Await}
 		}
 		return p.committed(c)
 	}
 	r := c.Result(i)
 	if r.Kept() != 2 {
-		return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("transfer: read %d of accounts %d and %d, want 2", r.Kept(), p.from, p.to), Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Err: fmt.Errorf("transfer: read %d of accounts %d and %d, want 2", r.Kept(), p.from, p.to), Stmt: -1}
 	}
 	var fromBal, toBal, fromVer, toVer int64
 	for row := 0; row < 2; row++ {
@@ -157,36 +157,36 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 	amount := p.cfg.amount
 	if fromBal < amount {
 		// Declined for want of funds: rolled back, counted as done.
-		c.Bind(p.st.rollback, driver.CaptureNone).Send()
+		c.Bind(p.st.rollback, executor.CaptureNone).Send()
 		p.phase = phaseDeclined
-		return driver.Action{Kind: driver.Await}
+		return executor.Action{Kind: executor.Await}
 	}
 	c.Pipeline(true)
-	c.Bind(p.st.write, driver.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(fromBal - amount).Int(toBal + amount).
+	c.Bind(p.st.write, executor.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(fromBal - amount).Int(toBal + amount).
 		Int(amount).Int(fromVer).Int(toVer).Int(int64(p.effective)).Int(int64(p.cfg.transfer)).Send()
 	p.mark.Queue(c) // the marker, in the pipeline before COMMIT
-	c.Bind(p.st.commit, driver.CaptureNone).Send()
+	c.Bind(p.st.commit, executor.CaptureNone).Send()
 	c.Pipeline(false)
 	p.phase = phaseWrite
-	return driver.Action{Kind: driver.Await}
+	return executor.Action{Kind: executor.Await}
 }
 
 var commitTag = []byte("COMMIT")
 
 // committed checks that COMMIT committed: after an error the server answers
 // COMMIT with ROLLBACK.
-func (p *program) committed(c *driver.Conn) driver.Action {
+func (p *program) committed(c *executor.Conn) executor.Action {
 	if tag := c.Result(c.Results() - 1).Tag(); !bytes.Equal(tag, commitTag) {
-		return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("transfer: COMMIT answered %q", tag), Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Err: fmt.Errorf("transfer: COMMIT answered %q", tag), Stmt: -1}
 	}
 	p.mark.Resolve(c.Result(c.Results()-1), c.Now)
-	return driver.Action{Kind: driver.Finish, Stmt: -1}
+	return executor.Action{Kind: executor.Finish, Stmt: -1}
 }
 
 // Ended resolves the marker of a transfer that failed.
 func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
 
-func atoi(r *driver.Result, row, col int) int64 {
+func atoi(r *executor.Result, row, col int) int64 {
 	v, _ := r.Value(row, col)
 	n, _ := strconv.ParseInt(string(v), 10, 64)
 	return n

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 )
 
 // clientError is an error that ends a pgbench client, with the lines
@@ -80,9 +80,9 @@ func (p *program) resultError(cmd, query int, what string, pre ...string) error 
 // in command M query Q: " and libpq's words. A Parse of a prepared
 // statement that failed is printed first, as pgbench prints its PQprepare's
 // error; its execution then fails as the statement does not exist.
-func (p *program) serverError(c *driver.Conn, cmd int, r *driver.Result, query string) error {
+func (p *program) serverError(c *executor.Conn, cmd int, r *executor.Result, query string) error {
 	sc := p.cmds(cmd)
-	if errors.Is(r.Err, driver.ErrCopy) {
+	if errors.Is(r.Err, executor.ErrCopy) {
 		return pg.Fatal(&clientError{err: fmt.Errorf("%s:%d: %w", sc.File, sc.Line, r.Err), pre: []string{"COPY is not supported in pgbench, aborting"}})
 	}
 	e := &clientError{err: fmt.Errorf("%s:%d: %w", sc.File, sc.Line, r.Err),

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 
@@ -71,7 +71,7 @@ func (t *tracer) metaCommand(op, pc int) {
 
 // send traces SQL command pc as it goes out: the text sent under the
 // simple protocol, the statement under extended, its name under prepared.
-func (t *tracer) send(op, pc int, st *driver.Stmt, simple []byte) {
+func (t *tracer) send(op, pc int, st *executor.Stmt, simple []byte) {
 	switch {
 	case t == nil:
 	case simple != nil:

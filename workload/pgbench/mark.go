@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 
@@ -92,7 +92,7 @@ func (g *runGen) markName() string {
 
 // queueMark queues the attempt's marker before command pc, which commits:
 // in the script's protocol, and in its pipeline if one is open.
-func (p *program) queueMark(c *driver.Conn, pc int) {
+func (p *program) queueMark(c *executor.Conn, pc int) {
 	p.markAt = len(p.pending)
 	p.pending = append(p.pending, pc) // a failed marker is the commit's failure
 	if p.mode != simple {
@@ -101,7 +101,7 @@ func (p *program) queueMark(c *driver.Conn, pc int) {
 	}
 	st, args := p.mark.Begin()
 	p.text = substitute(p.text[:0], st.SQL, args)
-	c.Simple(p.text, st, driver.CaptureNone)
+	c.Simple(p.text, st, executor.CaptureNone)
 }
 
 // substitute writes sql with its $n parameters replaced by args as literals.
@@ -141,4 +141,4 @@ func substitute(b []byte, sql string, args []any) []byte {
 func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
 
 // program resolves its markers when an attempt fails.
-var _ driver.Ender = (*program)(nil)
+var _ executor.Ender = (*program)(nil)

@@ -129,7 +129,7 @@ END;
 				sessions[i] = &countSession{id: i, n: txs}
 				group[i] = sessions[i]
 			}
-			if err := load.Drive(ctx, [][]workload.Session{group}, func(time.Time) {}); err != nil {
+			if err := load.Drive(ctx, workload.Clients{Groups: [][]workload.Session{group}, Ready: func(time.Time) {}}); err != nil {
 				t.Fatal(err)
 			}
 			for i, m := range markers {

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
@@ -31,7 +29,7 @@ func parseProtocol(s string) (script.Protocol, error) {
 }
 
 // ops reads the scale and returns one operation per script, run by the
-// driver's I/O loops.
+// executor's I/O loops.
 func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
 	if opts.Marks != nil {
 		if err := g.markable(); err != nil {
@@ -109,28 +107,26 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			return len(weights) - 1
 		}
 	}
-	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		return driver.Run(ctx, t, groups, func(id int) driver.Program {
-			vars := make(map[string]expr.Value, len(g.vars)+4)
-			for k, v := range g.vars {
-				vars[k] = v
+	load.Drive = workload.Programs(t, func(id int) workload.Program {
+		vars := make(map[string]expr.Value, len(g.vars)+4)
+		for k, v := range g.vars {
+			vars[k] = v
+		}
+		// pgbench's builtin variables, as pgbench sets them: --define
+		// wins over scale and default_seed, not over client_id and
+		// random_seed.
+		for k, v := range map[string]int64{"scale": int64(scale), "default_seed": defaultSeed} {
+			if _, ok := vars[k]; !ok {
+				vars[k] = expr.Value{Kind: expr.Int, I: v}
 			}
-			// pgbench's builtin variables, as pgbench sets them: --define
-			// wins over scale and default_seed, not over client_id and
-			// random_seed.
-			for k, v := range map[string]int64{"scale": int64(scale), "default_seed": defaultSeed} {
-				if _, ok := vars[k]; !ok {
-					vars[k] = expr.Value{Kind: expr.Int, I: v}
-				}
-			}
-			vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
-			vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
-			p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
-			if g.debug && opts.Log != nil {
-				p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
-			}
-			return p
-		}, ready)
-	}
+		}
+		vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
+		vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
+		p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
+		if g.debug && opts.Log != nil {
+			p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
+		}
+		return p
+	})
 	return load, nil
 }

@@ -10,14 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 
-// program runs pgbench scripts as a driver Program: a state machine over
+// program runs pgbench scripts as an executor Program: a state machine over
 // the script's commands that queues each SQL command on the connection and
 // continues when its result is in, as pgbench's own client state machine
 // does. Nothing is allocated per transaction on the paths the builtins take.
@@ -27,7 +27,7 @@ import (
 // script that ended inside a transaction block or a pipeline.
 type program struct {
 	scripts [][]script.Command
-	stmts   [][]*driver.Stmt // per script and command: the SQL commands' statements
+	stmts   [][]*executor.Stmt // per script and command: the SQL commands' statements
 	mode    script.Protocol
 	id      int // the client's number, in pgbench's lines
 
@@ -79,13 +79,13 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 	n := 0
 	for _, s := range g.scripts {
 		p.scripts = append(p.scripts, s.Commands)
-		row := make([]*driver.Stmt, len(s.Commands))
+		row := make([]*executor.Stmt, len(s.Commands))
 		for j := range s.Commands {
 			c := &s.Commands[j]
 			if c.Kind != script.SQL {
 				continue
 			}
-			st := &driver.Stmt{SQL: c.Prepared}
+			st := &executor.Stmt{SQL: c.Prepared}
 			st.Begins, st.Commits = transactionEdges(c.Text)
 			if g.mode == prepared {
 				st.Name = "P_" + strconv.Itoa(n)
@@ -107,9 +107,9 @@ func (p *program) lookup(name string) (expr.Value, bool) {
 func (p *program) cmds(pc int) *script.Command { return &p.scripts[p.op][pc] }
 
 // Connected: statements prepared on the old connection are gone; the
-// driver prepares them again on first use. Under pgbench the server's
+// executor prepares them again on first use. Under pgbench the server's
 // notices are printed as libpq prints them.
-func (p *program) Connected(c *driver.Conn) {
+func (p *program) Connected(c *executor.Conn) {
 	p.trace.connected()
 	if p.pgbench {
 		c.Notice = func(pe *pgconn.PgError) { fmt.Fprint(p.log, pg.LibpqNotice(pe, "", c.ClientEncoding())) }
@@ -119,7 +119,7 @@ func (p *program) Connected(c *driver.Conn) {
 // Start runs script op from its first command. A retry replays the same
 // random draws, as pgbench does, so that the retried transaction is the one
 // that failed.
-func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
+func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 	if attempt == 1 {
 		p.saved = *p.prng
 	} else {
@@ -140,7 +140,7 @@ func (p *program) Statement(i int) int {
 }
 
 // Resume continues after a \sleep or the results of SQL commands.
-func (p *program) Resume(c *driver.Conn) driver.Action {
+func (p *program) Resume(c *executor.Conn) executor.Action {
 	if p.sleeping {
 		p.sleeping = false
 		c.Statement(p.op, p.pc-1, c.Now.Sub(p.sent))
@@ -153,7 +153,7 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 		cmd := &cmds[pc]
 		if i == p.markAt {
 			if r.Err != nil {
-				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("%s:%d: the transaction's marker: %w", cmd.File, cmd.Line, r.Err), Stmt: pc}
+				return executor.Action{Kind: executor.Finish, Err: fmt.Errorf("%s:%d: the transaction's marker: %w", cmd.File, cmd.Line, r.Err), Stmt: pc}
 			}
 			continue
 		}
@@ -174,11 +174,11 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 			if k := p.pc - 1; k >= 0 && cmds[k].Kind == script.EndPipeline {
 				shown = k
 			}
-			return driver.Action{Kind: driver.Finish, Err: p.serverError(c, shown, r, query), Stmt: pc}
+			return executor.Action{Kind: executor.Finish, Err: p.serverError(c, shown, r, query), Stmt: pc}
 		}
 		if cmd.Gset || cmd.Aset {
 			if err := p.store(r, pc, cmd); err != nil {
-				return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
+				return executor.Action{Kind: executor.Finish, Err: err, Stmt: pc}
 			}
 		}
 		if p.mark.Open() && p.stmts[p.op][pc].Commits {
@@ -194,7 +194,7 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 
 // store applies \gset (exactly one row) or \aset (the last row, if any), as
 // pgbench: a new variable needs a valid name.
-func (p *program) store(r *driver.Result, pc int, cmd *script.Command) error {
+func (p *program) store(r *executor.Result, pc int, cmd *script.Command) error {
 	if cmd.Gset && r.Rows != 1 {
 		return p.resultError(pc, r.Parts, fmt.Sprintf("expected one row, got %d", r.Rows))
 	}
@@ -226,7 +226,7 @@ func (p *program) assign(what, name string, v expr.Value) error {
 }
 
 // run executes commands from p.pc until one must be awaited.
-func (p *program) run(c *driver.Conn) driver.Action {
+func (p *program) run(c *executor.Conn) executor.Action {
 	cmds := p.scripts[p.op]
 	for p.pc < len(cmds) {
 		pc := p.pc
@@ -254,7 +254,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			}
 			p.pc++
 			p.sleeping, p.sent = true, time.Now()
-			return driver.Action{Kind: driver.Sleep, At: p.sent.Add(d)}
+			return executor.Action{Kind: executor.Sleep, At: p.sent.Add(d)}
 		case script.If:
 			ok, err := p.cond(cmd, pc)
 			if err != nil {
@@ -311,7 +311,7 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			p.pc++
 			if len(p.pending) > 0 {
 				p.sent = time.Now()
-				return driver.Action{Kind: driver.Await}
+				return executor.Action{Kind: executor.Await}
 			}
 		case script.SQL:
 			if p.inPipe && (cmd.Gset || cmd.Aset) {
@@ -326,12 +326,12 @@ func (p *program) run(c *driver.Conn) driver.Action {
 			if !p.inPipe {
 				p.trace.receiving() // pgbench's first look, right after sending
 				p.sent = time.Now()
-				return driver.Action{Kind: driver.Await}
+				return executor.Action{Kind: executor.Await}
 			}
 		}
 	}
 	if p.inPipe {
-		return driver.Action{Kind: driver.Finish, Err: pg.Fatal(p.clientAborted(len(cmds)-1, "end of script reached with pipeline open")), Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Err: pg.Fatal(p.clientAborted(len(cmds)-1, "end of script reached with pipeline open")), Stmt: -1}
 	}
 	if !c.Idle() {
 		// The script ended inside a transaction block: pgbench counts the
@@ -339,31 +339,31 @@ func (p *program) run(c *driver.Conn) driver.Action {
 		// never committed) and stops, saying so.
 		err := p.clientAborted(len(cmds)-1, "end of script reached without completing the last transaction")
 		if p.pgbench {
-			return driver.Action{Kind: driver.Finish, Err: &workload.AbortAfter{Err: err}, Stmt: -1}
+			return executor.Action{Kind: executor.Finish, Err: &workload.AbortAfter{Err: err}, Stmt: -1}
 		}
-		return driver.Action{Kind: driver.Finish, Err: pg.Fatal(err), Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Err: pg.Fatal(err), Stmt: -1}
 	}
-	return driver.Action{Kind: driver.Finish, Stmt: -1}
+	return executor.Action{Kind: executor.Finish, Stmt: -1}
 }
 
 // fail ends the attempt on an error of the script itself (an expression,
 // an undefined variable): no retry can cure it.
-func (p *program) fail(pc int, err error) driver.Action {
-	return driver.Action{Kind: driver.Finish, Err: err, Stmt: pc}
+func (p *program) fail(pc int, err error) executor.Action {
+	return executor.Action{Kind: executor.Finish, Err: err, Stmt: pc}
 }
 
 // queue sends SQL command pc with its variables bound: substituted as text
 // for the simple protocol, as pgbench does (an unset variable stays as
 // written); else as text parameters of types the server infers, an unset
 // variable's as NULL (pgbench 15 sends what getVariable gives it: NULL).
-func (p *program) queue(c *driver.Conn, pc int, cmd *script.Command) {
+func (p *program) queue(c *executor.Conn, pc int, cmd *script.Command) {
 	st := p.stmts[p.op][pc]
-	capture := driver.CaptureNone
+	capture := executor.CaptureNone
 	switch {
 	case cmd.Gset:
-		capture = driver.CaptureFirst
+		capture = executor.CaptureFirst
 	case cmd.Aset:
-		capture = driver.CaptureLast
+		capture = executor.CaptureLast
 	}
 	p.pending = append(p.pending, pc)
 	if p.mode == simple {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sync/errgroup"
 
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
@@ -156,7 +156,8 @@ type session struct {
 	mu *sync.Mutex
 }
 
-func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
+func (d *drive) drive(ctx context.Context, cs workload.Clients) error {
+	groups, ready := cs.Groups, cs.Ready
 	if d.used.Swap(true) {
 		return errors.New("pgio: a load runs once (sweep is not supported)")
 	}
@@ -181,7 +182,7 @@ func (d *drive) drive(ctx context.Context, groups [][]workload.Session, ready fu
 	if d.run.Mode() == ModeServer {
 		return d.server(ctx, sessions, ready)
 	}
-	return d.client(ctx, sessions, ready)
+	return d.client(ctx, cs)
 }
 
 // server replays each statement the procedures ran into its session, as
@@ -204,127 +205,43 @@ func (d *drive) server(ctx context.Context, sessions []session, ready func(time.
 	})
 }
 
-// client runs each session on its own goroutine as the engine's session
-// says: when to start a statement (closed or open loop), when to retry,
-// when to reconnect, when to stop; and stops it after --statements.
-func (d *drive) client(ctx context.Context, sessions []session, ready func(time.Time)) error {
+// client runs the sessions on the executor, each as the engine's session
+// says (when to start a statement, closed or open loop; when to retry,
+// reconnect or stop) with pgio's own work around it (see client); a
+// session ends after --statements.
+func (d *drive) client(ctx context.Context, cs workload.Clients) error {
 	r := d.run
-	clients := make([]*Client, len(sessions))
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		for _, c := range clients {
-			if c != nil {
-				c.Close(cctx)
-			}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clients := make([]*client, r.Sessions())
+	groups := make([][]workload.Session, len(cs.Groups))
+	for i, g := range cs.Groups {
+		for _, s := range g {
+			c := r.newClient(s.ID(), s)
+			clients[s.ID()] = c
+			groups[i] = append(groups[i], clientSession{c})
 		}
-	}()
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range clients {
-		g.Go(func() error {
-			c, err := r.NewClient(gctx, i)
-			if err != nil {
-				return fmt.Errorf("starting session %d: %w", i, err)
-			}
-			clients[i] = c
-			return nil
-		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	var startErr error
+	ready := func(start time.Time) {
+		cs.Ready(start)
+		if startErr = r.StartClient(ctx, start); startErr != nil {
+			cancel()
+		}
 	}
-	start := time.Now()
-	ready(start)
-	if err := r.StartClient(ctx, start); err != nil {
-		return err
+	err := executor.Run(ctx, r.target, workload.Clients{Groups: groups, Ready: ready, Spin: cs.Spin},
+		func(id int) workload.Program { return clients[id] })
+	if err != nil {
+		return fmt.Errorf("starting the sessions: %w", err)
 	}
-	var wg sync.WaitGroup
-	for i, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d.clientLoop(ctx, s, clients[i])
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			clients[i].Close(cctx)
-		}()
+	if startErr != nil {
+		return startErr
 	}
-	wg.Wait()
+	for _, c := range clients {
+		c.end() // a session the run stopped before it closed
+	}
 	if err := r.end(ctx, time.Time{}); err != nil {
 		return err
 	}
 	return r.Failure()
-}
-
-func (d *drive) clientLoop(ctx context.Context, s session, c *Client) {
-	call := func(f func() workload.Step) workload.Step {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return f()
-	}
-	limit, measured := d.run.Config().Statements, d.run.Collector().Measured()
-	var started int64
-	c.Boundary(ctx)
-	step := call(func() workload.Step { return s.Next(time.Now()) })
-	for {
-		switch step.Kind {
-		case workload.Stop:
-			return
-		case workload.Wait:
-			if !sleep(ctx, step.At) {
-				return
-			}
-			if c.Boundary(ctx); c.Dead() {
-				return
-			}
-			step = call(func() workload.Step { return s.Next(time.Now()) })
-		case workload.Start:
-			if step.Attempt == 1 && !step.Intended.Before(measured) {
-				if limit > 0 && started == limit {
-					return
-				}
-				started++
-			}
-			rows, err := c.Do(ctx, Kind(step.Op), step.Intended, step.Attempt)
-			if err != nil && c.InTx() && ctx.Err() == nil {
-				// --commit run: the error ended the session's transaction,
-				// and the session with it, as a pgio session.
-				now := time.Now()
-				call(func() workload.Step { return s.Done(now, err, -1) })
-				c.Fail(ctx, now, err)
-				return
-			}
-			c.Boundary(ctx)
-			now := time.Now()
-			if err == nil {
-				c.Record(Kind(step.Op), step.Intended, now, rows)
-			}
-			step = call(func() workload.Step { return s.Done(now, err, -1) })
-			if c.Dead() {
-				return
-			}
-		case workload.Reconnect:
-			if !sleep(ctx, step.At) {
-				return
-			}
-			err := c.Reset(ctx)
-			step = call(func() workload.Step { return s.Connected(time.Now(), err) })
-		}
-	}
-}
-
-// sleep waits until at; false if ctx ended first.
-func sleep(ctx context.Context, at time.Time) bool {
-	wait := time.Until(at)
-	if wait <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

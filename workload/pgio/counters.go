@@ -91,10 +91,11 @@ func (c Counters) StmtBlocks() Blocks {
 type Sampler struct {
 	conn *pgx.Conn
 	// DB and Stmts say which counters are read; DBWhy and StmtsWhy say
-	// why one is not.
-	DB, Stmts       bool
-	noInfo          bool // the server has no pg_stat_statements_info
-	DBWhy, StmtsWhy string
+	// why one is not. Flush says a backend flushes its statistics to
+	// pg_stat_database when asked (ForceFlush).
+	DB, Stmts, Flush bool
+	noInfo           bool // the server has no pg_stat_statements_info
+	DBWhy, StmtsWhy  string
 	// Database is the run's database.
 	Database string
 	// Disk is the device of the tables' file, where this machine's
@@ -150,7 +151,7 @@ func NewSampler(ctx context.Context, conn *pgx.Conn, d pg.Dialect) (*Sampler, er
 	if s.DB {
 		// What these first reads cost (the catalogs of a new backend) is
 		// flushed to pg_stat_database now, not into the measured period.
-		ForceFlush(ctx, conn)
+		s.Flush = ForceFlush(ctx, conn)
 	}
 	return s, nil
 }

@@ -7,14 +7,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/txload/txload/internal/pg/driver"
+	"github.com/txload/txload/internal/executor"
 	"github.com/txload/txload/workload"
 )
 
 // statements are the vote workload's, made once per run: named (prepared
 // once per connection) unless a pooler forbids session state.
 type statements struct {
-	read, insert, bump, begin, commit *driver.Stmt
+	read, insert, bump, begin, commit *executor.Stmt
 }
 
 func newStatements(variant string, pooled bool) *statements {
@@ -32,15 +32,15 @@ func newStatements(variant string, pooled bool) *statements {
 		read = readMatviewSQL
 	}
 	return &statements{
-		read:   &driver.Stmt{SQL: read, Name: name("read")},
-		insert: &driver.Stmt{SQL: insertSQL, Name: name("insert")},
-		bump:   &driver.Stmt{SQL: bumpSQL, Name: name("bump")},
-		begin:  &driver.Stmt{SQL: "BEGIN", Name: name("begin"), Begins: true},
-		commit: &driver.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
+		read:   &executor.Stmt{SQL: read, Name: name("read")},
+		insert: &executor.Stmt{SQL: insertSQL, Name: name("insert")},
+		bump:   &executor.Stmt{SQL: bumpSQL, Name: name("bump")},
+		begin:  &executor.Stmt{SQL: "BEGIN", Name: name("begin"), Begins: true},
+		commit: &executor.Stmt{SQL: "COMMIT", Name: name("commit"), Commits: true},
 	}
 }
 
-// program is one client's reads and votes on the driver's I/O loops: a
+// program is one client's reads and votes on the executor's I/O loops: a
 // read is one statement; a vote is one INSERT (join, matview), or BEGIN,
 // the INSERT, the counter's UPDATE and COMMIT in one exchange (counter).
 type program struct {
@@ -58,7 +58,7 @@ type program struct {
 	mark *workload.Mark
 }
 
-func (p *program) Connected(*driver.Conn) {}
+func (p *program) Connected(*executor.Conn) {}
 
 func (p *program) pick() int64 {
 	if p.zipf != nil {
@@ -69,7 +69,7 @@ func (p *program) pick() int64 {
 
 // Start draws the operation's articles on its first attempt, so that a
 // retry repeats them, and sends it.
-func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
+func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 	p.op = op
 	if attempt == 1 {
 		if op == 1 {
@@ -89,29 +89,29 @@ func (p *program) Start(c *driver.Conn, op, attempt int) driver.Action {
 			b = strconv.AppendInt(b, id, 10)
 		}
 		p.arr = append(b, '}')
-		capture := driver.CaptureNone
+		capture := executor.CaptureNone
 		if p.cfg.variant == "matview" {
-			capture = driver.CaptureFirst
+			capture = executor.CaptureFirst
 		}
 		c.Bind(p.st.read, capture).Text(p.arr).Send()
-		return driver.Action{Kind: driver.Await}
+		return executor.Action{Kind: executor.Await}
 	}
 	if p.cfg.variant != "counter" && p.mark == nil {
-		c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
-		return driver.Action{Kind: driver.Await}
+		c.Bind(p.st.insert, executor.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
+		return executor.Action{Kind: executor.Await}
 	}
 	// One exchange: BEGIN, the vote, the counter's UPDATE, the marker,
 	// COMMIT.
 	c.Pipeline(true)
-	c.Bind(p.st.begin, driver.CaptureNone).Send()
-	c.Bind(p.st.insert, driver.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
+	c.Bind(p.st.begin, executor.CaptureNone).Send()
+	c.Bind(p.st.insert, executor.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
 	if p.cfg.variant == "counter" {
-		c.Bind(p.st.bump, driver.CaptureNone).Int(p.ids[0]).Send()
+		c.Bind(p.st.bump, executor.CaptureNone).Int(p.ids[0]).Send()
 	}
 	p.mark.Queue(c)
-	c.Bind(p.st.commit, driver.CaptureNone).Send()
+	c.Bind(p.st.commit, executor.CaptureNone).Send()
 	c.Pipeline(false)
-	return driver.Action{Kind: driver.Await}
+	return executor.Action{Kind: executor.Await}
 }
 
 // Ended resolves the marker of a vote that failed.
@@ -122,25 +122,25 @@ var (
 	commitTag = []byte("COMMIT")
 )
 
-func (p *program) Resume(c *driver.Conn) driver.Action {
+func (p *program) Resume(c *executor.Conn) executor.Action {
 	for i := 0; i < c.Results(); i++ {
 		if err := c.Result(i).Err; err != nil {
-			return driver.Action{Kind: driver.Finish, Err: err, Stmt: -1}
+			return executor.Action{Kind: executor.Finish, Err: err, Stmt: -1}
 		}
 	}
 	if p.op == 1 {
 		if p.cfg.variant == "counter" && !bytes.Equal(c.Result(2).Tag(), updateOne) {
-			return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: article %d does not exist", p.ids[0]), Stmt: -1}
+			return executor.Action{Kind: executor.Finish, Err: fmt.Errorf("vote: article %d does not exist", p.ids[0]), Stmt: -1}
 		}
 		if c.Results() > 1 { // BEGIN ... COMMIT
 			last := c.Result(c.Results() - 1)
 			if tag := last.Tag(); !bytes.Equal(tag, commitTag) {
-				return driver.Action{Kind: driver.Finish, Err: fmt.Errorf("vote: COMMIT answered %q", tag), Stmt: -1}
+				return executor.Action{Kind: executor.Finish, Err: fmt.Errorf("vote: COMMIT answered %q", tag), Stmt: -1}
 			}
 			p.mark.Resolve(last, c.Now)
 		}
 		p.rs.committed.Add(1)
-		return driver.Action{Kind: driver.Finish, Stmt: -1}
+		return executor.Action{Kind: executor.Finish, Stmt: -1}
 	}
 	if r := c.Result(0); p.cfg.variant == "matview" && r.Kept() > 0 {
 		viewVotes, age := intAt(r, 3), intAt(r, 4)
@@ -149,10 +149,10 @@ func (p *program) Resume(c *driver.Conn) driver.Action {
 		stale := max(p.rs.baseline+p.rs.committed.Load()-viewVotes, 0)
 		p.rs.observe(stale, max(age, 0))
 	}
-	return driver.Action{Kind: driver.Finish, Stmt: -1}
+	return executor.Action{Kind: executor.Finish, Stmt: -1}
 }
 
-func intAt(r *driver.Result, col int) int64 {
+func intAt(r *executor.Result, col int) int64 {
 	v, _ := r.Value(0, col)
 	n, _ := strconv.ParseInt(string(v), 10, 64)
 	return n

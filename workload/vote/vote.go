@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
-	"github.com/txload/txload/internal/pg/driver"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
@@ -120,21 +119,19 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		},
 	}
 	st := newStatements(g.cfg.variant, t.Pooled())
-	load.Drive = func(ctx context.Context, groups [][]workload.Session, ready func(time.Time)) error {
-		return driver.Run(ctx, t, groups, func(id int) driver.Program {
-			rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
-			markName := "vote_mark"
-			if t.Pooled() {
-				markName = ""
-			}
-			p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch),
-				mark: workload.NewMark(opts, id, markName)}
-			if g.cfg.distribution == "zipf" {
-				p.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
-			}
-			return p
-		}, ready)
-	}
+	load.Drive = workload.Programs(t, func(id int) workload.Program {
+		rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
+		markName := "vote_mark"
+		if t.Pooled() {
+			markName = ""
+		}
+		p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch),
+			mark: workload.NewMark(opts, id, markName)}
+		if g.cfg.distribution == "zipf" {
+			p.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
+		}
+		return p
+	})
 	if g.cfg.variant != "matview" {
 		conn.Close(ctx)
 		return load, nil

@@ -1,13 +1,13 @@
-package driver
+package executor
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"syscall"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgwire"
 )
 
 // errWouldBlock: the socket takes no more now; wait for it to be writable.
@@ -37,6 +37,7 @@ func (c *Conn) flush() error {
 			return err
 		}
 		c.wpos += n
+		c.sent = c.sent || n > 0
 	}
 	c.wbuf, c.wpos = c.wbuf[:0], 0
 	return nil
@@ -82,41 +83,6 @@ func (c *Conn) fill() (int, error) {
 	}
 }
 
-// process handles the complete messages read; done when the exchange's last
-// ReadyForQuery arrived.
-func (c *Conn) process() (bool, error) {
-	for {
-		typ, body, n, err := nextMessage(c.rbuf[c.rpos:c.rend])
-		if err != nil {
-			return false, err
-		}
-		if n == 0 {
-			return false, nil
-		}
-		c.rpos += n
-		done, err := c.handle(typ, body)
-		if err != nil || done {
-			return done, err
-		}
-	}
-}
-
-// idleError is why a connection that was idle broke: the server's FATAL
-// when it sent one before closing it ("terminating connection due to
-// administrator command"), else err.
-func (c *Conn) idleError(err error) error {
-	for buf := c.rbuf[c.rpos:c.rend]; ; {
-		typ, body, n, perr := nextMessage(buf)
-		if perr != nil || n == 0 {
-			return err
-		}
-		if typ == 'E' {
-			return fmt.Errorf("%w (%v)", parseError(body), err)
-		}
-		buf = buf[n:]
-	}
-}
-
 // close releases the socket, telling the server first when it can.
 // abandon closes c at the end of a run: an exchange still in flight gets a
 // cancel request, and its backend is noted on t (pg.Target.NoteOrphan): its
@@ -136,7 +102,7 @@ func (c *Conn) close() {
 	}
 	if c.fd >= 0 {
 		if c.broken == nil && !c.pending() {
-			_, _ = rawWrite(c.fd, appendTerminate(nil))
+			_, _ = rawWrite(c.fd, pgwire.Terminate{}.Encode(nil))
 		}
 		rawClose(c.fd)
 		c.fd = -1

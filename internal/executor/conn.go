@@ -1,15 +1,15 @@
-package driver
+package executor
 
 import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/pgwire"
 )
 
 // Stmt is a statement a program runs, made once per program and reused:
@@ -146,8 +146,10 @@ type Conn struct {
 	syncs    int // Syncs in flight: ReadyForQuery messages still due
 	synced   int // ReadyForQuery messages received: the segments ended
 	arena    []byte
+	fields   [][]byte // a row's values or a description's names, as decoded
 	prepared map[*Stmt]bool
 	broken   error // the connection failed
+	sent     bool  // something of the exchange in flight was written
 	internal bool  // the exchange in flight is the executor's own (ROLLBACK)
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
@@ -190,7 +192,7 @@ func (c *Conn) Pipeline(on bool) {
 // Sync ends a pipeline segment (pgbench's \syncpipeline).
 func (c *Conn) Sync() {
 	c.fresh()
-	c.wbuf = appendSync(c.wbuf)
+	c.wbuf = pgwire.Sync{}.Encode(c.wbuf)
 	c.seg++
 	c.syncs++
 }
@@ -220,18 +222,32 @@ func (c *Conn) queue(s *Stmt, capture Capture, simple bool) {
 // simple Query (pgbench's simple protocol). It has a Sync of its own.
 func (c *Conn) Simple(text []byte, s *Stmt, capture Capture) {
 	c.queue(s, capture, true)
-	c.wbuf = appendQuery(c.wbuf, text)
+	c.wbuf = pgwire.Query{Text: text}.Encode(c.wbuf)
 	c.seg++
 	c.syncs++
 }
 
+// Prepare queues the Parse of s, a named statement not prepared on the
+// connection yet (Setuper): its result has only Err. It has a Sync of its
+// own outside a pipeline.
+func (c *Conn) Prepare(s *Stmt) {
+	c.fresh()
+	c.wbuf = pgwire.Parse{Name: s.Name, Query: s.SQL}.Encode(c.wbuf)
+	c.prepared[s] = true
+	c.queue(s, CaptureNone, false)
+	c.reqs[len(c.reqs)-1].parsed = true
+	if !c.pipeline {
+		c.Sync()
+	}
+}
+
 // Params appends a statement's text parameters; Send queues it.
 type Params struct {
-	c            *Conn
-	at, count, n int
-	capture      Capture
-	stmt         *Stmt
-	parsed       bool
+	c       *Conn
+	bind    pgwire.Bind
+	capture Capture
+	stmt    *Stmt
+	parsed  bool
 }
 
 // Bind queues s with parameters to come: Parse first if s is unnamed or not
@@ -241,7 +257,7 @@ func (c *Conn) Bind(s *Stmt, capture Capture) *Params {
 	c.fresh()
 	parsed := false
 	if s.Name == "" || !c.prepared[s] {
-		c.wbuf = appendParse(c.wbuf, s.Name, s.SQL)
+		c.wbuf = pgwire.Parse{Name: s.Name, Query: s.SQL}.Encode(c.wbuf)
 		if s.Name != "" {
 			c.prepared[s] = true
 			parsed = true
@@ -249,48 +265,31 @@ func (c *Conn) Bind(s *Stmt, capture Capture) *Params {
 	}
 	p := &c.params
 	*p = Params{c: c, capture: capture, stmt: s, parsed: parsed}
-	c.wbuf, p.at, p.count = appendBindStart(c.wbuf, s.Name)
+	c.wbuf = p.bind.Start(c.wbuf, s.Name)
 	return p
 }
 
 // Text adds a parameter's text.
 func (p *Params) Text(v []byte) *Params {
-	at := p.open()
-	p.c.wbuf = append(p.c.wbuf, v...)
-	return p.close(at)
+	p.c.wbuf = p.bind.Text(p.c.wbuf, v)
+	return p
 }
 
 // String adds a parameter's text.
 func (p *Params) String(v string) *Params {
-	at := p.open()
-	p.c.wbuf = append(p.c.wbuf, v...)
-	return p.close(at)
+	p.c.wbuf = p.bind.String(p.c.wbuf, v)
+	return p
 }
 
 // Int adds an integer parameter.
 func (p *Params) Int(v int64) *Params {
-	at := p.open()
-	p.c.wbuf = strconv.AppendInt(p.c.wbuf, v, 10)
-	return p.close(at)
-}
-
-// open starts a parameter: its length, filled in by close, comes first.
-func (p *Params) open() int {
-	p.c.wbuf = append(p.c.wbuf, 0, 0, 0, 0)
-	return len(p.c.wbuf) - 4
-}
-
-// close ends the parameter opened at at.
-func (p *Params) close(at int) *Params {
-	putLen(p.c.wbuf[at:], len(p.c.wbuf)-at-4)
-	p.n++
+	p.c.wbuf = p.bind.Int(p.c.wbuf, v)
 	return p
 }
 
 // Null adds a NULL parameter.
 func (p *Params) Null() *Params {
-	p.c.wbuf = append(p.c.wbuf, 0xff, 0xff, 0xff, 0xff)
-	p.n++
+	p.c.wbuf = p.bind.Null(p.c.wbuf)
 	return p
 }
 
@@ -298,18 +297,14 @@ func (p *Params) Null() *Params {
 // pipeline.
 func (p *Params) Send() {
 	c := p.c
-	c.wbuf = appendBindEnd(c.wbuf, p.at, p.count, p.n)
-	c.wbuf = appendDescribePortal(c.wbuf)
-	c.wbuf = appendExecute(c.wbuf)
+	c.wbuf = p.bind.Finish(c.wbuf)
+	c.wbuf = pgwire.Describe{Kind: 'P'}.Encode(c.wbuf)
+	c.wbuf = pgwire.Execute{}.Encode(c.wbuf)
 	c.queue(p.stmt, p.capture, false)
 	c.reqs[len(c.reqs)-1].parsed = p.parsed
 	if !c.pipeline {
 		c.Sync()
 	}
-}
-
-func putLen(b []byte, n int) {
-	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 }
 
 // Results is the number of statements queued in the last exchange.
@@ -324,10 +319,71 @@ func (c *Conn) begin() {
 	c.arena = c.arena[:0]
 	c.pipeline = false
 	c.complete = false
+	c.sent = false
 }
 
 // pending says whether the exchange awaits responses.
 func (c *Conn) pending() bool { return c.syncs > 0 }
+
+// process handles the complete messages read; done when the exchange's last
+// ReadyForQuery arrived.
+func (c *Conn) process() (bool, error) {
+	for {
+		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+		c.rpos += n
+		done, err := c.handle(typ, body)
+		if err != nil || done {
+			return done, err
+		}
+	}
+}
+
+// idle handles what the server sent while no exchange awaited it: a
+// notice goes to Notice; an error (a FATAL: the server ends the session,
+// "terminating connection due to administrator command") breaks the
+// connection with the server's message. A message cut short waits for the
+// rest of it.
+func (c *Conn) idle() {
+	for c.broken == nil {
+		typ, body, n, err := pgwire.Next(c.rbuf[c.rpos:c.rend])
+		if err != nil {
+			c.broken = err
+			return
+		}
+		if n == 0 {
+			return
+		}
+		c.rpos += n
+		switch typ {
+		case pgwire.NoticeResponse:
+			if c.Notice != nil {
+				c.Notice(pgwire.DecodeError(body))
+			}
+		case pgwire.ErrorResponse:
+			c.broken = pgwire.DecodeError(body)
+		case pgwire.ParameterStatus, pgwire.NotificationResponse:
+		default:
+			c.broken = fmt.Errorf("protocol: unexpected message %q while idle", typ)
+		}
+	}
+}
+
+// readIdle reads what the socket has while no exchange awaits it, and
+// handles it; a read that fails breaks the connection, if what it read
+// did not already.
+func (c *Conn) readIdle() {
+	_, err := c.fill()
+	c.idle()
+	if err != nil && c.broken == nil {
+		c.broken = err
+	}
+}
 
 // handle processes one backend message of the exchange in flight; done
 // when its last ReadyForQuery arrived.
@@ -337,11 +393,10 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		r = &c.results[c.cur]
 	}
 	switch typ {
-	case 'Z':
-		if len(body) < 1 {
-			return false, errShortMessage
+	case pgwire.ReadyForQuery:
+		if c.tx, err = pgwire.DecodeReadyForQuery(body); err != nil {
+			return false, err
 		}
-		c.tx = body[0]
 		c.syncs--
 		// Segment c.synced ends here: a simple Query, and every statement
 		// of the segment that the server skipped after an error. (Not the
@@ -354,8 +409,8 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		}
 		c.complete = c.syncs == 0
 		return c.complete, nil
-	case 'E':
-		pe := parseError(body)
+	case pgwire.ErrorResponse:
+		pe := pgwire.DecodeError(body)
 		if r == nil {
 			return false, pe // an error outside any statement: FATAL
 		}
@@ -371,21 +426,22 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 				c.results[i].ParseFailed = i == c.cur
 			}
 		}
-	case 'T':
+	case pgwire.RowDescription:
 		if r == nil {
 			return false, fmt.Errorf("protocol: RowDescription outside a statement")
 		}
 		r.restart()
 		if r.capture != CaptureNone {
-			err := rowDescription(body, func(_ int, name []byte) {
+			c.fields, err = pgwire.DecodeRowDescription(body, c.fields[:0])
+			for _, name := range c.fields {
 				r.names = append(r.names, c.keep(name))
-			})
+			}
 			r.Columns = len(r.names)
 			if err != nil {
 				return false, err
 			}
 		}
-	case 'D':
+	case pgwire.DataRow:
 		if r == nil {
 			return false, fmt.Errorf("protocol: DataRow outside a statement")
 		}
@@ -398,26 +454,28 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			if r.capture == CaptureLast && r.kept > 0 {
 				r.vals = r.vals[:r.base]
 			}
-			if err := dataRow(body, func(_ int, v []byte) {
+			c.fields, err = pgwire.DecodeDataRow(body, c.fields[:0])
+			for _, v := range c.fields {
 				if v == nil {
 					r.vals = append(r.vals, span{n: -1})
-					return
+				} else {
+					r.vals = append(r.vals, c.keep(v))
 				}
-				r.vals = append(r.vals, c.keep(v))
-			}); err != nil {
+			}
+			if err != nil {
 				return false, err
 			}
 			if r.capture != CaptureLast || r.kept == 0 {
 				r.kept++
 			}
 		}
-	case 'C', 'I':
+	case pgwire.CommandComplete, pgwire.EmptyQueryResponse:
 		if r == nil {
 			return false, fmt.Errorf("protocol: CommandComplete outside a statement")
 		}
 		r.restart()
-		if typ == 'C' && len(body) > 0 {
-			r.tag = c.keep(body[:len(body)-1])
+		if typ == pgwire.CommandComplete {
+			r.tag = c.keep(pgwire.DecodeCommandComplete(body))
 		}
 		if r.capture == CaptureLast && r.Rows == 0 {
 			// \aset skips a set without rows.
@@ -430,25 +488,26 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		} else {
 			c.cur++
 		}
-	case 'H':
+	case pgwire.CopyOutResponse:
 		// COPY TO STDOUT: the statement fails with ErrCopy; its data is
 		// read and dropped.
 		if r != nil && r.Err == nil {
 			r.Err = ErrCopy
 		}
-	case 'd', 'c':
-	case 'G', 'W':
+	case pgwire.CopyData, pgwire.CopyDone:
+	case pgwire.CopyInResponse, pgwire.CopyBothResponse:
 		// COPY FROM STDIN would wait for data: the connection is given up.
 		return false, ErrCopy
-	case '1':
+	case pgwire.ParseComplete:
 		if c.cur < len(c.reqs) {
 			c.reqs[c.cur].parseOK = true
 		}
-	case 'N':
+	case pgwire.NoticeResponse:
 		if c.Notice != nil {
-			c.Notice(parseError(body))
+			c.Notice(pgwire.DecodeError(body))
 		}
-	case '2', '3', 'n', 't', 's', 'S', 'A', 'K':
+	case pgwire.BindComplete, pgwire.CloseComplete, pgwire.NoData, pgwire.ParameterDescription,
+		pgwire.PortalSuspended, pgwire.ParameterStatus, pgwire.NotificationResponse, pgwire.BackendKeyData:
 	default:
 		return false, fmt.Errorf("protocol: unexpected message %q", typ)
 	}
@@ -502,7 +561,10 @@ func (c *Conn) lost(err error) error {
 			break
 		}
 	}
-	if c.internal {
+	if c.internal || !c.sent {
+		// The executor's own ROLLBACK; or nothing of the exchange reached
+		// the server (the connection was found broken before it was
+		// sent), so nothing of it ran.
 		return err
 	}
 	ambiguous := false

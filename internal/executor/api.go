@@ -1,10 +1,13 @@
-// Package driver runs PostgreSQL clients on a few I/O loops: each loop owns
-// its share of the connections on non-blocking sockets and one epoll
-// descriptor, and every client is a small state machine (a Program) that
-// queues protocol messages into its connection's buffers and is called back
-// when their results are in. It knows the wire protocol, not the schedule:
-// what a client does next is its Session's decision (the engine's).
-package driver
+// Package executor steps every client of a run: it owns the contract
+// between the engine's side of a client (a Session, which decides what the
+// client does next) and the workload's (a Program, which queues protocol
+// messages on its Conn and is called back when their results are in), and
+// every way of driving them. On Linux a group's clients on plain sockets
+// run on one epoll loop locked to a thread of its own; TLS connections,
+// and every connection elsewhere, run on a goroutine each with blocking
+// reads. The messages themselves are package pgwire's; this package holds
+// the connections, their exchanges and the loops.
+package executor
 
 import (
 	"time"
@@ -95,4 +98,14 @@ type Program interface {
 	// Connected is told that c is a new connection: statements prepared on
 	// the previous one are gone.
 	Connected(c *Conn)
+}
+
+// Setuper is a Program that sets up each new connection before it is used:
+// Setup queues statements on c (Conn.Prepare, Conn.Simple), which the
+// executor runs before the program is told of the connection (Connected);
+// an error of one fails the connection attempt. It is called on the
+// goroutine that connects, while the client waits for its connection: it
+// may touch only c and what does not change.
+type Setuper interface {
+	Setup(c *Conn)
 }

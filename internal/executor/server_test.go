@@ -1,11 +1,14 @@
-package driver
+package executor
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/metrics"
@@ -110,7 +113,7 @@ func TestLostConnectionClass(t *testing.T) {
 					}
 				}
 			}()
-			err = Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return &stepsProgram{stmts: tc.stmts} }, func(time.Time) {})
+			err = Run(t.Context(), tg, Clients{Groups: [][]Session{{s}}, Ready: func(time.Time) {}}, func(int) Program { return &stepsProgram{stmts: tc.stmts} })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,8 +167,8 @@ func BenchmarkSelectPrepared(b *testing.B) {
 	}
 	b.ReportAllocs()
 	var start time.Time
-	err = Run(context.Background(), tg, [][]Session{group}, func(int) Program { return &selectProgram{stmt: stmt} },
-		func(t time.Time) { start = t; b.ResetTimer() })
+	err = Run(context.Background(), tg, Clients{Groups: [][]Session{group}, Ready: func(t time.Time) { start = t; b.ResetTimer() }},
+		func(int) Program { return &selectProgram{stmt: stmt} })
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -209,10 +212,61 @@ func TestSeveralSyncsOneExchange(t *testing.T) {
 	}
 	s := &loopSession{max: 2}
 	p := &syncsProgram{}
-	if err := Run(t.Context(), tg, [][]Session{{s}}, func(int) Program { return p }, func(time.Time) {}); err != nil {
+	if err := Run(t.Context(), tg, Clients{Groups: [][]Session{{s}}, Ready: func(time.Time) {}}, func(int) Program { return p }); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.errs) > 0 || len(p.tags) != 6 {
 		t.Fatalf("errors %v, tags %q: want 6 SELECT 1", s.errs, p.tags)
+	}
+}
+
+// A backend terminated while its client idles (pg_terminate_backend, as an
+// administrator or a failover would): the next operation's session hears
+// the server's FATAL and reconnects. The epoll loop reads it while idle,
+// before anything of the operation is sent: a lost connection, retried.
+// The blocking loop learns of it once it has sent the operation: its
+// outcome is unknown (ambiguous). As TestFatalWhileIdle, against the real
+// server.
+func TestBackendTerminatedWhileIdle(t *testing.T) {
+	for name, raw := range loops() {
+		t.Run(name, func(t *testing.T) {
+			url := srv.NewDatabase(t) + "&application_name=idler"
+			tg, err := pg.NewTarget([]string{url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := pgtest.Conn(t, srv.URL())
+			sess := &idleSession{recSession: recSession{ops: 2}, pause: time.Second}
+			p := queryProgram("SELECT 1")
+			killed := make(chan error, 1)
+			go func() {
+				time.Sleep(300 * time.Millisecond) // op 0 is done, the client idles
+				var n int
+				err := admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+					WHERE application_name = 'idler' AND state = 'idle'`).Scan(&n)
+				if err == nil && n != 1 {
+					err = fmt.Errorf("terminated %d idle backends, want 1", n)
+				}
+				killed <- err
+			}()
+			if err := run(t.Context(), tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-killed; err != nil {
+				t.Fatal(err)
+			}
+			d := sess.done
+			if len(d) != 3 || d[0].err != nil || d[1].err == nil || d[2].err != nil || d[2].attempt != 2 {
+				t.Fatalf("told %+v: want op 0's success, op 1's loss, op 1's retry's success", d)
+			}
+			want := metrics.ConnectionLost
+			if !raw {
+				want = metrics.AmbiguousCommit
+			}
+			var pe *pgconn.PgError
+			if class, _ := pg.Classify(d[1].err); class != want || !errors.As(d[1].err, &pe) || pe.Code != "57P01" {
+				t.Fatalf("terminated while idle: %v, classified %s; want the server's FATAL, %s", d[1].err, class, want)
+			}
+		})
 	}
 }

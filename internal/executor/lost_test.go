@@ -1,4 +1,4 @@
-package driver
+package executor
 
 import (
 	"io"
@@ -34,6 +34,7 @@ func TestLostAfterCompletion(t *testing.T) {
 			c := newConn()
 			c.tx = tc.tx
 			c.Bind(tc.stmt, CaptureNone).Send()
+			c.sent = true // and flushed: the server has it
 			for _, m := range []struct {
 				typ  byte
 				body string

@@ -1,4 +1,4 @@
-package driver
+package executor
 
 import (
 	"context"
@@ -136,15 +136,12 @@ func (l *epollLoop) run(ctx context.Context) error {
 func (l *epollLoop) ready(c *client, events uint32, now time.Time) {
 	conn := c.conn
 	if c.wait != waitIO || conn == nil || conn.fd < 0 {
-		if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && conn != nil && conn.fd >= 0 {
-			// Data or a hang-up while idle: the server closed the
-			// connection (or sent a notice): read it, and notice a loss at
-			// the next exchange.
-			if _, err := conn.fill(); err != nil {
-				conn.broken = conn.idleError(err)
+		if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 && conn != nil && conn.fd >= 0 && conn.broken == nil {
+			// Data or a hang-up while idle: a notice, or the server ending
+			// the session: the next exchange learns of the loss.
+			if conn.readIdle(); conn.broken != nil {
 				l.unwatch(c)
 			}
-			conn.rpos = conn.rend
 		}
 		return
 	}
@@ -159,10 +156,7 @@ func (l *epollLoop) ready(c *client, events uint32, now time.Time) {
 	if events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
 		return
 	}
-	if _, err := conn.fill(); err != nil {
-		l.fail(c, err, now)
-		return
-	}
+	_, rerr := conn.fill()
 	done, err := conn.process()
 	switch {
 	case err != nil:
@@ -170,6 +164,8 @@ func (l *epollLoop) ready(c *client, events uint32, now time.Time) {
 	case done:
 		c.exchanged(now)
 		l.after(c, now)
+	case rerr != nil:
+		l.fail(c, rerr, now)
 	}
 }
 
@@ -191,6 +187,9 @@ func (l *epollLoop) after(c *client, now time.Time) {
 	switch c.wait {
 	case waitIO:
 		conn := c.conn
+		if !conn.sent {
+			conn.idle() // what came after the last exchange
+		}
 		if conn.broken != nil {
 			l.fail(c, conn.broken, now)
 			return
@@ -232,7 +231,7 @@ func (l *epollLoop) after(c *client, now time.Time) {
 }
 
 func (l *epollLoop) dial(c *client) {
-	redial(context.Background(), l.t, true, func(conn *Conn, err error) {
+	c.redial(context.Background(), l.t, true, func(conn *Conn, err error) {
 		l.mu.Lock()
 		l.dialed = append(l.dialed, dialed{c: c, conn: conn, err: err})
 		l.mu.Unlock()

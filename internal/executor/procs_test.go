@@ -1,8 +1,10 @@
-package driver
+package executor
 
 import (
+	"context"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // Runs at once in one process count their loops together, so that
@@ -26,5 +28,23 @@ func TestHoldProcs(t *testing.T) {
 	releaseB()
 	if got := runtime.GOMAXPROCS(0); got != base {
 		t.Fatalf("GOMAXPROCS %d after every run, was %d", got, base)
+	}
+}
+
+// sleep returns at its time, never before, spinning or not, and false as
+// soon as ctx ends.
+func TestSleep(t *testing.T) {
+	for _, spin := range []time.Duration{0, 2 * time.Millisecond, time.Hour} {
+		at := time.Now().Add(5 * time.Millisecond)
+		if !sleep(t.Context(), at, spin) || time.Now().Before(at) {
+			t.Fatalf("spin %s: returned before its time", spin)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, spin := range []time.Duration{0, time.Hour} {
+		if sleep(ctx, time.Now().Add(time.Hour), spin) {
+			t.Fatalf("spin %s: slept on after its context ended", spin)
+		}
 	}
 }

@@ -1,8 +1,10 @@
-package driver
+package executor
 
 import (
 	"errors"
 	"time"
+
+	"github.com/txload/txload/internal/pgwire"
 )
 
 // waitKind is what a client waits for next, for its loop to arrange.
@@ -35,7 +37,7 @@ type client struct {
 	slot        int  // index in its loop
 }
 
-var errAwaitNothing = errors.New("driver: the program awaited an exchange but queued nothing")
+var errAwaitNothing = errors.New("executor: the program awaited an exchange but queued nothing")
 
 // apply carries out a session's step.
 func (c *client) apply(step Step, now time.Time) {
@@ -89,7 +91,7 @@ func (c *client) finish(err error, stmt int, now time.Time) (Step, bool) {
 		c.conn.begin()
 		c.conn.internal = true
 		c.conn.queue(nil, CaptureNone, true)
-		c.conn.wbuf = appendQueryString(c.conn.wbuf, "ROLLBACK")
+		c.conn.wbuf = pgwire.Query{Text: []byte("ROLLBACK")}.Encode(c.conn.wbuf)
 		c.conn.seg++
 		c.conn.syncs++
 		c.wait = waitIO

@@ -1,4 +1,4 @@
-package driver
+package executor
 
 import (
 	"context"
@@ -10,17 +10,40 @@ import (
 	"github.com/txload/txload/internal/pg"
 )
 
-// Run drives the sessions of groups on I/O loops, one per group: it connects
-// every client (in parallel), calls ready with the start time, then runs
-// each client's program as its session decides until every session says
-// Stop or ctx ends. programs makes client id's program.
+// Clients is what a run hands the executor: its sessions, and what it
+// wants to know of their start.
+type Clients struct {
+	// Groups holds the sessions, one group per I/O loop: a group's
+	// sessions are called from one goroutine at a time.
+	Groups [][]Session
+	// Ready is called with the start time once every client is connected,
+	// before any operation.
+	Ready func(start time.Time)
+	// Spin, if positive, makes a client that waits for an open-loop
+	// arrival on Go's timers (the blocking loop) yield in a loop for the
+	// last Spin before it instead of sleeping through it: Go's timers wake
+	// up to a millisecond late. The epoll loops wait with a nanosecond
+	// timeout on a thread whose timer slack is 1 ns, and need none.
+	Spin time.Duration
+}
+
+// Run drives cs on I/O loops, one per group: it connects every client (in
+// parallel), calls cs.Ready with the start time, then runs each client's
+// program as its session decides until every session says Stop or ctx
+// ends. programs makes client id's program.
 //
 // On Linux a group's clients on plain TCP or Unix sockets run on one epoll
 // loop locked to its own thread; TLS connections, and every connection on
 // other systems, run as a goroutine each, their group's sessions called
 // under a lock.
-func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id int) Program, ready func(time.Time)) error {
-	raw := rawLoops()
+func Run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Program) error {
+	return run(ctx, t, cs, programs, rawLoops())
+}
+
+// run is Run on epoll loops when raw (and the connections allow it), else
+// on blocking ones.
+func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Program, raw bool) error {
+	groups := cs.Groups
 	var all []*client
 	for _, g := range groups {
 		for _, s := range g {
@@ -37,7 +60,7 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c.conn, errs[i] = dial(ctx, t, raw)
+			c.conn, errs[i] = c.dial(ctx, t, raw)
 		}()
 	}
 	wg.Wait()
@@ -52,7 +75,7 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 			for i, c := range all {
 				if errs[i] == nil && c.conn.fd >= 0 {
 					c.conn.close()
-					c.conn, errs[i] = dial(ctx, t, false)
+					c.conn, errs[i] = c.dial(ctx, t, false)
 				}
 			}
 		}
@@ -72,14 +95,14 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 	loops := make([]runner, 0, len(groups))
 	k := 0
 	for _, g := range groups {
-		cs := all[k : k+len(g)]
+		members := all[k : k+len(g)]
 		k += len(g)
 		var l runner
 		var err error
 		if raw {
-			l, err = newEpollLoop(t, cs)
+			l, err = newEpollLoop(t, members)
 		} else {
-			l = newBlockingLoop(t, cs)
+			l = newBlockingLoop(t, members, cs.Spin)
 		}
 		if err != nil {
 			for _, c := range all {
@@ -92,7 +115,7 @@ func Run(ctx context.Context, t *pg.Target, groups [][]Session, programs func(id
 	if raw {
 		defer holdProcs(len(loops))()
 	}
-	ready(time.Now())
+	cs.Ready(time.Now())
 	errc := make(chan error, len(loops))
 	for _, l := range loops {
 		go func() { errc <- l.run(ctx) }()
@@ -117,9 +140,9 @@ type runner interface {
 }
 
 // redial connects c anew in the background and hands the result to done.
-func redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)) {
+func (c *client) redial(ctx context.Context, t *pg.Target, raw bool, done func(*Conn, error)) {
 	go func() {
-		conn, err := dial(ctx, t, raw)
+		conn, err := c.dial(ctx, t, raw)
 		done(conn, err)
 	}()
 }

@@ -1,7 +1,8 @@
-package driver
+package executor
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -14,11 +15,12 @@ import (
 type blockingLoop struct {
 	t       *pg.Target
 	clients []*client
+	spin    time.Duration // before an arrival (Clients.Spin)
 	mu      sync.Mutex
 }
 
-func newBlockingLoop(t *pg.Target, cs []*client) *blockingLoop {
-	return &blockingLoop{t: t, clients: cs}
+func newBlockingLoop(t *pg.Target, cs []*client, spin time.Duration) *blockingLoop {
+	return &blockingLoop{t: t, clients: cs, spin: spin}
 }
 
 func (l *blockingLoop) run(ctx context.Context) error {
@@ -62,7 +64,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		case waitStopped:
 			return // the connection is closed once every loop is done
 		case waitIO:
-			err := l.exchange(conn)
+			err := exchange(conn)
 			l.mu.Lock()
 			if err != nil {
 				c.failed(err, time.Now())
@@ -71,7 +73,11 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 			}
 			l.mu.Unlock()
 		case waitTimer, waitArrival:
-			if !sleep(ctx, at) {
+			spin := time.Duration(0)
+			if wait == waitArrival {
+				spin = l.spin
+			}
+			if !sleep(ctx, at, spin) {
 				break
 			}
 			l.mu.Lock()
@@ -81,10 +87,10 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 			if conn != nil {
 				conn.close()
 			}
-			if !sleep(ctx, at) {
+			if !sleep(ctx, at, 0) {
 				break
 			}
-			nc, err := dial(ctx, l.t, false)
+			nc, err := c.dial(ctx, l.t, false)
 			l.mu.Lock()
 			c.connected(nc, err, time.Now())
 			l.mu.Unlock()
@@ -103,33 +109,48 @@ func (l *blockingLoop) close() {
 	}
 }
 
-// exchange sends what is queued and reads until the exchange is complete.
-func (l *blockingLoop) exchange(c *Conn) error {
+// exchange sends what is queued and reads until the exchange is complete,
+// on a connection driven with blocking reads.
+func exchange(c *Conn) error {
+	// What came while idle: a FATAL there ends the connection before
+	// anything of the exchange is sent.
+	if c.idle(); c.broken != nil {
+		return c.broken
+	}
 	if err := c.flush(); err != nil {
 		return err
 	}
 	for {
-		if _, err := c.fill(); err != nil {
-			return err
-		}
+		_, rerr := c.fill()
 		done, err := c.process()
-		if err != nil || done {
+		switch {
+		case err != nil:
 			return err
+		case done:
+			return nil
+		case rerr != nil:
+			return rerr
 		}
 	}
 }
 
-func sleep(ctx context.Context, at time.Time) bool {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err() == nil
+// sleep waits until at, yielding in a loop for the last spin of it; false
+// when ctx ended first.
+func sleep(ctx context.Context, at time.Time, spin time.Duration) bool {
+	if d := time.Until(at); d > spin {
+		t := time.NewTimer(d - spin)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	for time.Now().Before(at) {
+		if ctx.Err() != nil {
+			return false
+		}
+		runtime.Gosched()
 	}
+	return ctx.Err() == nil
 }
