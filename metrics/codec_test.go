@@ -3,6 +3,8 @@ package metrics
 import (
 	"compress/zlib"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -156,5 +158,38 @@ func TestEncoderEqualsEncode(t *testing.T) {
 		if got != want {
 			t.Fatalf("case %d (%d values): the Encoder wrote\n%s\nEncode\n%s", i, h.TotalCount(), got, want)
 		}
+	}
+}
+
+// The Encoder reads a histogram's buckets in place (HdrHistogram's
+// Export copies all 184 KB of them): encoding a histogram of a few values
+// allocates a few hundred bytes, not the buckets' copy.
+func TestEncoderReadsInPlace(t *testing.T) {
+	h := NewHistogram()
+	for _, v := range []int64{1, 250, 3000, 1e6} {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if in := countsInPlace(h); !slices.Equal(in, h.Export().Counts) {
+		t.Fatal("the buckets read in place are not Export's")
+	}
+	var e Encoder
+	if _, err := e.Encode(h); err != nil {
+		t.Fatal(err)
+	}
+	if !e.inPlace {
+		t.Fatal("the Encoder copies the buckets")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range 10 {
+		if _, err := e.Encode(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / 10; per > 4<<10 {
+		t.Errorf("an encoding allocates %d bytes", per)
 	}
 }

@@ -16,9 +16,10 @@ import (
 // one line per interval, operation and kind of time, tagged OP-sojourn
 // (from intended start), OP-remote (from send) and OP-lag, values in µs.
 type Hlog struct {
-	w     *hdr.HistogramLogWriter
+	out   io.Writer
 	start time.Time
-	tmp   *hdr.Histogram
+	base  int64 // ms since the epoch
+	enc   metrics.Encoder
 }
 
 // NewHlog writes the log's header; start is the run's start, its base time.
@@ -37,25 +38,29 @@ func NewHlog(w io.Writer, start time.Time) (*Hlog, error) {
 			return nil, fmt.Errorf("writing the histogram log: %w", err)
 		}
 	}
-	return &Hlog{w: lw, start: start, tmp: metrics.NewHistogram()}, nil
+	return &Hlog{out: w, start: start, base: ms}, nil
 }
 
-// Interval writes the histograms of one interval ending at end.
+// Interval writes the histograms of one interval ending at end: the
+// lines HdrHistogram's HistogramLogWriter writes, byte for byte, each
+// histogram encoded in place by a metrics.Encoder (the writer copies it
+// and encodes it with a new compressor: a megabyte of garbage a line).
 func (h *Hlog) Interval(iv *metrics.Snapshot, end time.Time) error {
 	from, to := end.Add(-iv.Elapsed).UnixMilli(), end.UnixMilli()
+	// As the writer computes them.
+	start := float64(from-h.base) / 1000.0
+	length := float64(to-h.base)/1000.0 - start
 	for _, o := range iv.Ops {
 		for _, k := range []struct {
 			kind string
 			h    *hdr.Histogram
 		}{{"sojourn", o.Response}, {"remote", o.Service}, {"lag", o.Lag}} {
-			// The snapshot is reused by the next tick: write a copy with
-			// this interval's times and tag.
-			h.tmp.Reset()
-			h.tmp.Merge(k.h)
-			h.tmp.SetTag(Tag(o.Name) + "-" + k.kind)
-			h.tmp.SetStartTimeMs(from)
-			h.tmp.SetEndTimeMs(to)
-			if err := h.w.OutputIntervalHistogram(h.tmp); err != nil {
+			enc, err := h.enc.Encode(k.h)
+			if err == nil {
+				_, err = fmt.Fprintf(h.out, "Tag=%s-%s,%f,%f,%f,%s\n", Tag(o.Name), k.kind, start, length,
+					float64(k.h.Max())/hdr.MsToNsRatio, enc)
+			}
+			if err != nil {
 				return fmt.Errorf("writing the histogram log: %w", err)
 			}
 		}
