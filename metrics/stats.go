@@ -220,8 +220,15 @@ func (s *Snapshot) Reset() {
 }
 
 // Total folds every operation into one, named name: for lines that show the
-// whole workload at once.
+// whole workload at once. It is for reading: of a snapshot of one
+// operation it is that operation, its histograms shared (a progress line
+// at every tick of a short --progress allocates no histogram).
 func (s *Snapshot) Total(name string) *OpStats {
+	if len(s.Ops) == 1 {
+		t := *s.Ops[0]
+		t.Name, t.Stmts = name, nil
+		return &t
+	}
 	t := newOpStats(name, 0)
 	for _, o := range s.Ops {
 		_ = t.Merge(o) // same geometry: nothing can be dropped

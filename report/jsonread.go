@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 )
 
@@ -154,6 +155,7 @@ func readRun(s *scanner, r io.ReaderAt, at string) (RunDoc, error) {
 	s.pos++
 	fields := map[string]json.RawMessage{}
 	var src *docSource
+	var late *lateNames
 	for first := true; ; {
 		more, err := s.next(&first, '}')
 		if err != nil {
@@ -181,7 +183,10 @@ func readRun(s *scanner, r io.ReaderAt, at string) (RunDoc, error) {
 					}
 				}
 			}
-			if src, err = scanIntervals(s, r, at, names); err != nil {
+			if names == nil {
+				late = &lateNames{diff: -1}
+			}
+			if src, err = scanIntervals(s, r, at, names, late); err != nil {
 				return rd, err
 			}
 			delete(fields, key)
@@ -198,13 +203,52 @@ func readRun(s *scanner, r io.ReaderAt, at string) (RunDoc, error) {
 	}
 	if src != nil && src.n > 0 {
 		rd.Spooled = src
+		if late != nil {
+			if err := late.check(at, rd.Names()); err != nil {
+				return rd, err
+			}
+		}
 	}
 	return rd, nil
 }
 
+// lateNames checks the intervals' operations against the run's when they
+// come before them: every interval is compared with the first as it
+// passes, and the first, and the first that differs from it, with the
+// run's at its end.
+type lateNames struct {
+	first []string
+	diff  int // the first interval whose operations are not the first's; -1: none
+	names []string
+}
+
+func (l *lateNames) see(n int, iv *IntervalDoc) {
+	if l.diff >= 0 {
+		return
+	}
+	names := opNames(iv)
+	switch {
+	case n == 0:
+		l.first = names
+	case !slices.Equal(names, l.first):
+		l.diff, l.names = n, names
+	}
+}
+
+func (l *lateNames) check(at string, run []string) error {
+	if err := checkNames(l.first, run); err != nil {
+		return inputErrorf("%s.intervals[0]%v", at, err)
+	}
+	if l.diff >= 0 {
+		return inputErrorf("%s.intervals[%d]%v", at, l.diff, checkNames(l.names, run))
+	}
+	return nil
+}
+
 // scanIntervals passes a run's intervals, checking each (against the
-// run's operations, names, when known), and returns where they are.
-func scanIntervals(s *scanner, r io.ReaderAt, at string, names []string) (*docSource, error) {
+// run's operations, names, when known; else late takes them), and returns
+// where they are.
+func scanIntervals(s *scanner, r io.ReaderAt, at string, names []string, late *lateNames) (*docSource, error) {
 	s.pos++ // '['
 	src := &docSource{r: r, start: s.offset(), at: at}
 	var iv IntervalDoc
@@ -229,9 +273,11 @@ func scanIntervals(s *scanner, r io.ReaderAt, at string, names []string) (*docSo
 			return nil, &InputError{Err: err}
 		}
 		if names != nil {
-			if err := checkNames(&iv, names); err != nil {
+			if err := checkNames(opNames(&iv), names); err != nil {
 				return nil, inputErrorf("%s%v", where, err)
 			}
+		} else {
+			late.see(src.n, &iv)
 		}
 		if src.n > 0 && iv.Start.Before(prev) {
 			return nil, inputErrorf("%s: starts at %s, before the interval before it (%s): a run's intervals are in order of time",
@@ -244,15 +290,24 @@ func scanIntervals(s *scanner, r io.ReaderAt, at string, names []string) (*docSo
 	return src, nil
 }
 
-// checkNames checks an interval's operations are the run's, names; its
-// error begins with a space or a colon, to follow what names the interval.
-func checkNames(iv *IntervalDoc, names []string) error {
-	if len(iv.Ops) != len(names) {
-		return fmt.Errorf(" has %d operations, the run %d", len(iv.Ops), len(names))
+// opNames are an interval's operations.
+func opNames(iv *IntervalDoc) []string {
+	names := make([]string, len(iv.Ops))
+	for i, o := range iv.Ops {
+		names[i] = o.Name
 	}
-	for i, od := range iv.Ops {
-		if od.Name != names[i] {
-			return fmt.Errorf(": operation %q where the run has %q", od.Name, names[i])
+	return names
+}
+
+// checkNames checks an interval's operations, got, are the run's; its
+// error begins with a space or a colon, to follow what names the interval.
+func checkNames(got, run []string) error {
+	if len(got) != len(run) {
+		return fmt.Errorf(" has %d operations, the run %d", len(got), len(run))
+	}
+	for i, name := range got {
+		if name != run[i] {
+			return fmt.Errorf(": operation %q where the run has %q", name, run[i])
 		}
 	}
 	return nil

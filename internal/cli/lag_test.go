@@ -54,6 +54,7 @@ func readLagDoc(t *testing.T, path string) *lagrun.Document {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("decoding %s: %v", path, err)
 	}
+	asEncodingJSON(t, path, b, &doc)
 	return &doc
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -159,7 +160,30 @@ func readDoc(t *testing.T, path string) *report.Document {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("decoding %s: %v", path, err)
 	}
+	asEncodingJSON(t, path, b, &doc)
 	return &doc
+}
+
+// asEncodingJSON checks that the document b, read into v (its intervals
+// and points in memory), is what encoding/json writes of v: the same values
+// under the same keys. The run wrote it with its intervals streamed from a
+// spool; documents were written whole by encoding/json before.
+func asEncodingJSON(t *testing.T, path string, b []byte, v any) {
+	t.Helper()
+	again, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(again, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s is not what encoding/json writes of its content:\n%.2000s\nwant\n%.2000s", path, b, again)
+	}
 }
 
 func jsonPath(t *testing.T) string { return filepath.Join(t.TempDir(), "run.json") }
