@@ -140,7 +140,11 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, m := range regexp.MustCompile(`data-name="[^"]*" data-points="(\d+)"`).FindAllStringSubmatch(page, -1) {
+	lines := regexp.MustCompile(`class="series"[^>]*data-points="(\d+)"`).FindAllStringSubmatch(page, -1)
+	if len(lines) == 0 {
+		t.Fatal("no line over time")
+	}
+	for _, m := range lines {
 		if n, _ := strconv.Atoi(m[1]); n > MaxPoints {
 			t.Fatalf("a line has %d points, more than %d", n, MaxPoints)
 		}
