@@ -25,7 +25,9 @@ func newKindStats() KindStats { return KindStats{Latency: metrics.NewHistogram()
 func (k *KindStats) record(d time.Duration, rows int64) {
 	k.Statements++
 	k.Rows += rows
-	_ = k.Latency.RecordValue(min(max(d.Microseconds(), 0), math.MaxInt32))
+	if k.Latency != nil {
+		_ = k.Latency.RecordValue(min(max(d.Microseconds(), 0), math.MaxInt32))
+	}
 }
 
 // Interval is one progress interval of the measured period (or of the
@@ -67,20 +69,32 @@ type Collector struct {
 	interval  time.Duration // of progress
 	warmup    time.Duration
 
-	total    [numKinds]KindStats
-	drain    [numKinds]Drained
-	lastEnd  time.Time       // of the measured statements
-	warm     [numKinds]int64 // statements in the warm-up
-	inter    []*Interval     // measured intervals, by index
-	warmIv   []*Interval     // warm-up intervals, by index back from the start
-	first    []time.Time     // each session's start, zero if unknown
-	through  []time.Time     // each session's watermark: its statements that started before it are in
-	done     []bool
-	printed  int // measured intervals printed
-	samples  []Counters
-	sampleAt []time.Time
+	total   [numKinds]KindStats
+	drain   [numKinds]Drained
+	lastEnd time.Time       // of the measured statements
+	warm    [numKinds]int64 // statements in the warm-up
+	// inter are the measured intervals from the base-th on, those not
+	// printed yet (or, with no printer, not yet complete): an interval
+	// holds a histogram of each kind (370 KB), and a run of any length
+	// holds only those in progress, and the first keptIntervals for its
+	// Result.
+	inter     []*Interval
+	base      int
+	kept      []*Interval
+	nMeasured int         // measured intervals so far
+	warmIv    []*Interval // warm-up intervals, by index back from the start (no histograms)
+	first     []time.Time // each session's start, zero if unknown
+	through   []time.Time // each session's watermark: its statements that started before it are in
+	done      []bool
+	// last is the last sample, haveLast says there is one.
+	last     Counters
+	haveLast bool
 	print    func(*Interval)
 }
+
+// keptIntervals is how many measured intervals the Result keeps: enough
+// for the report to list them all when they are few (maxReportIntervals).
+const keptIntervals = maxReportIntervals + 1
 
 // Drained counts the statements of a kind in flight at the window's end.
 type Drained struct{ Statements, Rows int64 }
@@ -165,15 +179,22 @@ func (c *Collector) intervalAt(at time.Time) *Interval {
 		return nil
 	}
 	i := int(at.Sub(c.measured) / c.interval)
-	for len(c.inter) <= i {
-		n := len(c.inter)
+	if i < c.base {
+		return nil // complete, and gone
+	}
+	for c.base+len(c.inter) <= i {
+		n := c.base + len(c.inter)
 		iv := &Interval{Start: time.Duration(n) * c.interval, End: time.Duration(n+1) * c.interval, warmup: c.warmup}
 		for k := range iv.Kinds {
 			iv.Kinds[k] = newKindStats()
 		}
 		c.inter = append(c.inter, iv)
+		if n < keptIntervals {
+			c.kept = append(c.kept, iv)
+		}
+		c.nMeasured = n + 1
 	}
-	return c.inter[i]
+	return c.inter[i-c.base]
 }
 
 func (c *Collector) warmInterval(at time.Time) *Interval {
@@ -183,12 +204,10 @@ func (c *Collector) warmInterval(at time.Time) *Interval {
 	i := int((c.measured.Sub(at) - 1) / c.interval) // 0: the last interval before the measured period
 	for len(c.warmIv) <= i {
 		n := len(c.warmIv)
+		// Counts only: nothing reads a warm-up interval's latencies.
 		iv := &Interval{Start: -time.Duration(n+1) * c.interval, End: -time.Duration(n) * c.interval, Warmup: true, warmup: c.warmup}
 		if iv.Start < -c.warmup {
 			iv.Start = -c.warmup
-		}
-		for k := range iv.Kinds {
-			iv.Kinds[k] = newKindStats()
 		}
 		c.warmIv = append(c.warmIv, iv)
 	}
@@ -216,10 +235,9 @@ func (c *Collector) Done(s int) {
 // Sample adds a sample of the server's counters taken at a boundary.
 func (c *Collector) Sample(s Counters) {
 	c.mu.Lock()
-	c.samples = append(c.samples, s)
-	c.sampleAt = append(c.sampleAt, s.At)
-	if n := len(c.samples); n >= 2 && c.interval > 0 {
-		prev, cur := c.samples[n-2], c.samples[n-1]
+	prev, cur, pair := c.last, s, c.haveLast
+	c.last, c.haveLast = s, true
+	if pair && c.interval > 0 {
 		// The interval the pair spans, if it is one.
 		mid := prev.At.Add(cur.At.Sub(prev.At) / 2)
 		var iv *Interval
@@ -266,26 +284,28 @@ func (c *Collector) watermark() time.Time {
 	return w
 }
 
-// flushPrints prints the measured intervals that are complete.
+// flushPrints prints the measured intervals that are complete, and lets
+// them go (but the first keptIntervals).
 func (c *Collector) flushPrints() {
-	if c.print == nil {
-		return
-	}
 	for {
 		c.mu.Lock()
-		if c.printed >= len(c.inter) {
+		if len(c.inter) == 0 {
 			c.mu.Unlock()
 			return
 		}
-		iv := c.inter[c.printed]
+		iv := c.inter[0]
 		end := c.measured.Add(iv.End)
 		if c.watermark().Before(end) || !iv.settled {
 			c.mu.Unlock()
 			return
 		}
-		c.printed++
+		c.inter[0] = nil
+		c.inter = c.inter[1:]
+		c.base++
 		c.mu.Unlock()
-		c.print(iv)
+		if c.print != nil {
+			c.print(iv)
+		}
 	}
 }
 
@@ -328,8 +348,17 @@ func (c *Collector) LastEnd() time.Time {
 	return c.lastEnd
 }
 
+// MeasuredIntervals is the number of measured intervals so far (Totals
+// returns the first keptIntervals of them).
+func (c *Collector) MeasuredIntervals() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nMeasured
+}
+
 // Totals returns the measured statements by kind, the warm-up's, the
-// intervals, and the spread of the sessions' starts (-1 when fewer than two
+// intervals (the warm-up's, then the first keptIntervals measured), and
+// the spread of the sessions' starts (-1 when fewer than two
 // are known: a session that failed before it reported any).
 func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, intervals []*Interval, spread time.Duration) {
 	c.mu.Lock()
@@ -351,7 +380,7 @@ func (c *Collector) Totals() (total [numKinds]KindStats, warm [numKinds]int64, i
 	for i := len(c.warmIv) - 1; i >= 0; i-- {
 		intervals = append(intervals, c.warmIv[i])
 	}
-	intervals = append(intervals, c.inter...)
+	intervals = append(intervals, c.kept...)
 	if known < 2 {
 		return c.total, c.warm, intervals, -1
 	}

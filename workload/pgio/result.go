@@ -25,8 +25,11 @@ type Result struct {
 	Kinds  [numKinds]KindStats
 	Warmup [numKinds]int64
 	Drain  [numKinds]Drained
-	// Intervals are the progress intervals, warm-up first.
-	Intervals []*Interval
+	// Intervals are the progress intervals, warm-up first, of the
+	// measured ones the first keptIntervals: enough to list them all in
+	// the report when they are few. MeasuredIntervals is their number.
+	Intervals         []*Interval
+	MeasuredIntervals int
 	// StartSpread is the time between the first and the last session's
 	// start; -1 when fewer than two are known.
 	StartSpread time.Duration
@@ -226,12 +229,7 @@ func (r *Result) Lines() []workload.Line {
 		add("drain", "%s in flight at the window's end (%s, %s), not in the figures above; the server's counters hold their blocks", plural64(d, "statement"),
 			plural64(r.Drain[Select].Statements, "select"), plural64(r.Drain[Update].Statements, "update"))
 	}
-	measured := 0
-	for _, iv := range r.Intervals {
-		if !iv.Warmup {
-			measured++
-		}
-	}
+	measured := r.MeasuredIntervals
 	if measured > 0 && measured <= maxReportIntervals {
 		for _, iv := range r.Intervals {
 			if !iv.Warmup {

@@ -428,6 +428,7 @@ func (r *Run) Finish(ctx context.Context) (*Result, error) {
 		DB: r.sampler.DB, Stmts: r.sampler.Stmts, DBWhy: r.sampler.DBWhy, StmtsWhy: r.sampler.StmtsWhy, Database: r.sampler.Database,
 		Disk: r.sampler.Disk, DiskWhy: r.sampler.DiskWhy}
 	res.Kinds, res.Warmup, res.Intervals, res.StartSpread = c.Totals()
+	res.MeasuredIntervals = c.MeasuredIntervals()
 	res.Drain = c.Drain()
 	res.Measured = c.Measured()
 	r.mu.Lock()
