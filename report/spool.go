@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/txload/txload/metrics"
@@ -136,7 +137,7 @@ func (s *Spool[T]) Append(v *T) error {
 		_, err = s.w.Write(b)
 	}
 	if err != nil {
-		s.err = fmt.Errorf("spooling the run's %s: %w", s.what, err)
+		s.err = fmt.Errorf("spooling the run's %s in %s (set TMPDIR to a directory with room): %w", s.what, filepath.Dir(s.f.Name()), err)
 		return s.err
 	}
 	s.n++

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -133,5 +137,80 @@ func TestLongRunHeapBounded(t *testing.T) {
 	}
 	for _, e := range left {
 		t.Errorf("the run left %s in $TMPDIR", e.Name())
+	}
+}
+
+// A run interrupted leaves nothing half-written for a later reader and no
+// spool in $TMPDIR: killed (SIGKILL, nothing of txload runs after it), no
+// document and no HTML page at all, and nothing in $TMPDIR (the spool is
+// unlinked as it is made); stopped (SIGINT, Ctrl-C), a whole document that
+// says it was interrupted, which txload report reads, and nothing in
+// $TMPDIR either.
+func TestInterruptedLongRunOutputs(t *testing.T) {
+	t.Parallel()
+	bin := buildTxload(t)
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "select-only", "--url", url); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			tmp, out := t.TempDir(), t.TempDir()
+			js, html := filepath.Join(out, "run.json"), filepath.Join(out, "run.html")
+			cmd := exec.Command(bin, "run", "select-only", "--url", url, "--concurrency", "4", "--duration", "10m",
+				"--progress", "1ms", "--json", js, "--html", html)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			// A thousand intervals spooled, then the signal.
+			sc := bufio.NewScanner(stderr)
+			for n := 0; n < 1000 && sc.Scan(); {
+				if strings.Contains(sc.Text(), "ops/s") {
+					n++
+				}
+			}
+			spooled, _ := filepath.Glob(filepath.Join(tmp, "txload-*"))
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			go io.Copy(io.Discard, stderr)
+			_ = cmd.Wait()
+			left, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				t.Errorf("the run left %s in $TMPDIR", e.Name())
+			}
+			if len(spooled) != 0 {
+				t.Errorf("the spool was named in $TMPDIR during the run: %v", spooled)
+			}
+			outs, _ := os.ReadDir(out)
+			if sig == syscall.SIGKILL {
+				for _, e := range outs {
+					t.Errorf("a killed run left %s", e.Name())
+				}
+				return
+			}
+			if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
+				t.Fatalf("exit %d, want %d", code, ExitInterrupted)
+			}
+			run := readDoc(t, js).Runs[0]
+			if !run.Interrupted || len(run.Intervals) < 1000 {
+				t.Errorf("interrupted %v, %d intervals", run.Interrupted, len(run.Intervals))
+			}
+			if r := txload(t.Context(), nil, "report", js, "-o", filepath.Join(out, "again.html")); r.code != 0 {
+				t.Errorf("txload report: exit %d\n%s", r.code, r.stderr)
+			}
+			if len(outs) != 2 {
+				t.Errorf("the run wrote %d files, want the document and the page", len(outs))
+			}
+		})
 	}
 }

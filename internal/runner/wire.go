@@ -147,9 +147,15 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		if cfg.Progress <= 0 {
 			cfg.Progress = time.Second
 		}
+		said := false
 		ticks = append(ticks, func(t engine.Tick) {
 			if !t.Drain {
 				intervals.Add(t.Interval, t.End, t.Warmup)
+			}
+			if err := intervals.Err(); err != nil && !said {
+				// Said when it happens, not at the end of a long run.
+				said = true
+				fmt.Fprintf(stderr, "%v: the run goes on, but will write no document (--json, --html)\n", err)
 			}
 		})
 	}
