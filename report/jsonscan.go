@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -255,6 +254,3 @@ func (s *scanner) drain() error {
 	}
 	return nil
 }
-
-// errNoMore ends a cursor's members.
-var errNoMore = errors.New("no more values")
