@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -60,6 +62,27 @@ func liveHeap() uint64 {
 	return least
 }
 
+// heapGrowth samples the live heap each time count reaches from, from +
+// step, ... to (the run, in another goroutine, sends its exit code on done
+// if it ends first): the counts and the heaps, and it logs the slope of
+// the least-squares line through them, the growth per count.
+func heapGrowth(t *testing.T, count func() int64, from, to, step int64, done <-chan int) (xs, ys []float64) {
+	t.Helper()
+	for n := from; n <= to; n += step {
+		for count() < n {
+			select {
+			case code := <-done:
+				t.Fatalf("the run ended (exit %d) at %d, before %d", code, count(), n)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		heap := liveHeap()
+		xs, ys = append(xs, float64(count())), append(ys, float64(heap))
+	}
+	t.Logf("live heap %.0f B at %.0f ... %.0f B at %.0f: %+.2f B each", ys[0], xs[0], ys[len(ys)-1], xs[len(xs)-1], slope(xs, ys))
+	return xs, ys
+}
+
 // A run of thousands of progress intervals (--progress 1ms), with every
 // output that takes them (--json, --html, --histogram, --metrics-addr),
 // holds nothing per interval: from its 2,000th progress line to its
@@ -92,32 +115,12 @@ func TestLongRunHeapBounded(t *testing.T) {
 		done <- txloadTo(ctx, nil, io.Discard, &lines, "run", "select-only", "--url", url, "--concurrency", "8",
 			"--duration", "10m", "--progress", "1ms", "--json", js, "--html", html, "--histogram", hlog, "--metrics-addr", "127.0.0.1:0")
 	}()
-	// until waits for n progress lines.
-	until := func(n int64) {
-		t.Helper()
-		for lines.n.Load() < n {
-			select {
-			case code := <-done:
-				t.Fatalf("the run ended (exit %d) after %d lines, before %d", code, lines.n.Load(), n)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-	}
-	// The live heap every 1,000 intervals, and its growth an interval:
-	// the slope of the least-squares line through them.
-	var xs, ys []float64
-	for n := int64(2000); n <= 10000; n += 1000 {
-		until(n)
-		heap := liveHeap()
-		xs, ys = append(xs, float64(lines.n.Load())), append(ys, float64(heap))
-	}
+	xs, ys := heapGrowth(t, lines.n.Load, 2000, 10000, 1000, done)
 	cancel()
 	if code := <-done; code != ExitInterrupted {
 		t.Fatalf("exit %d, want %d (interrupted)", code, ExitInterrupted)
 	}
-	per := slope(xs, ys)
-	t.Logf("live heap %.0f B at line %.0f ... %.0f B at line %.0f: %+.1f B an interval", ys[0], xs[0], ys[len(ys)-1], xs[len(xs)-1], per)
-	if per >= 64 {
+	if per := slope(xs, ys); per >= 64 {
 		t.Errorf("the live heap grew by %.0f bytes an interval (%.0f B to %.0f B over %.0f intervals): something is kept per interval",
 			per, ys[0], ys[len(ys)-1], xs[len(xs)-1]-xs[0])
 	}
@@ -212,5 +215,41 @@ func TestInterruptedLongRunOutputs(t *testing.T) {
 				t.Errorf("the run wrote %d files, want the document and the page", len(outs))
 			}
 		})
+	}
+}
+
+// txload pgbench -l writes each transaction to its log as it ends, and
+// holds none: from its 20,000th logged transaction to its 100,000th, its
+// live heap grows by less than 8 bytes a transaction.
+func TestPgbenchTxnLogHeapBounded(t *testing.T) {
+	// Not parallel: the heap measured is the process's.
+	if testing.Short() {
+		t.Skip("100,000 transactions")
+	}
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "pgbench", "-i", "-s", "1", url); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	prefix := filepath.Join(t.TempDir(), "lg")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- txloadTo(ctx, nil, io.Discard, io.Discard, "pgbench", "-n", "-S", "-c", "4", "-T", "600", "-l", "--log-prefix", prefix, url)
+	}()
+	log := fmt.Sprintf("%s.%d", prefix, os.Getpid())
+	// Logged transactions: the log's lines (flushed 64 KB at a time).
+	logged := func() int64 {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			return 0
+		}
+		return int64(bytes.Count(b, []byte{'\n'}))
+	}
+	xs, ys := heapGrowth(t, logged, 20000, 100000, 10000, done)
+	cancel()
+	<-done
+	if per := slope(xs, ys); per >= 8 {
+		t.Errorf("the live heap grew by %.1f bytes a transaction (%.0f B to %.0f B over %.0f transactions)", per, ys[0], ys[len(ys)-1], xs[len(xs)-1]-xs[0])
 	}
 }
