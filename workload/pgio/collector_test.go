@@ -2,9 +2,9 @@ package pgio
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
