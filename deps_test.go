@@ -43,12 +43,15 @@ var forbidden = map[string][]string{
 	"slo":                  {"engine", "report", "workload", "internal/"},
 	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
 	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
+	// Programs of the bench scripts: they make inputs from the public
+	// packages, as a user's program would.
+	"bench/...": {"engine", "workload", "internal/"},
 }
 
 // The packages that may talk to the outside world: only the CLI (and main)
 // write to stdout and stderr or read the environment; the test helper reads
 // TXLOAD_TEST_URL.
-var mayUseProcessIO = map[string]bool{"cmd/txload": true, "internal/cli": true, "internal/pgtest": true}
+var mayUseProcessIO = map[string]bool{"cmd/txload": true, "internal/cli": true, "internal/pgtest": true, "bench/longdoc": true}
 
 // packages lists every directory of the module holding non-test Go files.
 func packages(t *testing.T) map[string][]string {
