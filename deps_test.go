@@ -41,6 +41,7 @@ var forbidden = map[string][]string{
 	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/"},
 	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"slo":                  {"engine", "report", "workload", "internal/"},
+	"internal/interrupt":   {"engine", "report", "workload", "internal/cli"},
 	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
 	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
 }

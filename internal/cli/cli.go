@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
 )
@@ -238,13 +239,24 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			}
 		}
 		for name, v := range h.RunDefaults {
-			if fl := c.Flags().Lookup(name); fl != nil {
-				_ = fl.Value.Set(v) // the workload's own defaults: valid by construction
-				fl.DefValue = v
-			}
+			setDefault(c.Flags(), name, v)
 		}
 		c.Args = cobra.NoArgs
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 		parent.AddCommand(c)
 	}
+}
+
+// setDefault makes v the default of flag name, if fs has it: the
+// workload's own defaults, and lag's, valid by construction.
+func setDefault(fs *pflag.FlagSet, name, v string) {
+	if fl := fs.Lookup(name); fl != nil {
+		_ = fl.Value.Set(v)
+		fl.DefValue = v
+	}
+}
+
+// pgbenchMajor is pgbenchargs.Follow, under the name pgbenchcmd.go calls.
+func pgbenchMajor(args []string, lookup func(string) (string, bool)) (int, string) {
+	return pgbenchargs.Follow(args, lookup)
 }

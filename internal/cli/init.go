@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/txload/txload/internal/runner"
@@ -28,15 +26,7 @@ incomplete: runs and checks refuse it until init is run again.`,
 				Short:   "Create and load the " + m.Name + " schema",
 				Example: m.Examples,
 				RunE: func(cmd *cobra.Command, _ []string) error {
-					conn, h, err := openFor(cmd, env, g, &tf)
-					if err != nil {
-						return err
-					}
-					defer conn.Close()
-					if conn.Embedded {
-						fmt.Fprintln(env.Stderr, "note: no --url: this loads a throwaway embedded server, removed when init ends; give --url to keep the data")
-					}
-					return runErr(h.Init(cmd.Context(), conn.Target, workload.InitOptions{Drop: drop, Log: env.Stderr}))
+					return runErr(runner.Init(cmd.Context(), g, tf.options(env), drop, env.Stderr))
 				},
 			}
 			tf.register(c.Flags())
@@ -44,20 +34,4 @@ incomplete: runs and checks refuse it until init is run again.`,
 			return c
 		})
 	return cmd
-}
-
-// openFor validates a workload's flags and the target, then opens it.
-func openFor(cmd *cobra.Command, env Env, g workload.Generator, tf *targetFlags) (*runner.Conn, workload.Hooks, error) {
-	h := g.Hooks()
-	if h.Validate != nil {
-		if err := h.Validate(); err != nil {
-			return nil, h, usageErr(err)
-		}
-	}
-	r, err := tf.options(env).Resolve()
-	if err != nil {
-		return nil, h, runErr(err)
-	}
-	conn, err := r.Open(cmd.Context(), env.Stderr)
-	return conn, h, runErr(err)
 }
