@@ -48,9 +48,7 @@ func (g *hello) Hooks() workload.Hooks {
 			}
 			return nil
 		},
-		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-			return g.schema().Init(ctx, t, o)
-		},
+		Init:  workload.InitSchema(g.schema),
 		Ops:   g.ops,
 		Check: g.check,
 	}
