@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,18 +26,11 @@ for the anomalies of Adya's isolation levels, as Elle does.`,
 		Example: "  txload check bank --url postgres://localhost/bench\n  txload check history run.jsonl --isolation serializable",
 	}
 	subcommands(env, cmd, "check", func(h workload.Hooks) bool { return h.Check != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			var tf targetFlags
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   "Audit the " + m.Name + " data",
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					return runErr(runner.Check(cmd.Context(), g, tf.options(env), env.Stdout, env.Stderr))
-				},
-			}
-			tf.register(c.Flags())
-			return c
+			return leaf{"Audit the " + m.Name + " data", m.Examples, tf.register, func(ctx context.Context) error {
+				return runner.Check(ctx, g, tf.options(env), env.Stdout, env.Stderr)
+			}}
 		})
 	cmd.AddCommand(checkHistoryCommand(env))
 	return cmd

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -189,11 +190,19 @@ func workloadParent(env Env, cmd *cobra.Command) {
 	}
 }
 
-// subcommands adds one child per workload, built by make with a fresh
-// generator each. A workload without the capability (has) gets a hidden
-// child that says so in one line.
+// leaf is what a verb does for one workload: its help, its flags, and the
+// one call it makes.
+type leaf struct {
+	short, example string
+	flags          func(*pflag.FlagSet)
+	run            func(context.Context) error
+}
+
+// subcommands adds one child per workload, made from the leaf that make
+// returns for a fresh generator each. A workload without the capability
+// (has) gets a hidden child that says so in one line.
 func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.Hooks) bool,
-	make func(workload.Meta, workload.Generator) *cobra.Command) {
+	make func(workload.Meta, workload.Generator) leaf) {
 	workloadParent(env, parent)
 	var capable []string
 	for _, m := range env.Registry.All() {
@@ -213,7 +222,10 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			})
 			continue
 		}
-		c := make(m, g)
+		l := make(m, g)
+		c := &cobra.Command{Use: m.Name, Short: l.short, Example: l.example,
+			RunE: func(cmd *cobra.Command, _ []string) error { return runErr(l.run(cmd.Context())) }}
+		l.flags(c.Flags())
 		// A flag given to other commands only (workload.OnlyFor) is
 		// hidden here, and refused with one line if used.
 		var foreign []*pflag.Flag
@@ -224,7 +236,7 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			}
 			c.Flags().AddFlag(f)
 		})
-		if run := c.RunE; len(foreign) > 0 && run != nil {
+		if run := c.RunE; len(foreign) > 0 {
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				for _, f := range foreign {
 					if f.Changed {

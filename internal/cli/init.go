@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
@@ -18,20 +21,16 @@ incomplete: runs and checks refuse it until init is run again.`,
 		Example: "  txload init bank --accounts 1000000 --url postgres://localhost/bench\n  txload init bank --drop --url postgres://localhost/bench",
 	}
 	subcommands(env, cmd, "init", func(h workload.Hooks) bool { return h.Init != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			var tf targetFlags
 			var drop bool
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   "Create and load the " + m.Name + " schema",
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					return runErr(runner.Init(cmd.Context(), g, tf.options(env), drop, env.Stderr))
-				},
+			flags := func(fs *pflag.FlagSet) {
+				tf.register(fs)
+				fs.BoolVar(&drop, "drop", false, "drop and recreate the schema if it exists")
 			}
-			tf.register(c.Flags())
-			c.Flags().BoolVar(&drop, "drop", false, "drop and recreate the schema if it exists")
-			return c
+			return leaf{"Create and load the " + m.Name + " schema", m.Examples, flags, func(ctx context.Context) error {
+				return runner.Init(ctx, g, tf.options(env), drop, env.Stderr)
+			}}
 		})
 	return cmd
 }

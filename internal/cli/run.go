@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -195,22 +196,15 @@ a summary per operation on stdout. Progress lines go to stderr.`,
 		Example: "  txload run bank --isolation rc --duration 5s\n  txload run bank --rate 500 --duration 1m --json bank.json",
 	}
 	subcommands(env, cmd, "run", func(h workload.Hooks) bool { return h.Ops != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			f := &runFlags{}
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   m.Description,
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					opts, err := f.options(env)
-					if err != nil {
-						return err
-					}
-					return runErr(runner.Run(cmd.Context(), m, g, f.load.target.options(env), opts))
-				},
-			}
-			f.register(c.Flags())
-			return c
+			return leaf{m.Description, m.Examples, f.register, func(ctx context.Context) error {
+				opts, err := f.options(env)
+				if err != nil {
+					return err
+				}
+				return runner.Run(ctx, m, g, f.load.target.options(env), opts)
+			}}
 		})
 	return cmd
 }
