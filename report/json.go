@@ -42,6 +42,16 @@ type SeriesDoc struct {
 	Unit   string        `json:"unit,omitempty"`
 	Lines  []string      `json:"lines"`
 	Points []SeriesPoint `json:"points"`
+	// Events are moments to mark on the chart (failover's fault and
+	// promotion).
+	Events []SeriesEvent `json:"events,omitempty"`
+}
+
+// SeriesEvent is a moment of a SeriesDoc: seconds from the start of the
+// measured period, and what happened then.
+type SeriesEvent struct {
+	At    float64 `json:"at_seconds"`
+	Label string  `json:"label"`
 }
 
 // SeriesPoint is the values of a SeriesDoc's lines at one time.
