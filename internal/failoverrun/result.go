@@ -229,6 +229,8 @@ func writeResult(w io.Writer, r *Result) {
 	add("fault", fault)
 	if !r.PromoteRequested.IsZero() {
 		add("promotion", fmt.Sprintf("requested %s, taking writes %s (log), timeline %d", clock(r.PromoteRequested), clock(r.NewPrimary), r.Timeline))
+		add("server logs", fmt.Sprintf("old primary down %s after the signal; the new one took writes %s after the signal, %s after the old was down",
+			ms(r.FaultDown.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultDown))))
 	} else if !r.NewPrimary.IsZero() {
 		add("new primary seen", fmt.Sprintf("%s, timeline %d (%s)", clock(r.NewPrimary), r.Timeline, r.After))
 	}

@@ -524,8 +524,10 @@ func (s *session) sampleLag(ctx context.Context) (*LagSample, error) {
 	}
 	sample.At = time.Now()
 	s.lagMu.Lock()
-	s.lag = sample
-	s.lagMu.Unlock()
+	defer s.lagMu.Unlock()
+	if f := s.tl.fault.Load(); f == 0 || sample.At.UnixNano() <= f {
+		s.lag = sample // the last sample before the fault
+	}
 	return sample, nil
 }
 
