@@ -335,14 +335,35 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 	var out tail
 	cmd := exec.CommandContext(cctx, "sh", "-c", o.FailoverCommand)
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// A child of the shell that outlives it (a timeout kills the shell
+	// only) must not hold the run by its end of the output pipe.
+	cmd.WaitDelay = time.Second
 	done := make(chan error, 1)
 	go func() { done <- cmd.Run() }()
-	seen, werr := s.prober.Wait(cctx, before, max(o.ProbeInterval, 50*time.Millisecond))
-	if werr == nil {
-		s.seen(seen)
+	type seenState struct {
+		st  failover.State
+		err error
 	}
-	err := <-done
-	res.CommandDone = time.Now()
+	wctx, stopWait := context.WithCancel(cctx)
+	defer stopWait()
+	waited := make(chan seenState, 1)
+	go func() {
+		st, err := s.prober.Wait(wctx, before, max(o.ProbeInterval, 50*time.Millisecond))
+		waited <- seenState{st, err}
+	}()
+	var err error
+	var w seenState
+	select {
+	case err = <-done:
+		res.CommandDone = time.Now()
+		if err != nil {
+			stopWait()
+		}
+		w = <-waited
+	case w = <-waited:
+		err = <-done
+		res.CommandDone = time.Now()
+	}
 	res.CommandOutput = out.String()
 	switch {
 	case ctx.Err() != nil:
@@ -351,14 +372,10 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 		return fmt.Errorf("--failover-command did not complete within --failover-timeout %s: %s", o.FailoverTimeout, lastLine(out.String()))
 	case err != nil:
 		return fmt.Errorf("--failover-command failed (%v): %s", err, lastLine(out.String()))
-	case werr != nil:
-		// The command returned: give the cluster the rest of the timeout.
-		seen, werr = s.prober.Wait(cctx, before, max(o.ProbeInterval, 50*time.Millisecond))
-		if werr != nil {
-			return fmt.Errorf("--failover-command succeeded, but no new primary showed within --failover-timeout %s (last seen: %s)", o.FailoverTimeout, seen)
-		}
-		s.seen(seen)
+	case w.err != nil:
+		return fmt.Errorf("--failover-command succeeded, but no new primary showed within --failover-timeout %s (last seen: %s)", o.FailoverTimeout, w.st)
 	}
+	s.seen(w.st)
 	return nil
 }
 
@@ -379,7 +396,6 @@ func (s *session) watch(ctx context.Context, start time.Time) error {
 		now := s.prober.Probe(wctx)
 		if s.res.FaultSent.IsZero() {
 			if n := nodeAt(now, old.Addr); !n.Writable() || n.Timeline != old.Timeline {
-				s.sampleNow(ctx) // too late to be "before", but the last sample stays
 				s.res.FaultSent = now.At
 				s.tl.fault.Store(now.At.UnixNano())
 			}
