@@ -132,6 +132,9 @@ func failoverOptions(env Env, fs *pflag.FlagSet, m workload.Meta, g workload.Gen
 	if len(target.URLs) == 1 {
 		o.URL = target.URLs[0]
 	}
+	if g.Hooks().Init == nil {
+		o.Schema = schemaFor(env, g)
+	}
 	if o.EmbeddedVersion == "" {
 		o.EmbeddedVersion = embedded.DefaultMajor()
 	}
@@ -143,4 +146,22 @@ func failoverOptions(env Env, fs *pflag.FlagSet, m workload.Meta, g workload.Gen
 		}
 	})
 	return o, nil
+}
+
+// schemaFor is the generator that loads the tables of a workload that
+// creates none on the embedded pair: pgbench's (tpcb), given the
+// workload's own values of the flags they share (--scale, --partitions).
+func schemaFor(env Env, g workload.Generator) workload.Generator {
+	m, err := env.Registry.Get("tpcb")
+	if err != nil {
+		return nil
+	}
+	s := m.New()
+	own := g.Flags()
+	s.Flags().VisitAll(func(fl *pflag.Flag) {
+		if o := own.Lookup(fl.Name); o != nil && o.Changed {
+			_ = fl.Value.Set(o.Value.String()) // the same flag, validated by the workload
+		}
+	})
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/txload/txload/internal/runner"
@@ -143,6 +144,19 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 				Lines: []string{"commits", "failures"}, Points: r.Points, Events: events(r)})
 		}
 		doc.Failover = append(doc.Failover, docOf(r))
+		rows := append([][]string{{"", ""}}, resultRows(r)...)
+		for _, ids := range []struct {
+			what string
+			cs   []Commit
+		}{{"lost", r.Tally.LostIDs}, {"ambiguous", r.Tally.AmbiguousIDs}} {
+			if len(ids.cs) > 0 {
+				rows = append(rows, []string{ids.what + " (writer/seq)", commitList(ids.cs)})
+			}
+		}
+		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover (" + r.Mode + "): " + r.Plan, Rows: rows})
+	}
+	if len(results) > 1 {
+		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover: comparison", Rows: comparisonRows(results)})
 	}
 	return doc, nil
 }
@@ -208,4 +222,17 @@ func (p *plan) export(r *Result) {
 		}
 		exp.SetFigure("failover_not_flushed_bytes_before_fault", "WAL the standby had not flushed just before the fault", float64(worst))
 	}
+}
+
+// commitList is commits by id, the first maxListed of them.
+func commitList(cs []Commit) string {
+	var parts []string
+	for i, c := range cs {
+		if i == maxListed {
+			parts = append(parts, fmt.Sprintf("... %d more in --json", len(cs)-maxListed))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d/%d", c.Writer, c.Seq))
+	}
+	return strings.Join(parts, " ")
 }

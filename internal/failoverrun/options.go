@@ -1,11 +1,13 @@
 package failoverrun
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/failover"
 	"github.com/txload/txload/internal/pg/replica"
@@ -31,6 +33,10 @@ type Options struct {
 	Workload  workload.Meta
 	Generator workload.Generator
 	Registry  *workload.Registry
+	// Schema, if set, loads the tables the embedded pair's workload runs
+	// on when the workload creates none itself (script files run on
+	// pgbench's tables: tpcb, with the script's --scale).
+	Schema workload.Generator
 	// URL is --url: a multi-host target ("" = the embedded pair).
 	URL string
 	// Replications are --replication's modes (embedded pair: async, sync),
@@ -72,6 +78,9 @@ type plan struct {
 	fault    replica.Fault
 	embedded *embedded.Version // nil: --url
 	load     runner.Options
+	// schema loads the embedded pair's tables for a workload that creates
+	// none (nil: the workload's own Init, run by the runner).
+	schema func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error
 	// json and html are written by failover itself.
 	json, html string
 }
@@ -235,7 +244,10 @@ func (p *plan) loadOptions() error {
 		}
 	}
 	if p.h.Init == nil && !p.external() {
-		return runner.Usagef("workload %s creates no tables, and the embedded pair starts empty: give --url, where its tables exist", p.o.Workload.Name)
+		if p.o.Schema == nil || p.o.Schema.Hooks().Init == nil {
+			return runner.Usagef("workload %s creates no tables, and the embedded pair starts empty: give --url, where its tables exist", p.o.Workload.Name)
+		}
+		p.schema = p.o.Schema.Hooks().Init
 	}
 	if err := p.h.MarkTransactions(); err != nil {
 		return runner.Usage(err)

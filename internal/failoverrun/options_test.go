@@ -59,7 +59,9 @@ func TestRefusals(t *testing.T) {
 			func(*Options) {},
 			func(o *Options) { o.URL = cluster },
 			func(o *Options) { o.URL = "host=127.0.0.1,127.0.0.1 port=1,2 target_session_attrs=read-write" },
-			func(o *Options) { o.Replications, o.Fault, o.HoldStandby = []string{"async", " sync"}, "kill", time.Second },
+			func(o *Options) {
+				o.Replications, o.Fault, o.HoldStandby = []string{"async", " sync"}, "kill", time.Second
+			},
 		} {
 			o, _ := options(t, "bank")
 			set(&o)

@@ -208,6 +208,15 @@ const maxListed = 20
 // writeResult writes the failover's block of the report.
 func writeResult(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "failover: %s\n", r.Plan)
+	keyValues(w, resultRows(r))
+	t := r.Tally
+	listCommits(w, "lost", t.LostIDs)
+	listCommits(w, "ambiguous", t.AmbiguousIDs)
+	fmt.Fprintln(w)
+}
+
+// resultRows are the failover's figures, as (what, value) rows.
+func resultRows(r *Result) [][]string {
 	rows := [][]string{}
 	add := func(k, v string) { rows = append(rows, []string{k, v}) }
 	if !r.HeldAt.IsZero() {
@@ -257,10 +266,7 @@ func writeResult(w io.Writer, r *Result) {
 	if t.Unresolved > 0 {
 		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on the new primary", t.Unresolved, t.Found))
 	}
-	keyValues(w, rows)
-	listCommits(w, "lost", t.LostIDs)
-	listCommits(w, "ambiguous", t.AmbiguousIDs)
-	fmt.Fprintln(w)
+	return rows
 }
 
 // listCommits lists commits by id.
@@ -336,6 +342,12 @@ func clientsLine(r *Result) string {
 // writeComparison is the modes side by side.
 func writeComparison(w io.Writer, rs []*Result) {
 	fmt.Fprintln(w, "comparison:")
+	report.Table(w, "  ", comparisonRows(rs))
+	fmt.Fprintln(w)
+}
+
+// comparisonRows are the modes side by side, a header first.
+func comparisonRows(rs []*Result) [][]string {
 	rows := [][]string{{"replication", "tps", "unavailable", "lost", "ambiguous", "survived", "errors", "reconnects", "straddling p99", "check"}}
 	for _, r := range rs {
 		tps := "-"
@@ -362,6 +374,5 @@ func writeComparison(w io.Writer, rs []*Result) {
 		rows = append(rows, []string{r.Mode, tps, un, fmt.Sprint(r.Tally.Lost), fmt.Sprint(r.Tally.Ambiguous), fmt.Sprint(r.Tally.Survived),
 			fmt.Sprint(nerr), fmt.Sprint(reconnects), ms(quantile(r.Latency, .99)), check})
 	}
-	report.Table(w, "  ", rows)
-	fmt.Fprintln(w)
+	return rows
 }

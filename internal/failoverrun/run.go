@@ -189,6 +189,11 @@ func (s *session) prepare(ctx context.Context) error {
 	if len(sample.Standbys) == 0 {
 		return errors.New("no standby streams from the primary (pg_stat_replication shows none streaming): a failover would have nothing up to date to promote")
 	}
+	if s.p.schema != nil {
+		if err := s.p.schema(ctx, s.conn.Target, workload.InitOptions{Drop: true, Log: s.p.load.Stderr}); err != nil {
+			return err
+		}
+	}
 	conn, err := s.conn.Target.Connect(ctx)
 	if err != nil {
 		return err
