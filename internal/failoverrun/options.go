@@ -108,10 +108,7 @@ func (p *plan) external() bool { return p.o.URL != "" }
 func (p *plan) checkWorkload() error {
 	h := p.h
 	if h.Ops != nil && h.MarkTransactions != nil {
-		if err := h.MarkTransactions(); err != nil {
-			return runner.Usagef("%s: failover needs a marker in every transaction to tell which commits a failover lost: %v", p.o.Workload.Name, err)
-		}
-		return nil
+		return p.markable()
 	}
 	var ok []string
 	for _, m := range p.o.Registry.All() {
@@ -122,7 +119,22 @@ func (p *plan) checkWorkload() error {
 	return runner.Usagef("workload %s cannot write a marker inside its transactions, which failover needs to tell which commits were lost (failover runs: %s)", p.o.Workload.Name, strings.Join(ok, ", "))
 }
 
-// finite refuses what no duration flag can be: pflag reads none of NaN,
+// markable refuses a configuration whose transactions cannot carry a
+// marker (a script's statement outside BEGIN ... END), in failover's words:
+// the workload says why in lag's (--mark-transactions).
+func (p *plan) markable() error {
+	err := p.h.MarkTransactions()
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimPrefix(err.Error(), "--mark-transactions: ")
+	if i := strings.Index(msg, " (the marker stream"); i >= 0 {
+		msg = msg[:i]
+	}
+	return runner.Usagef("%s: failover writes a marker inside every transaction, to tell which commits a failover lost, and cannot here: %s", p.o.Workload.Name, msg)
+}
+
+// positive refuses what no duration flag can be: pflag reads none of NaN,
 // infinity or an overflow as a duration, but a caller may set anything.
 func positive(flag string, d time.Duration, zero bool) error {
 	if d < 0 || (d == 0 && !zero) || d == math.MaxInt64 {
@@ -249,8 +261,8 @@ func (p *plan) loadOptions() error {
 		}
 		p.schema = p.o.Schema.Hooks().Init
 	}
-	if err := p.h.MarkTransactions(); err != nil {
-		return runner.Usage(err)
+	if err := p.markable(); err != nil {
+		return err
 	}
 	p.json, p.html = opts.JSON, opts.HTML
 	opts.JSON, opts.HTML = "", ""
