@@ -207,6 +207,7 @@ func (s *session) prepare(ctx context.Context) error {
 		return err
 	}
 	s.ledger = newLedger(first)
+	s.phase(0)
 	s.probe = &probe{target: s.conn.Target, w: s.ledger.writer(s.ledger.probeWriter()), interval: s.p.o.ProbeInterval}
 	return nil
 }
@@ -299,14 +300,15 @@ func (s *session) failPair(ctx context.Context, at time.Time) error {
 		if !sleepUntil(ctx, at.Add(-o.HoldStandby)) {
 			return nil
 		}
+		res.HeldAt = time.Now() // Pause stops the bytes at once, then waits for writes under way
 		s.pair.Link.Pause()
-		res.HeldAt = time.Now()
 	}
 	if !sleepUntil(ctx, at) {
 		return nil
 	}
 	s.sampleNow(ctx)
 	s.tl.fault.Store(time.Now().UnixNano())
+	s.phase(1)
 	ev, err := s.pair.Fail(ctx, s.p.fault)
 	if err != nil {
 		return err
@@ -321,6 +323,7 @@ func (s *session) failPair(ctx context.Context, at time.Time) error {
 	}
 	res.PromoteSent, res.PromoteRequested, res.NewPrimary, res.Timeline = pr.Sent, pr.Requested, pr.Ready, pr.Timeline
 	s.tl.back.Store(pr.Ready.UnixNano())
+	s.phase(2)
 	return nil
 }
 
@@ -337,6 +340,7 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 	defer cancel()
 	res.FaultSent = time.Now()
 	s.tl.fault.Store(res.FaultSent.UnixNano())
+	s.phase(1)
 	var out tail
 	cmd := exec.CommandContext(cctx, "sh", "-c", o.FailoverCommand)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -403,6 +407,7 @@ func (s *session) watch(ctx context.Context, start time.Time) error {
 			if n := nodeAt(now, old.Addr); !n.Writable() || n.Timeline != old.Timeline {
 				s.res.FaultSent = now.At
 				s.tl.fault.Store(now.At.UnixNano())
+				s.phase(1)
 			}
 		}
 		if failover.Changed(before, now) {
@@ -433,6 +438,15 @@ func (s *session) seen(st failover.State) {
 	n, _ := st.Primary()
 	s.res.NewPrimary, s.res.Timeline, s.res.After = st.At, n.Timeline, st.String()
 	s.tl.back.Store(st.At.UnixNano())
+	s.phase(2)
+}
+
+// phase says on /metrics where the failover is: 0 before the fault, 1
+// after it, 2 once the new primary takes writes.
+func (s *session) phase(v float64) {
+	if exp := s.p.load.Metrics; exp != nil {
+		exp.SetFigure("failover_phase", "0 before the fault, 1 after it, 2 once the new primary takes writes", v)
+	}
 }
 
 // tail keeps the output of a command (its last 4 kB).
