@@ -112,6 +112,7 @@ func TestClusterFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v, want one line with %q\n%s", err, tc.want, out)
 			}
+			t.Logf("%v", err)
 			if tc.nothing && (len(rs) > 0 || strings.Contains(out.String(), "bank on")) {
 				t.Fatalf("the load ran:\n%s", out)
 			}

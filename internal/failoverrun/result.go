@@ -64,8 +64,10 @@ type Result struct {
 	Points []report.SeriesPoint
 	// Outcome is the load's, as the runner ran it.
 	Outcome *runner.Outcome
-	// Err is why the run failed, if it did (no password).
-	Err string
+	// Err is why the run failed, if it did (no password); Interrupted
+	// says Ctrl-C stopped it.
+	Err         string
+	Interrupted bool
 	// startAt is the load's start, where the timeline begins.
 	startAt time.Time
 }
@@ -154,7 +156,7 @@ func (r *Result) Failures() []string {
 	if t.Phantom > 0 {
 		out = append(out, fmt.Sprintf("%s: %d rolled-back transactions are on the new primary", r.Mode, t.Phantom))
 	}
-	if r.FirstNew.IsZero() && r.Err == "" {
+	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
 		out = append(out, fmt.Sprintf("%s: no commit on a new primary was seen", r.Mode))
 	}
 	if o := r.Outcome; o != nil {
@@ -219,6 +221,9 @@ func writeResult(w io.Writer, r *Result) {
 func resultRows(r *Result) [][]string {
 	rows := [][]string{}
 	add := func(k, v string) { rows = append(rows, []string{k, v}) }
+	if r.Interrupted {
+		add("INTERRUPTED", "the figures cover what ran before the interrupt")
+	}
 	if !r.HeldAt.IsZero() {
 		add("standby held back", clock(r.HeldAt)+" (its replication link paused)")
 	}

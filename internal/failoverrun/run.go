@@ -186,7 +186,24 @@ func (s *session) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(sample.Standbys) == 0 {
+	var states []string
+	streaming, hidden := 0, 0
+	for _, l := range sample.Standbys {
+		switch l.State {
+		case "streaming":
+			streaming++
+		case "":
+			hidden++ // a role without pg_read_all_stats sees the rows, not their columns
+		default:
+			states = append(states, l.Name+" "+l.State)
+		}
+	}
+	switch {
+	case streaming == 0 && hidden > 0:
+		fmt.Fprintf(s.p.load.Stderr, "pg_stat_replication shows %d standbys but not their state or position (grant pg_monitor to see them): the replication before the fault is not measured\n", hidden)
+	case streaming == 0 && len(states) > 0:
+		return fmt.Errorf("no standby streams from the primary (pg_stat_replication: %s): a failover now would promote a standby that is not up to date", strings.Join(states, ", "))
+	case streaming == 0:
 		return errors.New("no standby streams from the primary (pg_stat_replication shows none streaming): a failover would have nothing up to date to promote")
 	}
 	if s.p.schema != nil {
@@ -240,6 +257,12 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 	close(stopProbe)
 	wg.Wait()
 	if ctx.Err() != nil {
+		// Interrupted: the markers are still counted (as the workload's
+		// audit still runs), for what ran.
+		res.Interrupted = true
+		if err := s.count(ctx); err != nil {
+			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", scrub(s.conn, err))
+		}
 		return res, runner.ErrInterrupted
 	}
 	if foErr != nil && runErr == nil {
@@ -532,7 +555,7 @@ const lagSQL = `SELECT COALESCE(application_name, ''), COALESCE(state, ''), COAL
 	COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn), 0)::bigint,
 	COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), 0)::bigint,
 	COALESCE(extract(epoch FROM replay_lag), 0)::float8
-	FROM pg_stat_replication WHERE state = 'streaming'`
+	FROM pg_stat_replication`
 
 // sampleLag reads pg_stat_replication on the primary, and keeps it as the
 // last sample.
