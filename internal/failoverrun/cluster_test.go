@@ -43,14 +43,20 @@ func clusterOptions(t *testing.T, url string) (Options, *buffer) {
 // are seen, the unavailability measured, nothing lost (sync), the check
 // clean.
 func TestCluster(t *testing.T) {
-	for _, mode := range []string{"command", "wait"} {
+	for _, mode := range []string{"command", "wait", "late"} {
 		t.Run(mode, func(t *testing.T) {
 			p := startPair(t, replica.Sync)
 			o, out := clusterOptions(t, p.URL())
 			pid := filepath.Join(p.Primary.DataDir(), "postmaster.pid")
-			if mode == "command" {
+			switch mode {
+			case "command":
 				o.FailoverCommand = fmt.Sprintf(`kill -QUIT "$(head -1 %s)" && sleep 0.3 && psql -XAtq %q -c "SELECT pg_promote()"`, pid, p.Standby.URL())
-			} else {
+			case "late":
+				// The promotion comes after the load's end: the audit
+				// waits for it, and the report says so.
+				o.Run.Engine.Duration, o.At = 3*time.Second, 2*time.Second
+				o.FailoverCommand = fmt.Sprintf(`kill -QUIT "$(head -1 %s)" && sleep 2 && psql -XAtq %q -c "SELECT pg_promote()"`, pid, p.Standby.URL())
+			default:
 				go func() {
 					time.Sleep(3 * time.Second) // the load starts after the init, about 1 s in
 					if _, err := p.Fail(context.Background(), replica.Immediate); err != nil {
@@ -76,6 +82,9 @@ func TestCluster(t *testing.T) {
 			}
 			if r.Outcome == nil || r.Outcome.Check == nil || len(r.Outcome.Check.Violations) > 0 {
 				t.Fatalf("bank's check after the failover: %+v", r.Outcome)
+			}
+			if late := strings.Contains(out.String(), "after the load's end"); late != (mode == "late") {
+				t.Fatalf("mode %s: the report says the new primary came after the load's end: %v", mode, late)
 			}
 		})
 	}

@@ -68,8 +68,19 @@ type Result struct {
 	// says Ctrl-C stopped it.
 	Err         string
 	Interrupted bool
+	// LoadEnd is when the load (and its audit) ended.
+	LoadEnd time.Time
 	// startAt is the load's start, where the timeline begins.
 	startAt time.Time
+}
+
+// loadWindowEnd is when the load was to end: its start plus the warm-up
+// and the duration.
+func (r *Result) loadWindowEnd() time.Time {
+	if o := r.Outcome; o != nil {
+		return r.startAt.Add(o.Engine.Warmup + o.Engine.Duration)
+	}
+	return r.LoadEnd
 }
 
 // keyValues writes rows of two cells as "key  value", keys aligned.
@@ -247,6 +258,9 @@ func resultRows(r *Result) [][]string {
 			ms(r.FaultDown.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultDown))))
 	} else if !r.NewPrimary.IsZero() {
 		add("new primary seen", fmt.Sprintf("%s, timeline %d (%s)", clock(r.NewPrimary), r.Timeline, r.After))
+	}
+	if !r.NewPrimary.IsZero() && !r.startAt.IsZero() && r.NewPrimary.After(r.loadWindowEnd()) {
+		add("NOTE", fmt.Sprintf("the new primary took writes %s after the load's end: the clients did not live through the whole failover (a longer --duration, or an earlier --at)", ms(r.NewPrimary.Sub(r.loadWindowEnd()))))
 	}
 	if r.FirstNew.IsZero() {
 		add("write unavailability", "unknown: no commit on a new primary was seen")

@@ -11,11 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/failover"
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
 
@@ -242,17 +244,30 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 	wg.Add(2)
 	go func() { defer wg.Done(); s.probe.run(ctx, stopProbe) }()
 	go func() { defer wg.Done(); s.sampleEvery(side, time.Second) }()
-	failed := make(chan error, 1)
-	go func() { failed <- s.failover(side) }()
-	outcome, runErr := runner.RunOne(ctx, s.conn, p.o.Workload, workload.Variant{Generator: p.o.Generator}, opts, false)
-	res.Outcome = outcome
+	over := make(chan struct{})
 	var foErr error
-	select {
-	case foErr = <-failed:
-	case <-time.After(p.o.FailoverTimeout):
-		stopSide()
-		foErr = <-failed
+	go func() {
+		foErr = s.failover(side)
+		close(over)
+	}()
+	// The audit waits for the failover (at most --failover-timeout after
+	// the load), so that it reads the new primary.
+	wait := func(ctx context.Context) {
+		timer := time.NewTimer(p.o.FailoverTimeout)
+		defer timer.Stop()
+		select {
+		case <-over:
+		case <-ctx.Done():
+		case <-timer.C:
+		}
 	}
+	g := awaited{Generator: p.o.Generator, wait: wait}
+	outcome, runErr := runner.RunOne(ctx, s.conn, p.o.Workload, workload.Variant{Generator: g}, opts, false)
+	res.Outcome = outcome
+	res.LoadEnd = time.Now()
+	wait(ctx)
+	stopSide()
+	<-over
 	stopSide()
 	close(stopProbe)
 	wg.Wait()
@@ -632,4 +647,33 @@ func scrub(conn *runner.Conn, err error) error {
 		return err
 	}
 	return errors.New(conn.Target.Scrub(err.Error()))
+}
+
+// awaited is the workload with its audit held until the failover is over:
+// a load that ends while no node takes writes (a slow kill, a long
+// promotion) would otherwise audit a cluster with no primary.
+type awaited struct {
+	workload.Generator
+	wait func(ctx context.Context)
+}
+
+func (a awaited) Hooks() workload.Hooks {
+	h := a.Generator.Hooks()
+	ops := h.Ops
+	if ops == nil {
+		return h
+	}
+	h.Ops = func(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
+		load, err := ops(ctx, t, o)
+		if err != nil || load == nil || load.Report == nil {
+			return load, err
+		}
+		report := load.Report
+		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
+			a.wait(ctx)
+			return report(ctx, total)
+		}
+		return load, nil
+	}
+	return h
 }
