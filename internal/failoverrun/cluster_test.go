@@ -39,14 +39,18 @@ func clusterOptions(t *testing.T, url string) (Options, *buffer) {
 
 // A cluster's failover by --failover-command (a shell command: the
 // primary's postmaster gets SIGQUIT, the standby is promoted with psql),
-// and one txload only waits for, made by the test during the run: both
-// are seen, the unavailability measured, nothing lost (sync), the check
-// clean.
+// and one txload only waits for, made by the test during the run (the
+// target in libpq's keyword form): both are seen, the unavailability
+// measured, nothing lost (sync), the check clean.
 func TestCluster(t *testing.T) {
 	for _, mode := range []string{"command", "wait", "late"} {
 		t.Run(mode, func(t *testing.T) {
 			p := startPair(t, replica.Sync)
-			o, out := clusterOptions(t, p.URL())
+			url := p.URL()
+			if mode == "wait" {
+				url = p.ConnString() // libpq's keyword form: host=a,b port=p,q
+			}
+			o, out := clusterOptions(t, url)
 			pid := filepath.Join(p.Primary.DataDir(), "postmaster.pid")
 			switch mode {
 			case "command":
