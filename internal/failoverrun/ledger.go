@@ -95,6 +95,11 @@ type Commit struct {
 	Seq    int64     `json:"seq"`
 	Client int       `json:"client"`
 	At     time.Time `json:"at"`
+	// OnNew says an ambiguous commit is on the new primary.
+	OnNew bool `json:"on_new_primary,omitempty"`
+	// Rows are the rows its transaction wrote in the workload's tables,
+	// as the embedded pair's old primary holds them ("table {json}").
+	Rows []string `json:"rows,omitempty"`
 }
 
 // Tally is what comparing the markers with the new primary's found.
@@ -145,6 +150,7 @@ func (l *ledger) tally(present map[lag.Marker]bool) Tally {
 				if here {
 					t.Survived++
 				}
+				c.OnNew = here
 				t.AmbiguousIDs = append(t.AmbiguousIDs, c)
 			case rolledBack:
 				if here {

@@ -55,6 +55,9 @@ type Result struct {
 	Lag *LagSample
 	// Tally is the markers' comparison with the new primary.
 	Tally Tally
+	// Old is the embedded pair's old primary, restarted after the run to
+	// be read (nil: not read, nothing was lost).
+	Old *OldPrimary
 	// Straddled counts the operations under way or due during the
 	// unavailability, Committed of them those that committed; Latency
 	// their latencies (intended start to end), sorted.
@@ -279,6 +282,13 @@ func resultRows(r *Result) [][]string {
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
 	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
 	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))
+	if o := r.Old; o != nil {
+		v := fmt.Sprintf("holds %d of the %d lost commits, and %d of the ambiguous ones the new primary lacks", o.Holds, t.Lost, o.AmbiguousHeld)
+		if o.Err != "" {
+			v = "could not be read: " + o.Err
+		}
+		add("old primary, restarted", v)
+	}
 	if t.Phantom > 0 {
 		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on the new primary", t.Phantom))
 	}
@@ -303,6 +313,9 @@ func listCommits(w io.Writer, what string, ids []Commit) {
 			who = fmt.Sprintf("probe, commit %d", c.Seq)
 		}
 		fmt.Fprintf(w, "    %d/%d  %s, %s\n", c.Writer, c.Seq, who, clock(c.At))
+		for _, row := range c.Rows {
+			fmt.Fprintf(w, "      %s\n", row)
+		}
 	}
 }
 

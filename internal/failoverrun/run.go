@@ -633,6 +633,7 @@ func (s *session) count(ctx context.Context) error {
 	s.res.Lag = s.lag
 	s.lagMu.Unlock()
 	s.res.Tally = s.ledger.tally(present)
+	s.readOld(ctx)
 	s.analyse()
 	return nil
 }
