@@ -62,6 +62,7 @@ type FailoverDoc struct {
 	Unresolved       int64            `json:"unresolved"`
 	LostIDs          []Commit         `json:"lost_commits"`
 	AmbiguousIDs     []Commit         `json:"ambiguous_commits"`
+	PhantomIDs       []Commit         `json:"phantom_commits,omitempty"`
 	Error            string           `json:"error,omitempty"`
 	OldPrimary       *OldPrimary      `json:"old_primary,omitempty"`
 	Interrupted      bool             `json:"interrupted,omitempty"`
@@ -83,7 +84,7 @@ func docOf(r *Result) FailoverDoc {
 		ProbeInterval: r.ProbeInterval.Seconds(), Lag: r.Lag, Errors: map[string]int64{},
 		Straddled: r.Straddled, StraddledOK: r.StraddledOK, Acked: t.Acked, Probe: t.Probe, Lost: t.Lost, LostProbe: t.LostProbe,
 		Ambiguous: t.Ambiguous, Survived: t.Survived, Phantom: t.Phantom, Unresolved: t.Unresolved,
-		LostIDs: nonNil(t.LostIDs), AmbiguousIDs: nonNil(t.AmbiguousIDs), Error: r.Err, Interrupted: r.Interrupted, OldPrimary: r.Old}
+		LostIDs: nonNil(t.LostIDs), AmbiguousIDs: nonNil(t.AmbiguousIDs), PhantomIDs: t.PhantomIDs, Error: r.Err, Interrupted: r.Interrupted, OldPrimary: r.Old}
 	if !r.FirstNew.IsZero() {
 		u := r.Unavailable.Seconds()
 		d.UnavailableSec, d.PrecisionSec = &u, r.Precision.Seconds()

@@ -228,6 +228,7 @@ func writeResult(w io.Writer, r *Result) {
 	t := r.Tally
 	listCommits(w, "lost", t.LostIDs)
 	listCommits(w, "ambiguous", t.AmbiguousIDs)
+	listCommits(w, "PHANTOM", t.PhantomIDs)
 	fmt.Fprintln(w)
 }
 
