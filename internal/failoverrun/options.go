@@ -272,7 +272,7 @@ func (p *plan) loadOptions() error {
 	return nil
 }
 
-// String is the failover's plan in one line, for the report's header.
+// describe is the failover's plan in one line, for the report's header.
 func (p *plan) describe(r replica.Replication) string {
 	o := p.o
 	if p.external() {
