@@ -77,7 +77,9 @@ func TestFailoverComparison(t *testing.T) {
 	js, page := filepath.Join(dir, "f.json"), filepath.Join(dir, "f.html")
 	r := txload(t.Context(), nil, "failover", "simple-update", "--replication", "async,sync", "--duration", "3s", "--at", "1s",
 		"--progress", "0", "--json", js, "--html", page)
-	if r.code != 0 {
+	// Async may lose the commits acknowledged just as the primary went
+	// down (their WAL not yet sent): then the run says so and exits 1.
+	if r.code != 0 && !(r.code == 1 && strings.Contains(r.stderr, "txload: async: ") && !strings.Contains(r.stderr, "; sync: ")) {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, r.stdout, "failover: embedded primary and standby, async replication", "failover: embedded primary and standby, sync replication",
@@ -107,7 +109,8 @@ func TestFailoverComparison(t *testing.T) {
 		t.Fatalf("--json: %s", b)
 	}
 	for i, f := range doc.Failover {
-		if f.Replication != []string{"async", "sync"}[i] || f.Unavailable == nil || *f.Unavailable <= 0 || f.Acked == 0 || f.Lost != 0 {
+		if f.Replication != []string{"async", "sync"}[i] || f.Unavailable == nil || *f.Unavailable <= 0 || f.Acked == 0 || (f.Replication == "sync" && f.Lost != 0) ||
+			(f.Lost > 0) != (r.code == 1) && f.Replication == "async" {
 			t.Fatalf("failover section %d: %+v", i, f)
 		}
 	}
