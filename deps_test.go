@@ -23,9 +23,10 @@ const module = "github.com/txload/txload/"
 var forbidden = map[string][]string{
 	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
 	"internal/cli":         {},
-	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/pgbenchrun", "workload/"},
+	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/failoverrun", "internal/pgbenchrun", "workload/"},
 	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "workload/"},
 	"internal/lagrun":      {"engine", "internal/cli", "internal/pgtest"},
+	"internal/failoverrun": {"internal/cli", "internal/pgtest", "internal/lagrun"},
 	"engine":               {"internal/", "report", "workload/"},
 	"report/...":           {"engine", "workload", "internal/"},
 	"metrics":              {"engine", "report", "workload", "internal/"},

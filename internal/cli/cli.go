@@ -129,6 +129,7 @@ PostgreSQL of its own and removes it on exit.`,
 		mergeCommand(env),
 		reportCommand(env),
 		lagCommand(env),
+		failoverCommand(env),
 		pgbenchCommand(env),
 	)
 	for _, c := range root.Commands() {
