@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,38 +77,35 @@ func failoverCommand(env Env) *cobra.Command {
   txload failover bank --init fresh --url 'postgres://app@a:5432,b:5432/app?target_session_attrs=read-write' --failover-command 'pg_autoctl perform failover' --at 10s --duration 40s`,
 	}
 	subcommands(env, cmd, "failover", func(h workload.Hooks) bool { return h.Ops != nil && h.MarkTransactions != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			var f failoverFlags
 			var runf runFlags
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   m.Description,
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					o, err := failoverOptions(env, cmd.Flags(), m, g, &f, &runf)
-					if err != nil {
-						return err
+			var fs *pflag.FlagSet
+			register := func(set *pflag.FlagSet) {
+				fs = set
+				f.register(fs)
+				rfs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+				runf.register(rfs)
+				rfs.VisitAll(func(fl *pflag.Flag) {
+					switch fl.Name {
+					case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler":
+						return
 					}
-					_, err = failoverrun.Run(cmd.Context(), *o)
-					return runErr(err)
-				},
-			}
-			fs := c.Flags()
-			f.register(fs)
-			rfs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-			runf.register(rfs)
-			rfs.VisitAll(func(fl *pflag.Flag) {
-				switch fl.Name {
-				case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler":
-					return
+					fs.AddFlag(fl)
+				})
+				if fl := fs.Lookup("duration"); fl != nil {
+					_ = fl.Value.Set(failoverrun.DefaultDuration.String())
+					fl.DefValue = failoverrun.DefaultDuration.String()
 				}
-				fs.AddFlag(fl)
-			})
-			if fl := fs.Lookup("duration"); fl != nil {
-				_ = fl.Value.Set(failoverrun.DefaultDuration.String())
-				fl.DefValue = failoverrun.DefaultDuration.String()
 			}
-			return c
+			return leaf{m.Description, m.Examples, register, func(ctx context.Context) error {
+				o, err := failoverOptions(env, fs, m, g, &f, &runf)
+				if err != nil {
+					return err
+				}
+				_, err = failoverrun.Run(ctx, *o)
+				return err
+			}}
 		})
 	return cmd
 }
