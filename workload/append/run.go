@@ -296,7 +296,11 @@ func (r *runState) close() (*workload.CheckResult, error) {
 	r.closed = true
 	r.mu.Unlock()
 	if started {
-		r.wake <- struct{}{}
+		// A token already waiting wakes the consumer as well.
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
 		<-r.done
 	}
 	if r.spool != nil {
