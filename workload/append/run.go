@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -166,7 +167,11 @@ func (r *runState) draw(p *program) error {
 	intended := min(max(p.intended.Sub(r.start), 0), at)
 	p.a = history.Attempt{Client: p.client, Intended: intended, Invoke: at, Ops: ops}
 	p.open = true
-	r.push(event{kind: evInvoke, a: p.a})
+	// The invocation gets its own operations: the client fills in its
+	// reads' lists while the checker's goroutine writes the invocation.
+	inv := p.a
+	inv.Ops = slices.Clone(ops)
+	r.push(event{kind: evInvoke, a: inv})
 	for _, k := range retired {
 		r.push(event{kind: evRetire, key: k, at: at + 1})
 	}
