@@ -21,7 +21,7 @@ func Meta() workload.Meta {
 		Description: "Jepsen's list-append transactions, their history checked for isolation anomalies while the run goes (Elle's method)",
 		Examples: `  txload run append --isolation serializable --concurrency 20 --duration 60s --history run.jsonl
   txload run append --isolation repeatable-read --keys 3 --history run.edn
-  txload run append --embedded-version 12.3.0 --concurrency 20 --duration 60s
+  txload run append --embedded-version 12.3.0 --concurrency 20 --duration 60s --keys 4
   txload check history run.jsonl --isolation serializable`,
 		New: func() workload.Generator { return newGenerator() },
 	}
