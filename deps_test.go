@@ -23,9 +23,10 @@ const module = "github.com/txload/txload/"
 var forbidden = map[string][]string{
 	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
 	"internal/cli":         {},
-	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/pgbenchrun", "workload/"},
+	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/failoverrun", "internal/pgbenchrun", "workload/"},
 	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "workload/"},
 	"internal/lagrun":      {"engine", "internal/cli", "internal/pgtest"},
+	"internal/failoverrun": {"internal/cli", "internal/pgtest", "internal/lagrun"},
 	"engine":               {"internal/", "report", "workload/"},
 	"report/...":           {"engine", "workload", "internal/"},
 	"metrics":              {"engine", "report", "workload", "internal/"},
@@ -41,6 +42,7 @@ var forbidden = map[string][]string{
 	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/"},
 	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"slo":                  {"engine", "report", "workload", "internal/"},
+	"internal/interrupt":   {"engine", "report", "workload", "internal/cli"},
 	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
 	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
 	// Programs of the bench scripts: they make inputs from the public

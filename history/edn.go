@@ -63,16 +63,45 @@ func WriteEDN(w io.Writer, attempts []Attempt) error {
 			out = append(out, event{a.Complete, true, e.i})
 		}
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	for idx, e := range out {
-		buf = appendEDN(buf[:0], idx, e.complete, attempts[e.i], e.at)
-		if _, err := bw.Write(buf); err != nil {
+	ew := NewEDNWriter(w)
+	for _, e := range out {
+		if err := ew.write(e.complete, attempts[e.i], e.at); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	return ew.Flush()
 }
+
+// EDNWriter writes a history as EDN while it is made, as WriteEDN writes
+// a whole one: the caller writes each attempt's invocation when it begins
+// and its completion when it ends, in the order of their times (a workload
+// that stamps every event from one clock under one lock).
+type EDNWriter struct {
+	w     *bufio.Writer
+	buf   []byte
+	index int
+}
+
+// NewEDNWriter writes to w; call Flush at the end.
+func NewEDNWriter(w io.Writer) *EDNWriter {
+	return &EDNWriter{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Invoke writes a's invocation, at a.Invoke: its reads nil.
+func (e *EDNWriter) Invoke(a Attempt) error { return e.write(false, a, a.Invoke) }
+
+// Complete writes a's completion, at a.Complete.
+func (e *EDNWriter) Complete(a Attempt) error { return e.write(true, a, a.Complete) }
+
+func (e *EDNWriter) write(complete bool, a Attempt, at time.Duration) error {
+	e.buf = appendEDN(e.buf[:0], e.index, complete, a, at)
+	e.index++
+	_, err := e.w.Write(e.buf)
+	return err
+}
+
+// Flush writes what is buffered.
+func (e *EDNWriter) Flush() error { return e.w.Flush() }
 
 var ednTypes = [...]string{Committed: ":ok", Failed: ":fail", Unknown: ":info"}
 

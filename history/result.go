@@ -102,45 +102,61 @@ func (r *Result) WriteText(w io.Writer, l Level, name func(index int) string) er
 		b.WriteString("no anomalies found\n")
 	}
 	for _, f := range r.Findings {
-		verb := "allowed"
-		if l.Forbids(f.Class) {
-			verb = "forbidden"
-		}
-		fmt.Fprintf(&b, "\n%s: %d (%s; %s at %s)\n", f.Class, f.Count, f.Class.Meaning(), verb, l)
-		if f.Example == nil {
-			continue
-		}
-		b.WriteString("  for example:\n")
-		for _, t := range f.Example.Txns {
-			fmt.Fprintf(&b, "    %s = %s\n", t.Name, t.describe(name))
-		}
-		for _, line := range f.Example.Lines {
-			fmt.Fprintf(&b, "    %s\n", line)
-		}
+		b.WriteString("\n")
+		b.WriteString(f.Text(l, name))
 	}
 	for _, c := range Classes() {
 		if n := r.Incomplete[c]; n > 0 && r.Count(c) == 0 {
 			fmt.Fprintf(&b, "\n%s: not ruled out: its search stopped at its budget in %d component(s)\n", c, n)
 		}
 	}
-	v := r.Verdict(l)
 	b.WriteString("\n")
-	switch {
-	case v.Violation:
-		fmt.Fprintf(&b, "verdict at %s: VIOLATION: %s %s forbidden", l, classList(v.Forbidden), isAre(len(v.Forbidden)))
-		if len(v.Allowed) > 0 {
-			fmt.Fprintf(&b, " (%s allowed)", classList(v.Allowed))
-		}
-		b.WriteString("\n")
-	case len(v.Undecided) > 0:
-		fmt.Fprintf(&b, "verdict at %s: unknown: %s not ruled out\n", l, classList(v.Undecided))
-	case len(v.Allowed) > 0:
-		fmt.Fprintf(&b, "verdict at %s: ok: %s %s allowed\n", l, classList(v.Allowed), isAre(len(v.Allowed)))
-	default:
-		fmt.Fprintf(&b, "verdict at %s: ok\n", l)
-	}
+	b.WriteString(r.VerdictLine(l))
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// Text is f's block of the text WriteText writes: its class, count and
+// meaning, whether level l allows it, and its example explained, on lines
+// that end with a newline. name labels an attempt by its number.
+func (f Finding) Text(l Level, name func(index int) string) string {
+	var b strings.Builder
+	verb := "allowed"
+	if l.Forbids(f.Class) {
+		verb = "forbidden"
+	}
+	fmt.Fprintf(&b, "%s: %d (%s; %s at %s)\n", f.Class, f.Count, f.Class.Meaning(), verb, l)
+	if f.Example == nil {
+		return b.String()
+	}
+	b.WriteString("  for example:\n")
+	for _, t := range f.Example.Txns {
+		fmt.Fprintf(&b, "    %s = %s\n", t.Name, t.describe(name))
+	}
+	for _, line := range f.Example.Lines {
+		fmt.Fprintf(&b, "    %s\n", line)
+	}
+	return b.String()
+}
+
+// VerdictLine is the verdict at level l, on one line without its newline:
+// "verdict at serializable: VIOLATION: G2-item is forbidden".
+func (r *Result) VerdictLine(l Level) string {
+	v := r.Verdict(l)
+	switch {
+	case v.Violation:
+		s := fmt.Sprintf("verdict at %s: VIOLATION: %s %s forbidden", l, classList(v.Forbidden), isAre(len(v.Forbidden)))
+		if len(v.Allowed) > 0 {
+			s += fmt.Sprintf(" (%s allowed)", classList(v.Allowed))
+		}
+		return s
+	case len(v.Undecided) > 0:
+		return fmt.Sprintf("verdict at %s: unknown: %s not ruled out", l, classList(v.Undecided))
+	case len(v.Allowed) > 0:
+		return fmt.Sprintf("verdict at %s: ok: %s %s allowed", l, classList(v.Allowed), isAre(len(v.Allowed)))
+	}
+	return fmt.Sprintf("verdict at %s: ok", l)
 }
 
 func plural(n int) string {

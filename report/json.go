@@ -30,6 +30,16 @@ type Document struct {
 	// Series are figures over time that a command measures beside the
 	// runs' own (lag's replication lag): one chart each in the HTML report.
 	Series []SeriesDoc `json:"series,omitempty"`
+	// Tables are a command's own figures as rows of text (failover's):
+	// one table each in the HTML report, after the summary. Readers of
+	// the figures take them from the command's own section of the JSON.
+	Tables []TableDoc `json:"tables,omitempty"`
+}
+
+// TableDoc is a titled table of text: its first row is the header.
+type TableDoc struct {
+	Title string     `json:"title"`
+	Rows  [][]string `json:"rows"`
 }
 
 // SeriesDoc is one figure over time: at each point, one value per line.
@@ -42,6 +52,16 @@ type SeriesDoc struct {
 	// Spooled, when set, holds the points in place of Points, out of
 	// memory (lag's spool of its points).
 	Spooled Source[SeriesPoint] `json:"-"`
+	// Events are moments to mark on the chart (failover's fault and
+	// promotion).
+	Events []SeriesEvent `json:"events,omitempty"`
+}
+
+// SeriesEvent is a moment of a SeriesDoc: seconds from the start of the
+// measured period, and what happened then.
+type SeriesEvent struct {
+	At    float64 `json:"at_seconds"`
+	Label string  `json:"label"`
 }
 
 // SeriesPoint is the values of a SeriesDoc's lines at one time.

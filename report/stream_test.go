@@ -80,9 +80,11 @@ func streamedDoc(t *testing.T) *report.Document {
 			t.Fatal(err)
 		}
 	}
-	doc.Series = []report.SeriesDoc{{Title: "lag", Unit: "us", Lines: []string{"p50", "max", "oldest"}, Spooled: points},
+	doc.Series = []report.SeriesDoc{{Title: "lag", Unit: "us", Lines: []string{"p50", "max", "oldest"}, Spooled: points,
+		Events: []report.SeriesEvent{{At: 2.5, Label: "fault"}}},
 		{Title: "kept in memory", Lines: []string{"x"}, Points: []report.SeriesPoint{{At: 1, Values: []float64{2}}}}}
 	doc.RunID = "0123"
+	doc.Tables = []report.TableDoc{{Title: "t", Rows: [][]string{{"a", "1"}}}}
 	return doc
 }
 

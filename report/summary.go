@@ -236,5 +236,14 @@ func DrainLine(drain *metrics.Snapshot) string {
 	}
 	ok := d.OK + d.WarmupOK
 	return fmt.Sprintf("drain: %d operations in flight when the window ended, not in the figures below: %d committed and %d failed in the %s after it, %d abandoned (outcome unknown)",
-		inFlight, ok, inFlight-ok-d.Abandoned, drain.Elapsed.Round(time.Millisecond), d.Abandoned)
+		inFlight, ok, inFlight-ok-d.Abandoned, roundShort(drain.Elapsed), d.Abandoned)
+}
+
+// roundShort rounds a short time to the millisecond, or below one
+// millisecond to the microsecond (never "0s" for a drain that took 300µs).
+func roundShort(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }

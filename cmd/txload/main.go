@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/txload/txload/internal/cli"
+	"github.com/txload/txload/internal/interrupt"
 	"github.com/txload/txload/workload/all"
 )
 
@@ -20,7 +21,7 @@ func main() {
 }
 
 func run() int {
-	ctx, stop := cli.SignalContext(context.Background())
+	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	ran := false
 	root := cli.Root(cli.Env{

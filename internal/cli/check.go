@@ -1,11 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -27,31 +26,11 @@ for the anomalies of Adya's isolation levels, as Elle does.`,
 		Example: "  txload check bank --url postgres://localhost/bench\n  txload check history run.jsonl --isolation serializable",
 	}
 	subcommands(env, cmd, "check", func(h workload.Hooks) bool { return h.Check != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			var tf targetFlags
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   "Audit the " + m.Name + " data",
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					conn, h, err := openFor(cmd, env, g, &tf)
-					if err != nil {
-						return err
-					}
-					defer conn.Close()
-					res, err := h.Check(cmd.Context(), conn.Target)
-					if err != nil {
-						return err
-					}
-					runner.PrintCheck(env.Stdout, res)
-					if len(res.Violations) > 0 {
-						return &runner.ViolationError{Violations: res.Violations}
-					}
-					return nil
-				},
-			}
-			tf.register(c.Flags())
-			return c
+			return leaf{"Audit the " + m.Name + " data", m.Examples, tf.register, func(ctx context.Context) error {
+				return runner.Check(ctx, g, tf.options(env), env.Stdout, env.Stderr)
+			}}
 		})
 	cmd.AddCommand(checkHistoryCommand(env))
 	return cmd
@@ -100,78 +79,31 @@ serializable forbids every class.`,
 // checkHistory reads the history at path (- for stdin) and checks it
 // against level.
 func checkHistory(env Env, path string, level history.Level) error {
-	var in io.Reader
-	format := history.FormatOf(path)
-	if path == "-" {
-		if env.Stdin == nil {
-			return usagef("check history -: no standard input")
-		}
-		in, format = env.Stdin, history.Sniff
-	} else {
+	in, format := env.Stdin, history.Sniff
+	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
 			return usagef("check history: %v", err)
 		}
 		defer f.Close()
-		in = f
+		in, format = f, history.FormatOf(path)
+	} else if in == nil {
+		return usagef("check history -: no standard input")
 	}
-	rd, err := history.NewReader(in, format)
-	if err != nil {
-		return usagef("check history: %s: %v", path, err)
-	}
-	c := history.NewChecker()
-	var lines []int32 // attempt -> its line
-	for {
-		a, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			err = c.Add(a)
-		}
-		if err != nil {
-			return usagef("check history: %s, %v", path, lineError(err, rd.Line()))
-		}
-		lines = append(lines, int32(rd.Line()))
-	}
-	name := func(i int) string { return fmt.Sprintf("line %d", lines[i]) }
-	res, err := c.Close()
-	if err != nil {
-		var dup *history.DuplicateAppendError
-		if errors.As(err, &dup) {
-			return usagef("check history: %s: %s", path, dup.Describe(name))
-		}
-		return fmt.Errorf("checking %s: %w", path, err)
-	}
-	if _, err := fmt.Fprintf(env.Stdout, "history %s (%s)\n", path, rd.Format()); err != nil {
+	file, err := history.CheckFile(in, path, format)
+	if ie := (*history.InputError)(nil); errors.As(err, &ie) {
+		return usagef("check history: %v", ie)
+	} else if err != nil {
 		return err
 	}
-	if err := res.WriteText(env.Stdout, level, name); err != nil {
+	if _, err := fmt.Fprintf(env.Stdout, "history %s (%s)\n", path, file.Format); err != nil {
 		return err
 	}
-	v := res.Verdict(level)
-	switch {
-	case v.Violation:
-		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the history shows anomalies %s forbids: %s", level, classNames(v.Forbidden))}
-	case len(v.Undecided) > 0:
-		return &ExitError{Code: ExitFailed, Err: fmt.Errorf("the check could not rule out %s, which %s forbids: its search stopped at its budget", classNames(v.Undecided), level)}
+	if err := file.Result.WriteText(env.Stdout, level, file.Name); err != nil {
+		return err
+	}
+	if err := file.Result.Verdict(level).Err(); err != nil {
+		return &ExitError{Code: ExitFailed, Err: err}
 	}
 	return nil
-}
-
-// lineError names the line of an error that does not say it.
-func lineError(err error, line int) error {
-	var le *history.LineError
-	if errors.As(err, &le) {
-		return err
-	}
-	return &history.LineError{Line: line, Err: err}
-}
-
-func classNames(cs []history.Class) string {
-	s := make([]string, len(cs))
-	for i, c := range cs {
-		s[i] = c.String()
-	}
-	return strings.Join(s, ", ")
 }

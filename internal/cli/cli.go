@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
 )
@@ -127,6 +129,7 @@ PostgreSQL of its own and removes it on exit.`,
 		mergeCommand(env),
 		reportCommand(env),
 		lagCommand(env),
+		failoverCommand(env),
 		pgbenchCommand(env),
 	)
 	for _, c := range root.Commands() {
@@ -188,11 +191,19 @@ func workloadParent(env Env, cmd *cobra.Command) {
 	}
 }
 
-// subcommands adds one child per workload, built by make with a fresh
-// generator each. A workload without the capability (has) gets a hidden
-// child that says so in one line.
+// leaf is what a verb does for one workload: its help, its flags, and the
+// one call it makes.
+type leaf struct {
+	short, example string
+	flags          func(*pflag.FlagSet)
+	run            func(context.Context) error
+}
+
+// subcommands adds one child per workload, made from the leaf that make
+// returns for a fresh generator each. A workload without the capability
+// (has) gets a hidden child that says so in one line.
 func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.Hooks) bool,
-	make func(workload.Meta, workload.Generator) *cobra.Command) {
+	make func(workload.Meta, workload.Generator) leaf) {
 	workloadParent(env, parent)
 	var capable []string
 	for _, m := range env.Registry.All() {
@@ -212,7 +223,10 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			})
 			continue
 		}
-		c := make(m, g)
+		l := make(m, g)
+		c := &cobra.Command{Use: m.Name, Short: l.short, Example: l.example,
+			RunE: func(cmd *cobra.Command, _ []string) error { return runErr(l.run(cmd.Context())) }}
+		l.flags(c.Flags())
 		// A flag given to other commands only (workload.OnlyFor) is
 		// hidden here, and refused with one line if used.
 		var foreign []*pflag.Flag
@@ -223,7 +237,7 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			}
 			c.Flags().AddFlag(f)
 		})
-		if run := c.RunE; len(foreign) > 0 && run != nil {
+		if run := c.RunE; len(foreign) > 0 {
 			c.RunE = func(cmd *cobra.Command, args []string) error {
 				for _, f := range foreign {
 					if f.Changed {
@@ -238,13 +252,24 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			}
 		}
 		for name, v := range h.RunDefaults {
-			if fl := c.Flags().Lookup(name); fl != nil {
-				_ = fl.Value.Set(v) // the workload's own defaults: valid by construction
-				fl.DefValue = v
-			}
+			setDefault(c.Flags(), name, v)
 		}
 		c.Args = cobra.NoArgs
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 		parent.AddCommand(c)
 	}
+}
+
+// setDefault makes v the default of flag name, if fs has it: the
+// workload's own defaults, and lag's, valid by construction.
+func setDefault(fs *pflag.FlagSet, name, v string) {
+	if fl := fs.Lookup(name); fl != nil {
+		_ = fl.Value.Set(v)
+		fl.DefValue = v
+	}
+}
+
+// pgbenchMajor is pgbenchargs.Follow, under the name pgbenchcmd.go calls.
+func pgbenchMajor(args []string, lookup func(string) (string, bool)) (int, string) {
+	return pgbenchargs.Follow(args, lookup)
 }

@@ -187,18 +187,12 @@ func lagFlagSet(f *lagFlags, runf *runFlags, g workload.Generator) *pflag.FlagSe
 		fs.AddFlag(fl)
 	})
 	fs.AddFlagSet(g.Flags())
-	setDefault := func(name, v string) {
-		if fl := fs.Lookup(name); fl != nil {
-			_ = fl.Value.Set(v) // the workload's own defaults, and lag's: valid by construction
-			fl.DefValue = v
-		}
-	}
 	for name, v := range g.Hooks().RunDefaults {
 		if name != "init" {
-			setDefault(name, v)
+			setDefault(fs, name, v)
 		}
 	}
-	setDefault("drain-timeout", lagrun.DefaultDrainTimeout.String())
+	setDefault(fs, "drain-timeout", lagrun.DefaultDrainTimeout.String())
 	fs.BoolP("help", "h", false, "help for lag")
 	return fs
 }

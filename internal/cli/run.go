@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"strconv"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -116,31 +116,11 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
-	i, n, err := f.instanceOf(env)
+	i, n, err := runner.Instance(f.instance, f.instances, env.Getenv("JOB_COMPLETION_INDEX"))
 	if err != nil || n == 0 {
-		return o, err
+		return o, runErr(err)
 	}
 	return o, runErr(o.Share(i, n))
-}
-
-// instanceOf reads --instance, or --instances with $JOB_COMPLETION_INDEX;
-// n is 0 for a single process.
-func (f *loadFlags) instanceOf(env Env) (i, n int, err error) {
-	switch {
-	case f.instance != "" && f.instances != 0:
-		return 0, 0, usagef("give --instance i/N or --instances N, not both")
-	case f.instance != "":
-		i, n, err = runner.ParseInstance(f.instance)
-		return i, n, runErr(runner.Usage(err))
-	case f.instances != 0:
-		idx := env.Getenv("JOB_COMPLETION_INDEX")
-		if idx == "" {
-			return 0, 0, usagef("--instances %d needs $JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job), or give --instance i/N", f.instances)
-		}
-		i, n, err = runner.ParseInstance(idx + "/" + strconv.Itoa(f.instances))
-		return i, n, runErr(runner.Usage(err))
-	}
-	return 0, 0, nil
 }
 
 // runFlags are run's own flags, beside the load flags.
@@ -216,22 +196,15 @@ a summary per operation on stdout. Progress lines go to stderr.`,
 		Example: "  txload run bank --isolation rc --duration 5s\n  txload run bank --rate 500 --duration 1m --json bank.json",
 	}
 	subcommands(env, cmd, "run", func(h workload.Hooks) bool { return h.Ops != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			f := &runFlags{}
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   m.Description,
-				Example: m.Examples,
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					opts, err := f.options(env)
-					if err != nil {
-						return err
-					}
-					return runErr(runner.Run(cmd.Context(), m, g, f.load.target.options(env), opts))
-				},
-			}
-			f.register(c.Flags())
-			return c
+			return leaf{m.Description, m.Examples, f.register, func(ctx context.Context) error {
+				opts, err := f.options(env)
+				if err != nil {
+					return err
+				}
+				return runner.Run(ctx, m, g, f.load.target.options(env), opts)
+			}}
 		})
 	return cmd
 }

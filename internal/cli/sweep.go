@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -63,22 +64,16 @@ Exit status: 0 when a maximum was found, 1 when even --start fails,
   txload sweep tpcb-like --slo "p95<10ms" --step-duration 30s --precision 0.05 --chart sweep.svg`,
 	}
 	subcommands(env, cmd, "sweep", func(h workload.Hooks) bool { return h.Ops != nil },
-		func(m workload.Meta, g workload.Generator) *cobra.Command {
+		func(m workload.Meta, g workload.Generator) leaf {
 			f := &sweepFlags{}
-			c := &cobra.Command{
-				Use:     m.Name,
-				Short:   m.Description,
-				Example: fmt.Sprintf("  txload sweep %s --slo \"p99<=50ms\" --csv sweep.csv --chart sweep.png", m.Name),
-				RunE: func(cmd *cobra.Command, _ []string) error {
-					opts, err := f.load.options(env, "sweep")
-					if err != nil {
-						return err
-					}
-					return runErr(runner.Sweep(cmd.Context(), m, g, f.load.target.options(env), opts, f.sweep))
-				},
-			}
-			f.register(c.Flags())
-			return c
+			example := fmt.Sprintf("  txload sweep %s --slo \"p99<=50ms\" --csv sweep.csv --chart sweep.png", m.Name)
+			return leaf{m.Description, example, f.register, func(ctx context.Context) error {
+				opts, err := f.load.options(env, "sweep")
+				if err != nil {
+					return err
+				}
+				return runner.Sweep(ctx, m, g, f.load.target.options(env), opts, f.sweep)
+			}}
 		})
 	return cmd
 }

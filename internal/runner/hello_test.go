@@ -19,8 +19,8 @@ import (
 	"github.com/txload/txload/workload"
 )
 
-// hello is the smallest complete workload (the README's "How to add a
-// workload"): one flag, a schema, one operation, a check.
+// hello is the smallest complete workload (docs/architecture.md, "How to
+// add a workload"): one flag, a schema, one operation, a check.
 type hello struct {
 	flags *pflag.FlagSet
 	rows  int
@@ -48,9 +48,7 @@ func (g *hello) Hooks() workload.Hooks {
 			}
 			return nil
 		},
-		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-			return g.schema().Init(ctx, t, o)
-		},
+		Init:  workload.InitSchema(g.schema),
 		Ops:   g.ops,
 		Check: g.check,
 	}

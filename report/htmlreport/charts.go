@@ -360,6 +360,9 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 				}
 				c.Series = append(c.Series, s)
 			}
+			for _, ev := range sd.Events {
+				c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: ev.At, Label: ev.Label, Color: colors[i], Dash: plot.Dashed})
+			}
 		}
 	}
 	if len(titles) == 0 {

@@ -254,6 +254,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 		summaryTable(p, runs)
 		comparison(p, runs)
 	}
+	tablesSection(p, docs)
 	seriesSection(p, docs, names, colors)
 	if len(runs) > 0 {
 		opSections(p, runs)
@@ -640,4 +641,33 @@ func partialShort(runs []*run, named bool) string {
 		return ""
 	}
 	return fmt.Sprintf("not drawn: the last, partial interval (%s); the totals include it", strings.Join(parts, "; "))
+}
+
+// tablesSection draws the documents' own tables (failover's figures), the
+// first row of each as its header, the first column left-aligned.
+func tablesSection(p *page, docs []*report.Document) {
+	for _, d := range docs {
+		for _, t := range d.Tables {
+			if len(t.Rows) == 0 {
+				continue
+			}
+			p.printf("<h2>%s</h2><table>", esc(t.Title))
+			for i, row := range t.Rows {
+				cell := "td"
+				if i == 0 {
+					cell = "th"
+				}
+				p.printf("<tr>")
+				for j, c := range row {
+					class := ""
+					if j > 0 && i > 0 && len(row) == 2 {
+						class = ` class="l"`
+					}
+					p.printf("<%s%s>%s</%s>", cell, class, esc(c), cell)
+				}
+				p.printf("</tr>")
+			}
+			p.printf("</table>")
+		}
+	}
 }

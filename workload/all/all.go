@@ -5,6 +5,7 @@ package all
 
 import (
 	"github.com/txload/txload/workload"
+	appendwl "github.com/txload/txload/workload/append"
 	"github.com/txload/txload/workload/bank"
 	"github.com/txload/txload/workload/pgbench"
 	"github.com/txload/txload/workload/pgio"
@@ -13,7 +14,7 @@ import (
 
 // Registry returns every workload.
 func Registry() *workload.Registry {
-	r, err := workload.NewRegistry(append([]workload.Meta{bank.Meta(), vote.Meta(), pgio.Meta()}, pgbench.Metas()...)...)
+	r, err := workload.NewRegistry(append([]workload.Meta{appendwl.Meta(), bank.Meta(), vote.Meta(), pgio.Meta()}, pgbench.Metas()...)...)
 	if err != nil {
 		panic(err) // duplicate names are a programming error caught by every test
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
@@ -52,14 +51,9 @@ SELECT count(*),
 FROM bank_account a LEFT JOIN net n ON n.id = a.id CROSS JOIN bank_meta m`
 
 func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	a := &audit{}
-	// One snapshot for both queries, so that a check during a run is consistent.
-	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	noSchema := errors.New("no bank schema in this database: run `txload init bank` first")
+	err := workload.ReadSnapshot(ctx, t, "check bank", noSchema, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.lostUpdates, &a.lostForbidden, &a.deltaRows,
 			&a.levels[0], &a.levels[1], &a.levels[2]); err != nil {
 			return fmt.Errorf("auditing the ledger: %w", err)
@@ -75,11 +69,7 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		return nil
 	})
 	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			return nil, fmt.Errorf("no bank schema in this database: run `txload init bank` first")
-		}
-		return nil, fmt.Errorf("check bank: %w", err)
+		return nil, err
 	}
 	a.lostAllowed = a.lostUpdates - a.lostForbidden
 	a.expected = a.accounts * a.initial

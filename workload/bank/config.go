@@ -1,7 +1,6 @@
 package bank
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -87,9 +86,7 @@ func (g *gen) Flags() *pflag.FlagSet { return g.flags }
 func (g *gen) Hooks() workload.Hooks {
 	return workload.Hooks{
 		Validate: g.validate,
-		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-			return g.schema().Init(ctx, t, o)
-		},
+		Init:     workload.InitSchema(g.schema),
 		Ops:      g.ops,
 		Check:    g.check,
 		Variants: g.variants,

@@ -30,15 +30,9 @@ const auditSQL = `SELECT count(*),
 FROM article a LEFT JOIN (SELECT article_id, count(*) AS n FROM vote GROUP BY article_id) v ON v.article_id = a.id`
 
 func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	a := &audit{}
 	var nonZero int64
-	// One snapshot for both queries, so that a check during a run is consistent.
-	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := workload.ReadSnapshot(ctx, t, "check vote", errNoSchema, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, auditSQL).Scan(&a.articles, &a.counted, &nonZero, &a.mismatched, &a.firstMismatchedID); err != nil {
 			return fmt.Errorf("auditing the articles: %w", err)
 		}
@@ -49,10 +43,7 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		return nil
 	})
 	if err != nil {
-		if isUndefined(err) {
-			return nil, errNoSchema
-		}
-		return nil, fmt.Errorf("check vote: %w", err)
+		return nil, err
 	}
 	a.maintained = nonZero > 0 || a.counted != 0
 	return a, nil

@@ -1,14 +1,12 @@
 package vote
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -59,12 +57,10 @@ func (g *gen) Flags() *pflag.FlagSet { return g.flags }
 func (g *gen) Hooks() workload.Hooks {
 	return workload.Hooks{
 		Validate: g.validate,
-		Init: func(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-			return g.schema().Init(ctx, t, o)
-		},
-		Ops:    g.ops,
-		Check:  g.check,
-		Tables: []string{"article", "vote"},
+		Init:     workload.InitSchema(g.schema),
+		Ops:      g.ops,
+		Check:    g.check,
+		Tables:   []string{"article", "vote"},
 		// A vote is marked in its transaction (a read writes nothing).
 		MarkTransactions: func() error { return nil },
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
@@ -171,11 +170,6 @@ func writeEvery(n int) func(int) func() int {
 }
 
 var errNoSchema = errors.New("no vote schema in this database: run `txload init vote` first")
-
-func isUndefined(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "42P01"
-}
 
 // refresh refreshes the view and records how many votes it now includes.
 func refresh(ctx context.Context, conn *pgx.Conn, rs *runState) error {

@@ -1,4 +1,4 @@
-package cli
+package interrupt
 
 import (
 	"context"
@@ -15,12 +15,12 @@ import (
 // kill txload on the spot and leave the server's data behind.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
-// SignalContext returns a context that a stop signal cancels, its cause a
+// Context returns a context that a stop signal cancels, its cause a
 // *runner.Interrupt naming the signal; a second stop signal kills at once.
 // A closed standard output or error (`txload run … | head -1`) ends the
 // command the same way, cleanly, instead of killing it with SIGPIPE in the
 // middle of a write: the reports then name it. stop releases the signals.
-func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
+func Context(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
 	pipes := make(chan os.Signal, 1)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cli
+package interrupt
 
 // outputClosed: no SIGPIPE outside Unix.
 func outputClosed() bool { return false }

@@ -1,0 +1,85 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// File is a history read whole from a file and checked.
+type File struct {
+	Result *Result
+	Format Format  // the format it was read in
+	lines  []int32 // attempt -> its line
+}
+
+// Name names attempt i by its line in the file (for WriteText).
+func (f *File) Name(i int) string { return fmt.Sprintf("line %d", f.lines[i]) }
+
+// InputError is a history that cannot be checked as given: it cannot be
+// read, an attempt in it is malformed (its line named), or an element is
+// appended twice.
+type InputError struct {
+	Path string
+	Err  error
+	line bool // Err begins with a line: "PATH, line N: ..."
+}
+
+func (e *InputError) Error() string {
+	if e.line {
+		return e.Path + ", " + e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// CheckFile reads the history in holds, in format f (Sniff: whichever its
+// first characters say), and checks it; path names it in errors. A history
+// that cannot be checked as given is an *InputError.
+func CheckFile(in io.Reader, path string, f Format) (*File, error) {
+	rd, err := NewReader(in, f)
+	if err != nil {
+		return nil, &InputError{Path: path, Err: err}
+	}
+	c := NewChecker()
+	file := &File{}
+	for {
+		a, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = c.Add(a)
+		}
+		if err != nil {
+			var le *LineError
+			if !errors.As(err, &le) {
+				err = &LineError{Line: rd.Line(), Err: err}
+			}
+			return nil, &InputError{Path: path, Err: err, line: true}
+		}
+		file.lines = append(file.lines, int32(rd.Line()))
+	}
+	file.Format = rd.Format()
+	if file.Result, err = c.Close(); err != nil {
+		var dup *DuplicateAppendError
+		if errors.As(err, &dup) {
+			return nil, &InputError{Path: path, Err: errors.New(dup.Describe(file.Name))}
+		}
+		return nil, fmt.Errorf("checking %s: %w", path, err)
+	}
+	return file, nil
+}
+
+// Err is nil when the verdict passes; else it says which classes the
+// level forbids were found or, none found, could not be ruled out.
+func (v Verdict) Err() error {
+	switch {
+	case v.Violation:
+		return fmt.Errorf("the history shows anomalies %s forbids: %s", v.Level, classList(v.Forbidden))
+	case len(v.Undecided) > 0:
+		return fmt.Errorf("the check could not rule out %s, which %s forbids: its search stopped at its budget", classList(v.Undecided), v.Level)
+	}
+	return nil
+}

@@ -1,0 +1,411 @@
+package failoverrun
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/lag"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
+)
+
+// Result is what one failover run measured.
+type Result struct {
+	// Workload and Mode (async, sync: the embedded pair's replication;
+	// cluster) name the run; Plan says what was done, in words.
+	Workload, Mode, Plan string
+	Fault                string
+	URL                  string
+	Server               pg.Server
+	ProbeInterval        time.Duration
+	// Before and After are the prober's view of the nodes.
+	Before, After string
+	// HeldAt is when the standby's link was paused (zero: never).
+	HeldAt time.Time
+	// FaultSent is when the fault was caused (the signal, the command's
+	// start) or, waiting for a failover, first seen; FaultLogged and
+	// FaultDown the old primary's log times (the embedded pair).
+	FaultSent, FaultLogged, FaultDown time.Time
+	// PromoteSent and PromoteRequested are the embedded promotion's;
+	// NewPrimary when the new primary took writes (its log) or was first
+	// seen (the prober); Timeline its timeline.
+	PromoteSent, PromoteRequested, NewPrimary time.Time
+	Timeline                                  uint32
+	// CommandDone and CommandOutput are --failover-command's.
+	CommandDone   time.Time
+	CommandOutput string
+	// OldNode and NewNode are the nodes the probe committed on before and
+	// after; LastProbeOld and FirstProbeNew its last and first commits
+	// there, ProbeAsked when it asked for the connection that made the
+	// first.
+	OldNode, NewNode                        string
+	LastProbeOld, FirstProbeNew, ProbeAsked time.Time
+	// LastOld and FirstNew are the last commit the old primary
+	// acknowledged and the first on the new one (any writer); Unavailable
+	// the time between, known within Precision.
+	LastOld, FirstNew time.Time
+	Unavailable       time.Duration
+	Precision         time.Duration
+	// Lag is the replication just before the fault.
+	Lag *LagSample
+	// Tally is the markers' comparison with the new primary.
+	Tally Tally
+	// Old is the embedded pair's old primary, restarted after the run to
+	// be read (nil: not read, nothing was lost).
+	Old *OldPrimary
+	// Straddled counts the operations under way or due during the
+	// unavailability, Committed of them those that committed; Latency
+	// their latencies (intended start to end), sorted.
+	Straddled, StraddledOK int64
+	Latency                []time.Duration
+	// Points are commits and failures per second, every 100 ms.
+	Points []report.SeriesPoint
+	// Outcome is the load's, as the runner ran it.
+	Outcome *runner.Outcome
+	// Err is why the run failed, if it did (no password); Interrupted
+	// says Ctrl-C stopped it.
+	Err         string
+	Interrupted bool
+	// LoadEnd is when the load (and its audit) ended.
+	LoadEnd time.Time
+	// startAt is the load's start, where the timeline begins.
+	startAt time.Time
+}
+
+// loadWindowEnd is when the load was to end: its start plus the warm-up
+// and the duration.
+func (r *Result) loadWindowEnd() time.Time {
+	if o := r.Outcome; o != nil {
+		return r.startAt.Add(o.Engine.Warmup + o.Engine.Duration)
+	}
+	return r.LoadEnd
+}
+
+// keyValues writes rows of two cells as "key  value", keys aligned.
+func keyValues(w io.Writer, rows [][]string) {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r[0]))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, r[0], r[1])
+	}
+}
+
+// analyse works out the write unavailability, the operations that
+// straddled it and the timeline from what the probe, the markers and the
+// timeline kept.
+func (s *session) analyse() {
+	res, pb := s.res, s.probe
+	var oldNode, newNode = -1, -1
+	for _, r := range pb.w.recs {
+		if r.state != committed {
+			continue
+		}
+		at := time.Unix(0, r.at)
+		switch {
+		case oldNode < 0:
+			oldNode = int(r.node)
+			res.LastProbeOld = at
+		case int(r.node) == oldNode && newNode < 0:
+			res.LastProbeOld = at
+		case int(r.node) != oldNode && newNode < 0:
+			newNode = int(r.node)
+			res.FirstProbeNew = at
+		}
+	}
+	pb.mu.Lock()
+	if oldNode >= 0 {
+		res.OldNode = pb.nodes[oldNode]
+	}
+	if newNode >= 0 {
+		res.NewNode, res.ProbeAsked = pb.nodes[newNode], pb.connected[newNode]
+	}
+	pb.mu.Unlock()
+	if newNode >= 0 {
+		// The largest gap between two acknowledgements from the probe's
+		// last commit on the old node to its first on the new one is the
+		// failover: every writer's commits bound it.
+		acks := s.ledger.acks()
+		lo, hi := res.LastProbeOld.UnixNano(), res.FirstProbeNew.UnixNano()
+		i, _ := slices.BinarySearch(acks, lo)
+		best := int64(-1)
+		for ; i+1 < len(acks) && acks[i] < hi; i++ {
+			if g := acks[i+1] - acks[i]; g > best {
+				best = g
+				res.LastOld, res.FirstNew = time.Unix(0, acks[i]), time.Unix(0, acks[i+1])
+			}
+		}
+		res.Unavailable = res.FirstNew.Sub(res.LastOld)
+		res.Precision = res.ProbeInterval + res.FirstProbeNew.Sub(res.ProbeAsked)
+		for _, sp := range s.tl.straddled(res.LastOld, res.FirstNew) {
+			res.Straddled++
+			if sp.ok {
+				res.StraddledOK++
+			}
+			res.Latency = append(res.Latency, time.Duration(sp.end-sp.intended))
+		}
+		slices.Sort(res.Latency)
+	}
+	ok, failed := s.tl.series()
+	for i := range ok {
+		res.Points = append(res.Points, report.SeriesPoint{At: (time.Duration(i+1) * bucket).Seconds(), Values: []float64{ok[i], failed[i]}})
+	}
+	res.startAt = s.tl.start
+}
+
+// Failures are what the run found wrong: commits lost or reborn, the
+// workload's own check's violations, a failover that did not happen.
+func (r *Result) Failures() []string {
+	var out []string
+	t := r.Tally
+	if t.Lost > 0 {
+		out = append(out, fmt.Sprintf("%s: %d acknowledged commits lost by the failover", r.Mode, t.Lost))
+	}
+	if t.Phantom > 0 {
+		out = append(out, fmt.Sprintf("%s: %d rolled-back transactions are on the new primary", r.Mode, t.Phantom))
+	}
+	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
+		out = append(out, fmt.Sprintf("%s: no commit on a new primary was seen", r.Mode))
+	}
+	if o := r.Outcome; o != nil {
+		if o.Result != nil && o.Result.Aborted > 0 {
+			out = append(out, fmt.Sprintf("%s: %d clients aborted", r.Mode, o.Result.Aborted))
+		}
+		if o.Check != nil {
+			for _, v := range o.Check.Violations {
+				out = append(out, r.Mode+": "+v)
+			}
+		}
+	}
+	return out
+}
+
+// quantile is the q-th (0..1) of sorted durations.
+func quantile(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(d))+0.5) - 1
+	return d[min(max(i, 0), len(d)-1)]
+}
+
+func clock(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("15:04:05.000")
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+}
+
+// bytesString is a byte count for people.
+func bytesString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f kB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// maxListed is how many lost or ambiguous commits the text lists (--json
+// has them all).
+const maxListed = 20
+
+// writeResult writes the failover's block of the report.
+func writeResult(w io.Writer, r *Result) {
+	fmt.Fprintf(w, "failover: %s\n", r.Plan)
+	keyValues(w, resultRows(r))
+	t := r.Tally
+	listCommits(w, "lost", t.LostIDs)
+	listCommits(w, "ambiguous", t.AmbiguousIDs)
+	listCommits(w, "PHANTOM", t.PhantomIDs)
+	fmt.Fprintln(w)
+}
+
+// resultRows are the failover's figures, as (what, value) rows.
+func resultRows(r *Result) [][]string {
+	rows := [][]string{}
+	add := func(k, v string) { rows = append(rows, []string{k, v}) }
+	if r.Interrupted {
+		add("INTERRUPTED", "the figures cover what ran before the interrupt")
+	}
+	if !r.HeldAt.IsZero() {
+		add("standby held back", clock(r.HeldAt)+" (its replication link paused)")
+	}
+	fault := clock(r.FaultSent)
+	switch {
+	case r.CommandOutput != "" || !r.CommandDone.IsZero():
+		fault += fmt.Sprintf(" --failover-command started; it returned at %s", clock(r.CommandDone))
+	case !r.FaultDown.IsZero():
+		fault += " signal sent"
+		if !r.FaultLogged.IsZero() {
+			fault += "; logged " + clock(r.FaultLogged)
+		}
+		fault += "; down " + clock(r.FaultDown)
+	case !r.FaultSent.IsZero():
+		fault += " old primary first seen gone"
+	}
+	add("fault", fault)
+	if !r.PromoteRequested.IsZero() {
+		add("promotion", fmt.Sprintf("requested %s, taking writes %s (log), timeline %d", clock(r.PromoteRequested), clock(r.NewPrimary), r.Timeline))
+		add("server logs", fmt.Sprintf("old primary down %s after the signal; the new one took writes %s after the signal, %s after the old was down",
+			ms(r.FaultDown.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultSent)), ms(r.NewPrimary.Sub(r.FaultDown))))
+	} else if !r.NewPrimary.IsZero() {
+		add("new primary seen", fmt.Sprintf("%s, timeline %d (%s)", clock(r.NewPrimary), r.Timeline, r.After))
+	}
+	if !r.NewPrimary.IsZero() && !r.startAt.IsZero() && r.NewPrimary.After(r.loadWindowEnd()) {
+		add("NOTE", fmt.Sprintf("the new primary took writes %s after the load's end: the clients did not live through the whole failover (a longer --duration, or an earlier --at)", ms(r.NewPrimary.Sub(r.loadWindowEnd()))))
+	}
+	if r.FirstNew.IsZero() {
+		add("write unavailability", "unknown: no commit on a new primary was seen")
+	} else {
+		add("last commit, old primary", fmt.Sprintf("%s (%s)", clock(r.LastOld), r.OldNode))
+		add("first commit, new primary", fmt.Sprintf("%s (%s)", clock(r.FirstNew), r.NewNode))
+		add("write unavailability", fmt.Sprintf("%s (±%s: a probe commits every %s)", ms(r.Unavailable), ms(r.Precision), r.ProbeInterval))
+	}
+	add("replication before", lagLine(r))
+	add("clients saw", clientsLine(r))
+	if r.Straddled > 0 {
+		add("operations straddling", fmt.Sprintf("%d (%d committed): latency p50 %s, p99 %s, max %s", r.Straddled, r.StraddledOK,
+			ms(quantile(r.Latency, .5)), ms(quantile(r.Latency, .99)), ms(r.Latency[len(r.Latency)-1])))
+	}
+	t := r.Tally
+	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
+	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
+	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))
+	if o := r.Old; o != nil {
+		v := fmt.Sprintf("holds %d of the %d lost commits, and %d of the ambiguous ones the new primary lacks", o.Holds, t.Lost, o.AmbiguousHeld)
+		if o.Err != "" {
+			v = "could not be read: " + o.Err
+		}
+		add("old primary, restarted", v)
+	}
+	if t.Phantom > 0 {
+		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on the new primary", t.Phantom))
+	}
+	if t.Unresolved > 0 {
+		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on the new primary", t.Unresolved, t.Found))
+	}
+	return rows
+}
+
+// listCommits lists commits by id.
+func listCommits(w io.Writer, what string, ids []Commit) {
+	if len(ids) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  %s commits (writer/seq of their marker in %s: whose, when)%s:\n", what, lag.Table, more(len(ids)))
+	for i, c := range ids {
+		if i == maxListed {
+			break
+		}
+		who := fmt.Sprintf("client %d, attempt %d", c.Client, c.Seq)
+		if c.Client < 0 {
+			who = fmt.Sprintf("probe, commit %d", c.Seq)
+		}
+		fmt.Fprintf(w, "    %d/%d  %s, %s\n", c.Writer, c.Seq, who, clock(c.At))
+		for _, row := range c.Rows {
+			fmt.Fprintf(w, "      %s\n", row)
+		}
+	}
+}
+
+func more(n int) string {
+	if n > maxListed {
+		return fmt.Sprintf(", the first %d of %d (--json lists all)", maxListed, n)
+	}
+	return ""
+}
+
+func lagLine(r *Result) string {
+	l := r.Lag
+	if l == nil {
+		return "not sampled"
+	}
+	if len(l.Standbys) == 0 {
+		return "no standby streaming (" + clock(l.At) + ")"
+	}
+	var parts []string
+	for _, s := range l.Standbys {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s not flushed, %s not replayed, replay_lag %s", s.Name, s.SyncState,
+			bytesString(s.NotFlushed), bytesString(s.NotReplayed), ms(time.Duration(s.ReplayLagSec*float64(time.Second)))))
+	}
+	when := ""
+	if !r.FaultSent.IsZero() {
+		when = fmt.Sprintf(" (sampled %s before the fault)", ms(r.FaultSent.Sub(l.At)))
+	}
+	return strings.Join(parts, "; ") + when
+}
+
+// errorCounts are the failed attempts by class, and the failed
+// reconnection attempts, of the whole run (warm-up aside).
+func errorCounts(r *Result) (errs [metrics.NumClasses]int64, reconnects int64, outages int, down time.Duration) {
+	o := r.Outcome
+	if o == nil || o.Result == nil {
+		return
+	}
+	all := o.Result.Total.Total("all")
+	return all.Errors, o.Result.Total.Reconnects, o.Result.Outages, o.Result.Unreachable
+}
+
+func clientsLine(r *Result) string {
+	errs, reconnects, outages, down := errorCounts(r)
+	var parts []string
+	for c, n := range errs {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", metrics.Class(c), n))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no errors")
+	}
+	return fmt.Sprintf("%s; failed reconnection attempts %d; outages %d, %s unreachable in all", strings.Join(parts, ", "), reconnects, outages, ms(down))
+}
+
+// writeComparison is the modes side by side.
+func writeComparison(w io.Writer, rs []*Result) {
+	fmt.Fprintln(w, "comparison:")
+	report.Table(w, "  ", comparisonRows(rs))
+	fmt.Fprintln(w)
+}
+
+// comparisonRows are the modes side by side, a header first.
+func comparisonRows(rs []*Result) [][]string {
+	rows := [][]string{{"replication", "tps", "unavailable", "lost", "ambiguous", "survived", "errors", "reconnects", "straddling p99", "check"}}
+	for _, r := range rs {
+		tps := "-"
+		check := "-"
+		var nerr int64
+		errs, reconnects, _, _ := errorCounts(r)
+		for _, n := range errs {
+			nerr += n
+		}
+		if o := r.Outcome; o != nil && o.Result != nil {
+			all := o.Result.Total.Total("all")
+			tps = fmt.Sprintf("%.0f", float64(all.OK)/o.Result.Total.Elapsed.Seconds())
+			if o.Check != nil {
+				check = "ok"
+				if n := len(o.Check.Violations); n > 0 {
+					check = fmt.Sprintf("%d violations", n)
+				}
+			}
+		}
+		un := "-"
+		if !r.FirstNew.IsZero() {
+			un = ms(r.Unavailable)
+		}
+		rows = append(rows, []string{r.Mode, tps, un, fmt.Sprint(r.Tally.Lost), fmt.Sprint(r.Tally.Ambiguous), fmt.Sprint(r.Tally.Survived),
+			fmt.Sprint(nerr), fmt.Sprint(reconnects), ms(quantile(r.Latency, .99)), check})
+	}
+	return rows
+}

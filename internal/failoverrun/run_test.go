@@ -1,0 +1,244 @@
+package failoverrun
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pg/replica"
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/lag"
+)
+
+// runFailover runs o, failing t on a usage error.
+func runFailover(t *testing.T, o Options) (*Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	rs, err := Run(ctx, o)
+	if len(rs) != 1 {
+		t.Fatalf("%d results (%v), want 1", len(rs), err)
+	}
+	return rs[0], err
+}
+
+// Sync replication loses no acknowledged commit, whatever kills the
+// primary; the write unavailability agrees with the server logs: the last
+// commit on the old primary came before it was down, the first on the new
+// one after the promotion was requested, and their distance is the time
+// from the fault to the log's "ready to accept connections" within the
+// precision the report states (plus the log's millisecond).
+func TestEmbeddedSync(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded primary and standby")
+	}
+	for _, fault := range []string{"immediate", "kill", "fast"} {
+		t.Run(fault, func(t *testing.T) {
+			o, out := options(t, "bank")
+			o.Replications, o.Fault = []string{"sync"}, fault
+			r, err := runFailover(t, o)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Logf("\n%s", section(out.String()))
+			tl := r.Tally
+			if tl.Lost != 0 || tl.Phantom != 0 || tl.Acked < 100 {
+				t.Fatalf("acknowledged %d, lost %d, phantoms %d: want 0 lost of many", tl.Acked, tl.Lost, tl.Phantom)
+			}
+			if r.Outcome == nil || r.Outcome.Check == nil || len(r.Outcome.Check.Violations) > 0 {
+				t.Fatalf("bank's check after the failover: %+v", r.Outcome)
+			}
+			// Writes stop between the signal and the old primary's end (a
+			// kill first stops the postmaster, then finds its children),
+			// and resume between the promotion's request and its "ready"
+			// (to the probe's precision): the unavailability lies within.
+			lo, hi := r.PromoteRequested.Sub(r.FaultDown)-time.Millisecond, r.NewPrimary.Sub(r.FaultSent)+r.Precision+time.Millisecond
+			if r.FirstNew.IsZero() || r.LastOld.After(r.FaultDown.Add(time.Millisecond)) || r.FirstNew.Before(r.PromoteRequested) ||
+				r.Unavailable < lo || r.Unavailable > hi {
+				t.Fatalf("write unavailability %s (last commit on the old primary %s, first on the new %s), the logs say %s..%s (fault sent %s, down %s; promotion requested %s, ready %s; precision ±%s)",
+					r.Unavailable, clock(r.LastOld), clock(r.FirstNew), lo, hi, clock(r.FaultSent), clock(r.FaultDown), clock(r.PromoteRequested), clock(r.NewPrimary), r.Precision)
+			}
+			if r.Lag == nil || len(r.Lag.Standbys) != 1 || r.Lag.Standbys[0].SyncState != "sync" {
+				t.Fatalf("replication before the fault: %+v", r.Lag)
+			}
+		})
+	}
+}
+
+// section is the failover's block of a report.
+func section(s string) string {
+	if i := strings.Index(s, "failover: "); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+// markers reads the markers (writer/seq -> xmin) and bank's ledger rows
+// (xmin -> rows) on url.
+func markers(t *testing.T, url string) (map[lag.Marker]string, map[string]int) {
+	t.Helper()
+	conn := pgtest.Conn(t, url)
+	ctx := t.Context()
+	ms := map[lag.Marker]string{}
+	rows, err := conn.Query(ctx, "SELECT writer, seq, xmin::text FROM "+lag.Table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m lag.Marker
+		var x string
+		if err := rows.Scan(&m.Writer, &m.Seq, &x); err != nil {
+			t.Fatal(err)
+		}
+		ms[m] = x
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	ledger := map[string]int{}
+	rows, err = conn.Query(ctx, "SELECT xmin::text FROM bank_ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var x string
+		if err := rows.Scan(&x); err != nil {
+			t.Fatal(err)
+		}
+		ledger[x]++
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	return ms, ledger
+}
+
+// Async replication with the standby held back 2 s before a kill: txload
+// reports N lost commits, N > 0, and they are exactly what the old primary
+// holds (restarted on its own) and the new one lacks, by marker id, less
+// the ambiguous commits; and the bank's own ledger rows the new primary
+// lacks are those very transactions (the same xmin, which physical
+// replication keeps).
+func TestEmbeddedAsyncHeld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded primary and standby")
+	}
+	o, out := options(t, "bank")
+	o.Replications, o.Fault, o.HoldStandby, o.At = []string{"async"}, "kill", 2*time.Second, 3*time.Second
+	o.Run.Engine.Duration = 5 * time.Second
+	var oldMarkers, newMarkers map[lag.Marker]string
+	var oldLedger, newLedger map[string]int
+	o.inspect = func(p *replica.Pair, _ *Result) {
+		if !p.Primary.Running() { // failover restarts it to read it
+			if err := p.RestartOld(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		oldMarkers, oldLedger = markers(t, p.Primary.URL())
+		newMarkers, newLedger = markers(t, p.Standby.URL())
+	}
+	r, err := runFailover(t, o)
+	t.Logf("\n%s", section(out.String()))
+	tl := r.Tally
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("async: %d acknowledged commits lost by the failover", tl.Lost)) {
+		t.Fatalf("the run's error: %v, want the %d lost commits said", err, tl.Lost)
+	}
+	if tl.Lost == 0 || tl.Lost != int64(len(tl.LostIDs)) {
+		t.Fatalf("lost %d (%d listed): want some, each listed", tl.Lost, len(tl.LostIDs))
+	}
+	var gone []lag.Marker // on the old primary, not on the new
+	for m := range oldMarkers {
+		if _, ok := newMarkers[m]; !ok {
+			gone = append(gone, m)
+		}
+	}
+	ambiguous := map[lag.Marker]bool{}
+	for _, c := range tl.AmbiguousIDs {
+		ambiguous[lag.Marker{Writer: c.Writer, Seq: c.Seq}] = true
+	}
+	var lost, goneAcked []lag.Marker
+	for _, c := range tl.LostIDs {
+		lost = append(lost, lag.Marker{Writer: c.Writer, Seq: c.Seq})
+	}
+	for _, m := range gone {
+		if !ambiguous[m] {
+			goneAcked = append(goneAcked, m)
+		}
+	}
+	cmp := func(a, b lag.Marker) int {
+		if a.Writer != b.Writer {
+			return a.Writer - b.Writer
+		}
+		return int(a.Seq - b.Seq)
+	}
+	slices.SortFunc(lost, cmp)
+	slices.SortFunc(goneAcked, cmp)
+	if !slices.Equal(lost, goneAcked) {
+		t.Fatalf("txload lost %d commits; the old primary holds %d markers the new lacks (%d of them ambiguous): not the same ids",
+			len(lost), len(gone), len(gone)-len(goneAcked))
+	}
+	// The bank's own ledger agrees: on each server, one ledger row per
+	// transfer's marker (the probe's, writer 1 on a fresh pair, write
+	// none), and every lost transfer's marker on the old primary shares
+	// its transaction (xmin) with a ledger row there. (Xids are not
+	// compared across the servers: the new primary hands out again those
+	// the old one used after the standby fell behind.)
+	for _, side := range []struct {
+		name    string
+		markers map[lag.Marker]string
+		ledger  map[string]int
+	}{{"old", oldMarkers, oldLedger}, {"new", newMarkers, newLedger}} {
+		n, rows := 0, 0
+		for m := range side.markers {
+			if m.Writer != 1 {
+				n++
+			}
+		}
+		for _, c := range side.ledger {
+			rows += c
+		}
+		if n != rows {
+			t.Fatalf("the %s primary holds %d ledger rows and %d transfer markers", side.name, rows, n)
+		}
+	}
+	ledgerLost := 0
+	for _, m := range goneAcked {
+		if m.Writer == 1 {
+			continue
+		}
+		if oldLedger[oldMarkers[m]] != 1 {
+			t.Fatalf("lost commit %d/%d (xmin %s) has %d ledger rows on the old primary, want 1", m.Writer, m.Seq, oldMarkers[m], oldLedger[oldMarkers[m]])
+		}
+		ledgerLost++
+	}
+	if int64(ledgerLost) != tl.Lost-tl.LostProbe {
+		t.Fatalf("%d lost transfers have a ledger row on the old primary, txload lost %d", ledgerLost, tl.Lost-tl.LostProbe)
+	}
+	got := ledgerLost
+	// txload's own reading of the old primary says the same: it holds
+	// every lost commit, and each lost transfer comes with its ledger row.
+	if r.Old == nil || r.Old.Err != "" || r.Old.Holds != tl.Lost {
+		t.Fatalf("txload's reading of the old primary: %+v, want all %d lost commits held", r.Old, tl.Lost)
+	}
+	withLedger := 0
+	for _, c := range tl.LostIDs {
+		n := 0
+		for _, row := range c.Rows {
+			if strings.HasPrefix(row, "bank_ledger {") {
+				n++
+			}
+		}
+		if c.Client >= 0 && n != 1 || c.Client < 0 && len(c.Rows) > 0 {
+			t.Fatalf("lost commit %d/%d (client %d): rows %q", c.Writer, c.Seq, c.Client, c.Rows)
+		}
+		withLedger += n
+	}
+	if withLedger != ledgerLost {
+		t.Fatalf("txload lists %d ledger rows of lost transfers, the test finds %d", withLedger, ledgerLost)
+	}
+	t.Logf("lost %d acknowledged commits (%d of the probe's), %d ledger rows; ambiguous %d, %d on the new primary",
+		tl.Lost, tl.LostProbe, got, tl.Ambiguous, tl.Survived)
+}

@@ -1,0 +1,54 @@
+//go:build unix
+
+package interrupt
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/runner"
+)
+
+// TestContext sends each stop signal to the test process itself: the
+// context ends, its cause naming the signal; a SIGPIPE while stdout and
+// stderr are open (a socket closed under a write) ends nothing; stop ends
+// the context without a cause of its own.
+func TestContext(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ctx, stop := Context(context.Background())
+			defer stop()
+			if err := syscall.Kill(os.Getpid(), syscall.SIGPIPE); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(os.Getpid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%v did not end the context", sig)
+			}
+			var in *runner.Interrupt
+			if !errors.As(context.Cause(ctx), &in) || in.Signal != sig {
+				t.Errorf("cause %v, want the interrupt by %v", context.Cause(ctx), sig)
+			}
+		})
+	}
+	ctx, stop := Context(context.Background())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGPIPE); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if ctx.Err() != nil {
+		t.Errorf("a SIGPIPE with the outputs open ended the context: %v", context.Cause(ctx))
+	}
+	stop()
+	if !errors.Is(context.Cause(ctx), context.Canceled) {
+		t.Errorf("after stop: cause %v, want context.Canceled", context.Cause(ctx))
+	}
+}

@@ -1,0 +1,62 @@
+package append
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/txload/txload/history"
+	"github.com/txload/txload/workload"
+)
+
+// report is the run's block: the history, the checker's cost, each class
+// found, the verdict; each class the level forbids is a violation, with
+// its example explained.
+func (r *runState) report(res *history.Result, elapsed time.Duration) *workload.CheckResult {
+	level := r.cfg.level()
+	out := &workload.CheckResult{Values: map[string]int64{
+		"attempts": int64(res.Attempts), "committed": int64(res.Committed),
+		"failed": int64(res.Failed), "unknown": int64(res.Unknown),
+		"checker_peak_attempts": int64(res.Stats.PeakTxns), "checker_backlog": int64(r.backlog),
+	}}
+	where := "not written (--history FILE writes it)"
+	name := func(i int) string { return fmt.Sprintf("attempt %d", i) }
+	if r.cfg.history != "" {
+		format := "JSON lines"
+		if r.cfg.edn {
+			format = "EDN"
+		} else {
+			name = func(i int) string { return fmt.Sprintf("line %d", i+1) }
+		}
+		where = fmt.Sprintf("written to %s (%s)", r.cfg.history, format)
+	}
+	busy := ""
+	if elapsed > 0 {
+		busy = fmt.Sprintf("; busy %.1f%% of the run (%s), at most %d events waiting", 100*r.busy.Seconds()/elapsed.Seconds(), r.busy.Round(time.Millisecond), r.backlog)
+	}
+	out.Lines = []workload.Line{
+		{Label: "history", Value: fmt.Sprintf("%d attempts: %d committed, %d failed, %d unknown; %s", res.Attempts, res.Committed, res.Failed, res.Unknown, where)},
+		{Label: "checker", Value: fmt.Sprintf("online, held at most %d attempts and %d keys%s", res.Stats.PeakTxns, res.Stats.PeakKeys, busy)},
+	}
+	for _, f := range res.Findings {
+		verb := "allowed"
+		if level.Forbids(f.Class) {
+			verb = "forbidden"
+			out.Violations = append(out.Violations, strings.TrimRight(f.Text(level, name), "\n"))
+		}
+		out.Lines = append(out.Lines, workload.Line{Label: f.Class.String(),
+			Value: fmt.Sprintf("%d (%s; %s at %s)", f.Count, f.Class.Meaning(), verb, level)})
+		out.Values[valueKey(f.Class)] = int64(f.Count)
+	}
+	v := res.Verdict(level)
+	for _, c := range v.Undecided {
+		out.Violations = append(out.Violations, fmt.Sprintf("%s: not ruled out: its search stopped at its budget", c))
+	}
+	out.Lines = append(out.Lines, workload.Line{Label: "verdict", Value: strings.TrimPrefix(res.VerdictLine(level), "verdict ")})
+	return out
+}
+
+// valueKey is a class's key in the JSON document: "g2_item".
+func valueKey(c history.Class) string {
+	return strings.NewReplacer("-", "_").Replace(strings.ToLower(c.String()))
+}

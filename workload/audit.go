@@ -1,0 +1,42 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txload/txload/internal/pg"
+)
+
+// InitSchema is the Init hook of a workload whose schema is one Schema,
+// built from its flags when init runs.
+func InitSchema(schema func() Schema) func(context.Context, *pg.Target, InitOptions) error {
+	return func(ctx context.Context, t *pg.Target, o InitOptions) error {
+		return schema().Init(ctx, t, o)
+	}
+}
+
+// ReadSnapshot runs read in one read-only repeatable-read transaction on a
+// connection of its own, so that the queries of a check see one snapshot
+// and a check during a run is consistent. A connection error is returned as
+// it is; a missing table (42P01) is noSchema; any other error is wrapped
+// with what.
+func ReadSnapshot(ctx context.Context, t *pg.Target, what string, noSchema error, read func(pgx.Tx) error) error {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, read)
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &pe) && pe.Code == "42P01":
+		return noSchema
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
