@@ -292,6 +292,9 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 			// pgbench never gives up on a schedule it cannot keep.
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
 			ConnectPerTxn: o.Connect,
+			// pgbench's clock: -T and -P count from before its clients
+			// connect, and its tps leaves the connecting out.
+			ClockBeforeConnect: true,
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, ClientErrorsAbort: true,
 		PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors, Format: format,
