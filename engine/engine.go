@@ -450,8 +450,8 @@ type run struct {
 	origin      time.Time
 	connectTime time.Duration
 	// resumed: the next tick is Tick.Resumed (the tick loop's alone).
-	resumed bool
-	readyDone                atomic.Bool
+	resumed   bool
+	readyDone atomic.Bool
 
 	stop     chan struct{} // closed when no new operation may start
 	stopOnce sync.Once
