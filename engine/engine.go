@@ -737,10 +737,8 @@ func (r *run) tickLoop() {
 	defer timer.Stop()
 	k := time.Duration(1)
 	if due := r.start.Sub(r.origin) / r.cfg.Progress; due > 0 {
-		// As pgbench: one report once connected for those due before.
-		if r.bounded() && !r.start.Before(r.end) {
-			return
-		}
+		// As pgbench: one report once connected for those due before,
+		// even when connecting took all of the duration.
 		if err := r.tick(r.start, false); err != nil {
 			return
 		}

@@ -1370,3 +1370,28 @@ func TestClockBeforeConnect(t *testing.T) {
 		})
 	}
 }
+
+// Connecting that takes longer than the duration leaves an empty window,
+// as pgbench's (0 transactions), and one progress tick once connected.
+func TestClockBeforeConnectLongerThanDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.Progress, cfg.ClockBeforeConnect = 2, 5*time.Second, time.Second, true
+		var got []string
+		cfg.OnTick = func(tk Tick) {
+			got = append(got, fmt.Sprintf("%s/%s/%d", tk.Elapsed, tk.Interval.Elapsed, tk.Interval.Ops[0].OK))
+		}
+		l, n, _ := load(fakeWorker{service: func(int64) time.Duration { return 10 * time.Millisecond }})
+		began := time.Now()
+		res, err := Run(t.Context(), cfg, slowConnect(6*time.Second, l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wall := time.Since(began); wall != 6*time.Second || n.Load() != 0 || res.Total.Elapsed != 0 || res.Total.Ops[0].OK != 0 {
+			t.Errorf("wall %s, %d operations, window %s: want 6s, none, 0s", wall, n.Load(), res.Total.Elapsed)
+		}
+		if len(got) == 0 || got[0] != "6s/6s/0" {
+			t.Errorf("ticks (elapsed/interval/ok) %v, want 6s/6s/0 first", got)
+		}
+	})
+}
