@@ -71,6 +71,17 @@ type Config struct {
 	// closed loop the transaction starts once connected. Result.Connections
 	// and ConnectionTime count them.
 	ConnectPerTxn bool
+	// ClockBeforeConnect starts the clock of Duration and of Progress
+	// before the clients connect, as pgbench's -T and -P do: the measured
+	// window still starts once every client is connected, but ends
+	// Duration after connecting began (at once if connecting took longer),
+	// and progress intervals end every Progress from the start of
+	// connecting, the first covering the connections (one interval ends
+	// as the clients are connected if any was due while they connected).
+	// The run then ends once the clients' connections are closed (the
+	// drain counts closing them), as pgbench's. Not with Warmup; with
+	// Transactions only the progress clock moves.
+	ClockBeforeConnect bool
 
 	// Classify tells the class of an error and whether it is fatal.
 	Classify func(error) (metrics.Class, bool)
@@ -186,6 +197,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--rate %g is more than one operation per nanosecond, the schedule's resolution (at most 1e9)", c.Rate)
 	case c.Transactions < 0:
 		return fmt.Errorf("--transactions must be 0 (run for --duration) or a positive number per client, got %d", c.Transactions)
+	case c.ClockBeforeConnect && c.Warmup > 0:
+		return fmt.Errorf("--warmup cannot be used when the duration counts from before connecting (pgbench's -T)")
 	case c.Transactions > 0 && c.Warmup > 0:
 		return fmt.Errorf("--warmup cannot be used with --transactions (a number of transactions per client)")
 	case c.Transactions == 0 && (c.Duration <= 0 || c.Duration > maxDuration):
@@ -231,6 +244,11 @@ type Tick struct {
 	Final, Drain bool
 	// End is when the interval ended.
 	End time.Time
+	// Resumed marks the first interval after the clients connected when
+	// ticks were due while they connected (Config.ClockBeforeConnect): it
+	// starts as they are connected and is shorter than Progress, and
+	// pgbench prints it all the same.
+	Resumed bool
 }
 
 // ErrorEvent is one failed attempt.
@@ -348,13 +366,22 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	var deadline *time.Timer
 	connStart := time.Now()
 	ready := func(start time.Time) {
-		r.start = start
+		r.start, r.origin = start, start
+		if cfg.ClockBeforeConnect {
+			r.origin = connStart
+		}
 		r.measureStart = start.Add(cfg.Warmup)
 		r.end = r.measureStart.Add(cfg.Duration)
+		if cfg.ClockBeforeConnect && cfg.Transactions == 0 {
+			r.end = connStart.Add(cfg.Duration)
+			if r.end.Before(r.measureStart) {
+				r.end = r.measureStart
+			}
+		}
 		if r.bounded() {
 			r.cutAt(r.end)
 		}
-		r.reg.Restart(start)
+		r.reg.Restart(r.origin)
 		for _, g := range r.groups {
 			g.arrivals.start = start
 		}
@@ -378,9 +405,10 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 	err := load.Drive(driveCtx, workload.Clients{Groups: r.sessionGroups(), Ready: ready, Spin: cfg.Spin})
 	// The run ended when its last client stopped: not when the clients'
 	// connections were closed after it, which with hundreds of them can
-	// take the server a second.
+	// take the server a second. pgbench's clock (ClockBeforeConnect) runs
+	// until they are closed.
 	lastEnd := time.Now()
-	if r.stops.Load() == int64(r.cfg.Concurrency) {
+	if r.stops.Load() == int64(r.cfg.Concurrency) && !cfg.ClockBeforeConnect {
 		lastEnd = time.Unix(0, r.lastStop.Load())
 	}
 	if deadline != nil {
@@ -417,8 +445,13 @@ type run struct {
 	groups          []*group
 
 	start, measureStart, end time.Time
-	connectTime              time.Duration
-	readyDone                atomic.Bool
+	// origin is when the clock of the duration and the progress started:
+	// start, or with Config.ClockBeforeConnect when connecting began.
+	origin      time.Time
+	connectTime time.Duration
+	// resumed: the next tick is Tick.Resumed (the tick loop's alone).
+	resumed   bool
+	readyDone atomic.Bool
 
 	stop     chan struct{} // closed when no new operation may start
 	stopOnce sync.Once
@@ -590,7 +623,7 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 			return nil, err
 		}
 		if r.cfg.OnTick != nil && r.cfg.Progress > 0 && iv.Elapsed > 0 {
-			r.cfg.OnTick(Tick{Elapsed: windowEnd.Sub(r.start), Warmup: windowEnd.Before(r.measureStart), Interval: iv, End: windowEnd})
+			r.cfg.OnTick(Tick{Elapsed: windowEnd.Sub(r.origin), Warmup: windowEnd.Before(r.measureStart), Interval: iv, End: windowEnd})
 		}
 		// Operations still in flight when the run stopped waiting for
 		// them: at an interrupt, or at the drain deadline. Their outcome
@@ -637,6 +670,22 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 		res.ConnectionTime += g.connTime
 	}
 	if r.cfg.Rate > 0 {
+		if m, ok := r.mode.(openLoop); ok && m.cut {
+			// The schedule's arrivals at or after the window's end were
+			// never offered.
+			for _, g := range r.groups {
+				for {
+					at, ok := g.arrivals.peek()
+					if !ok {
+						break
+					}
+					g.arrivals.pop()
+					if !at.Before(r.end) {
+						r.offered--
+					}
+				}
+			}
+		}
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()
 		res.EmitLag = metrics.NewHistogram()
@@ -673,11 +722,12 @@ func (r *run) stopped() bool {
 	}
 }
 
-// tickLoop ticks the progress intervals, at every Progress from the start,
-// until the measured window ends (at the end of the duration, or at an
-// interrupt). The window's last interval, and the drain after it, are
-// ticked once the clients are done (result): by then every operation that
-// ended inside the window has been recorded.
+// tickLoop ticks the progress intervals, at every Progress from the
+// origin, until the measured window ends (at the end of the duration, or
+// at an interrupt). Ticks due while the clients connected (Config.
+// ClockBeforeConnect) are one, at the start. The window's last interval,
+// and the drain after it, are ticked once the clients are done (result):
+// by then every operation that ended inside the window has been recorded.
 func (r *run) tickLoop() {
 	defer close(r.tickerExited)
 	if r.cfg.Progress <= 0 {
@@ -685,8 +735,18 @@ func (r *run) tickLoop() {
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for k := time.Duration(1); ; k++ {
-		next := r.start.Add(k * r.cfg.Progress)
+	k := time.Duration(1)
+	if due := r.start.Sub(r.origin) / r.cfg.Progress; due > 0 {
+		// As pgbench: one report once connected for those due before,
+		// even when connecting took all of the duration.
+		if err := r.tick(r.start, false); err != nil {
+			return
+		}
+		k = due + 1
+		r.resumed = true
+	}
+	for ; ; k++ {
+		next := r.origin.Add(k * r.cfg.Progress)
 		if r.bounded() && !next.Before(r.end) {
 			return
 		}
@@ -719,8 +779,11 @@ func (r *run) tick(now time.Time, final bool) error {
 		r.setFatal(err)
 		return err
 	}
+	resumed := r.resumed
+	r.resumed = false
 	if r.cfg.OnTick != nil && r.cfg.Progress > 0 {
-		r.cfg.OnTick(Tick{Elapsed: now.Sub(r.start), Warmup: !now.After(r.measureStart), Interval: iv, Final: final, Drain: drain, End: now})
+		r.cfg.OnTick(Tick{Elapsed: now.Sub(r.origin), Warmup: !now.After(r.measureStart), Interval: iv, Final: final, Drain: drain, End: now,
+			Resumed: resumed})
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -1301,6 +1302,96 @@ func TestWarmupIntervalsLabelled(t *testing.T) {
 			if labels[i] != want[i] {
 				t.Fatalf("intervals ending at %v labelled warm-up %v, want %v", ends, labels, want)
 			}
+		}
+	})
+}
+
+// slowConnect is a Drive whose clients take connect to connect before
+// drive runs them (workerDrive).
+func slowConnect(connect time.Duration, l *workload.QueryLoad) *workload.QueryLoad {
+	drive := l.Drive
+	l.Drive = func(ctx context.Context, cs workload.Clients) error {
+		time.Sleep(connect)
+		return drive(ctx, cs)
+	}
+	return l
+}
+
+// pgbench's clock (ClockBeforeConnect): -T counts from before the clients
+// connect, the window from when they are connected to the end of -T;
+// progress ticks every -P from before connecting, those due while
+// connecting as one tick once connected, then a short one to the next
+// boundary.
+func TestClockBeforeConnect(t *testing.T) {
+	for _, rate := range []float64{0, 100, 400} {
+		t.Run(fmt.Sprintf("rate %g", rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := base()
+				cfg.Concurrency, cfg.Duration, cfg.Progress, cfg.Rate, cfg.Arrival = 2, 5*time.Second, time.Second, rate, Uniform
+				cfg.ClockBeforeConnect = true
+				var got []string
+				cfg.OnTick = func(tk Tick) {
+					got = append(got, fmt.Sprintf("%s/%s/%t", tk.Elapsed, tk.Interval.Elapsed, tk.Resumed))
+				}
+				l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return 10 * time.Millisecond }})
+				began := time.Now()
+				res, err := Run(t.Context(), cfg, slowConnect(2500*time.Millisecond, l))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wall := time.Since(began); wall < 5*time.Second || wall > 5010*time.Millisecond {
+					t.Errorf("the run took %s, want the 5s of -T, connecting included (and what was in flight then)", wall)
+				}
+				if res.ConnectTime != 2500*time.Millisecond || res.Total.Elapsed != 2500*time.Millisecond {
+					t.Errorf("connecting %s, window %s: want 2.5s and the 2.5s left of -T", res.ConnectTime, res.Total.Elapsed)
+				}
+				// Closed loop: 2 clients, 10 ms each; open loop: 100/s over
+				// the 2.5 s left, the schedule's tail never offered.
+				want := int64(500)
+				switch rate {
+				case 100:
+					want = 250
+					if res.Offered != want || res.Unstarted != 0 {
+						t.Errorf("offered %d, unstarted %d: want %d and 0", res.Offered, res.Unstarted, want)
+					}
+				case 400: // more than the clients can do: what is left at the end never starts
+					if res.Offered != 1000 || res.Unstarted != 500 {
+						t.Errorf("offered %d, unstarted %d: want 1000 and 500", res.Offered, res.Unstarted)
+					}
+				}
+				if ok := res.Total.Ops[0].OK; ok < want-2 || ok > want {
+					t.Errorf("%d operations in the window, want %d", ok, want)
+				}
+				wantTicks := []string{"2.5s/2.5s/false", "3s/500ms/true", "4s/1s/false", "5s/1s/false"}
+				if len(got) < 4 || strings.Join(got[:4], " ") != strings.Join(wantTicks, " ") {
+					t.Errorf("ticks (elapsed/interval/resumed) %v, want %v first", got, wantTicks)
+				}
+			})
+		})
+	}
+}
+
+// Connecting that takes longer than the duration leaves an empty window,
+// as pgbench's (0 transactions), and one progress tick once connected.
+func TestClockBeforeConnectLongerThanDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration, cfg.Progress, cfg.ClockBeforeConnect = 2, 5*time.Second, time.Second, true
+		var got []string
+		cfg.OnTick = func(tk Tick) {
+			got = append(got, fmt.Sprintf("%s/%s/%d", tk.Elapsed, tk.Interval.Elapsed, tk.Interval.Ops[0].OK))
+		}
+		l, n, _ := load(fakeWorker{service: func(int64) time.Duration { return 10 * time.Millisecond }})
+		began := time.Now()
+		res, err := Run(t.Context(), cfg, slowConnect(6*time.Second, l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wall := time.Since(began); wall != 6*time.Second || n.Load() != 0 || res.Total.Elapsed != 0 || res.Total.Ops[0].OK != 0 {
+			t.Errorf("wall %s, %d operations, window %s: want 6s, none, 0s", wall, n.Load(), res.Total.Elapsed)
+		}
+		if len(got) == 0 || got[0] != "6s/6s/0" {
+			t.Errorf("ticks (elapsed/interval/ok) %v, want 6s/6s/0 first", got)
 		}
 	})
 }

@@ -39,7 +39,7 @@ const (
 // closed loop.
 func newMode(cfg Config) mode {
 	if cfg.Rate > 0 {
-		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit}
+		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit, cut: cfg.ClockBeforeConnect && cfg.Transactions == 0}
 	}
 	return closedLoop{perClient: cfg.Transactions, connect: cfg.ConnectPerTxn}
 }
@@ -73,9 +73,13 @@ func (m closedLoop) bounded() bool { return m.perClient == 0 }
 // that starts late is charged the wait (lag). An arrival more than maxLag
 // behind saturates the run, which stops; one later than latencyLimit
 // (when set) is skipped and counted (pgbench's --latency-limit). The
-// window is the schedule's, whatever the number of transactions.
+// window is the schedule's, whatever the number of transactions. With cut
+// (Config.ClockBeforeConnect) the window may end before the schedule,
+// which ends with it, as pgbench's: what would start at or after its end
+// is not offered, and nothing starts after it, however late.
 type openLoop struct {
 	maxLag, latencyLimit time.Duration
+	cut                  bool
 }
 
 func (m openLoop) next(c *client, now time.Time, idle bool) decision {
@@ -83,6 +87,9 @@ func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 	for {
 		at, ok := a.peek()
 		if !ok {
+			return decision{kind: stop}
+		}
+		if m.cut && (!at.Before(r.end) || !now.Before(r.end)) {
 			return decision{kind: stop}
 		}
 		if at.After(now) {

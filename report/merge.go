@@ -182,6 +182,10 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	var emitSum *metrics.Snapshot // emission lag, carried as a one-op snapshot's response histogram
 	out := RunDoc{Labels: maps.Clone(base.Labels)}
 	haveIntervals := true
+	// longest is the longest run, its drain included: the merged run's
+	// length (under pgbench's clock windows and drains differ from run to
+	// run, and the longest window need not end the longest run).
+	var longest time.Duration
 	for i, d := range docs {
 		run := d.Runs[r]
 		if run.Histograms != nil && *geometry != nil && *run.Histograms != **geometry {
@@ -202,9 +206,11 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 			}
 			total.Elapsed = max(total.Elapsed, s.Elapsed)
 		}
+		runLength := s.Elapsed
 		if d, err := run.DrainSnapshot(); err != nil {
 			return out, fmt.Errorf("merge: %s: %w", names[i], err)
 		} else if d != nil {
+			runLength += d.Elapsed
 			if err := checkGeometry(d, names[i], geometry, geometryOf); err != nil {
 				return out, err
 			}
@@ -220,6 +226,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 				out.Drain = run.Drain
 			}
 		}
+		longest = max(longest, runLength)
 		out.ConnectSec = max(out.ConnectSec, run.ConnectSec)
 		out.Connections += run.Connections
 		out.ConnectionSec += run.ConnectionSec
@@ -262,7 +269,9 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
 	rd.Connections, rd.ConnectionSec = out.Connections, out.ConnectionSec
 	if drain != nil {
-		// The latest drain's end, its start the drain's longest before it.
+		// The latest drain's end; its length what the longest run had
+		// beyond the longest window.
+		drain.Elapsed = max(longest-total.Elapsed, 0)
 		end := out.Drain.End
 		d, err := NewIntervalDoc(drain, end, false)
 		if err != nil {

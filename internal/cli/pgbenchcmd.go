@@ -65,6 +65,7 @@ type pgbenchTxload struct {
 	metricsAddr     string
 	output          string
 	drainTimeout    time.Duration
+	cpuprofile      string
 }
 
 func newPgbenchTxload() *pgbenchTxload {
@@ -80,6 +81,8 @@ func newPgbenchTxload() *pgbenchTxload {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the run's metrics at http://HOST:PORT/metrics for Prometheus while it runs (a port alone listens on loopback)")
 	fs.StringVar(&f.output, "output", "pgbench", "report format: pgbench (pgbench's lines) | text (txload's summary with percentiles)")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long transactions in flight at the end are waited for")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
+	_ = fs.MarkHidden("cpuprofile")
 	return f
 }
 
@@ -292,11 +295,14 @@ func pgbenchRun(ctx context.Context, env Env, o *pgbenchargs.Options, tx *pgbenc
 			// pgbench never gives up on a schedule it cannot keep.
 			MaxLag: 24 * time.Hour, DrainTimeout: tx.drainTimeout, Spin: engine.DefaultSpin,
 			ConnectPerTxn: o.Connect,
+			// pgbench's clock: -T and -P count from before its clients
+			// connect, and its tps leaves the connecting out.
+			ClockBeforeConnect: true,
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, ClientErrorsAbort: true,
 		PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors, Format: format,
 		JSON: tx.json, HTML: tx.html, MetricsAddr: tx.metricsAddr, Histogram: tx.histogram, Config: config, Version: env.Version,
-		Stdout: env.Stdout, Stderr: env.Stderr,
+		Stdout: env.Stdout, Stderr: env.Stderr, CPUProfile: tx.cpuprofile,
 	}
 	if o.Transactions > 0 {
 		opts.Engine.Duration = 0

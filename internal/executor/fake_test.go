@@ -444,7 +444,7 @@ func TestNotices(t *testing.T) {
 // Messages cut anywhere, a row larger than the read buffer among them,
 // are read whole: the program gets every value of every row.
 func TestMessagesCutAnywhere(t *testing.T) {
-	big := make([]byte, 40<<10) // beyond the 16 KiB read buffer
+	big := make([]byte, 40<<10) // beyond the read buffer (readBuf)
 	for i := range big {
 		big[i] = byte('a' + i%26)
 	}

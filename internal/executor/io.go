@@ -61,6 +61,7 @@ func (c *Conn) fill() (int, error) {
 	if c.nc != nil {
 		n, err := c.nc.Read(c.rbuf[c.rend:])
 		c.rend += n
+		c.grow()
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -79,7 +80,16 @@ func (c *Conn) fill() (int, error) {
 			return 0, &net.OpError{Op: "read", Net: "tcp", Addr: c.addr, Err: io.ErrUnexpectedEOF}
 		}
 		c.rend += n
+		c.grow()
 		return n, nil
+	}
+}
+
+// grow doubles the read buffer, up to maxReadBuf, when a read filled it:
+// replies larger than it are read in fewer system calls from then on.
+func (c *Conn) grow() {
+	if c.rend == len(c.rbuf) && len(c.rbuf) < maxReadBuf {
+		c.rbuf = append(c.rbuf, make([]byte, len(c.rbuf))...)
 	}
 }
 

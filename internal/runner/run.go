@@ -482,7 +482,9 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	if res.Interrupted {
 		rd.InterruptedBy = InterruptedBy(res.Cause)
 	}
-	if res.Drain != nil && res.InFlight() > 0 {
+	// Under pgbench's clock the drain also holds closing the connections:
+	// its time is the run's, in-flight operations or not.
+	if res.Drain != nil && (res.InFlight() > 0 || o.Engine.ClockBeforeConnect) {
 		d, err := report.NewIntervalDoc(res.Drain, res.End, false)
 		if err != nil {
 			return rd, err

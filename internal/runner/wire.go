@@ -73,7 +73,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		switch {
 		case p <= 0 || t.Drain:
 			return false
-		case pr != nil && pr.WholeIntervals() && t.Interval.Elapsed < p-p/100 && !t.Final:
+		case pr != nil && pr.WholeIntervals() && t.Interval.Elapsed < p-p/100 && !t.Final && !t.Resumed:
 			return false
 		case !t.Final || t.Elapsed >= shownUpTo+p:
 			shownUpTo = t.Elapsed
