@@ -100,24 +100,17 @@ func keyValues(w io.Writer, rows [][]string) {
 // analyse works out the write unavailability, the operations that
 // straddled it and the timeline from what the probe, the markers and the
 // timeline kept.
-func (s *session) analyse() {
+func (s *session) analyse() error {
 	res, pb := s.res, s.probe
-	var oldNode, newNode = -1, -1
-	for _, r := range pb.w.recs {
-		if r.state != committed {
-			continue
-		}
-		at := time.Unix(0, r.at)
-		switch {
-		case oldNode < 0:
-			oldNode = int(r.node)
-			res.LastProbeOld = at
-		case int(r.node) == oldNode && newNode < 0:
-			res.LastProbeOld = at
-		case int(r.node) != oldNode && newNode < 0:
-			newNode = int(r.node)
-			res.FirstProbeNew = at
-		}
+	oldNode, newNode, lastOld, firstNew, err := s.ledger.probeSpan()
+	if err != nil {
+		return err
+	}
+	if oldNode >= 0 {
+		res.LastProbeOld = time.Unix(0, lastOld)
+	}
+	if newNode >= 0 {
+		res.FirstProbeNew = time.Unix(0, firstNew)
 	}
 	pb.mu.Lock()
 	if oldNode >= 0 {
@@ -131,15 +124,12 @@ func (s *session) analyse() {
 		// The largest gap between two acknowledgements from the probe's
 		// last commit on the old node to its first on the new one is the
 		// failover: every writer's commits bound it.
-		acks := s.ledger.acks()
-		lo, hi := res.LastProbeOld.UnixNano(), res.FirstProbeNew.UnixNano()
-		i, _ := slices.BinarySearch(acks, lo)
-		best := int64(-1)
-		for ; i+1 < len(acks) && acks[i] < hi; i++ {
-			if g := acks[i+1] - acks[i]; g > best {
-				best = g
-				res.LastOld, res.FirstNew = time.Unix(0, acks[i]), time.Unix(0, acks[i+1])
-			}
+		from, to, err := s.ledger.largestGap(res.LastProbeOld.UnixNano(), res.FirstProbeNew.UnixNano())
+		if err != nil {
+			return err
+		}
+		if to != 0 {
+			res.LastOld, res.FirstNew = time.Unix(0, from), time.Unix(0, to)
 		}
 		res.Unavailable = res.FirstNew.Sub(res.LastOld)
 		res.Precision = res.ProbeInterval + res.FirstProbeNew.Sub(res.ProbeAsked)
@@ -157,6 +147,7 @@ func (s *session) analyse() {
 		res.Points = append(res.Points, report.SeriesPoint{At: (time.Duration(i+1) * bucket).Seconds(), Values: []float64{ok[i], failed[i]}})
 	}
 	res.startAt = s.tl.start
+	return nil
 }
 
 // Failures are what the run found wrong: commits lost or reborn, the
