@@ -73,6 +73,10 @@ type Result struct {
 	Interrupted bool
 	// LoadEnd is when the load (and its audit) ended.
 	LoadEnd time.Time
+	// uncounted is why the markers could not be counted (a spool that
+	// $TMPDIR had no room for, the new primary unreadable): Tally is
+	// empty.
+	uncounted string
 	// startAt is the load's start, where the timeline begins.
 	startAt time.Time
 }
@@ -271,6 +275,10 @@ func resultRows(r *Result) [][]string {
 			ms(quantile(r.Latency, .5)), ms(quantile(r.Latency, .99)), ms(r.Latency[len(r.Latency)-1])))
 	}
 	t := r.Tally
+	if r.uncounted != "" {
+		add("markers", "NOT COUNTED: "+r.uncounted)
+		return rows
+	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
 	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
 	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))

@@ -285,7 +285,8 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 		// audit still runs), for what ran.
 		res.Interrupted = true
 		if err := s.count(ctx); err != nil {
-			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", scrub(s.conn, err))
+			res.uncounted = scrub(s.conn, err).Error()
+			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", res.uncounted)
 		}
 		return res, runner.ErrInterrupted
 	}
@@ -296,7 +297,12 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 		res.Err = s.conn.Target.Scrub(runErr.Error())
 	}
 	if err := s.count(ctx); err != nil {
-		return res, scrub(s.conn, err)
+		err = scrub(s.conn, err)
+		res.uncounted = err.Error()
+		if res.Err == "" {
+			res.Err = res.uncounted
+		}
+		return res, err
 	}
 	if p.o.inspect != nil {
 		p.o.inspect(s.pair, res)
