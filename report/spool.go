@@ -213,13 +213,20 @@ func (s *Spool[T]) Close() error {
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Close()
-	if s.name != "" {
-		if rerr := os.Remove(s.name); err == nil {
+	err := CloseSpoolFile(s.f, s.name)
+	s.f = nil
+	return err
+}
+
+// CloseSpoolFile closes a file CreateSpoolFile made, and removes it if
+// it is still in its directory (name).
+func CloseSpoolFile(f *os.File, name string) error {
+	err := f.Close()
+	if name != "" {
+		if rerr := os.Remove(name); err == nil {
 			err = rerr
 		}
 	}
-	s.f = nil
 	return err
 }
 

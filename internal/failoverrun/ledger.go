@@ -234,12 +234,7 @@ func (l *ledger) close() error {
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Close()
-	if s.name != "" {
-		if rerr := os.Remove(s.name); err == nil {
-			err = rerr
-		}
-	}
+	err := report.CloseSpoolFile(s.f, s.name)
 	s.f = nil
 	return err
 }
