@@ -98,18 +98,30 @@ type Spool[T any] struct {
 // newSpool makes a spool of what in dir ("": the system's directory for
 // temporary files), its values decoded by decode.
 func newSpool[T any](dir, what string, decode func([]byte, *T) error) (*Spool[T], error) {
+	f, name, err := CreateSpoolFile(dir, what, "jsonl")
+	if err != nil {
+		return nil, err
+	}
+	return &Spool[T]{f: f, w: bufio.NewWriterSize(f, 64<<10), name: name, what: what, decode: decode}, nil
+}
+
+// CreateSpoolFile makes a file for the run's what in dir ("": $TMPDIR),
+// txload-what-*.ext, and removes it from the directory at once: it goes
+// with the process, however the process ends. Where the system does not
+// allow that, name is its path, for the caller to remove when it closes
+// it.
+func CreateSpoolFile(dir, what, ext string) (f *os.File, name string, err error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	f, err := os.CreateTemp(dir, "txload-"+what+"-*.jsonl")
+	f, err = os.CreateTemp(dir, "txload-"+what+"-*."+ext)
 	if err != nil {
-		return nil, fmt.Errorf("creating a file for the run's %s in %s (set TMPDIR to a writable directory): %w", what, dir, errors.Unwrap(err))
+		return nil, "", fmt.Errorf("creating a file for the run's %s in %s (set TMPDIR to a writable directory): %w", what, dir, errors.Unwrap(err))
 	}
-	s := &Spool[T]{f: f, w: bufio.NewWriterSize(f, 64<<10), what: what, decode: decode}
 	if os.Remove(f.Name()) != nil {
-		s.name = f.Name()
+		name = f.Name()
 	}
-	return s, nil
+	return f, name, nil
 }
 
 // NewIntervalSpool makes a spool of intervals in dir ("": $TMPDIR).
@@ -201,13 +213,20 @@ func (s *Spool[T]) Close() error {
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Close()
-	if s.name != "" {
-		if rerr := os.Remove(s.name); err == nil {
+	err := CloseSpoolFile(s.f, s.name)
+	s.f = nil
+	return err
+}
+
+// CloseSpoolFile closes a file CreateSpoolFile made, and removes it if
+// it is still in its directory (name).
+func CloseSpoolFile(f *os.File, name string) error {
+	err := f.Close()
+	if name != "" {
+		if rerr := os.Remove(name); err == nil {
 			err = rerr
 		}
 	}
-	s.f = nil
 	return err
 }
 

@@ -112,8 +112,7 @@ const timelineSQL = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn())
 // commit writes one marker in its own transaction. Any error but a
 // rolled-back insert drops the connection.
 func (p *probe) commit(ctx context.Context, conn *pgx.Conn, node uint8) error {
-	p.w.recs = append(p.w.recs, rec{node: node})
-	seq := int64(len(p.w.recs))
+	seq := p.w.begin(node)
 	cctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	_, err := conn.Exec(cctx, lag.InsertSQL, lag.Marker{Writer: p.w.id, Seq: seq}.Args()...)

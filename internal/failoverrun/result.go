@@ -73,6 +73,10 @@ type Result struct {
 	Interrupted bool
 	// LoadEnd is when the load (and its audit) ended.
 	LoadEnd time.Time
+	// uncounted is why the markers could not be counted (a spool that
+	// $TMPDIR had no room for, the new primary unreadable): Tally is
+	// empty.
+	uncounted string
 	// startAt is the load's start, where the timeline begins.
 	startAt time.Time
 }
@@ -100,24 +104,17 @@ func keyValues(w io.Writer, rows [][]string) {
 // analyse works out the write unavailability, the operations that
 // straddled it and the timeline from what the probe, the markers and the
 // timeline kept.
-func (s *session) analyse() {
+func (s *session) analyse() error {
 	res, pb := s.res, s.probe
-	var oldNode, newNode = -1, -1
-	for _, r := range pb.w.recs {
-		if r.state != committed {
-			continue
-		}
-		at := time.Unix(0, r.at)
-		switch {
-		case oldNode < 0:
-			oldNode = int(r.node)
-			res.LastProbeOld = at
-		case int(r.node) == oldNode && newNode < 0:
-			res.LastProbeOld = at
-		case int(r.node) != oldNode && newNode < 0:
-			newNode = int(r.node)
-			res.FirstProbeNew = at
-		}
+	oldNode, newNode, lastOld, firstNew, err := s.ledger.probeSpan()
+	if err != nil {
+		return err
+	}
+	if oldNode >= 0 {
+		res.LastProbeOld = time.Unix(0, lastOld)
+	}
+	if newNode >= 0 {
+		res.FirstProbeNew = time.Unix(0, firstNew)
 	}
 	pb.mu.Lock()
 	if oldNode >= 0 {
@@ -131,15 +128,12 @@ func (s *session) analyse() {
 		// The largest gap between two acknowledgements from the probe's
 		// last commit on the old node to its first on the new one is the
 		// failover: every writer's commits bound it.
-		acks := s.ledger.acks()
-		lo, hi := res.LastProbeOld.UnixNano(), res.FirstProbeNew.UnixNano()
-		i, _ := slices.BinarySearch(acks, lo)
-		best := int64(-1)
-		for ; i+1 < len(acks) && acks[i] < hi; i++ {
-			if g := acks[i+1] - acks[i]; g > best {
-				best = g
-				res.LastOld, res.FirstNew = time.Unix(0, acks[i]), time.Unix(0, acks[i+1])
-			}
+		from, to, err := s.ledger.largestGap(res.LastProbeOld.UnixNano(), res.FirstProbeNew.UnixNano())
+		if err != nil {
+			return err
+		}
+		if to != 0 {
+			res.LastOld, res.FirstNew = time.Unix(0, from), time.Unix(0, to)
 		}
 		res.Unavailable = res.FirstNew.Sub(res.LastOld)
 		res.Precision = res.ProbeInterval + res.FirstProbeNew.Sub(res.ProbeAsked)
@@ -157,6 +151,7 @@ func (s *session) analyse() {
 		res.Points = append(res.Points, report.SeriesPoint{At: (time.Duration(i+1) * bucket).Seconds(), Values: []float64{ok[i], failed[i]}})
 	}
 	res.startAt = s.tl.start
+	return nil
 }
 
 // Failures are what the run found wrong: commits lost or reborn, the
@@ -280,6 +275,10 @@ func resultRows(r *Result) [][]string {
 			ms(quantile(r.Latency, .5)), ms(quantile(r.Latency, .99)), ms(r.Latency[len(r.Latency)-1])))
 	}
 	t := r.Tally
+	if r.uncounted != "" {
+		add("markers", "NOT COUNTED: "+r.uncounted)
+		return rows
+	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
 	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
 	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))

@@ -122,6 +122,11 @@ func (p *plan) runMode(ctx context.Context, r replica.Replication) (*Result, err
 		}
 		return nil, err
 	}
+	defer func() {
+		if s.ledger != nil {
+			_ = s.ledger.close()
+		}
+	}()
 	if err := s.prepare(ctx); err != nil {
 		return nil, scrub(s.conn, err)
 	}
@@ -225,7 +230,11 @@ func (s *session) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.ledger = newLedger(first)
+	if s.ledger, err = newLedger(first, "", func(err error) {
+		fmt.Fprintf(s.p.load.Stderr, "%v: the run goes on, but cannot count its lost commits (stop it with Ctrl-C)\n", err)
+	}); err != nil {
+		return err
+	}
 	s.phase(0)
 	s.probe = &probe{target: s.conn.Target, w: s.ledger.writer(s.ledger.probeWriter()), interval: s.p.o.ProbeInterval}
 	return nil
@@ -276,7 +285,8 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 		// audit still runs), for what ran.
 		res.Interrupted = true
 		if err := s.count(ctx); err != nil {
-			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", scrub(s.conn, err))
+			res.uncounted = scrub(s.conn, err).Error()
+			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", res.uncounted)
 		}
 		return res, runner.ErrInterrupted
 	}
@@ -287,7 +297,12 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 		res.Err = s.conn.Target.Scrub(runErr.Error())
 	}
 	if err := s.count(ctx); err != nil {
-		return res, scrub(s.conn, err)
+		err = scrub(s.conn, err)
+		res.uncounted = err.Error()
+		if res.Err == "" {
+			res.Err = res.uncounted
+		}
+		return res, err
 	}
 	if p.o.inspect != nil {
 		p.o.inspect(s.pair, res)
@@ -614,28 +629,14 @@ func (s *session) count(ctx context.Context) error {
 		return fmt.Errorf("reading the markers on the new primary: %w", err)
 	}
 	defer conn.Close(cctx)
-	rows, err := conn.Query(cctx, "SELECT writer, seq FROM "+lag.Table+" WHERE writer >= $1", s.ledger.first)
-	if err != nil {
-		return fmt.Errorf("reading the markers on the new primary: %w", err)
-	}
-	present := map[lag.Marker]bool{}
-	for rows.Next() {
-		var m lag.Marker
-		if err := rows.Scan(&m.Writer, &m.Seq); err != nil {
-			return fmt.Errorf("reading the markers on the new primary: %w", err)
-		}
-		present[m] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading the markers on the new primary: %w", err)
-	}
 	s.lagMu.Lock()
 	s.res.Lag = s.lag
 	s.lagMu.Unlock()
-	s.res.Tally = s.ledger.tally(present)
+	if s.res.Tally, err = s.ledger.tally(cctx, conn); err != nil {
+		return err
+	}
 	s.readOld(ctx)
-	s.analyse()
-	return nil
+	return s.analyse()
 }
 
 // scrub takes the target's passwords out of err.
