@@ -30,7 +30,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"pooler", "", nil, func(o *Options) { external(o); o.Pooler = "weird" }, `--pooler "weird" is not allowed (allowed: auto, none, transaction, session)`},
 		{"source without dest", "", nil, func(o *Options) { o.Source = src }, "--source needs --dest: give both, or neither for an embedded pair"},
 		{"dest without source", "", nil, func(o *Options) { o.Dest = dst }, "--dest needs --source: give both, or neither for an embedded pair"},
-		{"a workload that runs no load", "tpcb", nil, nil, "--workload tpcb: lag needs a workload that runs load (lag works for: bank, pgio, script, select-only, simple-update, tpcb-like, vote)"},
+		{"a workload that runs no load", "tpcb", nil, nil, "--workload tpcb: lag needs a workload that runs load (lag works for: append, bank, pgio, script, select-only, simple-update, tpcb-like, vote)"},
 		{"mark transactions of pgio", "pgio", nil, func(o *Options) { external(o); o.MarkTransactions = true },
 			"--mark-transactions: workload pgio cannot write a marker inside its transactions (those that can: bank, simple-update, tpcb-like, vote); the marker stream (--mark-interval) measures the lag"},
 		{"mark transactions of select-only", "select-only", nil, func(o *Options) { external(o); o.MarkTransactions = true },
