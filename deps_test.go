@@ -19,12 +19,13 @@ const module = "github.com/txload/txload/"
 // orchestration (internal/lagrun) sits beside the runner and drives the load
 // through it, with package lag's instrument (which knows no engine, workload
 // or report) around it. The runner names no workload and no format but its
-// own: pgbenchrun plugs pgbench's ways into it.
+// own: pgbenchrun plugs pgbench's ways into it, and runs `txload pgbench`
+// on workload/pgbench (no other workload).
 var forbidden = map[string][]string{
 	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
 	"internal/cli":         {},
 	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/failoverrun", "internal/pgbenchrun", "workload/"},
-	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "workload/"},
+	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "internal/failoverrun", "workload/all", "workload/append", "workload/bank", "workload/pgio", "workload/vote"},
 	"internal/lagrun":      {"engine", "internal/cli", "internal/pgtest"},
 	"internal/failoverrun": {"internal/cli", "internal/pgtest", "internal/lagrun"},
 	"engine":               {"internal/", "report", "workload/"},

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/workload"
 )
@@ -267,9 +266,4 @@ func setDefault(fs *pflag.FlagSet, name, v string) {
 		_ = fl.Value.Set(v)
 		fl.DefValue = v
 	}
-}
-
-// pgbenchMajor is pgbenchargs.Follow, under the name pgbenchcmd.go calls.
-func pgbenchMajor(args []string, lookup func(string) (string, bool)) (int, string) {
-	return pgbenchargs.Follow(args, lookup)
 }

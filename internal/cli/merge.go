@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -16,85 +13,10 @@ import (
 	"github.com/txload/txload/report/htmlreport"
 )
 
-// readDocs reads the --json documents named in args, one value at a time
-// (a day's document, hundreds of MB, in a few MB of memory), and names
-// each by its file name; a file that cannot be read or is not a txload
-// document is a usage error. The documents' intervals stay in their files,
-// read from there when visited: close closes them (and removes what the
-// documents made, merge's spools).
-func readDocs(args []string) (docs []*report.Document, names []string, close func(), err error) {
-	var files []*os.File
-	docs, names = make([]*report.Document, 0, len(args)), make([]string, len(args))
-	closeAll := func() {
-		for _, d := range docs {
-			d.Close()
-		}
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	defer func() {
-		if err != nil {
-			closeAll()
-		}
-	}()
-	seen := map[[sha256.Size]byte]string{}
-	for i, path := range args {
-		f, size, err := openDoc(path)
-		if err != nil {
-			return nil, nil, nil, usagef("%s: %v", path, err)
-		}
-		files = append(files, f)
-		h := sha256.New()
-		doc, err := report.ReadJSONAt(f, size, h)
-		if err != nil {
-			return nil, nil, nil, usagef("%s: %v", path, err)
-		}
-		docs = append(docs, doc)
-		// The same document twice (by any path): older documents have no
-		// run id for merge to tell.
-		var sum [sha256.Size]byte
-		h.Sum(sum[:0])
-		if prev, ok := seen[sum]; ok {
-			return nil, nil, nil, usagef("%s and %s are the same document: give each run once", prev, path)
-		}
-		seen[sum] = path
-		names[i] = filepath.Base(path)
-	}
-	return docs, names, closeAll, nil
-}
-
-// openDoc opens a document to read it at any offset: a regular file as it
-// is; anything else (a pipe, as <(...) gives) copied first to a file of
-// its own in $TMPDIR, removed as it is made.
-func openDoc(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, errors.Unwrap(err)
-	}
-	st, err := f.Stat()
-	switch {
-	case err != nil:
-		f.Close()
-		return nil, 0, errors.Unwrap(err)
-	case st.IsDir():
-		f.Close()
-		return nil, 0, errors.New("is a directory")
-	case st.Mode().IsRegular():
-		return f, st.Size(), nil
-	}
-	defer f.Close()
-	tmp, err := os.CreateTemp("", "txload-document-*.json")
-	if err != nil {
-		return nil, 0, fmt.Errorf("copying it to read it again (set TMPDIR to a writable directory): %w", err)
-	}
-	os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, f)
-	if err != nil {
-		tmp.Close()
-		return nil, 0, err
-	}
-	return tmp, n, nil
+// openDocuments is report.OpenDocuments, its errors usage errors.
+func openDocuments(args []string) ([]*report.Document, []string, func(), error) {
+	docs, names, closeDocs, err := report.OpenDocuments(args)
+	return docs, names, closeDocs, documentErr(err)
 }
 
 // documentErr is err, a usage error if it says what is wrong with a
@@ -155,7 +77,7 @@ have different settings, are refused (exit 2).`,
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, closeDocs, err := readDocs(args)
+			docs, names, closeDocs, err := openDocuments(args)
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ documents, or the variants of one) are drawn on the same charts.`,
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, closeDocs, err := readDocs(args)
+			docs, names, closeDocs, err := openDocuments(args)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,10 @@
 // its transaction log (-l), both plugged into the runner's generic
 // capabilities (runner.Format, runner.TxnLog). `txload run --output
 // pgbench` and `txload pgbench` use it; the runner knows nothing of it.
+// Command is `txload pgbench` once parsed: it chooses the server, runs
+// pgbench's initialization or a benchmark on workload/pgbench with
+// pgbench's preamble, and fails with pgbench's lines and exit codes, on
+// the streams it is given.
 package pgbenchrun
 
 import (
