@@ -22,33 +22,33 @@ const module = "github.com/txload/txload/"
 // own: pgbenchrun plugs pgbench's ways into it, and runs `txload pgbench`
 // on workload/pgbench (no other workload).
 var forbidden = map[string][]string{
-	"cmd/txload":           {"engine", "report", "internal/runner", "internal/pg", "metrics"},
+	"cmd/txload":           {"engine", "report", "internal/runner", "pg", "metrics"},
 	"internal/cli":         {},
 	"internal/runner":      {"internal/cli", "internal/lagrun", "internal/failoverrun", "internal/pgbenchrun", "workload/"},
 	"internal/pgbenchrun":  {"internal/cli", "internal/lagrun", "internal/failoverrun", "workload/all", "workload/append", "workload/bank", "workload/pgio", "workload/vote"},
 	"internal/lagrun":      {"engine", "internal/cli", "internal/pgtest"},
 	"internal/failoverrun": {"internal/cli", "internal/pgtest", "internal/lagrun"},
-	"engine":               {"internal/", "report", "workload/"},
-	"report/...":           {"engine", "workload", "internal/"},
-	"metrics":              {"engine", "report", "workload", "internal/"},
-	"history":              {"engine", "report", "workload", "metrics", "internal/"},
+	"engine":               {"internal/", "report", "workload/", "pg", "executor"},
+	"report/...":           {"engine", "workload", "internal/", "pg", "executor"},
+	"metrics":              {"engine", "report", "workload", "internal/", "pg", "executor"},
+	"history":              {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
 	"workload":             {"engine", "report", "internal/cli", "internal/runner", "workload/"},
 	"workload/...":         {"engine", "report", "internal/cli", "internal/runner"},
 	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
-	"internal/pgwire":      {"engine", "report", "workload", "metrics", "internal/"},
-	"internal/executor":    {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+	"internal/pgwire":      {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
+	"executor":             {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
 	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
 	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
-	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/"},
-	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/"},
-	"internal/pg":          {"engine", "report", "workload", "internal/cli", "internal/runner"},
-	"slo":                  {"engine", "report", "workload", "internal/"},
+	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
+	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
+	"pg":                   {"engine", "report", "workload", "internal/cli", "internal/runner", "executor"},
+	"slo":                  {"engine", "report", "workload", "internal/", "pg", "executor"},
 	"internal/interrupt":   {"engine", "report", "workload", "internal/cli"},
-	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "internal/pg"},
+	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "pg"},
 	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
 	// Programs of the bench scripts: they make inputs from the public
 	// packages, as a user's program would.
-	"bench/...": {"engine", "workload", "internal/"},
+	"bench/...": {"engine", "workload", "internal/", "pg", "executor"},
 }
 
 // The packages that may talk to the outside world: only the CLI (and main)

@@ -10,8 +10,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // Reader finds markers on the destination as soon as they are visible: every

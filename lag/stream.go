@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // Stream writes a marker every Interval on its own connection to the

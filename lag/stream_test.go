@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
 )
 
 func target(t *testing.T, url string) *pg.Target {

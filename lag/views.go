@@ -9,8 +9,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // Views samples what the servers say of the replication themselves, to be

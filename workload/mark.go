@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // Mark is one client's marker inside its transactions, for executor programs

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 // MarkerTable records which workloads' schemas were loaded completely. A

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/pg"
 )
 
 // OldPrimary is what the embedded pair's old primary, restarted on its

@@ -8,9 +8,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/lag"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // probeTimeout bounds one connection attempt or one commit of the probe:

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 )
 

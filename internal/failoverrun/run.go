@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/failover"
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

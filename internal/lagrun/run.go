@@ -9,9 +9,9 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

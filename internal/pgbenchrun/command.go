@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/engine"
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgbenchargs"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/pgbenchlog"
 	"github.com/txload/txload/workload/pgbench"

@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/engine"
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 )
 

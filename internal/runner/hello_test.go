@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/engine"
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

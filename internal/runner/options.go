@@ -11,7 +11,7 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/workload"
 )

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

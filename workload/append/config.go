@@ -8,7 +8,7 @@ import (
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/internal/outfile"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/history"
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // program is one client's transactions: each attempt draws fresh

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

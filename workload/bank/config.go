@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

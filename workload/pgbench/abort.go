@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
+	"github.com/txload/txload/pg"
 )
 
 // clientError is an error that ends a pgbench client, with the lines

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/txload/txload/internal/executor"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
 )
 
 // srv is the real PostgreSQL the tests of this package run against.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/workload/pgbench/script"
 )
 

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 	"github.com/txload/txload/workload/pgbench/script"

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 // PreRun is what pgbench does to its tables before a run, unless -n:

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 	"github.com/txload/txload/workload/pgbench/script"

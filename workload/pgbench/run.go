@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 	"github.com/txload/txload/workload/pgbench/script"

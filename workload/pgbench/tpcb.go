@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/txload/txload/internal/executor"
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

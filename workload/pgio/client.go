@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/workload"
 )
 

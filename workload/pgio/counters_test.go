@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
 )
 
 // pg_stat_statements keeps at most pg_stat_statements.max entries and

@@ -8,7 +8,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

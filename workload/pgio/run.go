@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/txload/txload/internal/executor"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/workload"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
 )
 
 // A failover made by a real HA manager, pg_auto_failover (the test of

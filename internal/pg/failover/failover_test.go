@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
+	"github.com/txload/txload/pg"
 )
 
 func TestNewProber(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/tcpproxy"
+	"github.com/txload/txload/pg"
 )
 
 // Replication says when a commit on a Pair's primary returns.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/pg"
 )
 
 func TestParse(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/pg"
 )
 
 // Standby turns dst, a running embedded server, into a streaming standby of

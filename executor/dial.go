@@ -6,8 +6,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgwire"
+	"github.com/txload/txload/pg"
 )
 
 // dial opens a connection to the next node of t for c: pgconn connects and

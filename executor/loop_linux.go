@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 func rawLoops() bool { return true }

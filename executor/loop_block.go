@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 // blockingLoop runs a group's clients as a goroutine each, with blocking

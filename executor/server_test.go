@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 var srv *pgtest.Server

@@ -5,7 +5,7 @@ package executor
 import (
 	"errors"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 func rawLoops() bool { return false }

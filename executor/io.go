@@ -6,8 +6,8 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgwire"
+	"github.com/txload/txload/pg"
 )
 
 // errWouldBlock: the socket takes no more now; wait for it to be writable.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/txload/txload/internal/pg"
+	"github.com/txload/txload/pg"
 )
 
 // Clients is what a run hands the executor: its sessions, and what it

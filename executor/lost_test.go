@@ -4,8 +4,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 )
 
 // A connection lost after a statement completed but before the exchange's

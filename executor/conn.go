@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/pg"
 	"github.com/txload/txload/internal/pgwire"
+	"github.com/txload/txload/pg"
 )
 
 // Stmt is a statement a program runs, made once per program and reused:
