@@ -55,7 +55,7 @@ func (c *client) apply(step Step, now time.Time) {
 		}
 		c.op, c.attempt = step.Op, step.Attempt
 		c.conn.begin()
-		c.conn.Now = now
+		c.conn.Now, c.conn.Intended = now, step.Intended
 		a := c.prog.Start(c.conn, step.Op, step.Attempt)
 		next, more := c.act(a, now)
 		if !more {

@@ -120,6 +120,10 @@ type Conn struct {
 	// Now is when the loop last resumed the program: the end of the
 	// exchange it awaited.
 	Now time.Time
+	// Intended is when the operation the program is asked to Start should
+	// have started (the session's Step.Intended): an open-loop arrival, or
+	// now in a closed loop. A history records it beside the invoke time.
+	Intended time.Time
 	// Notice, when set, is called with each notice or warning the server
 	// sends (NoticeResponse), from the client's loop.
 	Notice func(*pgconn.PgError)

@@ -128,19 +128,11 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	programs := workload.Programs(t, func(id int) workload.Program { return prog(id) })
 	return &workload.QueryLoad{
 		Ops: []string{"txn"},
-		// The Drive is the executor's, with each session watched for the
-		// intended start of the attempts it starts, and the run's start
-		// taken as the history's time 0.
+		// The Drive is the executor's, with the run's start taken as the
+		// history's time 0.
 		Drive: func(ctx context.Context, cs workload.Clients) error {
-			groups := make([][]workload.Session, len(cs.Groups))
-			for i, g := range cs.Groups {
-				groups[i] = make([]workload.Session, len(g))
-				for j, s := range g {
-					groups[i][j] = &session{Session: s, p: prog(s.ID())}
-				}
-			}
 			ready := cs.Ready
-			cs.Groups, cs.Ready = groups, func(start time.Time) {
+			cs.Ready = func(start time.Time) {
 				r.begin(start)
 				ready(start)
 			}
@@ -151,28 +143,4 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		},
 		Close: func() { _, _ = r.finish() },
 	}, nil
-}
-
-// session passes the engine's steps on, noting the intended start of each
-// attempt for its program.
-type session struct {
-	workload.Session
-	p *program
-}
-
-func (s *session) note(st workload.Step) workload.Step {
-	if st.Kind == workload.Start {
-		s.p.intended = st.Intended
-	}
-	return st
-}
-
-func (s *session) Next(now time.Time) workload.Step { return s.note(s.Session.Next(now)) }
-
-func (s *session) Done(now time.Time, err error, stmt int) workload.Step {
-	return s.note(s.Session.Done(now, err, stmt))
-}
-
-func (s *session) Connected(now time.Time, err error) workload.Step {
-	return s.note(s.Session.Connected(now, err))
 }

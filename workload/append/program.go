@@ -26,7 +26,7 @@ type program struct {
 	rng    *rand.Rand
 	client int
 
-	intended time.Time // of the attempt the session starts next
+	intended time.Time // of the attempt under way (executor.Conn.Intended)
 	a        history.Attempt
 	open     bool // a.Ops were drawn and the attempt has not ended
 	single   bool
@@ -54,6 +54,7 @@ func (p *program) Setup(c *executor.Conn) {
 func (p *program) Connected(*executor.Conn) {}
 
 func (p *program) Start(c *executor.Conn, _, _ int) executor.Action {
+	p.intended = c.Intended
 	if err := p.r.draw(p); err != nil {
 		return executor.Action{Kind: executor.Finish, Err: pg.Fatal(err), Stmt: -1}
 	}
