@@ -63,7 +63,10 @@ func killGroup(pid int) {
 func killTree(pid int) []int {
 	_ = syscall.Kill(pid, syscall.SIGSTOP)
 	kids := childPIDs(pid)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	// The children first, while the stopped postmaster can fork no other:
+	// a child that outlived the postmaster even briefly would notice and
+	// log "terminating connection due to unexpected postmaster exit".
 	killPIDs(kids)
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	return kids
 }
