@@ -33,9 +33,24 @@ func Reconcile(op *metrics.OpStats, server int64) Reconciliation {
 func (r Reconciliation) CommittedUnknown() int64 { return r.Server - r.Committed }
 
 // Lines reports the reconciliation: where names the server's count ("ledger").
+// When the count cannot be explained (Into's violations) the line says so
+// rather than give a count of the unknown outcomes below 0 or above all
+// of them.
 func (r Reconciliation) Lines(where string) []Line {
-	return []Line{{Label: "ambiguous", Value: fmt.Sprintf("%d (%d of them committed, per the %s: %d rows = %d committed + %d)",
-		r.Unknown, r.CommittedUnknown(), where, r.Server, r.Committed, r.CommittedUnknown())}}
+	cu := r.CommittedUnknown()
+	var v string
+	switch {
+	case cu < 0:
+		v = fmt.Sprintf("%d (the %s holds %d rows, %d fewer than the %d transactions txload saw commit: those are missing)",
+			r.Unknown, where, r.Server, -cu, r.Committed)
+	case cu > r.Unknown:
+		v = fmt.Sprintf("%d (the %s holds %d rows = %d committed + %d, more than the %d with an unknown outcome)",
+			r.Unknown, where, r.Server, r.Committed, cu, r.Unknown)
+	default:
+		v = fmt.Sprintf("%d (%d of them committed, per the %s: %d rows = %d committed + %d)",
+			r.Unknown, cu, where, r.Server, r.Committed, cu)
+	}
+	return []Line{{Label: "ambiguous", Value: v}}
 }
 
 // Into adds the reconciliation's figures to res, and a violation when the
