@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/txload/txload/internal/runner"
 )
@@ -15,8 +16,13 @@ import (
 // kill txload on the spot and leave the server's data behind.
 var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
+// duplicateWithin is how soon after the first a stop signal is the same
+// stop delivered twice, not a second one.
+const duplicateWithin = time.Second
+
 // Context returns a context that a stop signal cancels, its cause a
-// *runner.Interrupt naming the signal; a second stop signal kills at once.
+// *runner.Interrupt naming the signal; a second stop signal, a second or
+// more after the first, kills at once.
 // A closed standard output or error (`txload run … | head -1`) ends the
 // command the same way, cleanly, instead of killing it with SIGPIPE in the
 // middle of a write: the reports then name it. stop releases the signals.
@@ -31,11 +37,23 @@ func Context(parent context.Context) (ctx context.Context, stop func()) {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {
+		var grace <-chan time.Time
+		stopped := false
 		for {
 			select {
 			case s := <-sigs:
-				signal.Reset(stopSignals...) // a second signal kills at once
-				cancel(&runner.Interrupt{Signal: s})
+				// The same stop often comes twice at once: timeout(1) and
+				// a terminal signal the process and then its group. Within
+				// a second it is that one stop; after it, a second signal
+				// kills at once.
+				if !stopped {
+					stopped = true
+					cancel(&runner.Interrupt{Signal: s})
+					grace = time.After(duplicateWithin)
+				}
+			case <-grace:
+				grace = nil
+				signal.Reset(stopSignals...)
 			case <-pipes:
 				if outputClosed() {
 					cancel(&runner.Interrupt{Signal: syscall.SIGPIPE})

@@ -52,3 +52,23 @@ func TestContext(t *testing.T) {
 		t.Errorf("after stop: cause %v, want context.Canceled", context.Cause(ctx))
 	}
 }
+
+// The same stop delivered twice at once (timeout(1) signals the process,
+// then its group) is one interrupt: the process lives on to report and
+// clean up, where it used to die of the second delivery.
+func TestDuplicateSignal(t *testing.T) {
+	ctx, stop := Context(context.Background())
+	defer stop()
+	for range 2 {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGINT did not end the context")
+	}
+	time.Sleep(50 * time.Millisecond) // still alive after the second
+}
