@@ -138,6 +138,9 @@ func (p *plan) markable() error {
 // infinity or an overflow as a duration, but a caller may set anything.
 func positive(flag string, d time.Duration, zero bool) error {
 	if d < 0 || (d == 0 && !zero) || d == math.MaxInt64 {
+		if zero {
+			return runner.Usagef("%s must be 0 or more (a duration such as 5s), got %s", flag, d)
+		}
 		return runner.Usagef("%s must be positive (a duration such as 5s), got %s", flag, d)
 	}
 	return nil

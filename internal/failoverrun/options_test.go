@@ -23,7 +23,7 @@ func TestRefusals(t *testing.T) {
 		{"promotion after duration", func(o *Options) { o.At, o.PromoteAfter = 3*time.Second, time.Second }, "--at 3s + --promote-after 1s is not before the end"},
 		{"at zero", func(o *Options) { o.At = 0 }, "--at must be positive"},
 		{"at negative", func(o *Options) { o.At = -time.Second }, "--at must be positive"},
-		{"promote-after negative", func(o *Options) { o.PromoteAfter = -time.Second }, "--promote-after must be positive"},
+		{"promote-after negative", func(o *Options) { o.PromoteAfter = -time.Second }, "--promote-after must be 0 or more"},
 		{"probe interval zero", func(o *Options) { o.ProbeInterval = 0 }, "--probe-interval must be positive"},
 		{"failover timeout zero", func(o *Options) { o.FailoverTimeout = 0 }, "--failover-timeout must be positive"},
 		{"hold longer than at", func(o *Options) { o.HoldStandby = 3 * time.Second }, "--hold-standby 3s is longer than --at 2s"},
