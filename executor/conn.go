@@ -112,6 +112,7 @@ type request struct {
 	seg     int
 	parsed  bool // a Parse of a named statement went with it
 	parseOK bool // ... and the server took it
+	text    span // a simple Query's text, in the arena (n 0: none)
 }
 
 // Conn is one connection a loop drives: its socket, its read and write
@@ -235,6 +236,7 @@ func (c *Conn) queue(s *Stmt, capture Capture, simple bool) {
 // simple Query (pgbench's simple protocol). It has a Sync of its own.
 func (c *Conn) Simple(text []byte, s *Stmt, capture Capture) {
 	c.queue(s, capture, true)
+	c.reqs[len(c.reqs)-1].text = c.keep(text)
 	c.wbuf = pgwire.Query{Text: text}.Encode(c.wbuf)
 	c.seg++
 	c.syncs++
@@ -551,6 +553,21 @@ func (r *Result) restart() {
 	}
 }
 
+// sentText is the text of statement i of the exchange as libpq keeps it:
+// a simple Query's; the SQL of an unnamed statement or of a named one
+// parsed in this exchange (libpq's PQprepare); "" for the execution of a
+// named statement prepared before.
+func (c *Conn) sentText(i int) string {
+	q := c.reqs[i]
+	if q.text.n > 0 {
+		return string(c.arena[q.text.off : q.text.off+q.text.n])
+	}
+	if s := c.results[i].stmt; s != nil && !q.simple && (s.Name == "" || q.parsed) {
+		return s.SQL
+	}
+	return ""
+}
+
 func (c *Conn) keep(b []byte) span {
 	off := len(c.arena)
 	c.arena = append(c.arena, b...)
@@ -567,10 +584,13 @@ func (c *Conn) lost(err error) error {
 	// The server's FATAL, when it said why it closed the connection
 	// ("terminating connection due to administrator command"), is the
 	// error, as libpq reports it.
+	// It may point into the statement it cut (a backend terminated while
+	// it parsed): libpq shows that position in the text sent, if it was
+	// text (not a prepared statement's execution).
 	for i := range c.results {
 		var pe *pgconn.PgError
 		if errors.As(c.results[i].Err, &pe) && (pe.Severity == "FATAL" || pe.Severity == "PANIC") {
-			err = fmt.Errorf("%w (%v)", pe, err)
+			err = &pg.QueryError{Err: fmt.Errorf("%w (%v)", pe, err), Query: c.sentText(i), Encoding: c.encoding}
 			break
 		}
 	}

@@ -270,3 +270,86 @@ func TestBackendTerminatedWhileIdle(t *testing.T) {
 		})
 	}
 }
+
+// oneProgram runs its statement once: simple protocol, or Bind (unnamed or
+// named, as the statement says).
+type oneProgram struct {
+	stmt   *Stmt
+	simple bool
+}
+
+func (p *oneProgram) Start(c *Conn, _, _ int) Action {
+	if p.simple {
+		c.Simple([]byte(p.stmt.SQL), p.stmt, CaptureNone)
+	} else {
+		c.Bind(p.stmt, CaptureNone).Send()
+	}
+	return Action{Kind: Await}
+}
+
+func (p *oneProgram) Resume(c *Conn) Action { return Action{Kind: Finish, Err: c.Result(0).Err} }
+func (p *oneProgram) Connected(*Conn)       {}
+
+// A backend terminated while it parses a statement (waiting for a lock on
+// the table it names) sends a FATAL that points into the statement. libpq
+// shows the line with a caret under it when it has the text: a simple
+// Query's, or the statement Parsed in the same exchange. The error the
+// executor reports carries that text, so that whoever words it as libpq
+// prints the same (pgbench's abort line did not: "... at character 15").
+func TestLostConnectionErrorPosition(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stmt   *Stmt
+		simple bool
+	}{
+		{"simple", &Stmt{SQL: "SELECT * FROM t"}, true},
+		{"unnamed", &Stmt{SQL: "SELECT * FROM t"}, false},
+		{"named, parsed in the exchange", &Stmt{SQL: "SELECT * FROM t", Name: "s1"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := srv.NewDatabase(t)
+			admin := pgtest.Conn(t, db)
+			ctx := t.Context()
+			if _, err := admin.Exec(ctx, "CREATE TABLE t (k int)"); err != nil {
+				t.Fatal(err)
+			}
+			locker := pgtest.Conn(t, db)
+			if _, err := locker.Exec(ctx, "BEGIN; LOCK TABLE t IN ACCESS EXCLUSIVE MODE"); err != nil {
+				t.Fatal(err)
+			}
+			tg, err := pg.NewTarget([]string{db + "&application_name=victim"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			killed := make(chan error, 1)
+			go func() {
+				for i := 0; i < 500; i++ {
+					time.Sleep(10 * time.Millisecond)
+					var n int
+					if err := admin.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+						WHERE application_name = 'victim' AND wait_event_type = 'Lock'`).Scan(&n); err != nil || n > 0 {
+						killed <- err
+						return
+					}
+				}
+				killed <- errors.New("the statement never waited for the lock")
+			}()
+			s := &loopSession{max: 1, stopOnErr: true}
+			err = Run(ctx, tg, Clients{Groups: [][]Session{{s}}, Ready: func(time.Time) {}}, func(int) Program { return &oneProgram{stmt: tc.stmt, simple: tc.simple} })
+			if kerr := <-killed; kerr != nil {
+				t.Fatal(kerr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.errs) != 1 {
+				t.Fatalf("errors %v", s.errs)
+			}
+			got := pg.LibpqMessage(s.errs[0], "", "")
+			want := "FATAL:  terminating connection due to administrator command\nLINE 1: SELECT * FROM t\n                      ^\n"
+			if got != want {
+				t.Errorf("worded as libpq:\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}

@@ -22,8 +22,24 @@ func LibpqMessage(err error, query, encoding string) string {
 	if !errors.As(err, &pe) {
 		return err.Error() + "\n"
 	}
+	if qe := (*QueryError)(nil); query == "" && errors.As(err, &qe) {
+		query, encoding = qe.Query, qe.Encoding
+	}
 	return libpqMessage(pe, query, encoding, true)
 }
+
+// QueryError is a server's error with the text of the statement it came
+// from, for LibpqMessage to show its position in when the caller has not
+// the text at hand (the executor knows it when a FATAL cuts a statement;
+// the code that reports it does not). Query "" is not known (a prepared
+// statement's execution); Encoding is the connection's client_encoding.
+type QueryError struct {
+	Err             error
+	Query, Encoding string
+}
+
+func (e *QueryError) Error() string { return e.Err.Error() }
+func (e *QueryError) Unwrap() error { return e.Err }
 
 // LibpqNotice is a notice or warning as libpq's default notice processor
 // prints it: as LibpqMessage words an error, without its CONTEXT.
