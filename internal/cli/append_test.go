@@ -217,13 +217,13 @@ func TestAppendBadInput(t *testing.T) {
 		want string
 	}{
 		{"keys zero", []string{"--keys", "0"}, "--keys must be between 1 and 1000000, got 0"},
-		{"keys overflow", []string{"--keys", "99999999999999999999"}, `invalid argument "99999999999999999999" for "--keys"`},
-		{"keys NaN", []string{"--keys", "NaN"}, `invalid argument "NaN" for "--keys"`},
+		{"keys overflow", []string{"--keys", "99999999999999999999"}, `--keys takes a whole number, at most 9223372036854775807, not "99999999999999999999"`},
+		{"keys NaN", []string{"--keys", "NaN"}, `--keys takes a whole number, in digits (1000000, not 1e6), not "NaN"`},
 		{"min ops zero", []string{"--min-ops", "0"}, "--min-ops must be between 1 and 1000, got 0"},
 		{"max ops too many", []string{"--max-ops", "5000"}, "--max-ops must be between 1 and 1000, got 5000"},
 		{"min above max", []string{"--min-ops", "5", "--max-ops", "2"}, "--min-ops 5 is more than --max-ops 2"},
 		{"max writes zero", []string{"--max-writes-per-key", "0"}, "--max-writes-per-key must be between 1 and 100000, got 0"},
-		{"max writes malformed", []string{"--max-writes-per-key", "1e3"}, `invalid argument "1e3" for "--max-writes-per-key"`},
+		{"max writes malformed", []string{"--max-writes-per-key", "1e3"}, `--max-writes-per-key takes a whole number, in digits (1000000, not 1e6), not "1e3"`},
 		{"append mode", []string{"--append", "merge"}, `--append "merge" is not allowed (allowed: upsert, update-insert)`},
 		{"isolation", []string{"--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level`},
 		{"isolation list", []string{"--isolation", "rc,rr"}, `--isolation "rc,rr": append runs one level at a time`},

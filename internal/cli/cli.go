@@ -117,7 +117,7 @@ PostgreSQL of its own and removes it on exit.`,
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.AddCommand(
 		runCommand(env),
 		initCommand(env),
@@ -132,7 +132,7 @@ PostgreSQL of its own and removes it on exit.`,
 		pgbenchCommand(env),
 	)
 	for _, c := range root.Commands() {
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	}
 	return root
 }
@@ -254,7 +254,7 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 			setDefault(c.Flags(), name, v)
 		}
 		c.Args = cobra.NoArgs
-		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 		parent.AddCommand(c)
 	}
 }
