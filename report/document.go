@@ -39,6 +39,20 @@ func (d *Document) Mode() string {
 	return fmt.Sprintf("closed loop, %s workers", workers)
 }
 
+// InterruptedLine is the note of an interrupted run: what interrupted it.
+func (r *RunDoc) InterruptedLine() string {
+	by := r.InterruptedBy
+	if by == "" {
+		by = "an interrupt"
+	}
+	return "INTERRUPTED: the figures cover what ran before " + by
+}
+
+// SaturatedLine is the note of an open loop that fell behind and stopped.
+func (r *RunDoc) SaturatedLine() string {
+	return fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", r.Unstarted, r.Offered)
+}
+
 // WriteSummary writes the summary that a run prints (Summary, and for an
 // open loop the OpenLoop block) for each run of doc, from its totals: for a
 // merged document, the report one process would have printed.
@@ -60,11 +74,7 @@ func WriteSummary(w io.Writer, doc *Document) error {
 			notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(doc.MergedFrom, ", ")))
 		}
 		if run.Interrupted {
-			by := run.InterruptedBy
-			if by == "" {
-				by = "an interrupt"
-			}
-			notes = append(notes, "INTERRUPTED: the figures cover what ran before "+by)
+			notes = append(notes, run.InterruptedLine())
 		}
 		drain, err := run.DrainSnapshot()
 		if err != nil {
@@ -74,7 +84,7 @@ func WriteSummary(w io.Writer, doc *Document) error {
 			notes = append(notes, line)
 		}
 		if run.Saturated {
-			notes = append(notes, fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", run.Unstarted, run.Offered))
+			notes = append(notes, run.SaturatedLine())
 		} else if run.Offered > 0 {
 			notes = append(notes, fmt.Sprintf("offered %d operations, %d never started", run.Offered, run.Unstarted))
 		}

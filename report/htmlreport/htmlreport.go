@@ -252,6 +252,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	p.printf(`<p class="sub">%s</p>`, esc(subtitle(docs, names, opts.Version)))
 	if len(runs) > 0 {
 		summaryTable(p, runs)
+		checkSection(p, runs)
 		comparison(p, runs)
 	}
 	tablesSection(p, docs)
@@ -593,6 +594,73 @@ func summaryTable(p *page, runs []*run) {
 	if len(none) > 0 {
 		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(none, ", ")))
 	}
+}
+
+// checkSection says, under the summary, what a reader must not miss of
+// each run: an interrupt, a saturated open loop, and what the workload's
+// audit found after the run: "check: ok" with its figures, or each
+// VIOLATION, as the text report prints them.
+func checkSection(p *page, runs []*run) {
+	checked := false
+	for _, r := range runs {
+		checked = checked || r.rd.Check != nil
+	}
+	if checked {
+		p.printf("<h2>Checks</h2>")
+	}
+	for _, r := range runs {
+		name := ""
+		if len(runs) > 1 {
+			name = r.name + ": "
+		}
+		if r.rd.Interrupted {
+			p.printf(`<p class="verdict fail">%s</p>`, esc(name+r.rd.InterruptedLine()))
+		}
+		if r.rd.Saturated {
+			p.printf(`<p class="verdict fail">%s</p>`, esc(name+r.rd.SaturatedLine()))
+		}
+		c := r.rd.Check
+		if c == nil {
+			continue
+		}
+		if len(c.Violations) == 0 {
+			p.printf(`<p class="verdict">%s%s</p>`, swatch(r.color), esc(name)+`<span class="pass">check: ok</span>`)
+		}
+		for _, v := range c.Violations {
+			p.printf(`<p class="verdict">%s%s</p>`, swatch(r.color), esc(name)+`<span class="fail">VIOLATION: `+esc(v)+`</span>`)
+		}
+	}
+	// The audits' figures: a row per figure, a column per run audited.
+	keys := map[string]bool{}
+	var audited []*run
+	for _, r := range runs {
+		if c := r.rd.Check; c != nil && len(c.Values) > 0 {
+			audited = append(audited, r)
+			for k := range c.Values {
+				keys[k] = true
+			}
+		}
+	}
+	if len(audited) == 0 {
+		return
+	}
+	p.printf(`<table class="check"><tr><th></th>`)
+	for _, r := range audited {
+		p.printf(`<th>%s%s</th>`, swatch(r.color), esc(r.name))
+	}
+	p.printf("</tr>")
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		p.printf(`<tr><td>%s</td>`, esc(k))
+		for _, r := range audited {
+			if v, ok := r.rd.Check.Values[k]; ok {
+				p.printf(`<td>%d</td>`, v)
+			} else {
+				p.printf(`<td></td>`)
+			}
+		}
+		p.printf("</tr>")
+	}
+	p.printf("</table>")
 }
 
 // partialNote says which runs' last intervals the charts over time leave

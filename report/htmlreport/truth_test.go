@@ -493,3 +493,37 @@ func TestStyles(t *testing.T) {
 		t.Errorf("run colours %v: want two distinct", runColor)
 	}
 }
+
+// What the workload's audit found is on the page, as the text report
+// prints it: each VIOLATION in red, or "check: ok", with the audit's
+// figures; an interrupted run and a saturated open loop say so at the top.
+// (The page used to show none of it: a run whose check failed looked like
+// any other.)
+func TestChecksShown(t *testing.T) {
+	bad := runOf(t, fiveSeconds(), true)
+	bad.Interrupted, bad.InterruptedBy = true, "SIGINT"
+	bad.Check = &report.CheckDoc{Values: map[string]int64{"rows": 5023, "committed": 5021},
+		Violations: []string{"the server holds 5023 rows, 2 more than txload saw commit <&>"}}
+	good := runOf(t, fiveSeconds(), true)
+	good.Offered, good.Unstarted, good.Saturated = 100, 40, true
+	good.Check = &report.CheckDoc{Values: map[string]int64{"total balance": 100000}, Violations: []string{}}
+	html := render(t, runDocument(bad), runDocument(good))
+	for _, want := range []string{
+		`<h2>Checks</h2>`,
+		`<p class="verdict fail">run1.json: INTERRUPTED: the figures cover what ran before SIGINT</p>`,
+		`run1.json: <span class="fail">VIOLATION: the server holds 5023 rows, 2 more than txload saw commit &lt;&amp;&gt;</span>`,
+		`<tr><td>committed</td><td>5021</td><td></td></tr><tr><td>rows</td><td>5023</td><td></td></tr><tr><td>total balance</td><td></td><td>100000</td></tr>`,
+		`<p class="verdict fail">run2.json: SATURATED: 40 of 100 scheduled operations never started</p>`,
+		`run2.json: <span class="pass">check: ok</span>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(html, "run1.json: <span class=\"pass\">check: ok") {
+		t.Error("the run with a violation says check: ok")
+	}
+	if plain := render(t, runDocument(runOf(t, fiveSeconds(), true))); strings.Contains(plain, "<h2>Checks") || strings.Contains(plain, `<p class="verdict`) {
+		t.Error("a run with no audit and nothing wrong has a Checks section")
+	}
+}
