@@ -245,3 +245,16 @@ func (s *Snapshot) OK() int64 {
 	}
 	return n
 }
+
+// Micros formats a time in µs compactly, as the reports print latencies:
+// 850µs, 3.24ms, 1.20s.
+func Micros(us int64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%dµs", us)
+	case us < 1000000:
+		return fmt.Sprintf("%.2fms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	}
+}

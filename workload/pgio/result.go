@@ -8,6 +8,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
@@ -104,24 +105,12 @@ func pct(ratio float64, n int64) string {
 	return fmt.Sprintf("%.2f%%", 100*ratio)
 }
 
-// Micros formats a time in µs compactly: 850µs, 3.24ms, 1.20s.
-func Micros(us int64) string {
-	switch {
-	case us < 1000:
-		return fmt.Sprintf("%dµs", us)
-	case us < 1000000:
-		return fmt.Sprintf("%.2fms", float64(us)/1e3)
-	default:
-		return fmt.Sprintf("%.2fs", float64(us)/1e6)
-	}
-}
-
 func latency(h *hdr.Histogram) string {
 	if h.TotalCount() == 0 {
 		return "no statements"
 	}
-	return fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", Micros(h.ValueAtQuantile(50)), Micros(h.ValueAtQuantile(99)),
-		Micros(h.ValueAtQuantile(99.9)), Micros(h.Max()))
+	return fmt.Sprintf("p50 %s, p99 %s, p99.9 %s, max %s", metrics.Micros(h.ValueAtQuantile(50)), metrics.Micros(h.ValueAtQuantile(99)),
+		metrics.Micros(h.ValueAtQuantile(99.9)), metrics.Micros(h.Max()))
 }
 
 // Lines is the run's report block.
@@ -321,7 +310,7 @@ func intervalLine(d pg.Dialect, iv *Interval, live string) string {
 	}
 	for _, k := range []Kind{Select, Update} {
 		if h := iv.Kinds[k].Latency; h.TotalCount() > 0 {
-			fmt.Fprintf(&b, "  %s p99 %s", k, Micros(h.ValueAtQuantile(99)))
+			fmt.Fprintf(&b, "  %s p99 %s", k, metrics.Micros(h.ValueAtQuantile(99)))
 		}
 	}
 	return b.String()
