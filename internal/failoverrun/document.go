@@ -109,13 +109,16 @@ func nonNil(c []Commit) []Commit {
 	return c
 }
 
-// events are the moments marked on r's timeline.
+// events are the moments marked on r's timeline, those that happened:
+// the standby held back, the fault, txload's request to promote the
+// standby (the embedded pair's), the new primary taking writes, the first
+// commit on it.
 func events(r *Result) []report.SeriesEvent {
 	var out []report.SeriesEvent
 	for _, e := range []struct {
 		at    time.Time
 		label string
-	}{{r.HeldAt, "standby held"}, {r.FaultSent, "fault"}, {r.NewPrimary, "new primary"}, {r.FirstNew, "first commit"}} {
+	}{{r.HeldAt, "standby held"}, {r.FaultSent, "fault"}, {r.PromoteRequested, "promotion requested"}, {r.NewPrimary, "new primary"}, {r.FirstNew, "first commit"}} {
 		if !e.at.IsZero() && !r.startAt.IsZero() {
 			out = append(out, report.SeriesEvent{At: e.at.Sub(r.startAt).Seconds(), Label: e.label})
 		}
