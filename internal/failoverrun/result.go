@@ -154,31 +154,70 @@ func (s *session) analyse() error {
 	return nil
 }
 
-// Failures are what the run found wrong: commits lost or reborn, the
-// workload's own check's violations, a failover that did not happen.
+// Failures are what the run found wrong, each led by the mode: commits
+// lost or reborn, the workload's own check's violations, a failover that
+// did not happen.
 func (r *Result) Failures() []string {
+	var out []string
+	for _, f := range r.problems() {
+		out = append(out, r.Mode+": "+f)
+	}
+	return out
+}
+
+// problems are what the run found wrong.
+func (r *Result) problems() []string {
 	var out []string
 	t := r.Tally
 	if t.Lost > 0 {
-		out = append(out, fmt.Sprintf("%s: %d acknowledged commits lost by the failover", r.Mode, t.Lost))
+		if r.failedOver() {
+			out = append(out, fmt.Sprintf("%d acknowledged commits lost by the failover", t.Lost))
+		} else {
+			out = append(out, fmt.Sprintf("%d acknowledged commits are not on %s", t.Lost, r.countedOn()))
+		}
 	}
 	if t.Phantom > 0 {
-		out = append(out, fmt.Sprintf("%s: %d rolled-back transactions are on the new primary", r.Mode, t.Phantom))
+		out = append(out, fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, r.countedOn()))
 	}
 	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
-		out = append(out, fmt.Sprintf("%s: no commit on a new primary was seen", r.Mode))
+		out = append(out, "no commit on a new primary was seen")
 	}
 	if o := r.Outcome; o != nil {
 		if o.Result != nil && o.Result.Aborted > 0 {
-			out = append(out, fmt.Sprintf("%s: %d clients aborted", r.Mode, o.Result.Aborted))
+			out = append(out, fmt.Sprintf("%d clients aborted", o.Result.Aborted))
 		}
 		if o.Check != nil {
-			for _, v := range o.Check.Violations {
-				out = append(out, r.Mode+": "+v)
-			}
+			out = append(out, o.Check.Violations...)
 		}
 	}
 	return out
+}
+
+// failedOver says a new primary was seen: it took writes (its log, the
+// prober) or a commit.
+func (r *Result) failedOver() bool { return !r.NewPrimary.IsZero() || !r.FirstNew.IsZero() }
+
+// noFault says why no fault was caused or seen, "" when one was.
+func (r *Result) noFault() string {
+	switch {
+	case !r.FaultSent.IsZero():
+		return ""
+	case r.Interrupted:
+		return "the run was interrupted before the fault was due: no fault was caused, no failover happened"
+	}
+	return "no fault was caused or seen: no failover happened"
+}
+
+// countedOn is the node the markers were compared with, in words: the new
+// primary after a failover, the primary when there was none.
+func (r *Result) countedOn() string {
+	switch {
+	case r.failedOver():
+		return "the new primary"
+	case r.FaultSent.IsZero():
+		return "the primary"
+	}
+	return "the node taking writes after the run (no new primary was seen)"
 }
 
 // quantile is the q-th (0..1) of sorted durations.
@@ -218,13 +257,22 @@ const maxListed = 20
 
 // writeResult writes the failover's block of the report.
 func writeResult(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "failover: %s\n", r.Plan)
+	fmt.Fprintf(w, "failover: %s\n", r.heading())
 	keyValues(w, resultRows(r))
 	t := r.Tally
 	listCommits(w, "lost", t.LostIDs)
 	listCommits(w, "ambiguous", t.AmbiguousIDs)
 	listCommits(w, "PHANTOM", t.PhantomIDs)
 	fmt.Fprintln(w)
+}
+
+// heading is what the run was to do: its plan, said to be only that when
+// it was interrupted before the fault.
+func (r *Result) heading() string {
+	if r.Interrupted && r.FaultSent.IsZero() {
+		return r.Plan + " (planned: interrupted before the fault)"
+	}
+	return r.Plan
 }
 
 // resultRows are the failover's figures, as (what, value) rows.
@@ -234,11 +282,14 @@ func resultRows(r *Result) [][]string {
 	if r.Interrupted {
 		add("INTERRUPTED", "the figures cover what ran before the interrupt")
 	}
+	nf := r.noFault()
 	if !r.HeldAt.IsZero() {
 		add("standby held back", clock(r.HeldAt)+" (its replication link paused)")
 	}
 	fault := clock(r.FaultSent)
 	switch {
+	case nf != "":
+		fault = "NONE: " + nf
 	case r.CommandOutput != "" || !r.CommandDone.IsZero():
 		fault += fmt.Sprintf(" --failover-command started; it returned at %s", clock(r.CommandDone))
 	case !r.FaultDown.IsZero():
@@ -261,14 +312,21 @@ func resultRows(r *Result) [][]string {
 	if !r.NewPrimary.IsZero() && !r.startAt.IsZero() && r.NewPrimary.After(r.loadWindowEnd()) {
 		add("NOTE", fmt.Sprintf("the new primary took writes %s after the load's end: the clients did not live through the whole failover (a longer --duration, or an earlier --at)", ms(r.NewPrimary.Sub(r.loadWindowEnd()))))
 	}
-	if r.FirstNew.IsZero() {
+	switch {
+	case nf != "":
+		add("write unavailability", "none: no failover")
+	case r.FirstNew.IsZero():
 		add("write unavailability", "unknown: no commit on a new primary was seen")
-	} else {
+	default:
 		add("last commit, old primary", fmt.Sprintf("%s (%s)", clock(r.LastOld), r.OldNode))
 		add("first commit, new primary", fmt.Sprintf("%s (%s)", clock(r.FirstNew), r.NewNode))
 		add("write unavailability", fmt.Sprintf("%s (±%s: a probe commits every %s)", ms(r.Unavailable), ms(r.Precision), r.ProbeInterval))
 	}
-	add("replication before", lagLine(r))
+	if nf != "" {
+		add("replication, last sample", lagLine(r))
+	} else {
+		add("replication before", lagLine(r))
+	}
 	add("clients saw", clientsLine(r))
 	if r.Straddled > 0 {
 		add("operations straddling", fmt.Sprintf("%d (%d committed): latency p50 %s, p99 %s, max %s", r.Straddled, r.StraddledOK,
@@ -280,8 +338,13 @@ func resultRows(r *Result) [][]string {
 		return rows
 	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
-	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
-	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))
+	on := r.countedOn()
+	still := ""
+	if nf != "" {
+		still = " (still the primary: no failover)"
+	}
+	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on %s%s", t.Lost, t.LostProbe, on, still))
+	add("ambiguous", fmt.Sprintf("%d, %d of them on %s", t.Ambiguous, t.Survived, on))
 	if o := r.Old; o != nil {
 		v := fmt.Sprintf("holds %d of the %d lost commits, and %d of the ambiguous ones the new primary lacks", o.Holds, t.Lost, o.AmbiguousHeld)
 		if o.Err != "" {
@@ -290,10 +353,10 @@ func resultRows(r *Result) [][]string {
 		add("old primary, restarted", v)
 	}
 	if t.Phantom > 0 {
-		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on the new primary", t.Phantom))
+		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, on))
 	}
 	if t.Unresolved > 0 {
-		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on the new primary", t.Unresolved, t.Found))
+		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on %s", t.Unresolved, t.Found, on))
 	}
 	return rows
 }
