@@ -174,7 +174,7 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 				rows = append(rows, []string{ids.what + " (writer/seq)", commitList(ids.cs)})
 			}
 		}
-		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover (" + r.Mode + "): " + r.heading(), Rows: rows})
+		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover (" + r.Mode + "): " + r.heading(), Rows: rows, Failed: r.failed()})
 	}
 	if len(results) > 1 {
 		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover: comparison", Rows: comparisonRows(results)})

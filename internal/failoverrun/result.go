@@ -159,13 +159,21 @@ func (s *session) analyse() error {
 // did not happen.
 func (r *Result) Failures() []string {
 	var out []string
-	for _, f := range r.problems() {
+	for _, f := range append(r.problems(), r.violations()...) {
 		out = append(out, r.Mode+": "+f)
 	}
 	return out
 }
 
-// problems are what the run found wrong.
+// violations are the workload's check's.
+func (r *Result) violations() []string {
+	if o := r.Outcome; o != nil && o.Check != nil {
+		return o.Check.Violations
+	}
+	return nil
+}
+
+// problems are what the run found wrong, the workload's check aside.
 func (r *Result) problems() []string {
 	var out []string
 	t := r.Tally
@@ -182,15 +190,31 @@ func (r *Result) problems() []string {
 	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
 		out = append(out, "no commit on a new primary was seen")
 	}
-	if o := r.Outcome; o != nil {
-		if o.Result != nil && o.Result.Aborted > 0 {
-			out = append(out, fmt.Sprintf("%d clients aborted", o.Result.Aborted))
-		}
-		if o.Check != nil {
-			out = append(out, o.Check.Violations...)
-		}
+	if o := r.Outcome; o != nil && o.Result != nil && o.Result.Aborted > 0 {
+		out = append(out, fmt.Sprintf("%d clients aborted", o.Result.Aborted))
 	}
 	return out
+}
+
+// failed is the run's verdict in one line when it found something wrong
+// (or failed itself), "" when not: the HTML report's red line. The
+// check's violations are counted, not repeated: the report lists them.
+func (r *Result) failed() string {
+	ps := r.problems()
+	if v := r.violations(); len(v) > 0 {
+		n := fmt.Sprintf("%d violations", len(v))
+		if len(v) == 1 {
+			n = "a violation"
+		}
+		ps = append(ps, fmt.Sprintf("%s's check found %s", r.Workload, n))
+	}
+	if r.Err != "" {
+		ps = append(ps, "the run failed: "+r.Err)
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return "FAILED (" + r.Mode + "): " + strings.Join(ps, "; ")
 }
 
 // failedOver says a new primary was seen: it took writes (its log, the
