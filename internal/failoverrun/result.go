@@ -339,6 +339,8 @@ func resultRows(r *Result) [][]string {
 	switch {
 	case nf != "":
 		add("write unavailability", "none: no failover")
+	case r.FirstNew.IsZero() && r.Interrupted:
+		add("write unavailability", "unknown: interrupted before a commit on a new primary")
 	case r.FirstNew.IsZero():
 		add("write unavailability", "unknown: no commit on a new primary was seen")
 	default:
@@ -358,7 +360,11 @@ func resultRows(r *Result) [][]string {
 	}
 	t := r.Tally
 	if r.uncounted != "" {
-		add("markers", "NOT COUNTED: "+r.uncounted)
+		why := ""
+		if r.Interrupted && nf == "" && !r.failedOver() {
+			why = "the run was interrupted after the fault, before a new primary took writes: "
+		}
+		add("markers", "NOT COUNTED: "+why+r.uncounted)
 		return rows
 	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))

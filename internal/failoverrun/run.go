@@ -630,14 +630,14 @@ func (s *session) sampleLag(ctx context.Context) (*LagSample, error) {
 func (s *session) count(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
+	s.lagMu.Lock()
+	s.res.Lag = s.lag
+	s.lagMu.Unlock()
 	conn, err := s.conn.Target.Connect(cctx)
 	if err != nil {
 		return fmt.Errorf("reading the markers on the node taking writes: %w", err)
 	}
 	defer conn.Close(cctx)
-	s.lagMu.Lock()
-	s.res.Lag = s.lag
-	s.lagMu.Unlock()
 	if s.res.Tally, err = s.ledger.tally(cctx, conn); err != nil {
 		return err
 	}
