@@ -37,9 +37,12 @@ type Document struct {
 }
 
 // TableDoc is a titled table of text: its first row is the header.
+// Failed, when set, is what the table's figures found wrong (failover's
+// lost commits), one line: the HTML report shows it in red at its top.
 type TableDoc struct {
-	Title string     `json:"title"`
-	Rows  [][]string `json:"rows"`
+	Title  string     `json:"title"`
+	Rows   [][]string `json:"rows"`
+	Failed string     `json:"failed,omitempty"`
 }
 
 // SeriesDoc is one figure over time: at each point, one value per line.

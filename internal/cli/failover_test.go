@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // Bad input to failover: one line naming the flag, exit 2, before any
@@ -119,4 +123,71 @@ func TestFailoverComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, string(html), "Failover (async)", "Failover: comparison", "write unavailability", ">fault<", ">new primary<")
+}
+
+// progressWatch is stderr calling ready at the first progress line: the
+// load runs.
+type progressWatch struct {
+	syncBuffer
+	once  sync.Once
+	ready func()
+}
+
+func (w *progressWatch) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if progressLine.MatchString(w.syncBuffer.String()) {
+		w.once.Do(w.ready)
+	}
+	return n, err
+}
+
+var progressLine = regexp.MustCompile(`(?m)^ +[0-9.]+s +[0-9.]+ ops/s`)
+
+// Interrupted while the load runs, long before --at: the report and
+// --json say that no fault was caused and count the commits on the
+// primary, never on a new primary; the run exits as an interrupted run
+// does.
+func TestFailoverInterruptedBeforeFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded pair")
+	}
+	js := filepath.Join(t.TempDir(), "f.json")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out syncBuffer
+	errb := &progressWatch{ready: cancel}
+	code := txloadTo(ctx, nil, &out, errb, "failover", "bank", "--duration", "20m", "--at", "10m", "--progress", "1s", "--json", js)
+	stdout, stderr := out.String(), errb.String()
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitInterrupted, stdout, stderr)
+	}
+	mustContain(t, stdout, "(planned: interrupted before the fault)", "no fault was caused, no failover happened", "none: no failover",
+		"acknowledged, not on the primary (still the primary: no failover)")
+	if i := strings.Index(stdout, "\nfailover: "); i < 0 || strings.Contains(stdout[i:], "new primary") {
+		t.Errorf("the failover's report speaks of a new primary, or is missing:\n%s", stdout)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Failover []struct {
+			NoFault     string     `json:"no_fault"`
+			CountedOn   string     `json:"counted_on"`
+			FaultAt     *time.Time `json:"fault_at"`
+			Interrupted bool       `json:"interrupted"`
+			Acked       int64      `json:"acknowledged"`
+			Lost        int64      `json:"lost"`
+		} `json:"failover"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Failover) != 1 {
+		t.Fatalf("--json: %s", b)
+	}
+	f := doc.Failover[0]
+	if !strings.Contains(f.NoFault, "no fault was caused") || f.CountedOn != "primary" || f.FaultAt != nil || !f.Interrupted || f.Acked == 0 || f.Lost != 0 {
+		t.Fatalf("--json's failover section: %+v", f)
+	}
 }

@@ -23,12 +23,15 @@ type Document struct {
 }
 
 // FailoverDoc is one mode's failover figures. Times are RFC 3339 with
-// nanoseconds, durations in seconds.
+// nanoseconds, durations in seconds. NoFault says why there was no fault
+// (an interrupt before --at); CountedOn is the node the markers were
+// compared with: "new primary", or "primary" when no failover happened.
 type FailoverDoc struct {
 	Replication      string           `json:"replication"`
 	Plan             string           `json:"plan"`
 	HeldAt           *time.Time       `json:"standby_held_at,omitempty"`
 	FaultAt          *time.Time       `json:"fault_at,omitempty"`
+	NoFault          string           `json:"no_fault,omitempty"`
 	FaultLogged      *time.Time       `json:"fault_logged_at,omitempty"`
 	FaultDown        *time.Time       `json:"old_primary_down_at,omitempty"`
 	PromoteRequested *time.Time       `json:"promotion_requested_at,omitempty"`
@@ -52,6 +55,7 @@ type FailoverDoc struct {
 	StraddledP50     float64          `json:"straddling_p50_seconds"`
 	StraddledP99     float64          `json:"straddling_p99_seconds"`
 	StraddledMax     float64          `json:"straddling_max_seconds"`
+	CountedOn        string           `json:"counted_on,omitempty"`
 	Acked            int64            `json:"acknowledged"`
 	Probe            int64            `json:"acknowledged_probe"`
 	Lost             int64            `json:"lost"`
@@ -84,7 +88,18 @@ func docOf(r *Result) FailoverDoc {
 		ProbeInterval: r.ProbeInterval.Seconds(), Lag: r.Lag, Errors: map[string]int64{},
 		Straddled: r.Straddled, StraddledOK: r.StraddledOK, Acked: t.Acked, Probe: t.Probe, Lost: t.Lost, LostProbe: t.LostProbe,
 		Ambiguous: t.Ambiguous, Survived: t.Survived, Phantom: t.Phantom, Unresolved: t.Unresolved,
-		LostIDs: nonNil(t.LostIDs), AmbiguousIDs: nonNil(t.AmbiguousIDs), PhantomIDs: t.PhantomIDs, Error: r.Err, Interrupted: r.Interrupted, OldPrimary: r.Old}
+		LostIDs: nonNil(t.LostIDs), AmbiguousIDs: nonNil(t.AmbiguousIDs), PhantomIDs: t.PhantomIDs, Error: r.Err, Interrupted: r.Interrupted, OldPrimary: r.Old,
+		NoFault: r.noFault()}
+	if r.uncounted == "" {
+		switch {
+		case r.failedOver():
+			d.CountedOn = "new primary"
+		case r.FaultSent.IsZero():
+			d.CountedOn = "primary"
+		default:
+			d.CountedOn = "writable node"
+		}
+	}
 	if !r.FirstNew.IsZero() {
 		u := r.Unavailable.Seconds()
 		d.UnavailableSec, d.PrecisionSec = &u, r.Precision.Seconds()
@@ -109,13 +124,16 @@ func nonNil(c []Commit) []Commit {
 	return c
 }
 
-// events are the moments marked on r's timeline.
+// events are the moments marked on r's timeline, those that happened:
+// the standby held back, the fault, txload's request to promote the
+// standby (the embedded pair's), the new primary taking writes, the first
+// commit on it.
 func events(r *Result) []report.SeriesEvent {
 	var out []report.SeriesEvent
 	for _, e := range []struct {
 		at    time.Time
 		label string
-	}{{r.HeldAt, "standby held"}, {r.FaultSent, "fault"}, {r.NewPrimary, "new primary"}, {r.FirstNew, "first commit"}} {
+	}{{r.HeldAt, "standby held"}, {r.FaultSent, "fault"}, {r.PromoteRequested, "promotion requested"}, {r.NewPrimary, "new primary"}, {r.FirstNew, "first commit"}} {
 		if !e.at.IsZero() && !r.startAt.IsZero() {
 			out = append(out, report.SeriesEvent{At: e.at.Sub(r.startAt).Seconds(), Label: e.label})
 		}
@@ -156,7 +174,7 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 				rows = append(rows, []string{ids.what + " (writer/seq)", commitList(ids.cs)})
 			}
 		}
-		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover (" + r.Mode + "): " + r.Plan, Rows: rows})
+		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover (" + r.Mode + "): " + r.heading(), Rows: rows, Failed: r.failed()})
 	}
 	if len(results) > 1 {
 		doc.Tables = append(doc.Tables, report.TableDoc{Title: "Failover: comparison", Rows: comparisonRows(results)})

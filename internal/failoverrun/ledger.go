@@ -442,18 +442,18 @@ func (s *seqs) holds(ctx context.Context, seq int64) (bool, error) {
 func (s *seqs) next(ctx context.Context) error {
 	rows, err := s.conn.Query(ctx, "SELECT seq FROM "+lag.Table+" WHERE writer = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3", s.writer, s.below, seqPage)
 	if err != nil {
-		return fmt.Errorf("reading the markers on the new primary: %w", err)
+		return fmt.Errorf("reading the markers on the node taking writes: %w", err)
 	}
 	s.page, s.i = s.page[:0], 0
 	for rows.Next() {
 		var v int64
 		if err := rows.Scan(&v); err != nil {
-			return fmt.Errorf("reading the markers on the new primary: %w", err)
+			return fmt.Errorf("reading the markers on the node taking writes: %w", err)
 		}
 		s.page = append(s.page, v)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading the markers on the new primary: %w", err)
+		return fmt.Errorf("reading the markers on the node taking writes: %w", err)
 	}
 	if len(s.page) < seqPage {
 		s.done = true

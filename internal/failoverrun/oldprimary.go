@@ -33,7 +33,7 @@ type OldPrimary struct {
 // hands out again those the old one used after the standby fell behind.
 func (s *session) readOld(ctx context.Context) {
 	t := &s.res.Tally
-	if s.pair == nil || (t.Lost == 0 && t.Ambiguous == t.Survived) {
+	if s.pair == nil || s.res.FaultSent.IsZero() || (t.Lost == 0 && t.Ambiguous == t.Survived) {
 		return
 	}
 	res := &OldPrimary{Tables: s.p.h.Tables}

@@ -65,9 +65,12 @@ type Options struct {
 	// Config is the flags as given, for --json; never a URL.
 	Config map[string]any
 	// inspect, if set, is called with the embedded pair (nil for a
-	// cluster) and the result once the markers are counted: the tests
-	// look at the old primary there.
+	// cluster) and the result once the markers are counted (an
+	// interrupted run's too): the tests look at the servers there.
 	inspect func(*replica.Pair, *Result)
+	// started, if set, is called when the load starts: the tests
+	// interrupt the run there.
+	started func()
 }
 
 // plan is a validated Options.

@@ -154,31 +154,94 @@ func (s *session) analyse() error {
 	return nil
 }
 
-// Failures are what the run found wrong: commits lost or reborn, the
-// workload's own check's violations, a failover that did not happen.
+// Failures are what the run found wrong, each led by the mode: commits
+// lost or reborn, the workload's own check's violations, a failover that
+// did not happen.
 func (r *Result) Failures() []string {
+	var out []string
+	for _, f := range append(r.problems(), r.violations()...) {
+		out = append(out, r.Mode+": "+f)
+	}
+	return out
+}
+
+// violations are the workload's check's.
+func (r *Result) violations() []string {
+	if o := r.Outcome; o != nil && o.Check != nil {
+		return o.Check.Violations
+	}
+	return nil
+}
+
+// problems are what the run found wrong, the workload's check aside.
+func (r *Result) problems() []string {
 	var out []string
 	t := r.Tally
 	if t.Lost > 0 {
-		out = append(out, fmt.Sprintf("%s: %d acknowledged commits lost by the failover", r.Mode, t.Lost))
+		if r.failedOver() {
+			out = append(out, fmt.Sprintf("%d acknowledged commits lost by the failover", t.Lost))
+		} else {
+			out = append(out, fmt.Sprintf("%d acknowledged commits are not on %s", t.Lost, r.countedOn()))
+		}
 	}
 	if t.Phantom > 0 {
-		out = append(out, fmt.Sprintf("%s: %d rolled-back transactions are on the new primary", r.Mode, t.Phantom))
+		out = append(out, fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, r.countedOn()))
 	}
 	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
-		out = append(out, fmt.Sprintf("%s: no commit on a new primary was seen", r.Mode))
+		out = append(out, "no commit on a new primary was seen")
 	}
-	if o := r.Outcome; o != nil {
-		if o.Result != nil && o.Result.Aborted > 0 {
-			out = append(out, fmt.Sprintf("%s: %d clients aborted", r.Mode, o.Result.Aborted))
-		}
-		if o.Check != nil {
-			for _, v := range o.Check.Violations {
-				out = append(out, r.Mode+": "+v)
-			}
-		}
+	if o := r.Outcome; o != nil && o.Result != nil && o.Result.Aborted > 0 {
+		out = append(out, fmt.Sprintf("%d clients aborted", o.Result.Aborted))
 	}
 	return out
+}
+
+// failed is the run's verdict in one line when it found something wrong
+// (or failed itself), "" when not: the HTML report's red line. The
+// check's violations are counted, not repeated: the report lists them.
+func (r *Result) failed() string {
+	ps := r.problems()
+	if v := r.violations(); len(v) > 0 {
+		n := fmt.Sprintf("%d violations", len(v))
+		if len(v) == 1 {
+			n = "a violation"
+		}
+		ps = append(ps, fmt.Sprintf("%s's check found %s", r.Workload, n))
+	}
+	if r.Err != "" {
+		ps = append(ps, "the run failed: "+r.Err)
+	}
+	if len(ps) == 0 {
+		return ""
+	}
+	return "FAILED (" + r.Mode + "): " + strings.Join(ps, "; ")
+}
+
+// failedOver says a new primary was seen: it took writes (its log, the
+// prober) or a commit.
+func (r *Result) failedOver() bool { return !r.NewPrimary.IsZero() || !r.FirstNew.IsZero() }
+
+// noFault says why no fault was caused or seen, "" when one was.
+func (r *Result) noFault() string {
+	switch {
+	case !r.FaultSent.IsZero():
+		return ""
+	case r.Interrupted:
+		return "the run was interrupted before the fault was due: no fault was caused, no failover happened"
+	}
+	return "no fault was caused or seen: no failover happened"
+}
+
+// countedOn is the node the markers were compared with, in words: the new
+// primary after a failover, the primary when there was none.
+func (r *Result) countedOn() string {
+	switch {
+	case r.failedOver():
+		return "the new primary"
+	case r.FaultSent.IsZero():
+		return "the primary"
+	}
+	return "the node taking writes after the run (no new primary was seen)"
 }
 
 // quantile is the q-th (0..1) of sorted durations.
@@ -218,13 +281,22 @@ const maxListed = 20
 
 // writeResult writes the failover's block of the report.
 func writeResult(w io.Writer, r *Result) {
-	fmt.Fprintf(w, "failover: %s\n", r.Plan)
+	fmt.Fprintf(w, "failover: %s\n", r.heading())
 	keyValues(w, resultRows(r))
 	t := r.Tally
 	listCommits(w, "lost", t.LostIDs)
 	listCommits(w, "ambiguous", t.AmbiguousIDs)
 	listCommits(w, "PHANTOM", t.PhantomIDs)
 	fmt.Fprintln(w)
+}
+
+// heading is what the run was to do: its plan, said to be only that when
+// it was interrupted before the fault.
+func (r *Result) heading() string {
+	if r.Interrupted && r.FaultSent.IsZero() {
+		return r.Plan + " (planned: interrupted before the fault)"
+	}
+	return r.Plan
 }
 
 // resultRows are the failover's figures, as (what, value) rows.
@@ -234,11 +306,14 @@ func resultRows(r *Result) [][]string {
 	if r.Interrupted {
 		add("INTERRUPTED", "the figures cover what ran before the interrupt")
 	}
+	nf := r.noFault()
 	if !r.HeldAt.IsZero() {
 		add("standby held back", clock(r.HeldAt)+" (its replication link paused)")
 	}
 	fault := clock(r.FaultSent)
 	switch {
+	case nf != "":
+		fault = "NONE: " + nf
 	case r.CommandOutput != "" || !r.CommandDone.IsZero():
 		fault += fmt.Sprintf(" --failover-command started; it returned at %s", clock(r.CommandDone))
 	case !r.FaultDown.IsZero():
@@ -261,14 +336,23 @@ func resultRows(r *Result) [][]string {
 	if !r.NewPrimary.IsZero() && !r.startAt.IsZero() && r.NewPrimary.After(r.loadWindowEnd()) {
 		add("NOTE", fmt.Sprintf("the new primary took writes %s after the load's end: the clients did not live through the whole failover (a longer --duration, or an earlier --at)", ms(r.NewPrimary.Sub(r.loadWindowEnd()))))
 	}
-	if r.FirstNew.IsZero() {
+	switch {
+	case nf != "":
+		add("write unavailability", "none: no failover")
+	case r.FirstNew.IsZero() && r.Interrupted:
+		add("write unavailability", "unknown: interrupted before a commit on a new primary")
+	case r.FirstNew.IsZero():
 		add("write unavailability", "unknown: no commit on a new primary was seen")
-	} else {
+	default:
 		add("last commit, old primary", fmt.Sprintf("%s (%s)", clock(r.LastOld), r.OldNode))
 		add("first commit, new primary", fmt.Sprintf("%s (%s)", clock(r.FirstNew), r.NewNode))
 		add("write unavailability", fmt.Sprintf("%s (±%s: a probe commits every %s)", ms(r.Unavailable), ms(r.Precision), r.ProbeInterval))
 	}
-	add("replication before", lagLine(r))
+	if nf != "" {
+		add("replication, last sample", lagLine(r))
+	} else {
+		add("replication before", lagLine(r))
+	}
 	add("clients saw", clientsLine(r))
 	if r.Straddled > 0 {
 		add("operations straddling", fmt.Sprintf("%d (%d committed): latency p50 %s, p99 %s, max %s", r.Straddled, r.StraddledOK,
@@ -276,12 +360,21 @@ func resultRows(r *Result) [][]string {
 	}
 	t := r.Tally
 	if r.uncounted != "" {
-		add("markers", "NOT COUNTED: "+r.uncounted)
+		why := ""
+		if r.Interrupted && nf == "" && !r.failedOver() {
+			why = "the run was interrupted after the fault, before a new primary took writes: "
+		}
+		add("markers", "NOT COUNTED: "+why+r.uncounted)
 		return rows
 	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
-	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on the new primary", t.Lost, t.LostProbe))
-	add("ambiguous", fmt.Sprintf("%d, %d of them on the new primary", t.Ambiguous, t.Survived))
+	on := r.countedOn()
+	still := ""
+	if nf != "" {
+		still = " (still the primary: no failover)"
+	}
+	add("lost", fmt.Sprintf("%d (%d of them the probe's): acknowledged, not on %s%s", t.Lost, t.LostProbe, on, still))
+	add("ambiguous", fmt.Sprintf("%d, %d of them on %s", t.Ambiguous, t.Survived, on))
 	if o := r.Old; o != nil {
 		v := fmt.Sprintf("holds %d of the %d lost commits, and %d of the ambiguous ones the new primary lacks", o.Holds, t.Lost, o.AmbiguousHeld)
 		if o.Err != "" {
@@ -290,10 +383,10 @@ func resultRows(r *Result) [][]string {
 		add("old primary, restarted", v)
 	}
 	if t.Phantom > 0 {
-		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on the new primary", t.Phantom))
+		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, on))
 	}
 	if t.Unresolved > 0 {
-		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on the new primary", t.Unresolved, t.Found))
+		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on %s", t.Unresolved, t.Found, on))
 	}
 	return rows
 }

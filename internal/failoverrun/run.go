@@ -288,6 +288,9 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 			res.uncounted = scrub(s.conn, err).Error()
 			fmt.Fprintf(p.load.Stderr, "after the interrupt: %s\n", res.uncounted)
 		}
+		if p.o.inspect != nil {
+			p.o.inspect(s.pair, res)
+		}
 		return res, runner.ErrInterrupted
 	}
 	if foErr != nil && runErr == nil {
@@ -323,6 +326,9 @@ func (s *session) failover(ctx context.Context) error {
 		return nil
 	}
 	o := s.p.o
+	if o.started != nil {
+		o.started()
+	}
 	at := start.Add(o.At)
 	if s.pair != nil {
 		return s.failPair(ctx, at)
@@ -624,14 +630,14 @@ func (s *session) sampleLag(ctx context.Context) (*LagSample, error) {
 func (s *session) count(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	conn, err := s.conn.Target.Connect(cctx)
-	if err != nil {
-		return fmt.Errorf("reading the markers on the new primary: %w", err)
-	}
-	defer conn.Close(cctx)
 	s.lagMu.Lock()
 	s.res.Lag = s.lag
 	s.lagMu.Unlock()
+	conn, err := s.conn.Target.Connect(cctx)
+	if err != nil {
+		return fmt.Errorf("reading the markers on the node taking writes: %w", err)
+	}
+	defer conn.Close(cctx)
 	if s.res.Tally, err = s.ledger.tally(cctx, conn); err != nil {
 		return err
 	}

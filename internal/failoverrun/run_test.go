@@ -2,7 +2,9 @@ package failoverrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
 )
 
@@ -241,4 +244,64 @@ func TestEmbeddedAsyncHeld(t *testing.T) {
 	}
 	t.Logf("lost %d acknowledged commits (%d of the probe's), %d ledger rows; ambiguous %d, %d on the new primary",
 		tl.Lost, tl.LostProbe, got, tl.Ambiguous, tl.Survived)
+}
+
+// Interrupted before the fault was due, the run says that no fault was
+// caused and no failover happened, and counts the commits on the primary,
+// still the primary: the text, the table rows and --json never speak of a
+// new primary; the markers on the primary are exactly those txload counts
+// there; the run ends as an interrupted run does.
+func TestEmbeddedInterruptedBeforeFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded primary and standby")
+	}
+	o, out := options(t, "bank")
+	o.At, o.Run.Engine.Duration = 10*time.Minute, 20*time.Minute
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	o.started = func() { time.AfterFunc(time.Second, cancel) }
+	var onPrimary map[lag.Marker]string
+	o.inspect = func(p *replica.Pair, _ *Result) {
+		if !p.Primary.Running() {
+			t.Error("the primary is down after an interrupt before the fault")
+			return
+		}
+		onPrimary, _ = markers(t, p.Primary.URL())
+	}
+	rs, err := Run(ctx, o)
+	if !errors.Is(err, runner.ErrInterrupted) || len(rs) != 1 {
+		t.Fatalf("%d results, error %v; want one, interrupted\n%s", len(rs), err, out)
+	}
+	r := rs[0]
+	text := section(out.String())
+	t.Logf("\n%s", text)
+	if !r.Interrupted || !r.FaultSent.IsZero() || !r.PromoteRequested.IsZero() || r.uncounted != "" {
+		t.Fatalf("interrupted %v, fault %s, promotion %s, uncounted %q", r.Interrupted, clock(r.FaultSent), clock(r.PromoteRequested), r.uncounted)
+	}
+	tl := r.Tally
+	if tl.Acked == 0 || tl.Lost != 0 || tl.Phantom != 0 {
+		t.Fatalf("acknowledged %d, lost %d, phantoms %d: want some acknowledged, all on the primary", tl.Acked, tl.Lost, tl.Phantom)
+	}
+	if n := int64(len(onPrimary)); n != tl.Acked+tl.Survived+tl.Found {
+		t.Fatalf("the primary holds %d markers; txload counts %d acknowledged + %d ambiguous + %d unresolved there", n, tl.Acked, tl.Survived, tl.Found)
+	}
+	var rows strings.Builder
+	for _, row := range resultRows(r) {
+		rows.WriteString(row[0] + "  " + row[1] + "\n")
+	}
+	for _, s := range []string{text, rows.String()} {
+		for _, want := range []string{`INTERRUPTED +the figures cover`, `fault +NONE: the run was interrupted before the fault was due: no fault was caused, no failover happened`,
+			`write unavailability +none: no failover`, `lost +0 \(0 of them the probe's\): acknowledged, not on the primary \(still the primary: no failover\)`} {
+			if !regexp.MustCompile(want).MatchString(s) {
+				t.Errorf("the report lacks %q:\n%s", want, s)
+			}
+		}
+		if strings.Contains(s, "new primary") {
+			t.Errorf("the report speaks of a new primary:\n%s", s)
+		}
+	}
+	d := docOf(r)
+	if d.NoFault == "" || d.CountedOn != "primary" || d.FaultAt != nil || !d.Interrupted || d.UnavailableSec != nil {
+		t.Errorf("--json's failover: no_fault %q, counted_on %q, fault_at %v, interrupted %v, unavailable %v", d.NoFault, d.CountedOn, d.FaultAt, d.Interrupted, d.UnavailableSec)
+	}
 }

@@ -10,12 +10,15 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // palette is the series colours in order (Tableau 10).
@@ -158,6 +161,47 @@ const (
 	// wider than the SVG's at 11 px: text laid out with it fits both.
 	charWidth = 7
 )
+
+// TextWidth is the width in px the layout gives a text at a font size (px):
+// per character, an em for the widest letters (m, w, M, W, @, %), 0.8 em
+// for other capitals, 0.64 em for the rest, and never less than a
+// character of the PNG's bitmap font. It is at least the width of DejaVu
+// Sans (the sans-serif of Debian's browsers), whose lower case letters
+// are at most 0.64 em wide.
+func TextWidth(text string, size float64) float64 {
+	w := 0.0
+	for _, r := range text {
+		em := 0.64
+		switch {
+		case strings.ContainsRune("mwMW@%", r):
+			em = 1
+		case unicode.IsUpper(r):
+			em = 0.8
+		}
+		w += math.Max(em*size, charWidth)
+	}
+	return w
+}
+
+// ruleOrder is the order in which the rules' labels are placed: as
+// given, but the vertical rules, in their places among the others, from
+// left to right.
+func ruleOrder(rules []Rule) []int {
+	order := make([]int, len(rules))
+	var vertical []int
+	for i, r := range rules {
+		order[i] = i
+		if r.Vertical {
+			vertical = append(vertical, i)
+		}
+	}
+	sorted := slices.Clone(vertical)
+	slices.SortStableFunc(sorted, func(a, b int) int { return cmp.Compare(rules[a].V, rules[b].V) })
+	for k, i := range vertical {
+		order[i] = sorted[k]
+	}
+	return order
+}
 
 type scale struct {
 	lo, hi   float64 // in data units
@@ -599,7 +643,7 @@ func (c *Chart) draw(cv canvas) {
 		end  bool
 	}
 	place := func(spots []spot, text string, st textStyle) {
-		w, h := float64(charWidth*len([]rune(text))), st.size
+		w, h := TextWidth(text, st.size), st.size
 		boxOf := func(s spot) box {
 			if s.end {
 				return box{s.x - w, s.y - h, s.x, s.y + 2}
@@ -643,7 +687,14 @@ func (c *Chart) draw(cv canvas) {
 		}
 		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
 	}
-	for _, r := range c.Rules {
+	// Rule labels: a horizontal rule's along its line; a vertical rule's
+	// beside its line, right of it where it fits, else left, on the first
+	// row from the top where it covers no label already written. The
+	// vertical rules are taken from left to right, so that the labels of
+	// moments close together (a failover's fault, promotion, new primary)
+	// stack down in their order.
+	for _, i := range ruleOrder(c.Rules) {
+		r := c.Rules[i]
 		if r.Label == "" {
 			continue
 		}
@@ -656,8 +707,14 @@ func (c *Chart) draw(cv canvas) {
 		switch {
 		case r.Vertical && valid(c.X, r.V):
 			x := xs.at(r.V)
-			for y := top + st.size + 4; y < bottom; y += 6 {
-				spots = append(spots, spot{x + 4, y, false}, spot{x - 4, y, true})
+			for _, end := range []bool{false, true} {
+				for y := top + st.size + 4; y < bottom; y += 6 {
+					if end {
+						spots = append(spots, spot{x - 4, y, true})
+					} else {
+						spots = append(spots, spot{x + 4, y, false})
+					}
+				}
 			}
 		case !r.Vertical && valid(c.Y, r.V):
 			y := ys.at(r.V)
