@@ -250,6 +250,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	p.printf("<title>%s</title><style>%s</style></head><body>", esc(title), css)
 	p.printf("<h1>%s</h1>", esc(title))
 	p.printf(`<p class="sub">%s</p>`, esc(subtitle(docs, names, opts.Version)))
+	failedLines(p, docs)
 	if len(runs) > 0 {
 		summaryTable(p, runs)
 		checkSection(p, runs)
@@ -593,6 +594,18 @@ func summaryTable(p *page, runs []*run) {
 	}
 	if len(none) > 0 {
 		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(none, ", ")))
+	}
+}
+
+// failedLines says at the top of the page what a command's own figures
+// found wrong (failover's lost commits): a red line each.
+func failedLines(p *page, docs []*report.Document) {
+	for _, d := range docs {
+		for _, t := range d.Tables {
+			if t.Failed != "" {
+				p.printf(`<p class="verdict fail">%s</p>`, esc(t.Failed))
+			}
+		}
 	}
 }
 

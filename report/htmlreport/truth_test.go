@@ -527,3 +527,21 @@ func TestChecksShown(t *testing.T) {
 		t.Error("a run with no audit and nothing wrong has a Checks section")
 	}
 }
+
+// A command's own verdict on its figures (failover's lost commits) heads
+// the page in red, above the summary.
+func TestFailedLineOnTop(t *testing.T) {
+	doc := runDocument(runOf(t, fiveSeconds(), true))
+	doc.Tables = []report.TableDoc{{Title: "Failover (async)", Rows: [][]string{{"", ""}, {"lost", "3"}},
+		Failed: "FAILED (async): 3 acknowledged commits lost by the failover"}}
+	html := render(t, doc)
+	line := `<p class="verdict fail">FAILED (async): 3 acknowledged commits lost by the failover</p>`
+	at, summary := strings.Index(html, line), strings.Index(html, "<h2>Summary")
+	if at < 0 || summary < 0 || at > summary {
+		t.Errorf("the failed line at %d, the summary at %d: want the line above the summary", at, summary)
+	}
+	doc.Tables[0].Failed = ""
+	if strings.Contains(render(t, doc), `<p class="verdict fail">`) {
+		t.Error("a red line with nothing failed")
+	}
+}
