@@ -61,12 +61,17 @@ func (r Reconciliation) Into(res *CheckResult) {
 	if res.Values == nil {
 		res.Values = map[string]int64{}
 	}
+	// ambiguous_committed stays within 0 and ambiguous: what the count
+	// cannot explain is a figure of its own beside the violation.
+	cu := r.CommittedUnknown()
 	res.Values["ambiguous"] = r.Unknown
-	res.Values["ambiguous_committed"] = r.CommittedUnknown()
-	switch cu := r.CommittedUnknown(); {
+	res.Values["ambiguous_committed"] = min(max(cu, 0), r.Unknown)
+	switch {
 	case cu < 0:
+		res.Values["committed_missing"] = -cu
 		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: %d committed transactions are missing", r.Server, r.Committed, -cu))
 	case cu > r.Unknown:
+		res.Values["rows_unexplained"] = cu - r.Unknown
 		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows, %d more than txload saw commit, but only %d transactions ended with an unknown outcome: %d were applied twice or by someone else", r.Server, cu, r.Unknown, cu-r.Unknown))
 	}
 }

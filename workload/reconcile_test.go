@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -10,12 +11,16 @@ import (
 // it say "-57 of them committed").
 func TestReconciliationLines(t *testing.T) {
 	for _, tc := range []struct {
-		r    Reconciliation
-		want string
+		r      Reconciliation
+		want   string
+		values map[string]int64 // the check's figures (--json, the HTML page)
 	}{
-		{Reconciliation{Committed: 100, Unknown: 3, Server: 102}, "3 (2 of them committed, per the ledger: 102 rows = 100 committed + 2)"},
-		{Reconciliation{Committed: 38508, Unknown: 2, Server: 38451}, "2 (the ledger holds 38451 rows, 57 fewer than the 38508 transactions txload saw commit: those are missing)"},
-		{Reconciliation{Committed: 100, Unknown: 1, Server: 105}, "1 (the ledger holds 105 rows = 100 committed + 5, more than the 1 with an unknown outcome)"},
+		{Reconciliation{Committed: 100, Unknown: 3, Server: 102}, "3 (2 of them committed, per the ledger: 102 rows = 100 committed + 2)",
+			map[string]int64{"ambiguous": 3, "ambiguous_committed": 2}},
+		{Reconciliation{Committed: 38508, Unknown: 2, Server: 38451}, "2 (the ledger holds 38451 rows, 57 fewer than the 38508 transactions txload saw commit: those are missing)",
+			map[string]int64{"ambiguous": 2, "ambiguous_committed": 0, "committed_missing": 57}},
+		{Reconciliation{Committed: 100, Unknown: 1, Server: 105}, "1 (the ledger holds 105 rows = 100 committed + 5, more than the 1 with an unknown outcome)",
+			map[string]int64{"ambiguous": 1, "ambiguous_committed": 1, "rows_unexplained": 4}},
 	} {
 		got := tc.r.Lines("ledger")[0].Value
 		if got != tc.want {
@@ -23,6 +28,14 @@ func TestReconciliationLines(t *testing.T) {
 		}
 		if strings.Contains(got, "(-") {
 			t.Errorf("%+v: a negative count: %q", tc.r, got)
+		}
+		var res CheckResult
+		tc.r.Into(&res)
+		if !maps.Equal(res.Values, tc.values) {
+			t.Errorf("%+v: the check's figures %v, want %v (the failover's page showed ambiguous_committed -13633)", tc.r, res.Values, tc.values)
+		}
+		if ok := tc.values["committed_missing"] == 0 && tc.values["rows_unexplained"] == 0; ok != (len(res.Violations) == 0) {
+			t.Errorf("%+v: violations %q", tc.r, res.Violations)
 		}
 	}
 }
