@@ -41,6 +41,12 @@ func TestEveryCommandAnyEncoding(t *testing.T) {
 				{"lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "1s"},
 			} {
 				r := txload(t.Context(), nil, args...)
+				// A sweep's step may fail its SLO on a busy machine (exit
+				// 1, "no sustainable rate"): what matters here is that it
+				// ran its step on this database.
+				if args[0] == "sweep" && r.code == 1 && strings.Contains(r.stdout, "achieved/s") && strings.Contains(r.stdout, "no sustainable rate") {
+					continue
+				}
 				if r.code != 0 {
 					t.Fatalf("txload %s on a %s database: exit %d\n%s\n%s", strings.Join(args, " "), enc, r.code, r.stdout, r.stderr)
 				}
