@@ -99,15 +99,31 @@ const (
 	selectForUpdateSQL = selectSQL + ` ORDER BY id FOR UPDATE`
 	// Both writes and the ledger row in one statement; versions are bumped
 	// server-side, so a write that overwrote versions it never read shows up
-	// as written − read > 1.
-	writeSQL = `WITH upd AS (
+	// as written − read > 1. The two accounts are written in id order: lo,
+	// then hi once lo is done (hi's UPDATE waits on lo's result). An
+	// UPDATE … WHERE id IN ($1, $2) locks the rows in the order its scan
+	// meets them, which differs between two transfers of the same pair (an
+	// updated row's new version lies elsewhere in the table): the two
+	// deadlock, and the server breaks it only after deadlock_timeout (1 s),
+	// a stall of the workload's own making at read committed. The balances
+	// written are still what the client computed from its read, so the lost
+	// updates read committed lets through are unchanged.
+	writeSQL = `WITH lo AS (
 	UPDATE bank_account SET balance = CASE WHEN id = $1 THEN $3::BIGINT ELSE $4::BIGINT END, version = version + 1
-	WHERE id IN ($1, $2) RETURNING id, version)
+	WHERE id = LEAST($1::INT, $2::INT) RETURNING id, version),
+hi AS (
+	UPDATE bank_account SET balance = CASE WHEN id = $1 THEN $3::BIGINT ELSE $4::BIGINT END, version = version + 1
+	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT FROM lo) RETURNING id, version),
+upd AS (SELECT id, version FROM lo UNION ALL SELECT id, version FROM hi)
 INSERT INTO bank_ledger (from_id, to_id, amount, from_read, to_read, from_written, to_written, isolation, mode)
 SELECT $1, $2, $5, $6, $7, (SELECT version FROM upd WHERE id = $1), (SELECT version FROM upd WHERE id = $2), $8, $9`
-	deltaSQL = `WITH upd AS (
+	deltaSQL = `WITH lo AS (
 	UPDATE bank_account SET balance = balance + CASE WHEN id = $1 THEN -$3::BIGINT ELSE $3::BIGINT END, version = version + 1
-	WHERE id IN ($1, $2) RETURNING id, version)
+	WHERE id = LEAST($1::INT, $2::INT) RETURNING id, version),
+hi AS (
+	UPDATE bank_account SET balance = balance + CASE WHEN id = $1 THEN -$3::BIGINT ELSE $3::BIGINT END, version = version + 1
+	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT FROM lo) RETURNING id, version),
+upd AS (SELECT id, version FROM lo UNION ALL SELECT id, version FROM hi)
 INSERT INTO bank_ledger (from_id, to_id, amount, from_written, to_written, isolation, mode)
 SELECT $1, $2, $3, (SELECT version FROM upd WHERE id = $1), (SELECT version FROM upd WHERE id = $2), $4, $5`
 )
