@@ -113,7 +113,7 @@ const (
 	WHERE id = LEAST($1::INT, $2::INT) RETURNING id, version),
 hi AS (
 	UPDATE bank_account SET balance = CASE WHEN id = $1 THEN $3::BIGINT ELSE $4::BIGINT END, version = version + 1
-	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT FROM lo) RETURNING id, version),
+	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT 1 FROM lo) RETURNING id, version),
 upd AS (SELECT id, version FROM lo UNION ALL SELECT id, version FROM hi)
 INSERT INTO bank_ledger (from_id, to_id, amount, from_read, to_read, from_written, to_written, isolation, mode)
 SELECT $1, $2, $5, $6, $7, (SELECT version FROM upd WHERE id = $1), (SELECT version FROM upd WHERE id = $2), $8, $9`
@@ -122,7 +122,7 @@ SELECT $1, $2, $5, $6, $7, (SELECT version FROM upd WHERE id = $1), (SELECT vers
 	WHERE id = LEAST($1::INT, $2::INT) RETURNING id, version),
 hi AS (
 	UPDATE bank_account SET balance = balance + CASE WHEN id = $1 THEN -$3::BIGINT ELSE $3::BIGINT END, version = version + 1
-	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT FROM lo) RETURNING id, version),
+	WHERE id = GREATEST($1::INT, $2::INT) AND EXISTS (SELECT 1 FROM lo) RETURNING id, version),
 upd AS (SELECT id, version FROM lo UNION ALL SELECT id, version FROM hi)
 INSERT INTO bank_ledger (from_id, to_id, amount, from_written, to_written, isolation, mode)
 SELECT $1, $2, $3, (SELECT version FROM upd WHERE id = $1), (SELECT version FROM upd WHERE id = $2), $4, $5`
