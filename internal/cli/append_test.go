@@ -217,7 +217,7 @@ func TestAppendBadInput(t *testing.T) {
 		want string
 	}{
 		{"keys zero", []string{"--keys", "0"}, "--keys must be between 1 and 1000000, got 0"},
-		{"keys overflow", []string{"--keys", "99999999999999999999"}, `--keys takes a whole number, at most 9223372036854775807, not "99999999999999999999"`},
+		{"keys overflow", []string{"--keys", "99999999999999999999"}, `--keys: 99999999999999999999 is too large a number`},
 		{"keys NaN", []string{"--keys", "NaN"}, `--keys takes a whole number, in digits (1000000, not 1e6), not "NaN"`},
 		{"min ops zero", []string{"--min-ops", "0"}, "--min-ops must be between 1 and 1000, got 0"},
 		{"max ops too many", []string{"--max-ops", "5000"}, "--max-ops must be between 1 and 1000, got 5000"},

@@ -72,7 +72,7 @@ serializable forbids every class.`,
 	}
 	c.Flags().StringVar(&isolation, "isolation", "serializable",
 		"the level the history ran at, whose forbidden anomalies fail the check: read uncommitted, read committed, repeatable read (snapshot isolation) or serializable (ru, rc, rr, ser)")
-	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	return c
 }
 

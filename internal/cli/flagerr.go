@@ -2,8 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -24,16 +22,18 @@ func flagError(err error) error {
 	name := "--" + f.Name
 	var ne *strconv.NumError
 	outOfRange := errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange)
+	if outOfRange {
+		// The type's own limit (2^63-1) is not the flag's: say only
+		// which way it is out.
+		if strings.HasPrefix(v, "-") {
+			return usagef("%s: %s is too small a number", name, v)
+		}
+		return usagef("%s: %s is too large a number", name, v)
+	}
 	var takes string
 	switch t := f.Value.Type(); {
-	case strings.HasPrefix(t, "uint") && outOfRange:
-		takes = fmt.Sprintf("a whole number, at most %d", uint64(math.MaxUint64)>>(64-bitsOf(t)))
 	case strings.HasPrefix(t, "uint"):
 		takes = "a whole number, 0 or more, in digits"
-	case strings.HasPrefix(t, "int") && outOfRange && strings.HasPrefix(v, "-"):
-		takes = fmt.Sprintf("a whole number, at least %d", int64(math.MinInt64)>>(64-bitsOf(t)))
-	case strings.HasPrefix(t, "int") && outOfRange:
-		takes = fmt.Sprintf("a whole number, at most %d", int64(math.MaxInt64)>>(64-bitsOf(t)))
 	case strings.HasPrefix(t, "int"):
 		takes = "a whole number, in digits (1000000, not 1e6)"
 	case strings.HasPrefix(t, "float"):
@@ -46,13 +46,4 @@ func flagError(err error) error {
 		return usagef("%s: %q: %v", name, v, iv.Unwrap())
 	}
 	return usagef("%s takes %s, not %q", name, takes, v)
-}
-
-// bitsOf is the width of an integer flag type ("int32": 32; "int": 64).
-func bitsOf(t string) uint {
-	t = strings.TrimPrefix(strings.TrimPrefix(t, "u"), "int")
-	if n, err := strconv.Atoi(t); err == nil && n > 0 && n <= 64 {
-		return uint(n)
-	}
-	return strconv.IntSize
 }

@@ -41,7 +41,7 @@ func TestBadInput(t *testing.T) {
 		{"transactions zero", []string{"run", "bank", "--transactions", "0"}, "--transactions must be a positive number of operations per client, got 0"},
 		{"transactions negative", []string{"run", "bank", "-t", "-3"}, "--transactions must be a positive number of operations per client, got -3"},
 		{"transactions malformed", []string{"run", "bank", "-t", "1e3"}, `--transactions takes a whole number, in digits (1000000, not 1e6), not "1e3"`},
-		{"concurrency overflow", []string{"run", "bank", "-c", "99999999999999999999"}, `--concurrency takes a whole number, at most 9223372036854775807, not "99999999999999999999"`},
+		{"concurrency overflow", []string{"run", "bank", "-c", "99999999999999999999"}, `--concurrency: 99999999999999999999 is too large a number`},
 		{"rate malformed", []string{"run", "bank", "--rate", "fast"}, `--rate takes a number, not "fast"`},
 		{"flag of another type", []string{"run", "bank", "--progress", "often"}, `--progress takes a duration such as 500ms`},
 		{"transactions and duration", []string{"run", "bank", "-t", "10", "--duration", "5s"}, "give --duration or --transactions, not both"},

@@ -142,7 +142,7 @@ func parseLag(env Env, args []string) (*lagrun.Options, string, error) {
 	var runf runFlags
 	fs := lagFlagSet(&f, &runf, g)
 	if err := fs.Parse(args); err != nil {
-		return nil, "", usageErr(err)
+		return nil, "", flagError(err)
 	}
 	if h, _ := fs.GetBool("help"); h {
 		return nil, fs.FlagUsages(), nil
