@@ -163,9 +163,9 @@ const DefaultDrainTimeout = 5 * time.Second
 // whole operations, and no run gets there in practice.
 const maxOperations = 1 << 53
 
-// maxRate bounds an open loop's rate: the schedule places operations to
+// MaxRate bounds an open loop's rate: the schedule places operations to
 // the nanosecond.
-const maxRate = 1e9
+const MaxRate = 1e9
 
 // maxDuration bounds every duration of a run: 100 years.
 const maxDuration = 100 * 365 * 24 * time.Hour
@@ -193,7 +193,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--jobs must be at least 1, got %d", c.Jobs)
 	case math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) || c.Rate < 0:
 		return fmt.Errorf("--rate must be 0 (closed loop) or a positive, finite number of operations per second, got %g", c.Rate)
-	case c.Rate > maxRate:
+	case c.Rate > MaxRate:
 		return fmt.Errorf("--rate %g is more than one operation per nanosecond, the schedule's resolution (at most 1e9)", c.Rate)
 	case c.Transactions < 0:
 		return fmt.Errorf("--transactions must be 0 (run for --duration) or a positive number per client, got %d", c.Transactions)

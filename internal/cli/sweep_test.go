@@ -116,6 +116,9 @@ func TestSweepBadInput(t *testing.T) {
 		{name: "rate", args: []string{"--slo", "p99<=5ms", "--rate", "100"}, want: "--rate"},
 		{name: "chart gif", args: []string{"--slo", "p99<=5ms", "--chart", "foo.gif"}, want: "--chart"},
 		{name: "factor 1", args: []string{"--slo", "p99<=5ms", "--factor", "1"}, want: "--factor"},
+		{name: "factor beyond the schedule", args: []string{"--slo", "p99<=5ms", "--factor", "1e99"},
+			want: "--factor 1e+99 makes the second step 1e+101 ops/s (--start × --factor), more than one operation per nanosecond"},
+		{name: "start beyond the schedule", args: []string{"--slo", "p99<=5ms", "--start", "2e9"}, want: "--start 2e+09 is more than one operation per nanosecond"},
 		{name: "start 0", args: []string{"--slo", "p99<=5ms", "--start", "0"}, want: "--start"},
 		{name: "error rate", args: []string{"--slo", "p99<=5ms", "--max-error-rate", "2"}, want: "--max-error-rate"},
 	} {

@@ -56,6 +56,11 @@ func (s SweepOptions) Validate() (slo.SLO, error) {
 		return slo.SLO{}, Usagef("--max-steps must be at least 1, got %d", s.MaxSteps)
 	case !(s.Precision > 0) || math.IsInf(s.Precision, 0):
 		return slo.SLO{}, Usagef("--precision must be positive, got %g", s.Precision)
+	case s.Start > engine.MaxRate:
+		return slo.SLO{}, Usagef("--start %g is more than one operation per nanosecond, the schedule's resolution (at most %g)", s.Start, engine.MaxRate)
+	case s.MaxSteps > 1 && s.Start*s.Factor > engine.MaxRate:
+		return slo.SLO{}, Usagef("--factor %g makes the second step %g ops/s (--start × --factor), more than one operation per nanosecond, the schedule's resolution (at most %g)",
+			s.Factor, s.Start*s.Factor, engine.MaxRate)
 	case s.Start*s.StepDuration.Seconds() < 1:
 		return slo.SLO{}, Usagef("--start %g over --step-duration %s schedules no operation", s.Start, s.StepDuration)
 	}
@@ -125,6 +130,12 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}()
 	var runErr error
 	for next, ok := search.Next(); ok; next, ok = search.Next() {
+		if next > engine.MaxRate {
+			// Passing steps grew the target past what the schedule can
+			// place: the search ends with what it found.
+			fmt.Fprintf(w, "the next step, %s ops/s, would be more than one operation per nanosecond (the schedule's resolution): the sweep stops\n", fmtRate(next))
+			break
+		}
 		step := opts
 		step.Engine.Rate = next
 		wd, err := wire(ctx, conn, load, step)
