@@ -41,8 +41,8 @@ func (r Reconciliation) Lines(where string) []Line {
 	var v string
 	switch {
 	case cu < 0:
-		v = fmt.Sprintf("%d (the %s holds %d rows, %d fewer than the %d transactions txload saw commit: those are missing)",
-			r.Unknown, where, r.Server, -cu, r.Committed)
+		v = fmt.Sprintf("%d (the %s holds %d rows, %d fewer than the %d transactions txload saw commit: at least %d committed transactions are missing)",
+			r.Unknown, where, r.Server, -cu, r.Committed, -cu)
 	case cu > r.Unknown:
 		v = fmt.Sprintf("%d (the %s holds %d rows = %d committed + %d, more than the %d with an unknown outcome)",
 			r.Unknown, where, r.Server, r.Committed, cu, r.Unknown)
@@ -69,7 +69,12 @@ func (r Reconciliation) Into(res *CheckResult) {
 	switch {
 	case cu < 0:
 		res.Values["committed_missing"] = -cu
-		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: %d committed transactions are missing", r.Server, r.Committed, -cu))
+		// At least: an unknown outcome that committed hides a lost one.
+		v := fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: at least %d committed transactions are missing", r.Server, r.Committed, -cu)
+		if r.Unknown > 0 {
+			v += fmt.Sprintf(" (more if any of the %d with an unknown outcome committed)", r.Unknown)
+		}
+		res.Violations = append(res.Violations, v)
 	case cu > r.Unknown:
 		res.Values["rows_unexplained"] = cu - r.Unknown
 		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows, %d more than txload saw commit, but only %d transactions ended with an unknown outcome: %d were applied twice or by someone else", r.Server, cu, r.Unknown, cu-r.Unknown))
