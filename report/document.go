@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -178,6 +179,9 @@ func WritePgbench(w io.Writer, doc *Document) error {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
 		run := PgbenchRunOf(doc)
+		if rd.Interrupted {
+			run.Interrupted = cmp.Or(rd.InterruptedBy, "an interrupt")
+		}
 		run.ConnectTime = seconds(rd.ConnectSec)
 		if run.Connect {
 			run.ConnectTime = 0

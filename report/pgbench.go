@@ -36,6 +36,10 @@ type PgbenchRun struct {
 	// report gives the average connection time and a tps that includes
 	// it, as pgbench does.
 	Connect bool
+	// Interrupted names what cut a -T run short ("SIGTERM"; "" for a run
+	// that went its length): the duration line says how long it ran, so
+	// that the report cannot pass for a whole run.
+	Interrupted string
 	// PartitionMethod is "range" or "hash" when pgbench_accounts is
 	// partitioned (pgbench prints the method and number of partitions then);
 	// "" otherwise.
@@ -182,10 +186,15 @@ func PgbenchReport(w io.Writer, total *metrics.Snapshot, run PgbenchRun) {
 		p.printf("number of transactions actually processed: %d/%d\n", all.OK, run.Transactions*run.Clients)
 	} else {
 		d := run.Duration
-		if d <= 0 {
+		switch {
+		case run.Interrupted != "" && d > 0:
+			p.printf("duration: %.1f s (interrupted by %s; -T was %d s)\n", total.Elapsed.Seconds(), run.Interrupted, int64(math.Round(d.Seconds())))
+		case d <= 0:
 			d = total.Elapsed
+			fallthrough
+		default:
+			p.printf("duration: %d s\n", int64(math.Round(d.Seconds())))
 		}
-		p.printf("duration: %d s\n", int64(math.Round(d.Seconds())))
 		p.printf("number of transactions actually processed: %d\n", all.OK)
 	}
 

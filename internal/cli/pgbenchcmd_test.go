@@ -702,3 +702,29 @@ func TestOutputShapeMasking(t *testing.T) {
 		}
 	}
 }
+
+// A -T run cut short says so where the figures are, on stdout: the
+// duration line gives the time it ran and what cut it, not the -T asked
+// (it printed "duration: 60 s" and a tps over the time run, passing for a
+// whole run); `txload merge --output pgbench` of its document says the
+// same.
+func TestPgbenchCommandInterruptedSaysSo(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	pgbenchOK(t, nil, "-i", "-q", db)
+	js := jsonPath(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	r := txload(ctx, nil, "pgbench", "-n", "-S", "-c", "2", "-T", "60", "--json", js, db)
+	if r.code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s\n%s", r.code, ExitInterrupted, r.stdout, r.stderr)
+	}
+	line := regexp.MustCompile(`(?m)^duration: [0-9]+\.[0-9] s \(interrupted by an interrupt; -T was 60 s\)$`)
+	if !line.MatchString(r.stdout) {
+		t.Errorf("the duration line does not say the run was cut short:\n%s", r.stdout)
+	}
+	m := txload(t.Context(), nil, "merge", "--output", "pgbench", js)
+	if m.code != 0 || !line.MatchString(m.stdout) {
+		t.Errorf("merge --output pgbench: exit %d\n%s\n%s", m.code, m.stdout, m.stderr)
+	}
+}

@@ -142,6 +142,9 @@ func (p *printer) Aborted(w io.Writer, e engine.Event) bool {
 // over the committed and failed transactions.
 func (p *printer) Report(w io.Writer, res *engine.Result) error {
 	run := p.run
+	if res.Interrupted {
+		run.Interrupted = runner.InterruptedBy(res.Cause)
+	}
 	run.ConnectTime = res.ConnectTime
 	if p.engine.ConnectPerTxn {
 		all := res.Total.Total("all")
