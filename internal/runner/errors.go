@@ -24,9 +24,11 @@ func Usage(err error) error {
 // Usagef is Usage of a formatted message.
 func Usagef(format string, args ...any) error { return Usage(fmt.Errorf(format, args...)) }
 
-// ErrInterrupted: the run was interrupted (Ctrl-C); the reports cover what
-// ran. The CLI exits with code 130.
-var ErrInterrupted = errors.New("interrupted: the summary covers what ran")
+// ErrInterrupted: the run was interrupted (Ctrl-C); the reports, if it got
+// as far as its load, cover what ran and say so themselves (it may have
+// been interrupted while the server started or the tables loaded, with
+// nothing to report). The CLI exits with code 130.
+var ErrInterrupted = errors.New("interrupted")
 
 // ViolationError is a check that found anomalies the isolation level
 // forbids, or a result the server's own count contradicts.
