@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/txload/txload/metrics"
@@ -638,4 +639,48 @@ func floorDiv(a, b int64) int64 {
 
 func roundDiv(d, unit time.Duration) int64 {
 	return int64((d + unit/2) / unit)
+}
+
+// Unrelated says why documents given to Merge do not look like load
+// generators that ran together against one database, one line each: two
+// that each started an embedded server of their own, or one whose
+// intervals end before another's begin. Merge adds them up all the same
+// (they are of one workload and configuration); the caller warns.
+func Unrelated(docs []*Document, names []string) ([]string, error) {
+	var out []string
+	var embedded []string
+	type span struct{ from, to time.Time }
+	spans := make([]span, len(docs))
+	for i, d := range docs {
+		if m, ok := d.Server.(map[string]any); ok && m["embedded"] == true {
+			embedded = append(embedded, names[i])
+		}
+		for r := range d.Runs {
+			err := d.Runs[r].EachInterval(func(_ int, iv *IntervalDoc) error {
+				if spans[i].from.IsZero() || iv.Start.Before(spans[i].from) {
+					spans[i].from = iv.Start
+				}
+				if iv.End.After(spans[i].to) {
+					spans[i].to = iv.End
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", names[i], err)
+			}
+		}
+	}
+	if len(embedded) > 1 {
+		out = append(out, fmt.Sprintf("%s each ran on an embedded server of its own: they did not load one database", strings.Join(embedded, ", ")))
+	}
+	const at = "15:04:05"
+	for i := 1; i < len(docs); i++ {
+		a, b := spans[0], spans[i]
+		if a.from.IsZero() || b.from.IsZero() || (b.from.Before(a.to) && a.from.Before(b.to)) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s ran %s–%s UTC and %s %s–%s UTC: they did not run at the same time", names[0],
+			a.from.UTC().Format(at), a.to.UTC().Format(at), names[i], b.from.UTC().Format(at), b.to.UTC().Format(at)))
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -270,4 +271,36 @@ func intervals(t *testing.T, rd *report.RunDoc) []report.Interval {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Documents that cannot be load generators of one run are named with why:
+// each on an embedded server of its own, or run at different times.
+// Shares of one run against one server, overlapping, draw no warning.
+func TestUnrelated(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)
+	doc := func(embedded bool, from time.Duration) *report.Document {
+		return &report.Document{Server: map[string]any{"dialect": "PostgreSQL", "embedded": embedded},
+			Runs: []report.RunDoc{{Intervals: []report.IntervalDoc{{Start: t0.Add(from), End: t0.Add(from + time.Second)}, {Start: t0.Add(from + time.Second), End: t0.Add(from + 2*time.Second)}}}}}
+	}
+	for _, tc := range []struct {
+		name string
+		docs []*report.Document
+		want []string
+	}{
+		{"shares of one run", []*report.Document{doc(false, 0), doc(false, 500*time.Millisecond)}, nil},
+		{"two embedded servers", []*report.Document{doc(true, 0), doc(true, time.Second)},
+			[]string{"a.json, b.json each ran on an embedded server of its own: they did not load one database"}},
+		{"one after the other", []*report.Document{doc(false, 0), doc(false, 3*time.Second)},
+			[]string{"a.json ran 04:00:00–04:00:02 UTC and b.json 04:00:03–04:00:05 UTC: they did not run at the same time"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := report.Unrelated(tc.docs, []string{"a.json", "b.json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -89,6 +89,13 @@ have different settings, are refused (exit 2).`,
 				return documentErr(err)
 			}
 			defer merged.Close()
+			unrelated, err := report.Unrelated(docs, names)
+			if err != nil {
+				return documentErr(err)
+			}
+			for _, why := range unrelated {
+				fmt.Fprintf(env.Stderr, "txload: merge: warning: %s; the figures below add up runs that were not one\n", why)
+			}
 			return documentErr(writeOut(env, out, func(w io.Writer) error {
 				switch output {
 				case "pgbench":
