@@ -227,7 +227,7 @@ func parseMetric(part, name string) (Metric, error) {
 	}
 	if p, ok := strings.CutPrefix(name, "p"); ok {
 		if _, err := strconv.ParseFloat(p, 64); err == nil {
-			return 0, fmt.Errorf("%q: percentile %s is not one of p50, p90, p95, p99, p99.9", part, name)
+			return 0, fmt.Errorf("%q: percentile %s is not one of p50, p90, p95, p99, p99.9 (or max, mean)", part, name)
 		}
 	}
 	return 0, fmt.Errorf("%q: unknown metric %q; want one of p50, p90, p95, p99, p99.9, max, mean", part, name)

@@ -74,7 +74,7 @@ func TestParseErrors(t *testing.T) {
 		{in: "p99<<5ms", want: []string{`comparison "<<" is not allowed`}},
 		{in: "min<5ms", want: []string{`unknown metric "min"`, "p50, p90, p95, p99, p99.9, max, mean"}},
 		{in: "P99<5ms", want: []string{`unknown metric "P99"`}},
-		{in: "p42<=1ms", want: []string{"percentile p42 is not one of p50, p90, p95, p99, p99.9"}},
+		{in: "p42<=1ms", want: []string{"percentile p42 is not one of p50, p90, p95, p99, p99.9 (or max, mean)"}},
 		{in: "p99.0<=1ms", want: []string{"percentile p99.0 is not one of"}},
 		{in: "p100<=1ms", want: []string{"percentile p100 is not one of"}},
 		{in: "p99<=5ms,", want: []string{`"p99<=5ms,": condition 2 of 2 is empty`}},
