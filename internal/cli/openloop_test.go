@@ -80,9 +80,12 @@ func TestSaturation(t *testing.T) {
 	js := jsonPath(t)
 	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta", "--rate", "200000",
 		"--concurrency", "2", "--duration", "30s", "--max-lag", "1s", "--progress", "0", "--json", js)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	// The run did not do what was asked (200000 ops/s for 30 s): exit 1,
+	// the report printed.
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	mustContain(t, r.stderr, "txload: saturated: the database did not sustain 200000 ops/s, and the run stopped after ")
 	m := regexp.MustCompile(`SATURATED: the target of 200000 ops/s is beyond what the database sustains: .* it sustained ([0-9.]+) ops/s`).FindStringSubmatch(r.stdout)
 	if m == nil {
 		t.Fatalf("no saturation line:\n%s", r.stdout)

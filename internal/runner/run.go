@@ -192,6 +192,11 @@ func outcomeErr(o Outcome) error {
 	if o.Check != nil && len(o.Check.Violations) > 0 {
 		return &ViolationError{Violations: o.Check.Violations}
 	}
+	if res := o.Result; res != nil && res.Saturated {
+		// The run did not do what was asked: its rate for its duration.
+		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
+			o.Engine.Rate, report.Seconds(res.Total.Elapsed), o.Engine.Duration)
+	}
 	return nil
 }
 
