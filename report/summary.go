@@ -193,15 +193,20 @@ func Comparison(w io.Writer, labelCols []string, valueCols [][2]string, rows []R
 // 50th, 95th, 99th and 100th percentiles of sojourn time (from the intended
 // start) and remote time (from the send), in µs.
 //
-// Generation is divided by the scheduled window, completion by the measured
-// period, which runs past the window when the system lagged behind.
+// Generation is divided by the scheduled window (or the measured period,
+// when the run stopped before the window's end), completion by the
+// measured period, which runs past the window when the system lagged
+// behind.
 func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64, window time.Duration) {
 	secs := s.Elapsed.Seconds()
 	if secs <= 0 || window <= 0 {
 		return
 	}
 	all := s.Total("all")
-	fmt.Fprintf(w, "# generated ops/s: %.2f\n", float64(started)/window.Seconds())
+	// A run that stopped early (saturated, interrupted) generated for
+	// the time it ran, not the window it was given.
+	gen := min(window, s.Elapsed)
+	fmt.Fprintf(w, "# generated ops/s: %.2f\n", float64(started)/gen.Seconds())
 	fmt.Fprintf(w, "# actual ops/s: %.2f\n", float64(all.OK+all.FailedTotal())/secs)
 	t := &table{}
 	t.add("# op", "pct", "sojourn", "remote", "")
