@@ -663,7 +663,7 @@ func checkSection(p *page, runs []*run) {
 	}
 	p.printf("</tr>")
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		p.printf(`<tr><td>%s</td>`, esc(k))
+		p.printf(`<tr><td>%s</td>`, esc(strings.ReplaceAll(k, "_", " "))) // as the text report words them
 		for _, r := range audited {
 			if v, ok := r.rd.Check.Values[k]; ok {
 				p.printf(`<td>%d</td>`, v)

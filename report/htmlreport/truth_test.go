@@ -502,7 +502,7 @@ func TestStyles(t *testing.T) {
 func TestChecksShown(t *testing.T) {
 	bad := runOf(t, fiveSeconds(), true)
 	bad.Interrupted, bad.InterruptedBy = true, "SIGINT"
-	bad.Check = &report.CheckDoc{Values: map[string]int64{"rows": 5023, "committed": 5021},
+	bad.Check = &report.CheckDoc{Values: map[string]int64{"rows": 5023, "committed": 5021, "lost_updates": 7},
 		Violations: []string{"the server holds 5023 rows, 2 more than txload saw commit <&>"}}
 	good := runOf(t, fiveSeconds(), true)
 	good.Offered, good.Unstarted, good.Saturated = 100, 40, true
@@ -512,7 +512,7 @@ func TestChecksShown(t *testing.T) {
 		`<h2>Checks</h2>`,
 		`<p class="verdict fail">run1.json: INTERRUPTED: the figures cover what ran before SIGINT</p>`,
 		`run1.json: <span class="fail">VIOLATION: the server holds 5023 rows, 2 more than txload saw commit &lt;&amp;&gt;</span>`,
-		`<tr><td>committed</td><td>5021</td><td></td></tr><tr><td>rows</td><td>5023</td><td></td></tr><tr><td>total balance</td><td></td><td>100000</td></tr>`,
+		`<tr><td>committed</td><td>5021</td><td></td></tr><tr><td>lost updates</td><td>7</td><td></td></tr><tr><td>rows</td><td>5023</td><td></td></tr><tr><td>total balance</td><td></td><td>100000</td></tr>`,
 		`<p class="verdict fail">run2.json: SATURATED: 40 of 100 scheduled operations never started</p>`,
 		`run2.json: <span class="pass">check: ok</span>`,
 	} {
