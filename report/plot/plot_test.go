@@ -114,12 +114,21 @@ func TestAxisRange(t *testing.T) {
 		wantLo, wantHi float64
 	}{
 		{Axis{Time: true}, 0, 5.01, 0, 5.01},
+		// A 5 s run whose open-loop window ended 3.3 ms early keeps its
+		// 5s tick; one 100 ms short ends where it did.
+		{Axis{Time: true}, 0, 4.9967, 0, 5},
+		{Axis{Time: true}, 0, 4.9, 0, 4.9},
 		{Axis{}, 0, 5.01, 0, 6},
 		{Axis{Log: true}, 0.3, 17, 0.1, 100},
 	} {
 		lo, hi := axisRange(tt.a, tt.lo, tt.hi, true, true)
 		if lo != tt.wantLo || hi != tt.wantHi {
 			t.Errorf("axisRange(%+v, %g, %g) = %g, %g; want %g, %g", tt.a, tt.lo, tt.hi, lo, hi, tt.wantLo, tt.wantHi)
+		}
+		if tt.a.Time && tt.wantHi == 5 { // its last tick labels the end
+			if ts := ticks(tt.a, lo, hi); len(ts) == 0 || ts[len(ts)-1].Label != "5s" {
+				t.Errorf("ticks(0, %g) = %v, want the last 5s", hi, ts)
+			}
 		}
 	}
 }
