@@ -49,7 +49,10 @@ type TableDoc struct {
 type SeriesDoc struct {
 	Title string `json:"title"`
 	// Unit of the values: "us" (microseconds, drawn as durations) or "".
-	Unit   string        `json:"unit,omitempty"`
+	Unit string `json:"unit,omitempty"`
+	// Axis says what the values count and per what ("transactions per
+	// second"), for the chart's y axis; "" = the title.
+	Axis   string        `json:"axis,omitempty"`
 	Lines  []string      `json:"lines"`
 	Points []SeriesPoint `json:"points"`
 	// Spooled, when set, holds the points in place of Points, out of

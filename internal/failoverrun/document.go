@@ -162,7 +162,7 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 		}
 		if len(r.Points) > 0 {
 			doc.Series = append(doc.Series, report.SeriesDoc{Title: "failover timeline (" + r.Mode + "), per second every 100 ms",
-				Lines: []string{"commits", "failures"}, Points: r.Points, Events: events(r)})
+				Axis: "transactions and attempts per second", Lines: timelineLines(), Points: r.Points, Events: events(r)})
 		}
 		doc.Failover = append(doc.Failover, docOf(r))
 		rows := append([][]string{{"", ""}}, resultRows(r)...)

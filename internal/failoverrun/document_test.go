@@ -1,12 +1,19 @@
 package failoverrun
 
 import (
+	"bytes"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/report"
+	"github.com/txload/txload/report/htmlreport"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/all"
 )
@@ -79,5 +86,141 @@ func TestTableFailed(t *testing.T) {
 				t.Errorf("tables %+v, want one failed %q", doc.Tables, tt.want)
 			}
 		})
+	}
+}
+
+// The --html timeline says what it counts and per what on its y axis; its
+// lines, of one colour, are told apart by plain line styles (commits
+// solid), the legend's keys drawn as the lines are; besides the failed
+// transactions (that gave up) it draws the failed attempts, retried or
+// not, so that a run full of serialization errors does not look clean;
+// and its last bucket, 3 ms of transactions in flight at the end, is a
+// rate over those 3 ms at their end, not a drop at 10.1 s: the x axis
+// ends at the data.
+func TestTimelineChart(t *testing.T) {
+	start := time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)
+	tl := newTimeline()
+	if err := tl.Open(2); err != nil {
+		t.Fatal(err)
+	}
+	tl.Start(start)
+	var attempts, failed int64
+	end := func(d time.Duration) time.Time { return start.Add(d) }
+	for i := range 100 { // 10 s
+		from := time.Duration(i) * bucket
+		for g := range 2 {
+			for k := range 30 {
+				x := engine.Txn{Group: g, Outcome: engine.TxnOK, Tries: 1, End: end(from + time.Duration(k+1)*bucket/31)}
+				if k%5 == 0 { // retried twice: two failed attempts
+					x.Tries = 3
+					attempts += 2
+				}
+				tl.Txn(x)
+			}
+		}
+		if i%10 == 9 { // gave up after 10 attempts
+			tl.Txn(engine.Txn{Group: 1, Outcome: engine.TxnSerialization, Tries: 10, End: end(from + bucket/2)})
+			attempts += 10
+			failed++
+		}
+	}
+	for g := range 2 { // in flight at the end, done 3 ms after it
+		for range 4 {
+			tl.Txn(engine.Txn{Group: g, Outcome: engine.TxnOK, Tries: 1, End: end(10*time.Second + 3*time.Millisecond)})
+		}
+	}
+	pts := tl.points()
+	if len(pts) != 101 {
+		t.Fatalf("%d points, want 100 buckets and the last 3 ms", len(pts))
+	}
+	// The lines add up to what was fed: each point's rate over its length.
+	var got [3]float64
+	prev := 0.0
+	for _, p := range pts {
+		for l := range got {
+			got[l] += p.Values[l] * (p.At - prev)
+		}
+		prev = p.At
+	}
+	if want := [3]float64{100*60 + 8, float64(attempts), float64(failed)}; math.Abs(got[0]-want[0]) > 1e-6 || math.Abs(got[1]-want[1]) > 1e-6 || math.Abs(got[2]-want[2]) > 1e-6 {
+		t.Errorf("commits, failed attempts, failed transactions add up to %v, want %v", got, want)
+	}
+	last := pts[len(pts)-1]
+	if math.Abs(last.At-10.003) > 1e-9 || math.Abs(last.Values[0]-8/0.003) > 1e-6 {
+		t.Errorf("the last point is %+v, want 8 commits over 3 ms at 10.003 s", last)
+	}
+
+	m, err := all.Registry().Get("bank")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Result{Mode: "async", Workload: "bank", Points: pts, startAt: start, FaultSent: end(4 * time.Second), FirstNew: end(4400 * time.Millisecond)}
+	doc, err := (&plan{o: Options{Workload: m}}).newDocument([]*Result{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := htmlreport.Write(&b, []*report.Document{&doc.Document}, htmlreport.Options{Names: []string{"bank"}}); err != nil {
+		t.Fatal(err)
+	}
+	svg := regexp.MustCompile(`(?s)<svg[^>]*><title>failover timeline[^<]*</title>.*?</svg>`).FindString(b.String())
+	if svg == "" {
+		t.Fatal("no timeline chart")
+	}
+	if y := regexp.MustCompile(`class="axis-y"[^>]*>([^<]*)<`).FindStringSubmatch(svg); y == nil || !strings.Contains(y[1], "per second") || strings.Contains(y[1], "timeline") {
+		t.Errorf("the y axis reads %q, want what is counted per second", y)
+	}
+	dashOf := func(attrs string) string {
+		if m := regexp.MustCompile(`stroke-dasharray="([^"]*)"`).FindStringSubmatch(attrs); m != nil {
+			return m[1]
+		}
+		return ""
+	}
+	lines := map[string]string{}
+	var order []string
+	for _, m := range regexp.MustCompile(`<g class="series" data-name="[^"]*" data-run="[^"]*" data-stat="([^"]*)"[^>]*><polyline([^>]*)>`).FindAllStringSubmatch(svg, -1) {
+		lines[m[1]] = dashOf(m[2])
+		order = append(order, m[1])
+	}
+	if !slices.Equal(order, []string{"commits", "failed attempts", "failed transactions"}) {
+		t.Errorf("lines %q, want commits, failed attempts, failed transactions", order)
+	}
+	seen := map[string]string{}
+	for _, name := range order {
+		d := lines[name]
+		if o, ok := seen[d]; ok {
+			t.Errorf("%s and %s are both drawn %q", o, name, d)
+		}
+		seen[d] = name
+		if len(strings.Fields(d)) > 2 {
+			t.Errorf("%s is drawn %q: a mixed dash, hard to tell from another", name, d)
+		}
+	}
+	if lines["commits"] != "" {
+		t.Errorf("commits are drawn %q, want solid", lines["commits"])
+	}
+	for _, m := range regexp.MustCompile(`<line([^>]*)/><text[^>]*class="key">([^<]*)</text>`).FindAllStringSubmatch(svg, -1) {
+		if want, ok := lines[m[2]]; !ok || dashOf(m[1]) != want {
+			t.Errorf("the legend's key %q is drawn %q, its line %q", m[2], dashOf(m[1]), want)
+		}
+	}
+	// The x axis ends at the last point drawn, 10 s (the 3 ms after it
+	// are written under the chart), not at 10.1 s.
+	var ticks []float64 // px of 0s and 10s
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)"[^>]*class="tick-x"[^>]*>(0s|10s)<`).FindAllStringSubmatch(svg, -1) {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		ticks = append(ticks, v)
+	}
+	frame := regexp.MustCompile(`<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)" height="[0-9.]+" fill="none" stroke="#999"/>`).FindStringSubmatch(svg)
+	if len(ticks) != 2 || frame == nil {
+		t.Fatalf("ticks 0s and 10s at %v, frame %q", ticks, frame)
+	}
+	x0, _ := strconv.ParseFloat(frame[1], 64)
+	w, _ := strconv.ParseFloat(frame[2], 64)
+	if axisEnd := 10 * (x0 + w - ticks[0]) / (ticks[1] - ticks[0]); math.Abs(axisEnd-10) > 0.01 {
+		t.Errorf("the x axis ends at %.3f s, want 10 s", axisEnd)
+	}
+	if !strings.Contains(svg, "not drawn: the last 3.00ms") {
+		t.Errorf("the chart does not say the last 3 ms are not drawn")
 	}
 }

@@ -63,7 +63,8 @@ type Result struct {
 	// their latencies (intended start to end), sorted.
 	Straddled, StraddledOK int64
 	Latency                []time.Duration
-	// Points are commits and failures per second, every 100 ms.
+	// Points are the timeline: commits, failed attempts and failed
+	// transactions per second, every 100 ms (timelineLines).
 	Points []report.SeriesPoint
 	// Outcome is the load's, as the runner ran it.
 	Outcome *runner.Outcome
@@ -146,10 +147,7 @@ func (s *session) analyse() error {
 		}
 		slices.Sort(res.Latency)
 	}
-	ok, failed := s.tl.series()
-	for i := range ok {
-		res.Points = append(res.Points, report.SeriesPoint{At: (time.Duration(i+1) * bucket).Seconds(), Values: []float64{ok[i], failed[i]}})
-	}
+	res.Points = s.tl.points()
 	res.startAt = s.tl.start
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/report"
 )
 
 // bucket is the timeline's resolution: commits and failures per 100 ms.
@@ -32,8 +33,11 @@ type timeline struct {
 }
 
 type group struct {
-	ok, failed []int64 // per bucket from start
-	spans      []span
+	// per bucket from start: transactions committed, failed attempts
+	// (every error, retried or not) and transactions failed (given up).
+	ok, attempts, failed []int64
+	last                 time.Duration // the latest end, from start
+	spans                []span
 }
 
 func newTimeline() *timeline { return &timeline{started: make(chan time.Time, 1)} }
@@ -56,17 +60,23 @@ func (t *timeline) Txn(x engine.Txn) {
 		return
 	}
 	g := t.groups[x.Group]
-	i := int(x.End.Sub(t.start) / bucket)
-	if i < 0 {
-		i = 0
+	// Bucket i is (i×bucket, (i+1)×bucket]: the last one ends at the
+	// last end, never empty.
+	d := x.End.Sub(t.start)
+	i := 0
+	if d > 0 {
+		i = int((d - 1) / bucket)
 	}
+	g.last = max(g.last, d)
 	for len(g.ok) <= i {
-		g.ok, g.failed = append(g.ok, 0), append(g.failed, 0)
+		g.ok, g.attempts, g.failed = append(g.ok, 0), append(g.attempts, 0), append(g.failed, 0)
 	}
 	if x.Outcome == engine.TxnOK {
 		g.ok[i]++
+		g.attempts[i] += int64(max(x.Tries-1, 0)) // the retried ones
 	} else {
 		g.failed[i]++
+		g.attempts[i] += int64(max(x.Tries, 1))
 	}
 	f := t.fault.Load()
 	if f == 0 || x.End.UnixNano() < f {
@@ -80,22 +90,37 @@ func (t *timeline) Txn(x engine.Txn) {
 
 func (t *timeline) Close(time.Time) error { return nil }
 
-// series is commits and failures per second, bucket by bucket, from the
-// load's start.
-func (t *timeline) series() (ok, failed []float64) {
-	n := 0
+// timelineLines are the names of points' values, in order.
+func timelineLines() []string { return []string{"commits", "failed attempts", "failed transactions"} }
+
+// points are commits, failed attempts (retried or not) and failed
+// transactions (that gave up) per second, bucket by bucket from the
+// load's start, each at its bucket's end. The last bucket ends at the
+// last transaction's end: its rates are over that part of it, and the
+// timeline ends there, not with a drop at the next 100 ms.
+func (t *timeline) points() []report.SeriesPoint {
+	n, end := 0, time.Duration(0)
 	for _, g := range t.groups {
-		n = max(n, len(g.ok))
+		n, end = max(n, len(g.ok)), max(end, g.last)
 	}
-	ok, failed = make([]float64, n), make([]float64, n)
-	per := float64(time.Second) / float64(bucket)
+	counts := make([][3]int64, n)
 	for _, g := range t.groups {
 		for i := range g.ok {
-			ok[i] += float64(g.ok[i]) * per
-			failed[i] += float64(g.failed[i]) * per
+			counts[i][0] += g.ok[i]
+			counts[i][1] += g.attempts[i]
+			counts[i][2] += g.failed[i]
 		}
 	}
-	return ok, failed
+	out := make([]report.SeriesPoint, n)
+	for i, c := range counts {
+		from, to := time.Duration(i)*bucket, time.Duration(i+1)*bucket
+		if i == n-1 && end > from && end < to {
+			to = end
+		}
+		secs := (to - from).Seconds()
+		out[i] = report.SeriesPoint{At: to.Seconds(), Values: []float64{float64(c[0]) / secs, float64(c[1]) / secs, float64(c[2]) / secs}}
+	}
+	return out
 }
 
 // straddled are the transactions that were under way, or due, at some

@@ -292,8 +292,9 @@ func failureSection(p *page, runs []*run) {
 
 // seriesSection draws the documents' own figures over time (lag's
 // replication lag), a chart per title with every document's lines on it,
-// in the colour of the document's first run. Values in µs are drawn in
-// ms, on an axis whose ticks say so. A last point much closer to the one
+// in the colour of the document's first run, its lines told apart by line
+// style, the y axis labelled with the document's Axis. Values in µs are
+// drawn in ms, on an axis whose ticks say so. A last point much closer to the one
 // before than the others are to theirs (the few milliseconds after the
 // last whole interval) is left out, like a run's partial interval, and
 // its values are written under the chart.
@@ -304,7 +305,11 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 		for _, sd := range d.Series {
 			c := charts[sd.Title]
 			if c == nil {
-				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: sd.Title}}
+				label := sd.Axis
+				if label == "" {
+					label = sd.Title
+				}
+				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: label}}
 				if sd.Unit == "us" {
 					c.Y.Format = plot.Millis
 				}
@@ -345,11 +350,21 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 				}
 				c.Notes = append(c.Notes, fmt.Sprintf("%seach point is the highest of %d consecutive ones (%d in all)", who, pts.group, pts.n))
 			}
-			others := []string{plot.DashDot, plot.DashDotDot, plot.Dotted}
+			// Lines of no statistic of styleOf's (failover's commits and
+			// failures) take the plain styles in turn, solid, dashed,
+			// dotted, then the mixed ones: lines of one colour told apart
+			// at a glance.
+			others := []struct {
+				dash  string
+				width float64
+			}{{plot.Solid, 1.5}, {plot.Dashed, 1.5}, {plot.Dotted, 2}, {plot.DashDot, 1.25}, {plot.DashDotDot, 1.25}}
+			other := 0
 			for l, name := range sd.Lines {
 				dash, width := styleOf(name)
 				if width == 0 {
-					dash, width = others[l%len(others)], 1.25
+					o := others[other%len(others)]
+					dash, width = o.dash, o.width
+					other++
 				}
 				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: colors[i], Dash: dash, Width: width}
 				for _, pt := range pts.drawn {

@@ -137,11 +137,13 @@ func sweepSection(p *page, sweeps []*sweep) {
 			} else if st.judged {
 				result = fmt.Sprintf(`<td class="l"><span class="fail">FAIL</span>: %s</td>`, esc(st.Why))
 			}
+			// In the verdict's format (slo.Micros: 95.039ms), so that a
+			// figure reads the same in its cell and in the reason beside.
 			lat := func(us int64) string {
 				if st.Throughput == 0 {
 					return "—"
 				}
-				return report.Micros(us)
+				return slo.Micros(float64(us))
 			}
 			p.printf("<tr><td>%d</td><td>%s</td><td>%.1f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td>%s</tr>",
 				st.n, slo.FormatRate(st.Target), st.Throughput, lat(st.p50), lat(st.p99), lat(st.max), st.errors, result)

@@ -364,6 +364,25 @@ func TestSweepPage(t *testing.T) {
 			t.Errorf("the sweep's page lacks %q", want)
 		}
 	}
+	// A step's latencies read as its verdict's: the p99 cell of the
+	// failing step is the figure its reason gives (95.039ms), not a
+	// rounding of it.
+	rows := regexp.MustCompile(`<tr><td>\d+</td><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>\d+</td><td class="l">(.*?)</td></tr>`).FindAllStringSubmatch(html, -1)
+	if len(rows) != 4 {
+		t.Fatalf("%d step rows, want 4", len(rows))
+	}
+	violated := 0
+	for _, r := range rows {
+		if m := regexp.MustCompile(`p99 (\S+) violates`).FindStringSubmatch(r[4]); m != nil {
+			violated++
+			if r[2] != m[1] {
+				t.Errorf("the step's p99 cell reads %s beside a reason that says %s", r[2], m[1])
+			}
+		}
+	}
+	if violated != 1 {
+		t.Errorf("%d steps fail on p99, want 1", violated)
+	}
 	if n := strings.Count(html, `<span class="pass">PASS</span>`); n != 2 {
 		t.Errorf("%d steps PASS, want 2", n)
 	}

@@ -78,7 +78,8 @@ type Axis struct {
 	Log bool
 	// Time formats values as durations in seconds (90s, 2m, 1h30m); a
 	// time axis starts at 0 and ends at the last value drawn (not at the
-	// next round tick: the axis ends where the measurement did).
+	// next round tick: the axis ends where the measurement did), or at a
+	// round tick less than 1% of the range beyond it.
 	Time bool
 	// Ticks, if set, replace the computed ticks.
 	Ticks []Tick
@@ -276,7 +277,14 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 	}
 	step := niceStep((hi-lo)/6, a.Time)
 	if a.Time { // the axis ends where the data do
-		return math.Floor(lo/step) * step, hi
+		lo = math.Floor(lo/step) * step
+		// or at the round tick a hair beyond them, within 1% of the
+		// range: a run measured for 4.9967 s of its 5 s (an open loop's
+		// window cut at the clock's end) keeps its 5s label.
+		if end := math.Ceil(hi/step) * step; end-hi < (hi-lo)/100 {
+			hi = end
+		}
+		return lo, hi
 	}
 	return math.Floor(lo/step) * step, math.Ceil(hi/step) * step
 }

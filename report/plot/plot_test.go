@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"image"
 	"image/png"
 	"math"
 	"regexp"
@@ -113,12 +114,21 @@ func TestAxisRange(t *testing.T) {
 		wantLo, wantHi float64
 	}{
 		{Axis{Time: true}, 0, 5.01, 0, 5.01},
+		// A 5 s run whose open-loop window ended 3.3 ms early keeps its
+		// 5s tick; one 100 ms short ends where it did.
+		{Axis{Time: true}, 0, 4.9967, 0, 5},
+		{Axis{Time: true}, 0, 4.9, 0, 4.9},
 		{Axis{}, 0, 5.01, 0, 6},
 		{Axis{Log: true}, 0.3, 17, 0.1, 100},
 	} {
 		lo, hi := axisRange(tt.a, tt.lo, tt.hi, true, true)
 		if lo != tt.wantLo || hi != tt.wantHi {
 			t.Errorf("axisRange(%+v, %g, %g) = %g, %g; want %g, %g", tt.a, tt.lo, tt.hi, lo, hi, tt.wantLo, tt.wantHi)
+		}
+		if tt.a.Time && tt.wantHi == 5 { // its last tick labels the end
+			if ts := ticks(tt.a, lo, hi); len(ts) == 0 || ts[len(ts)-1].Label != "5s" {
+				t.Errorf("ticks(0, %g) = %v, want the last 5s", hi, ts)
+			}
 		}
 	}
 }
@@ -227,5 +237,40 @@ func TestLabelsApart(t *testing.T) {
 				t.Errorf("labels %q and %q overlap", texts[i], texts[j])
 			}
 		}
+	}
+}
+
+// The PNG writes µ as µ (a u with a stem below the baseline), not as u:
+// a tick of 100µs must not read 100us.
+func TestPNGMicro(t *testing.T) {
+	draw := func(s string) *image.RGBA {
+		rc := &rasterCanvas{img: image.NewRGBA(image.Rect(0, 0, 60, 20)), face: newFace()}
+		rc.clipR = rc.img.Bounds()
+		rc.text(0, 12, s, textStyle{anchor: "start", size: 11, color: "#000"})
+		return rc.img
+	}
+	ink := func(img *image.RGBA, x0, x1, y0, y1 int) int {
+		n := 0
+		for y := y0; y < y1; y++ {
+			for x := x0; x < x1; x++ {
+				if img.RGBAAt(x, y).A > 0 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	mu, u := draw("100µs"), draw("100us")
+	// The fourth character, below the baseline (y 12): µ's stem, no ink
+	// for u.
+	if got := ink(mu, 21, 28, 13, 20); got == 0 {
+		t.Errorf("100µs: no ink below the baseline under µ: drawn as u")
+	}
+	if got := ink(u, 21, 28, 13, 20); got != 0 {
+		t.Errorf("100us: %d px below the baseline under u", got)
+	}
+	// The other characters are drawn as before.
+	if ink(mu, 0, 21, 0, 20) != ink(u, 0, 21, 0, 20) || ink(mu, 28, 60, 0, 20) != ink(u, 28, 60, 0, 20) {
+		t.Errorf("100µs and 100us differ outside the µ")
 	}
 }

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -8,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +20,11 @@ import (
 )
 
 // PNG writes the chart as a PNG image: the same layout as SVG, rasterised
-// with anti-aliased lines and a bitmap font (7×13 px, ASCII: other
+// with anti-aliased lines and a bitmap font (7×13 px, ASCII and µ: other
 // characters are spelt in ASCII or shown as '?').
 func (c *Chart) PNG(w io.Writer) error {
 	l := c.layout()
-	rc := &rasterCanvas{img: image.NewRGBA(image.Rect(0, 0, l.width, l.total))}
+	rc := &rasterCanvas{img: image.NewRGBA(image.Rect(0, 0, l.width, l.total)), face: newFace()}
 	rc.z = vector.NewRasterizer(l.width, l.total)
 	rc.clipR = rc.img.Bounds()
 	c.draw(rc)
@@ -34,6 +36,7 @@ func (c *Chart) PNG(w io.Writer) error {
 
 type rasterCanvas struct {
 	img   *image.RGBA
+	face  font.Face
 	z     *vector.Rasterizer
 	clipR image.Rectangle
 }
@@ -250,13 +253,39 @@ func (r *rasterCanvas) circle(cx, cy, rad float64, fill, stroke string) {
 	}
 }
 
-// ascii spells text in the bitmap font's characters.
+// newFace is the bitmap font: basicfont's 7×13 (ASCII) with a µ added,
+// a u whose left stem goes down below the baseline, so that the unit of a
+// tick (100µs) reads as in the SVG.
+func newFace() *basicfont.Face {
+	base := basicfont.Face7x13
+	src := base.Mask.(*image.Alpha)
+	glyphs := src.Rect.Dy() / base.Height
+	mask := image.NewAlpha(image.Rect(0, 0, src.Rect.Dx(), (glyphs+1)*base.Height))
+	copy(mask.Pix, src.Pix)
+	u := int('u'-0x20) * base.Height // the rows of u's glyph
+	mu := glyphs * base.Height
+	for y := range base.Height {
+		for x := range src.Rect.Dx() {
+			mask.SetAlpha(x, mu+y, src.AlphaAt(x, u+y))
+		}
+	}
+	for y := base.Ascent - 1; y < base.Height; y++ { // the stem, to the bottom of the descent
+		mask.SetAlpha(0, mu+y, color.Alpha{A: 0xff})
+	}
+	f := *base
+	f.Mask = mask
+	f.Ranges = append(slices.Clone(base.Ranges), basicfont.Range{Low: 'µ', High: 'µ' + 1, Offset: glyphs})
+	slices.SortFunc(f.Ranges, func(a, b basicfont.Range) int { return cmp.Compare(a.Low, b.Low) }) // as Face wants them
+	return &f
+}
+
+// ascii spells text in the bitmap font's characters (ASCII and µ).
 func ascii(s string) string {
 	s = strings.NewReplacer("≥", ">=", "≤", "<=", "…", "...").Replace(s)
 	return strings.Map(func(c rune) rune {
 		switch c {
 		case 'µ':
-			return 'u'
+			return c
 		case '—', '–', '−':
 			return '-'
 		case '×':
@@ -276,7 +305,7 @@ func (r *rasterCanvas) text(x, y float64, s string, st textStyle) {
 		return
 	}
 	s = ascii(s)
-	face := basicfont.Face7x13
+	face := r.face
 	width := font.MeasureString(face, s).Ceil()
 	shift := 0
 	switch anchor {
