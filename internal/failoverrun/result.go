@@ -384,7 +384,9 @@ func resultRows(r *Result) [][]string {
 		add("PHANTOM", fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, on))
 	}
 	if t.Unresolved > 0 {
-		add("unresolved", fmt.Sprintf("%d still in flight when the run ended, %d of them on %s", t.Unresolved, t.Found, on))
+		// Markers, not operations: the drain's abandoned operations
+		// include those that had not sent their marker yet.
+		add("unresolved", fmt.Sprintf("%d markers of transactions still in flight when the run ended (one not yet at its marker has none), %d of them on %s", t.Unresolved, t.Found, on))
 	}
 	return rows
 }
