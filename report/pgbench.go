@@ -186,13 +186,12 @@ func PgbenchReport(w io.Writer, total *metrics.Snapshot, run PgbenchRun) {
 		p.printf("number of transactions actually processed: %d/%d\n", all.OK, run.Transactions*run.Clients)
 	} else {
 		d := run.Duration
-		switch {
-		case run.Interrupted != "" && d > 0:
-			p.printf("duration: %.1f s (interrupted by %s; -T was %d s)\n", total.Elapsed.Seconds(), run.Interrupted, int64(math.Round(d.Seconds())))
-		case d <= 0:
+		if d <= 0 {
 			d = total.Elapsed
-			fallthrough
-		default:
+		}
+		if run.Interrupted != "" && run.Duration > 0 {
+			p.printf("duration: %.1f s (interrupted by %s; -T was %d s)\n", total.Elapsed.Seconds(), run.Interrupted, int64(math.Round(d.Seconds())))
+		} else {
 			p.printf("duration: %d s\n", int64(math.Round(d.Seconds())))
 		}
 		p.printf("number of transactions actually processed: %d\n", all.OK)
