@@ -238,9 +238,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 		if out.InterruptedBy == "" {
 			out.InterruptedBy = run.InterruptedBy
 		}
-		if out.Check == nil && run.Check != nil {
-			out.Check = run.Check
-		}
+		out.Check = mergeCheck(out.Check, run.Check)
 		if run.EmissionLag != nil && run.EmissionLag.Encoded != "" {
 			h, err := metrics.Decode(run.EmissionLag.Encoded)
 			if err != nil {
@@ -683,4 +681,23 @@ func Unrelated(docs []*Document, names []string) ([]string, error) {
 			a.from.UTC().Format(at), a.to.UTC().Format(at), names[i], b.from.UTC().Format(at), b.to.UTC().Format(at)))
 	}
 	return out, nil
+}
+
+// mergeCheck is the merged run's audit: the figures of the first document
+// that has an audit (each load generator audited the one database, at its
+// own end), and the violations any of them found, each once: a later
+// document's failed audit is not dropped.
+func mergeCheck(into, c *CheckDoc) *CheckDoc {
+	switch {
+	case c == nil:
+		return into
+	case into == nil:
+		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations)}
+	}
+	for _, v := range c.Violations {
+		if !slices.Contains(into.Violations, v) {
+			into.Violations = append(into.Violations, v)
+		}
+	}
+	return into
 }

@@ -96,7 +96,7 @@ have different settings, are refused (exit 2).`,
 			for _, why := range unrelated {
 				fmt.Fprintf(env.Stderr, "txload: merge: warning: %s; the figures below add up runs that were not one\n", why)
 			}
-			return documentErr(writeOut(env, out, func(w io.Writer) error {
+			err = documentErr(writeOut(env, out, func(w io.Writer) error {
 				switch output {
 				case "pgbench":
 					return report.WritePgbench(w, merged)
@@ -107,6 +107,21 @@ have different settings, are refused (exit 2).`,
 				}
 				return report.WriteSummary(w, merged)
 			}))
+			if err != nil {
+				return err
+			}
+			// A violation any document's audit found fails the merge,
+			// as it failed its run.
+			var violations []string
+			for _, rd := range merged.Runs {
+				if rd.Check != nil {
+					violations = append(violations, rd.Check.Violations...)
+				}
+			}
+			if len(violations) > 0 {
+				return &runner.ViolationError{Violations: violations}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "format: text (run's summary) | pgbench (pgbench's report) | json (a merged --json document) | html (the report of txload report)")

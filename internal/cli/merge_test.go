@@ -391,3 +391,28 @@ func TestMergePgbenchRuns(t *testing.T) {
 	mustContain(t, firstLine(text.stdout), "pgbench on PostgreSQL", ": closed loop, 4 workers, ")
 	mustContain(t, text.stdout, "connected 4 clients in ")
 }
+
+// A violation the audit of any merged document found is in the merged
+// report and fails the merge, whatever the order of the documents (the
+// merged check was the first document's: a later one's failed audit was
+// dropped, and merge exited 0).
+func TestMergeKeepsEveryViolation(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	clean, tampered := jsonPath(t), jsonPath(t)
+	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "ser", "-d", "1s", "--progress", "0", "--json", clean); r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := pgtest.Conn(t, url).Exec(t.Context(), "UPDATE bank_account SET balance = balance + 5 WHERE id = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--isolation", "ser", "--init", "keep", "-d", "1s", "--progress", "0", "--json", tampered); r.code != 1 {
+		t.Fatalf("the run after the tampering: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, order := range [][]string{{clean, tampered}, {tampered, clean}} {
+		r := txload(t.Context(), nil, append([]string{"merge"}, order...)...)
+		if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: ") || strings.Contains(r.stdout, "check: ok") {
+			t.Errorf("merge %s: exit %d, want 1 with the VIOLATION\n%s\n%s", strings.Join(order, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+}
