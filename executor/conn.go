@@ -427,7 +427,13 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 	case pgwire.ErrorResponse:
 		pe := pgwire.DecodeError(body)
 		if r == nil {
-			return false, pe // an error outside any statement: FATAL
+			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
+				return false, pe // the server ends the session, and says why
+			}
+			// An ERROR for no statement awaited: the exchange's account
+			// is lost, and so is the connection (retrying on it looped
+			// on the same error until the stack overflowed).
+			return false, pg.Broken(fmt.Errorf("the server sent an error outside the statements awaited: %w", pe))
 		}
 		r.restart() // the error ends a compound's part: Parts counts those before
 		r.Err = pe

@@ -685,3 +685,59 @@ func TestProtocolBreaks(t *testing.T) {
 		}
 	}
 }
+
+// retrySession is a recSession that retries an operation on the same
+// connection after a serialization failure, as the engine does.
+type retrySession struct{ recSession }
+
+func (s *retrySession) Done(now time.Time, err error, stmt int) Step {
+	if class, _ := pg.Classify(err); err != nil && class == metrics.Serialization && s.attempt < 100 {
+		s.done = append(s.done, doneCall{op: s.op, attempt: s.attempt, err: err, stmt: stmt})
+		s.attempt++
+		return Step{Kind: Start, Op: s.op, Attempt: s.attempt}
+	}
+	return s.recSession.Done(now, err, stmt)
+}
+
+// An ERROR the server sends for no statement the client awaits (after the
+// last one completed, before the ReadyForQuery) leaves the exchange's
+// account lost: the connection is broken, and the session is told of a
+// lost connection, so that it reconnects. Told of the server's
+// serialization failure, a session retried on the broken connection, which
+// failed again at once, until the stack overflowed (an append run of a
+// minute at serializable did).
+func TestErrorOutsideStatements(t *testing.T) {
+	for name, raw := range loops() {
+		t.Run(name, func(t *testing.T) {
+			srv := newFakeServer(t, func(c *serverConn) {
+				if !c.expect("P : SELECT 1", "B ", "D", "E", "S") {
+					return
+				}
+				if c.n > 0 {
+					c.send(parseOK, bindOK, noData, tag("SELECT 1"), idle)
+					c.waitGone()
+					return
+				}
+				c.send(parseOK, bindOK, noData, tag("SELECT 1"), serverError("40001", "could not serialize access"), idle)
+				c.waitGone()
+			})
+			stmt := &Stmt{SQL: "SELECT 1"}
+			p := &funcProgram{
+				start: func(c *Conn, _ int) Action {
+					c.Bind(stmt, CaptureNone).Send()
+					return Action{Kind: Await}
+				},
+				resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
+			}
+			sess := &retrySession{recSession{ops: 1}}
+			runOne(t, srv, raw, sess, p)
+			d := sess.done
+			if len(d) != 2 || d[1].err != nil {
+				t.Fatalf("told %+v: want the lost connection, then the retry's success on a new one", d)
+			}
+			if class, _ := pg.Classify(d[0].err); class != metrics.ConnectionLost && class != metrics.AmbiguousCommit {
+				t.Errorf("told %v, classified %s: want a lost connection", d[0].err, class)
+			}
+		})
+	}
+}

@@ -41,6 +41,24 @@ func Fatal(err error) error {
 	return fatalError{err}
 }
 
+// brokenError marks an error after which the client cannot go on with the
+// connection, whatever the server said: it lost track of the exchange.
+type brokenError struct{ err error }
+
+func (e brokenError) Error() string { return e.err.Error() }
+func (e brokenError) Unwrap() error { return e.err }
+
+// Broken marks err as ending the connection (an error the server sent
+// outside any statement the client awaited): it is classified as a lost
+// connection, or an ambiguous commit during COMMIT, so that the client
+// reconnects instead of retrying on a connection it cannot read.
+func Broken(err error) error {
+	if err == nil {
+		return nil
+	}
+	return brokenError{err}
+}
+
 // Classify returns the failure class of err and whether it is fatal: an error
 // that retrying or reconnecting cannot cure (authentication, syntax, a missing
 // table), which must stop the run.
@@ -51,6 +69,12 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 	}
 	var ce commitError
 	duringCommit := errors.As(err, &ce)
+	if be := (brokenError{}); errors.As(err, &be) {
+		if duringCommit {
+			return metrics.AmbiguousCommit, false
+		}
+		return metrics.ConnectionLost, false
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		code := pe.Code
