@@ -105,7 +105,7 @@ func TestOpenLoopMode(t *testing.T) {
 	c = fixture(Config{Rate: 10, Duration: 200 * ms, MaxLag: time.Hour}, t0)
 	var starts int
 	for {
-		d := c.r.mode.next(c, t0.Add(time.Second), true)
+		d := c.r.mode.next(c, t0.Add(150*ms), true)
 		if d.kind == stop {
 			break
 		}
@@ -113,5 +113,24 @@ func TestOpenLoopMode(t *testing.T) {
 	}
 	if starts != 2 {
 		t.Fatalf("%d operations from a schedule of 2", starts)
+	}
+	// The window's end: nothing new starts, however late the arrivals it
+	// held (they are never started), but a run of a number of
+	// transactions starts every one.
+	for _, tc := range []struct {
+		cfg    Config
+		starts int
+	}{
+		{Config{Rate: 10, Duration: 200 * ms, MaxLag: time.Hour}, 0},
+		{Config{Rate: 10, Transactions: 2, Concurrency: 1, MaxLag: time.Hour}, 2},
+	} {
+		c = fixture(tc.cfg, t0)
+		starts = 0
+		for c.r.mode.next(c, t0.Add(time.Second), true).kind != stop {
+			starts++
+		}
+		if starts != tc.starts || c.r.mode.bounded() != (tc.cfg.Transactions == 0) {
+			t.Fatalf("%+v: %d started after the window, want %d", tc.cfg, starts, tc.starts)
+		}
 	}
 }
