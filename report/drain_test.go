@@ -87,23 +87,6 @@ func TestWarmupLine(t *testing.T) {
 	}
 }
 
-// Counts are said in words that fit them: "1 time", "2 times".
-func TestCount(t *testing.T) {
-	for _, tc := range []struct {
-		n    int64
-		noun string
-		want string
-	}{
-		{1, "time", "1 time"}, {2, "time", "2 times"}, {0, "operation", "0 operations"}, {1, "operation", "1 operation"},
-		{1, "retry", "1 retry"}, {3, "retry", "3 retries"}, {2, "day", "2 days"}, {2, "class", "2 classes"},
-		{2, "reconnection attempt", "2 reconnection attempts"}, {-1, "step", "-1 steps"},
-	} {
-		if got := Count(tc.n, tc.noun); got != tc.want {
-			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
-		}
-	}
-}
-
 // The header's loop: of an instance, its own share of the rate beside its
 // own workers, and the instance named. The old header said "open loop at
 // 400 ops/s …, 2 workers" for instance 0 of 2: the whole rate beside its

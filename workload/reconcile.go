@@ -41,14 +41,14 @@ func (r Reconciliation) Lines(where string) []Line {
 	var v string
 	switch {
 	case cu < 0:
-		v = fmt.Sprintf("%d (the %s holds %d rows, %d fewer than the %d transactions txload saw commit: at least %d committed transactions are missing)",
-			r.Unknown, where, r.Server, -cu, r.Committed, -cu)
+		v = fmt.Sprintf("%d (the %s holds %s, %d fewer than the %s txload saw commit: at least %s)",
+			r.Unknown, where, metrics.Count(r.Server, "row"), -cu, metrics.Count(r.Committed, "transaction"), missing(-cu))
 	case cu > r.Unknown:
 		v = fmt.Sprintf("%d (the %s holds %d rows = %d committed + %d, more than the %d with an unknown outcome)",
 			r.Unknown, where, r.Server, r.Committed, cu, r.Unknown)
 	default:
-		v = fmt.Sprintf("%d (%d of them committed, per the %s: %d rows = %d committed + %d)",
-			r.Unknown, cu, where, r.Server, r.Committed, cu)
+		v = fmt.Sprintf("%d (%d of them committed, per the %s: %s = %d committed + %d)",
+			r.Unknown, cu, where, metrics.Count(r.Server, "row"), r.Committed, cu)
 	}
 	return []Line{{Label: "ambiguous", Value: v}}
 }
@@ -70,13 +70,22 @@ func (r Reconciliation) Into(res *CheckResult) {
 	case cu < 0:
 		res.Values["committed_missing"] = -cu
 		// At least: an unknown outcome that committed hides a lost one.
-		v := fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: at least %d committed transactions are missing", r.Server, r.Committed, -cu)
+		v := fmt.Sprintf("the server holds %s but txload saw %s commit: at least %s", metrics.Count(r.Server, "row"), metrics.Count(r.Committed, "transaction"), missing(-cu))
 		if r.Unknown > 0 {
 			v += fmt.Sprintf(" (more if any of the %d with an unknown outcome committed)", r.Unknown)
 		}
 		res.Violations = append(res.Violations, v)
 	case cu > r.Unknown:
 		res.Values["rows_unexplained"] = cu - r.Unknown
-		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %d rows, %d more than txload saw commit, but only %d transactions ended with an unknown outcome: %d were applied twice or by someone else", r.Server, cu, r.Unknown, cu-r.Unknown))
+		res.Violations = append(res.Violations, fmt.Sprintf("the server holds %s, %d more than txload saw commit, but only %s ended with an unknown outcome: %d applied twice or by someone else",
+			metrics.Count(r.Server, "row"), cu, metrics.Count(r.Unknown, "transaction"), cu-r.Unknown))
 	}
+}
+
+// missing says n committed transactions are missing.
+func missing(n int64) string {
+	if n == 1 {
+		return "1 committed transaction is missing"
+	}
+	return metrics.Count(n, "committed transaction") + " are missing"
 }

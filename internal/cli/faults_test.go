@@ -60,7 +60,7 @@ func TestRunEndsWithServerDown(t *testing.T) {
 	}
 }
 
-var ambiguousLine = regexp.MustCompile(`ambiguous:\s+(\d+) \((\d+) of them committed, per the ledger: (\d+) rows = (\d+) committed \+ (\d+)\)`)
+var ambiguousLine = regexp.MustCompile(`ambiguous:\s+(\d+) \((\d+) of them committed, per the ledger: (\d+) rows? = (\d+) committed \+ (\d+)\)`)
 
 // The server crashes and comes back mid-run: the outage is reported with its
 // length, failed reconnects are counted, and the transfers whose COMMIT was

@@ -30,7 +30,7 @@ var figureLines = []struct {
 	{regexp.MustCompile(`(?m)^  drain: ([0-9]+) operations? in flight when the window ended, not in the figures below: ([0-9]+) committed and [0-9]+ failed in the [^ ]+ after it, [0-9]+ abandoned \(outcome unknown\)(?:; ([0-9]+) operations? skipped after it, later than --latency-limit)?$`),
 		func(f *figures) []*int64 { return []*int64{&f.inFlight, &f.drainOK, &f.drainSkipped} }},
 	{regexp.MustCompile(`(?m)^  offered ([0-9]+) operations?, ([0-9]+) never started$`), func(f *figures) []*int64 { return []*int64{&f.offered, &f.unstarted} }},
-	{regexp.MustCompile(`(?m)per the history: ([0-9]+) rows = ([0-9]+) committed \+ 0\)$`), func(f *figures) []*int64 { return []*int64{&f.rows, &f.commited} }},
+	{regexp.MustCompile(`(?m)per the history: ([0-9]+) rows? = ([0-9]+) committed \+ 0\)$`), func(f *figures) []*int64 { return []*int64{&f.rows, &f.commited} }},
 }
 
 func textFigures(stdout string) figures {

@@ -374,8 +374,9 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 		out = append(out, line)
 	}
 	if res.Drained {
+		n := res.Drain.Total("all").Abandoned
 		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned; their outcome is unknown",
-			report.Count(res.Drain.Total("all").Abandoned, "operation"), opts.Engine.DrainTimeout, wereWas(res.Drain.Total("all").Abandoned)))
+			report.Count(n, "operation"), opts.Engine.DrainTimeout, metrics.Were(n)))
 	}
 	if res.Outages > 0 {
 		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %s, %s in all; %s failed",
@@ -391,14 +392,6 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 		}
 	}
 	return out
-}
-
-// wereWas is the verb of n things.
-func wereWas(n int64) string {
-	if n == 1 {
-		return "was"
-	}
-	return "were"
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

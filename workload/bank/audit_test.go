@@ -26,9 +26,9 @@ func TestAudit(t *testing.T) {
 	}{
 		{name: "lost update at read committed", isolation: 0, lost: 1, drift: +10, offLedger: 1},
 		{name: "lost update at serializable", isolation: 2, lost: 1, drift: +10, offLedger: 1,
-			violation: "1 lost updates written at repeatable read or serializable"},
+			violation: "1 lost update written at repeatable read or serializable"},
 		{name: "write without ledger row", isolation: 0, lost: 1, drift: +10, offLedger: 1, versions: 1,
-			extra: "UPDATE bank_account SET version = version + 1 WHERE id = 7", violation: "1 accounts whose version does not match"},
+			extra: "UPDATE bank_account SET version = version + 1 WHERE id = 7", violation: "1 account whose version does not match"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			url := srv.NewDatabase(t)

@@ -80,16 +80,16 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 func (a *audit) violations() []string {
 	var v []string
 	if a.lostForbidden > 0 {
-		v = append(v, fmt.Sprintf("%d lost updates written at repeatable read or serializable", a.lostForbidden))
+		v = append(v, metrics.Count(a.lostForbidden, "lost update")+" written at repeatable read or serializable")
 	}
 	if a.versionMismatch > 0 {
-		v = append(v, fmt.Sprintf("%d accounts whose version does not match their ledger rows (a write without its ledger row)", a.versionMismatch))
+		v = append(v, metrics.Count(a.versionMismatch, "account")+" whose version does not match the ledger (a write without its ledger row)")
 	}
 	// Only a lost update at read committed may make a balance disagree with
 	// the ledger, or money appear or vanish.
 	if a.lostAllowed == 0 {
 		if a.mismatched > 0 {
-			v = append(v, fmt.Sprintf("%d accounts whose balance disagrees with the ledger", a.mismatched))
+			v = append(v, metrics.Count(a.mismatched, "account")+" whose balance disagrees with the ledger")
 		}
 		if a.actual != a.expected {
 			v = append(v, fmt.Sprintf("money drift of %+d", a.actual-a.expected))
@@ -170,7 +170,7 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 	lines = append(lines,
 		workload.Line{Label: "committed", Value: strconv.FormatInt(op.OK, 10)},
 		workload.Line{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
-		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
+		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%s)", op.Retried, metrics.Count(op.Retries, "retry"))},
 	)
 	rec := workload.Reconcile(op, a.transfers-before)
 	rec.Committed -= obs.declined.Load() // rolled back: no ledger row

@@ -52,10 +52,10 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 func (a *audit) violations() []string {
 	var v []string
 	if a.maintained && a.mismatched > 0 {
-		v = append(v, fmt.Sprintf("%d articles whose votes disagree with their vote rows (first: article %d)", a.mismatched, a.firstMismatchedID))
+		v = append(v, fmt.Sprintf("%s whose votes disagree with the vote rows (first: article %d)", metrics.Count(a.mismatched, "article"), a.firstMismatchedID))
 	}
 	if a.maintained && a.orphanVotes > 0 {
-		v = append(v, fmt.Sprintf("%d votes for articles that do not exist", a.orphanVotes))
+		v = append(v, metrics.Count(a.orphanVotes, "vote")+" for articles that do not exist")
 	}
 	return v
 }
@@ -64,7 +64,7 @@ func (a *audit) lines() []workload.Line {
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	counted := "not maintained (join/matview variant)"
 	if a.maintained {
-		counted = fmt.Sprintf("verified: sum %d, %d articles mismatched", a.counted, a.mismatched)
+		counted = fmt.Sprintf("verified: sum %d, %s mismatched", a.counted, metrics.Count(a.mismatched, "article"))
 	}
 	return []workload.Line{
 		{Label: "articles", Value: i(a.articles)},

@@ -1,4 +1,4 @@
-package report
+package metrics
 
 import (
 	"strconv"
@@ -26,4 +26,13 @@ func Plural(noun string) string {
 		return noun + "es"
 	}
 	return noun + "s"
+}
+
+// Were is the past of "to be" that agrees with a count of n: "1 was",
+// "2 were".
+func Were[N ~int | ~int64](n N) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }
