@@ -28,7 +28,11 @@ func (d *Document) ServerString() string {
 
 // Mode describes the document's loop for the summary's header, as the run
 // printed it: of one instance of several (--instance), its share.
-func (d *Document) Mode() string {
+func (d *Document) Mode() string { return d.loop().String() }
+
+// loop is the document's loop: of an instance (KeyInstance "i/N"), its
+// share of the workers.
+func (d *Document) loop() Loop {
 	l := Loop{Rate: d.configFloat(KeyRate), Arrival: d.ConfigString(KeyArrival), AllWorkers: d.configInt(KeyConcurrency),
 		Each: d.configInt(KeyTransactions)}
 	if l.Arrival == "" {
@@ -39,7 +43,7 @@ func (d *Document) Mode() string {
 	if _, err := fmt.Sscanf(d.ConfigString(KeyInstance), "%d/%d", &i, &n); err == nil && n > 1 && i >= 0 && i < n && l.AllWorkers >= n {
 		l.Instance, l.Instances, l.Workers = i, n, InstanceClients(l.AllWorkers, i, n)
 	}
-	return l.String()
+	return l
 }
 
 // InterruptedLine is the note of an interrupted run: what interrupted it.
@@ -80,7 +84,7 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		}
 		var notes []string
 		if run.ConnectSec > 0 {
-			notes = append(notes, ConnectLine(doc.configInt(KeyConcurrency), time.Duration(run.ConnectSec*float64(time.Second))))
+			notes = append(notes, ConnectLine(doc.loop().Workers, time.Duration(run.ConnectSec*float64(time.Second))))
 		}
 		if n := len(doc.MergedFrom); n > 0 {
 			notes = append(notes, fmt.Sprintf("merged from %s: %s", Count(n, "document"), strings.Join(doc.MergedFrom, ", ")))
@@ -91,17 +95,17 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		if line := doc.WarmupLine(&run); line != "" {
 			notes = append(notes, line)
 		}
+		if run.Saturated {
+			notes = append(notes, run.SaturatedLine())
+		} else if run.Offered > 0 {
+			notes = append(notes, OfferedLine(run.Offered, run.Unstarted))
+		}
 		drain, err := run.DrainSnapshot()
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
 		if line := DrainLine(drain); line != "" {
 			notes = append(notes, line)
-		}
-		if run.Saturated {
-			notes = append(notes, run.SaturatedLine())
-		} else if run.Offered > 0 {
-			notes = append(notes, OfferedLine(run.Offered, run.Unstarted))
 		}
 		h := Header{Workload: doc.Workload, Server: doc.ServerString(), Mode: doc.Mode(), Labels: labels}
 		Summary(w, h, total, notes)
