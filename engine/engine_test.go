@@ -1464,3 +1464,32 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 		})
 	}
 }
+
+// An open loop whose schedule is done before its window's end (no
+// operation in flight then) still ends its window at its end: the run
+// lasts its duration and its last progress interval ends there, not at
+// its last operation's end (whose interval the progress lines left out).
+func TestOpenLoopIdleAtTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration, cfg.Progress = 2, 100, Uniform, 2*time.Second, time.Second
+		var last struct{ end, length time.Duration } // of the window's last interval
+		cfg.OnTick = func(tk Tick) {
+			if !tk.Drain {
+				last.end, last.length = tk.Elapsed, tk.Interval.Elapsed
+			}
+		}
+		l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return time.Millisecond }})
+		start := time.Now()
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took != cfg.Duration || res.Total.Elapsed != cfg.Duration || res.Total.Ops[0].OK != 200 {
+			t.Fatalf("took %s, window %s, ok %d: want 2s, 2s, 200", took, res.Total.Elapsed, res.Total.Ops[0].OK)
+		}
+		if last.end != cfg.Duration || last.length != time.Second {
+			t.Fatalf("the window's last interval ends at %s after %s: want a whole interval ending at 2s", last.end, last.length)
+		}
+	})
+}

@@ -95,10 +95,12 @@ func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 			return decision{kind: stop} // the window is over
 		}
 		at, ok := a.peek()
-		if !ok {
-			return decision{kind: stop}
+		if !ok && m.timed {
+			// The schedule is done before the window: the client waits
+			// for its end, which ends the run's window there.
+			return decision{kind: wait, intended: r.end}
 		}
-		if m.cut && !at.Before(r.end) {
+		if !ok || (m.cut && !at.Before(r.end)) {
 			return decision{kind: stop}
 		}
 		if at.After(now) {
