@@ -118,6 +118,19 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		}
 		fmt.Fprintln(w)
 	}
+	// A command's own figures (failover's), and what they found wrong.
+	for _, t := range doc.Tables {
+		fmt.Fprintln(w, t.Title)
+		rows := t.Rows
+		if len(rows) > 0 && strings.Join(rows[0], "") == "" {
+			rows = rows[1:] // no header
+		}
+		Table(w, "  ", rows)
+		if t.Failed != "" {
+			fmt.Fprintln(w, t.Failed)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
 }
 
