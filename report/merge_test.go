@@ -330,7 +330,7 @@ func TestMergeKeepsCommandSections(t *testing.T) {
 	if err := report.WriteSummary(&text, merged); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Failover (async): embedded primary and standby\n  lost  1 (0 of them the probe's)\nFAILED (async): 1 acknowledged commits lost by the failover\n"} {
+	for _, want := range []string{"Failover (async): embedded primary and standby\n  lost: 1 (0 of them the probe's)\nFAILED (async): 1 acknowledged commits lost by the failover\n"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the summary lacks %q:\n%s", want, text.String())
 		}
