@@ -88,6 +88,9 @@ func Main(m *testing.M, srv **Server, after ...func()) {
 	os.Exit(code)
 }
 
+// Stop stops the server if Start started it.
+func (s *Server) Stop() error { return s.stop() }
+
 // URL is the server's own URL.
 func (s *Server) URL() string { return s.base }
 
