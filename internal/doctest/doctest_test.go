@@ -123,7 +123,8 @@ func TestParseRefuses(t *testing.T) {
 		"<!-- sample: run colour=red -->\n```\n$ x\n```\n",
 		"<!-- sample: run -->\n```\nno command\n```\n",
 		"<!-- sample: run show=\"(\" -->\n```\n$ x\n```\n",
-		"<!-- sample: not run: needs a cluster -->\n```\n$ x\n```\n",
+		"<!-- sample: not run: needs a cluster -->\n```\n$ x\nout\n```\n",
+		"<!-- sample: not run: -->\n```\nx\n```\n",
 		"<!-- sample: file a/b -->\n```\nx\n```\n",
 		"<!-- sample: runs -->\n```\n$ x\n```\n",
 	} {

@@ -142,13 +142,31 @@ func (b *Block) directive(lines []string, i int) error {
 		}
 	case strings.HasPrefix(d, "not run:"):
 		b.Kind, b.Reason = NotRun, strings.TrimSpace(strings.TrimPrefix(d, "not run:"))
-		if !madeRE.MatchString(b.Reason) {
-			return fmt.Errorf("a sample not run says why and when it was made: %q lacks \"made YYYY-MM-DD with txload VERSION\"", b.Reason)
+		if b.Reason == "" {
+			return fmt.Errorf("a sample not run says why")
+		}
+		if b.showsOutput() && !madeRE.MatchString(b.Reason) {
+			return fmt.Errorf("a sample not run that shows output says why and when it was made: %q lacks \"made YYYY-MM-DD with txload VERSION\"", b.Reason)
 		}
 	default:
 		return fmt.Errorf("unknown sample directive %q (run, file NAME, not run: WHY; made DATE with txload VERSION)", d)
 	}
 	return nil
+}
+
+// showsOutput reports whether a block shows commands with their output
+// ("$ " lines and others), not only commands.
+func (b *Block) showsOutput() bool {
+	cmds, other := 0, 0
+	for _, l := range b.Content {
+		switch {
+		case strings.HasPrefix(l, "$ "):
+			cmds++
+		case strings.TrimSpace(l) != "":
+			other++
+		}
+	}
+	return cmds > 0 && other > 0
 }
 
 var madeRE = regexp.MustCompile(`made \d{4}-\d{2}-\d{2} with txload \S+`)
