@@ -207,7 +207,7 @@ func newPageEnv(t *testing.T, p *doctest.Page, bin string) *pageEnv {
 		docServer.once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			docServer.srv, docServer.err = pgtest.Start(ctx)
+			docServer.srv, docServer.err = pgtest.StartEmbedded(ctx)
 		})
 		if docServer.err != nil {
 			t.Fatal(docServer.err)

@@ -27,6 +27,8 @@ func TestMask(t *testing.T) {
 		{"lost updates: 3", "lost update: 3"},
 		{"ambiguous: 0 (0 of them committed)", "ambiguous: 0 (0 of them failed)"},
 		{"a b", "ab"},
+		{"pgbench (18 (txload dev), server 15.18)", "pgbench (15 (txload dev), server 15.18)"},
+		{"pgbench (PostgreSQL) 15.0 (txload dev)", "pgbench (PostgreSQL) 18.0 (txload dev)"},
 	} {
 		if Mask(c.a) == Mask(c.b) {
 			t.Errorf("Mask(%q) = Mask(%q) = %q: want them different", c.a, c.b, Mask(c.a))
@@ -53,6 +55,7 @@ func TestCompare(t *testing.T) {
 		{"vary left out", "a\nb", "a\nNOTICE: x\nb", true},
 		{"vary both sides", "a\nNOTICE: y\nb", "a\nb", true},
 		{"empty", "", "", true},
+		{"trailing blank lines", "a\n", "a\n\n", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Compare(lines(c.want), lines(c.got), vary)

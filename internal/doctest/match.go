@@ -15,6 +15,10 @@ var (
 	numberRE   = regexp.MustCompile(`\d+(?:[.,]\d+)*`)
 	signRE     = regexp.MustCompile(`(^|[\s(=:])[+-](<n>|<d>)`)
 	pluralRE   = regexp.MustCompile(`(<n>|<d>) ([A-Za-z]+?)(?:ies|es|s|y)?\b`)
+	// versionRE finds the versions a page must show exactly: the pgbench
+	// whose command line txload follows ("pgbench (15 (txload dev)", "pgbench
+	// (PostgreSQL) 15.0"), which the installed pgbench decides.
+	versionRE = regexp.MustCompile(`pgbench \((?:PostgreSQL\) )?\d+(?:\.\d+)?`)
 )
 
 // Mask turns a line of output into what is compared: numbers, durations
@@ -23,6 +27,14 @@ var (
 // that two runs of one command compare equal when their layout and words
 // are the same.
 func Mask(line string) string {
+	line = versionRE.ReplaceAllStringFunc(line, func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= '0' && r <= '9' {
+				return 'A' + (r - '0') // out of numberRE's reach, still compared
+			}
+			return r
+		}, s)
+	})
 	line = hexRE.ReplaceAllStringFunc(line, func(s string) string {
 		if len(s) < 7 {
 			return s
@@ -41,29 +53,33 @@ func Mask(line string) string {
 // Ellipsis line of want matches any number of lines. It returns "" when they
 // match, else a description of the first difference.
 func Compare(want, got []string, vary *regexp.Regexp) string {
-	w := prepare(want, vary, true)
-	g := prepare(got, vary, false)
+	w, wraw := prepare(want, vary, true)
+	g, graw := prepare(got, vary, false)
 	if match(w, g) {
 		return ""
 	}
-	return describe(w, g)
+	return describe(w, g, wraw, graw)
 }
 
-func prepare(lines []string, vary *regexp.Regexp, ellipsis bool) []string {
-	var out []string
+// prepare masks lines, leaving out those vary matches and trailing blank
+// ones, and returns them with the lines as they were.
+func prepare(lines []string, vary *regexp.Regexp, ellipsis bool) (masked, raw []string) {
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
 	for _, l := range lines {
 		if vary != nil && vary.MatchString(l) {
 			continue
 		}
 		if ellipsis && strings.TrimSpace(l) == Ellipsis {
-			if len(out) == 0 || out[len(out)-1] != Ellipsis {
-				out = append(out, Ellipsis)
+			if len(masked) == 0 || masked[len(masked)-1] != Ellipsis {
+				masked, raw = append(masked, Ellipsis), append(raw, Ellipsis)
 			}
 			continue
 		}
-		out = append(out, Mask(l))
+		masked, raw = append(masked, Mask(l)), append(raw, l)
 	}
-	return out
+	return masked, raw
 }
 
 // match is glob matching over lines: Ellipsis matches any run of lines.
@@ -91,19 +107,19 @@ func match(w, g []string) bool {
 
 // describe names the first line where want and got part, reading both from
 // the top up to the first ellipsis and from the bottom after the last.
-func describe(w, g []string) string {
+func describe(w, g, wraw, graw []string) string {
 	i := 0
 	for i < len(w) && i < len(g) && w[i] != Ellipsis && w[i] == g[i] {
 		i++
 	}
 	if i < len(w) && w[i] != Ellipsis {
 		if i < len(g) {
-			return fmt.Sprintf("line %d: the page says\n\t%s\nthe command printed\n\t%s", i+1, w[i], g[i])
+			return fmt.Sprintf("line %d: the page says\n\t%s\nthe command printed\n\t%s", i+1, wraw[i], graw[i])
 		}
-		return fmt.Sprintf("line %d: the page says\n\t%s\nthe command printed no more lines", i+1, w[i])
+		return fmt.Sprintf("line %d: the page says\n\t%s\nthe command printed no more lines", i+1, wraw[i])
 	}
 	if i == len(w) {
-		return fmt.Sprintf("line %d: the page ends; the command printed more:\n\t%s", i+1, g[i])
+		return fmt.Sprintf("line %d: the page ends; the command printed more:\n\t%s", i+1, graw[i])
 	}
 	wi, gi := len(w)-1, len(g)-1
 	for wi >= 0 && gi >= 0 && w[wi] != Ellipsis && w[wi] == g[gi] {
@@ -112,9 +128,9 @@ func describe(w, g []string) string {
 	}
 	if wi >= 0 && w[wi] != Ellipsis {
 		if gi >= 0 {
-			return fmt.Sprintf("%d lines from the end: the page says\n\t%s\nthe command printed\n\t%s", len(w)-wi, w[wi], g[gi])
+			return fmt.Sprintf("%d lines from the end: the page says\n\t%s\nthe command printed\n\t%s", len(w)-wi, wraw[wi], graw[gi])
 		}
-		return fmt.Sprintf("%d lines from the end: the page says\n\t%s\nthe command printed fewer lines", len(w)-wi, w[wi])
+		return fmt.Sprintf("%d lines from the end: the page says\n\t%s\nthe command printed fewer lines", len(w)-wi, wraw[wi])
 	}
 	return "a line between the page's \"...\" lines is not in the command's output"
 }

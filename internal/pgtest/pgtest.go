@@ -28,7 +28,15 @@ type Server struct {
 
 // Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
 func Start(ctx context.Context) (*Server, error) {
-	s := &Server{base: os.Getenv("TXLOAD_TEST_URL"), stop: func() error { return nil }}
+	return start(ctx, os.Getenv("TXLOAD_TEST_URL"))
+}
+
+// StartEmbedded starts an embedded server whatever TXLOAD_TEST_URL says:
+// for tests whose output names the server (the docs' samples).
+func StartEmbedded(ctx context.Context) (*Server, error) { return start(ctx, "") }
+
+func start(ctx context.Context, base string) (*Server, error) {
+	s := &Server{base: base, stop: func() error { return nil }}
 	if s.base == "" {
 		// A package's tests make hundreds of databases, each with statements
 		// of its own: room in pg_stat_statements for all of them, so that no
