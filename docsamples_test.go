@@ -272,15 +272,27 @@ func (e *pageEnv) runBlock(t *testing.T, p *doctest.Page, b *doctest.Block) [][]
 			t.Fatalf("%s:%d: setup %q: %v\n%s", p.Path, b.Line, setup, err, out)
 		}
 	}
-	var outputs [][]string
+	// One bash runs the block's commands, as a terminal would: `echo $?`
+	// sees the command before it. A line no command prints follows each
+	// command, and is where the outputs are cut.
+	salt := fmt.Sprintf("@@doctest-%d@@", time.Now().UnixNano())
+	var script strings.Builder
 	for _, s := range b.Steps {
-		out, err := e.shell(s.Cmd, timeout)
-		if err != nil {
-			if _, exit := err.(*exec.ExitError); !exit {
-				t.Fatalf("%s:%d: $ %s: %v", p.Path, b.Line, s.Cmd, err)
-			}
+		fmt.Fprintf(&script, "%s\n__rc=$?; printf '\\n%s\\n'; (exit $__rc)\n", s.Cmd, salt)
+	}
+	out, err := e.shell(script.String(), timeout)
+	if err != nil {
+		if _, exit := err.(*exec.ExitError); !exit {
+			t.Fatalf("%s:%d: %v\n%s", p.Path, b.Line, err, out)
 		}
-		text := strings.TrimSuffix(e.replace.Replace(out), "\n")
+	}
+	parts := strings.Split(e.replace.Replace(out), "\n"+salt+"\n")
+	if len(parts) != len(b.Steps)+1 {
+		t.Fatalf("%s:%d: %d of the block's %d commands ended (a command that exits the shell?):\n%s", p.Path, b.Line, len(parts)-1, len(b.Steps), out)
+	}
+	var outputs [][]string
+	for _, part := range parts[:len(b.Steps)] {
+		text := strings.TrimSuffix(part, "\n")
 		var lines []string
 		if text != "" {
 			lines = strings.Split(text, "\n")
