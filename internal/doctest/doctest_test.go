@@ -22,7 +22,7 @@ func TestMask(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ a, b string }{
-		{"p50 401µs", "p50 401 ms"},     // layout: a number and a word are not a duration
+		{"p50 401µs", "p50 401 ms"},       // layout: a number and a word are not a duration
 		{"check: ok", "check: VIOLATION"}, // words
 		{"lost updates: 3", "lost update: 3"},
 		{"ambiguous: 0 (0 of them committed)", "ambiguous: 0 (0 of them failed)"},
