@@ -192,3 +192,17 @@ func OutsideRace(t testing.TB, other string) {
 		t.Skipf("compares with %s: checked in the run without the race detector", other)
 	}
 }
+
+// LongEnv is the switch that runs the long suites: the comparisons case by
+// case with another program, the published findings on old releases, the
+// docs' long samples. `.ci/run` sets it; `go test ./...` leaves them out.
+const LongEnv = "TXLOAD_TEST_LONG"
+
+// Long skips t unless LongEnv is 1 (and under -short), saying what it does
+// and how to run it.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv(LongEnv) != "1" {
+		t.Skipf("%s: a long suite, run with %s=1 (as .ci/run does)", what, LongEnv)
+	}
+}
