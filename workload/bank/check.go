@@ -50,18 +50,22 @@ type audit struct {
 type offAccount struct{ id, balance, replayed int64 }
 
 // writesSQL is every write the ledger records, one row per account
-// written, numbered in version order with the running sum of its deltas:
-// p is the balance change of versions 1..v had every write read the
-// version before it.
+// written, in version order (one sort), with p, the running sum of its
+// deltas (the balance change of versions 1..v had every write read the
+// version before it), and x, for a write computed from a stale read of
+// version r, what versions r+1..v-1 changed: p(v-1) - p(r), p(r) read v-r
+// rows back. per sums them by account, with the stale writes' (v, r, x)
+// for the replay to finish in Go.
 const writesSQL = `w AS (
 	SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d, isolation AS iso, mode FROM bank_ledger
 	UNION ALL
 	SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount, isolation, mode FROM bank_ledger),
-s AS MATERIALIZED (
-	SELECT id, v, r, d, iso, mode,
-		sum(d) OVER win AS p,
-		lag(v, 1, 0::BIGINT) OVER win AS pv
-	FROM w WINDOW win AS (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING)),
+s AS (
+	SELECT id, v, r, d, iso, mode, pv,
+		p - d - lag(p, GREATEST(LEAST(v - r, v + 1, 2147483647), 1)::INT, 0::BIGINT) OVER (PARTITION BY id ORDER BY v) AS x
+	FROM (SELECT id, v, r, d, iso, mode,
+			(sum(d) OVER win)::BIGINT AS p, lag(v, 1, 0::BIGINT) OVER win AS pv
+		FROM w WINDOW win AS (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING)) s1),
 per AS MATERIALIZED (
 	SELECT id, count(*) AS n, max(v) AS maxv, sum(d) AS net,
 		count(*) FILTER (WHERE v = pv) AS dups,
@@ -71,21 +75,23 @@ per AS MATERIALIZED (
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso > 0), 0) AS lost_level,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso = 0 AND mode = 2), 0) AS lost_locked,
 		count(*) FILTER (WHERE r < 0 OR r >= v) AS bad_reads,
-		bool_or(mode = 1) AS delta
+		bool_or(mode = 1) AS delta,
+		array_agg(v) FILTER (WHERE r >= 0 AND r < v - 1) AS sv,
+		array_agg(r) FILTER (WHERE r >= 0 AND r < v - 1) AS sr,
+		array_agg(x) FILTER (WHERE r >= 0 AND r < v - 1) AS sx
 	FROM s GROUP BY id),
 acct AS NOT MATERIALIZED (
 	SELECT COALESCE(a.id, per.id) AS id, a.id IS NOT NULL AS present, a.balance, a.version,
-		per.n, per.maxv, per.net, per.dups, per.gaps, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta, m.accounts AS nacc, m.initial_balance AS init
+		per.n, per.maxv, per.net, per.dups, per.gaps, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta,
+		per.sv, per.sr, per.sx, m.accounts AS nacc, m.initial_balance AS init
 	FROM bank_account a FULL JOIN per ON per.id = a.id CROSS JOIN bank_meta m)`
 
 // auditSQL returns, in one snapshot: row kind 0, the sums over every
-// account; kind 1, each write computed from a stale read (id, version,
-// version read, and x, the change of the versions between them had each
-// read the one before); kind 2, each account with stale writes (id,
-// balance, net of its ledger, whether its row exists), for the replay to
-// finish in Go; kind 3, the first account without stale writes whose
-// balance is not its initial one plus its ledger net (id, balance, that
-// sum).
+// account; kind 2, each account with stale writes (id, balance, net of
+// its ledger, whether its row exists, and its stale writes), for the
+// replay to finish in Go; kind 3, the first account without stale writes
+// whose balance is not its initial one plus its ledger net (id, balance,
+// that sum).
 const auditSQL = `WITH ` + writesSQL + `
 SELECT 0 AS kind,
 	count(*) FILTER (WHERE present),
@@ -101,19 +107,14 @@ SELECT 0 AS kind,
 	count(*) FILTER (WHERE present AND version < maxv),
 	COALESCE(sum(lost), 0), COALESCE(sum(lost_level), 0), COALESCE(sum(lost_locked), 0), COALESCE(sum(bad_reads), 0),
 	COALESCE(sum(n) FILTER (WHERE NOT present AND (id < 1 OR id > nacc)), 0),
-	max(nacc), max(init)
+	max(nacc), max(init), NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[]
 FROM acct
 UNION ALL
-SELECT 1, s.id, s.v, s.r, s.p - s.d - COALESCE(q.p, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-FROM s LEFT JOIN s q ON q.id = s.id AND q.v = s.r
-WHERE s.r >= 0 AND s.r < s.v - 1
-UNION ALL
-SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, sv, sr, sx
 FROM acct WHERE stale > 0
 UNION ALL
-(SELECT 3, id, balance, init + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-FROM acct WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0) ORDER BY id LIMIT 1)
-ORDER BY 1, 2, 3`
+(SELECT 3, id, balance, init + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL
+FROM acct WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0) ORDER BY id LIMIT 1)`
 
 const auditLedgerSQL = `SELECT count(*),
 	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2)
@@ -151,7 +152,7 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 		kind       int64
 		c          [16]int64
 		nacc, init *int64
-		chains     = map[int64][]staleWrite{}
+		sv, sr, sx []int64
 		off        = func(id, balance, replayed int64) {
 			if a.firstOff.id == 0 || id < a.firstOff.id {
 				a.firstOff = offAccount{id: id, balance: balance, replayed: replayed}
@@ -162,7 +163,7 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 	for i := range c {
 		dst = append(dst, &c[i])
 	}
-	dst = append(dst, &nacc, &init)
+	dst = append(dst, &nacc, &init, &sv, &sr, &sx)
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
 			return fmt.Errorf("replaying the ledger: %w", err)
@@ -179,11 +180,13 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 			a.replayed = a.expected + c[7]
 			a.dupVersions, a.missing, a.behind = c[8], c[9], c[10]
 			a.lostUpdates, a.lostLevel, a.lostLocked, a.badReads, a.orphanWrites = c[11], c[12], c[13], c[14], c[15]
-		case 1:
-			chains[c[0]] = append(chains[c[0]], staleWrite{v: c[1], r: c[2], x: c[3]})
 		case 2:
 			id, balance, net, present := c[0], c[1], c[2], c[3] == 1
-			o := offset(chains[id])
+			ws := make([]staleWrite, len(sv))
+			for i := range sv {
+				ws[i] = staleWrite{v: sv[i], r: sr[i], x: sx[i]}
+			}
+			o := offset(ws)
 			if id >= 1 && id <= a.accounts {
 				a.replayed += o
 			}
@@ -213,6 +216,7 @@ func offset(ws []staleWrite) int64 {
 	if len(ws) == 0 {
 		return 0
 	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].v < ws[j].v })
 	starts := []int64{0} // versions where o changes, and o from there on
 	offs := []int64{0}
 	for _, w := range ws {
