@@ -83,13 +83,13 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 rows in bank_account that are not accounts 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE bank_account DROP CONSTRAINT bank_account_pkey; INSERT INTO bank_account SELECT * FROM bank_account WHERE id = 600`,
 			want: "1 account rows more than bank_meta's 1000 (an id duplicated)"},
-		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 account versions with no ledger row"},
+		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 accounts with versions no ledger row wrote"},
 		{what: tamperNegative, sql: `UPDATE bank_account SET balance = -10 WHERE id = 7`, want: off},
-		{what: tamperLogDeleted, sql: `DELETE FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`, want: "account versions with no ledger row"},
+		{what: tamperLogDeleted, sql: `DELETE FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`, want: "2 accounts with versions no ledger row wrote"},
 		{what: tamperLogDuplicate, sql: `INSERT INTO bank_ledger SELECT * FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`,
-			want: "ledger writes of a version already written"},
+			want: "2 accounts with more ledger writes than versions"},
 		{what: tamperLogAdded, sql: `INSERT INTO bank_ledger SELECT 8, 9, 10, a.version, b.version, a.version + 1, b.version + 1, 0, ` + mode +
-			` FROM bank_account a, bank_account b WHERE a.id = 8 AND b.id = 9`, want: "2 accounts whose version is below their ledger's"},
+			` FROM bank_account a, bank_account b WHERE a.id = 8 AND b.id = 9`, want: "2 accounts with more ledger writes than versions"},
 	}
 }
 

@@ -32,9 +32,9 @@ type audit struct {
 	offLedger    int64 // accounts whose balance ≠ initial + ledger net
 	offReplay    int64 // accounts whose balance ≠ their replayed balance
 	firstOff     offAccount
-	dupVersions  int64 // ledger writes of a version already written
-	missing      int64 // versions with no ledger write
-	behind       int64 // accounts whose version is below their ledger's
+	moreWrites   int64 // accounts with more ledger writes than versions
+	fewerWrites  int64 // accounts with versions no ledger write made
+	otherWrites  int64 // accounts whose writes are as many as their versions, but not versions 1 to it
 	negative     int64
 	negativeNoOD int64 // of those, in accounts no delta transfer wrote
 	rows         int64 // rows of bank_account
@@ -50,49 +50,35 @@ type audit struct {
 type offAccount struct{ id, balance, replayed int64 }
 
 // writesSQL is every write the ledger records, one row per account
-// written, in version order (one sort), with p, the running sum of its
-// deltas (the balance change of versions 1..v had every write read the
-// version before it), and x, for a write computed from a stale read of
-// version r, what versions r+1..v-1 changed: p(v-1) - p(r), p(r) read v-r
-// rows back. per sums them by account, with the stale writes' (v, r, x)
-// for the replay to finish in Go.
-const writesSQL = `w AS (
-	SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d, isolation AS iso, mode FROM bank_ledger
+// written: its version v, the version r it read (a delta transfer reads
+// v-1), its delta d.
+const writesSQL = `SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d, isolation AS iso, mode FROM bank_ledger
 	UNION ALL
-	SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount, isolation, mode FROM bank_ledger),
-s AS (
-	SELECT id, v, r, d, iso, mode, pv,
-		p - d - lag(p, GREATEST(LEAST(v - r, v + 1, 2147483647), 1)::INT, 0::BIGINT) OVER (PARTITION BY id ORDER BY v) AS x
-	FROM (SELECT id, v, r, d, iso, mode,
-			(sum(d) OVER win)::BIGINT AS p, lag(v, 1, 0::BIGINT) OVER win AS pv
-		FROM w WINDOW win AS (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING)) s1),
+	SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount, isolation, mode FROM bank_ledger`
+
+// auditSQL sums the writes by account (hashed: no sort) and returns, in
+// one snapshot: row kind 0, the sums over every account; kind 2, each
+// account with stale writes (id, balance, net of its ledger, whether its
+// row exists), whose replay replaySQL finishes; kind 3, the first account
+// without stale writes whose balance is not its initial one plus its
+// ledger net (id, balance, that sum). An account's writes are versions 1
+// to its version, each once, when their count, bounds and first two
+// power sums are those of 1..n.
+const auditSQL = `WITH w AS (` + writesSQL + `),
 per AS MATERIALIZED (
-	SELECT id, count(*) AS n, max(v) AS maxv, sum(d) AS net,
-		count(*) FILTER (WHERE v = pv) AS dups,
-		COALESCE(sum(v - pv - 1) FILTER (WHERE v > pv + 1), 0) AS gaps,
+	SELECT id, count(*) AS n, min(v) AS minv, max(v) AS maxv, sum(v) AS s1, sum(LEAST(v, 3000000000) * LEAST(v, 3000000000)) AS s2, sum(d) AS net,
 		count(*) FILTER (WHERE r >= 0 AND r < v - 1) AS stale,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1), 0) AS lost,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso > 0), 0) AS lost_level,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso = 0 AND mode = 2), 0) AS lost_locked,
 		count(*) FILTER (WHERE r < 0 OR r >= v) AS bad_reads,
-		bool_or(mode = 1) AS delta,
-		array_agg(v) FILTER (WHERE r >= 0 AND r < v - 1) AS sv,
-		array_agg(r) FILTER (WHERE r >= 0 AND r < v - 1) AS sr,
-		array_agg(x) FILTER (WHERE r >= 0 AND r < v - 1) AS sx
-	FROM s GROUP BY id),
+		bool_or(mode = 1) AS delta
+	FROM w GROUP BY id),
 acct AS NOT MATERIALIZED (
 	SELECT COALESCE(a.id, per.id) AS id, a.id IS NOT NULL AS present, a.balance, a.version,
-		per.n, per.maxv, per.net, per.dups, per.gaps, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta,
-		per.sv, per.sr, per.sx, m.accounts AS nacc, m.initial_balance AS init
-	FROM bank_account a FULL JOIN per ON per.id = a.id CROSS JOIN bank_meta m)`
-
-// auditSQL returns, in one snapshot: row kind 0, the sums over every
-// account; kind 2, each account with stale writes (id, balance, net of
-// its ledger, whether its row exists, and its stale writes), for the
-// replay to finish in Go; kind 3, the first account without stale writes
-// whose balance is not its initial one plus its ledger net (id, balance,
-// that sum).
-const auditSQL = `WITH ` + writesSQL + `
+		per.n, per.minv, per.maxv, per.s1, per.s2, per.net, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta,
+		m.accounts AS nacc, m.initial_balance AS init
+	FROM bank_account a FULL JOIN per ON per.id = a.id CROSS JOIN bank_meta m)
 SELECT 0 AS kind,
 	count(*) FILTER (WHERE present),
 	count(*) FILTER (WHERE present AND id BETWEEN 1 AND nacc),
@@ -102,19 +88,30 @@ SELECT 0 AS kind,
 	count(*) FILTER (WHERE present AND balance <> init + COALESCE(net, 0)),
 	count(*) FILTER (WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0)),
 	COALESCE(sum(net) FILTER (WHERE id BETWEEN 1 AND nacc), 0),
-	COALESCE(sum(dups), 0),
-	COALESCE(sum(gaps), 0) + COALESCE(sum(version - COALESCE(maxv, 0)) FILTER (WHERE present AND version > COALESCE(maxv, 0)), 0),
-	count(*) FILTER (WHERE present AND version < maxv),
+	count(*) FILTER (WHERE present AND n > version),
+	count(*) FILTER (WHERE present AND COALESCE(n, 0) < version),
+	count(*) FILTER (WHERE present AND n = version AND NOT (minv = 1 AND maxv = n AND s1 = n * (n + 1) / 2 AND s2 = n * (n + 1) * (2 * n + 1) / 6)),
 	COALESCE(sum(lost), 0), COALESCE(sum(lost_level), 0), COALESCE(sum(lost_locked), 0), COALESCE(sum(bad_reads), 0),
 	COALESCE(sum(n) FILTER (WHERE NOT present AND (id < 1 OR id > nacc)), 0),
-	max(nacc), max(init), NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[]
+	max(nacc), max(init)
 FROM acct
 UNION ALL
-SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, sv, sr, sx
+SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 FROM acct WHERE stale > 0
 UNION ALL
-(SELECT 3, id, balance, init + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL
+(SELECT 3, id, balance, init + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 FROM acct WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0) ORDER BY id LIMIT 1)`
+
+// replaySQL returns, for the accounts $1 (those with stale writes), the
+// stale writes (v, r, x): their writes in version order (one sort), p the
+// running sum of deltas (the balance change of versions 1..v had every
+// write read the version before it), and x = p(v-1) - p(r), p(r) read
+// v-r rows back: what versions r+1..v-1 changed.
+const replaySQL = `WITH w AS (SELECT * FROM (` + writesSQL + `) w0 WHERE id = ANY($1)),
+s AS (
+	SELECT id, v, r, p - d - lag(p, GREATEST(LEAST(v - r, v + 1, 2147483647), 1)::INT, 0::BIGINT) OVER (PARTITION BY id ORDER BY v) AS x
+	FROM (SELECT id, v, r, d, (sum(d) OVER (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING))::BIGINT AS p FROM w) s1)
+SELECT id, array_agg(v), array_agg(r), array_agg(x) FROM s WHERE r >= 0 AND r < v - 1 GROUP BY id`
 
 const auditLedgerSQL = `SELECT count(*),
 	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2)
@@ -129,6 +126,7 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 	a := &audit{}
 	noSchema := errors.New("no bank schema in this database: run `txload init bank` first")
 	err := workload.ReadSnapshot(ctx, t, "check bank", noSchema, func(tx pgx.Tx) error {
+		roomToSum(ctx, tx)
 		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2]); err != nil {
 			return fmt.Errorf("auditing the ledger: %w", err)
 		}
@@ -140,33 +138,49 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 	return a, nil
 }
 
-// replay reads the sums, the stale writes and their accounts, and
-// finishes each such account's replay.
+// roomToSum gives the audit's transaction the memory its sums by account
+// need (64MB of work_mem: at 100000 accounts the server's default makes
+// them spill to disk, three times slower), where the server has the
+// setting; a server without it audits with what it has.
+func roomToSum(ctx context.Context, tx pgx.Tx) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return
+	}
+	if _, err := sp.Exec(ctx, "SELECT set_config('work_mem', '64MB', true)"); err != nil {
+		_ = sp.Rollback(ctx)
+		return
+	}
+	_ = sp.Commit(ctx)
+}
+
+// replay reads the sums and the accounts with stale writes, then finishes
+// those accounts' replay.
 func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, auditSQL)
 	if err != nil {
-		return fmt.Errorf("replaying the ledger: %w", err)
+		return fmt.Errorf("auditing the accounts: %w", err)
 	}
 	defer rows.Close()
+	type staleAccount struct {
+		balance, net int64
+		present      bool
+	}
 	var (
 		kind       int64
 		c          [16]int64
 		nacc, init *int64
-		sv, sr, sx []int64
-		off        = func(id, balance, replayed int64) {
-			if a.firstOff.id == 0 || id < a.firstOff.id {
-				a.firstOff = offAccount{id: id, balance: balance, replayed: replayed}
-			}
-		}
+		stale      = map[int64]staleAccount{}
+		ids        []int64
 	)
 	dst := []any{&kind}
 	for i := range c {
 		dst = append(dst, &c[i])
 	}
-	dst = append(dst, &nacc, &init, &sv, &sr, &sx)
+	dst = append(dst, &nacc, &init)
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
-			return fmt.Errorf("replaying the ledger: %w", err)
+			return fmt.Errorf("auditing the accounts: %w", err)
 		}
 		switch kind {
 		case 0:
@@ -178,33 +192,61 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 			a.offLedger, a.offReplay = c[5], c[6]
 			a.expected = a.accounts * a.initial
 			a.replayed = a.expected + c[7]
-			a.dupVersions, a.missing, a.behind = c[8], c[9], c[10]
+			a.moreWrites, a.fewerWrites, a.otherWrites = c[8], c[9], c[10]
 			a.lostUpdates, a.lostLevel, a.lostLocked, a.badReads, a.orphanWrites = c[11], c[12], c[13], c[14], c[15]
 		case 2:
-			id, balance, net, present := c[0], c[1], c[2], c[3] == 1
-			ws := make([]staleWrite, len(sv))
-			for i := range sv {
-				ws[i] = staleWrite{v: sv[i], r: sr[i], x: sx[i]}
-			}
-			o := offset(ws)
-			if id >= 1 && id <= a.accounts {
-				a.replayed += o
-			}
-			if o != 0 {
-				a.explainedBy++
-			}
-			if present && balance != a.initial+net+o {
-				a.offReplay++
-				off(id, balance, a.initial+net+o)
-			}
+			stale[c[0]] = staleAccount{balance: c[1], net: c[2], present: c[3] == 1}
+			ids = append(ids, c[0])
 		case 3:
-			off(c[0], c[1], c[2])
+			a.off(c[0], c[1], c[2])
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("auditing the accounts: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err = tx.Query(ctx, replaySQL, ids)
+	if err != nil {
+		return fmt.Errorf("replaying the ledger: %w", err)
+	}
+	defer rows.Close()
+	var (
+		id         int64
+		sv, sr, sx []int64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &sv, &sr, &sx); err != nil {
+			return fmt.Errorf("replaying the ledger: %w", err)
+		}
+		ws := make([]staleWrite, len(sv))
+		for i := range sv {
+			ws[i] = staleWrite{v: sv[i], r: sr[i], x: sx[i]}
+		}
+		o, acc := offset(ws), stale[id]
+		if id >= 1 && id <= a.accounts {
+			a.replayed += o
+		}
+		if o != 0 {
+			a.explainedBy++
+		}
+		if acc.present && acc.balance != a.initial+acc.net+o {
+			a.offReplay++
+			a.off(id, acc.balance, a.initial+acc.net+o)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("replaying the ledger: %w", err)
 	}
 	return nil
+}
+
+// off notes an account off its replay: the violation names the first.
+func (a *audit) off(id, balance, replayed int64) {
+	if a.firstOff.id == 0 || id < a.firstOff.id {
+		a.firstOff = offAccount{id: id, balance: balance, replayed: replayed}
+	}
 }
 
 // offset finishes an account's replay from its stale writes, in version
@@ -248,9 +290,9 @@ func (a *audit) violations() []string {
 	add(a.inRange-a.accounts, "%d account rows more than bank_meta's %d (an id duplicated)", a.accounts)
 	add(a.rows-a.inRange, "%d rows in bank_account that are not accounts 1 to %d (added by no transfer)", a.accounts)
 	add(a.orphanWrites, "%d ledger writes of accounts that do not exist")
-	add(a.dupVersions, "%d ledger writes of a version already written (a ledger row duplicated, or a write applied twice)")
-	add(a.missing, "%d account versions with no ledger row (a ledger row deleted, a version changed, or a write without its ledger row)")
-	add(a.behind, "%d accounts whose version is below their ledger's (a version changed)")
+	add(a.moreWrites, "%d accounts with more ledger writes than versions (a ledger row duplicated or added, a write applied twice, or a version set back)")
+	add(a.fewerWrites, "%d accounts with versions no ledger row wrote (a ledger row deleted, a version bumped, or a write without its ledger row)")
+	add(a.otherWrites, "%d accounts whose ledger writes are not versions 1 to their version, each once (a ledger row's version changed)")
 	add(a.badReads, "%d ledger writes that read a version not written before them")
 	if a.offReplay > 0 {
 		f := a.firstOff
@@ -303,7 +345,7 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 			"drift_explained": a.explained(), "drift_unexplained": a.drift() - a.explained(),
 			"lost_updates": a.lostUpdates, "lost_updates_forbidden": a.lostLevel + a.lostLocked,
 			"accounts_off_ledger": a.offLedger, "accounts_off_replay": a.offReplay,
-			"version_mismatches": a.dupVersions + a.missing + a.behind,
+			"version_mismatches": a.moreWrites + a.fewerWrites + a.otherWrites,
 			"negative_balances":  a.negative, "ledger_transfers": a.transfers,
 		},
 	}
