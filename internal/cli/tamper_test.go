@@ -197,7 +197,7 @@ func tamperWorkloads() []tamperWorkload {
 // under another row, and those without one, with why.
 var tamperExempt = map[string]string{
 	"select-only": "its check is check tpcb's: the row tpcb (and select-only)",
-	"append":      "no check of the database: its audit is its history, checked while the run goes (the history checker's own tamper tests are in history/)",
+	"append":      "no check of the database, so no list element removed or reordered can be tried on one: its audit is its history, checked while the run goes (`txload check history` checks a history file)",
 	"pgio":        "no check: it reports figures",
 	"script":      "no check: a script file's guarantees are its author's",
 }
@@ -312,7 +312,7 @@ func tamperTable() string {
 	}
 	b.WriteString("\n")
 	for i, n := range notes {
-		fmt.Fprintf(&b, "(%d) %s.\n", i+1, n)
+		fmt.Fprintf(&b, "- (%d) %s.\n", i+1, n)
 	}
 	var comments []string
 	for _, w := range ws {
@@ -323,6 +323,15 @@ func tamperTable() string {
 	sort.Strings(comments)
 	for _, c := range comments {
 		b.WriteString("\n" + c + "\n")
+	}
+	var exempt []string
+	for name := range tamperExempt {
+		exempt = append(exempt, name)
+	}
+	sort.Strings(exempt)
+	b.WriteString("\nWithout a column:\n\n")
+	for _, name := range exempt {
+		fmt.Fprintf(&b, "- `%s`: %s.\n", name, tamperExempt[name])
 	}
 	return b.String()
 }
