@@ -255,12 +255,10 @@ func TestAppendBadInput(t *testing.T) {
 // serializable (fixed in 12.4). Opt-in: it starts embedded 12.3.0 (its
 // binaries downloaded once into txload's cache) for a 30 s run of 20
 // clients on a window of 4 keys, which found it in 3 runs of 3 on the
-// shared CI-sized machine (see docs/histories.md); set
-// TXLOAD_TEST_FINDINGS=1 to run it.
+// shared CI-sized machine (see docs/histories.md); a long suite
+// (pgtest.Long).
 func TestAppendPostgres123(t *testing.T) {
-	if testing.Short() || os.Getenv("TXLOAD_TEST_FINDINGS") == "" {
-		t.Skip("starts PostgreSQL 12.3.0 for 30 s: set TXLOAD_TEST_FINDINGS=1")
-	}
+	pgtest.Long(t, "starts PostgreSQL 12.3.0 for 30 s")
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	r := txload(t.Context(), nil, "run", "append", "--embedded-version", "12.3.0", "--concurrency", "20", "--duration", "30s",
 		"--keys", "4", "--progress", "0", "--history", file)
