@@ -217,6 +217,9 @@ func TestTamperCatalogueCoversEveryCheck(t *testing.T) {
 }
 
 func TestTamperCatalogue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run per workload and isolation level, a copy of the database per tampering (70 to 110 s): the plain run checks it")
+	}
 	t.Parallel()
 	for _, w := range tamperWorkloads() {
 		for _, level := range w.levels {
