@@ -218,13 +218,18 @@ func Programs(t *pg.Target, programs func(id int) Program) func(context.Context,
 }
 
 // Session, Step, Program and Clients are the engine's side of a client,
-// the workload's, and what a Drive is handed; see package executor.
+// the workload's, and what a Drive is handed; Setuper, Ender and
+// Statementer are what a Program may also be (failover and lag's markers
+// need an Ender: see Hooks.MarkTransactions); see package executor.
 type (
-	Session  = executor.Session
-	Step     = executor.Step
-	StepKind = executor.StepKind
-	Program  = executor.Program
-	Clients  = executor.Clients
+	Session     = executor.Session
+	Step        = executor.Step
+	StepKind    = executor.StepKind
+	Program     = executor.Program
+	Setuper     = executor.Setuper
+	Ender       = executor.Ender
+	Statementer = executor.Statementer
+	Clients     = executor.Clients
 )
 
 // The steps a session returns.
