@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,20 +40,95 @@ type Generator interface {
 // belongs to every command of the workload.
 const FlagVerbs = "txload/verbs"
 
+// Verbs are commands a workload's flag may be given to (OnlyFor), as a
+// set: VerbRun|VerbSweep. A name that is not a command does not compile.
+type Verbs uint8
+
+// The commands of a workload.
+const (
+	VerbInit Verbs = 1 << iota
+	VerbRun
+	VerbSweep
+	VerbCheck
+	VerbFailover
+)
+
+var verbNames = [...]string{"init", "run", "sweep", "check", "failover"}
+
+// Names lists the verbs of v, in the order of the constants.
+func (v Verbs) Names() []string {
+	var out []string
+	for i, n := range verbNames {
+		if v&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // OnlyFor gives the named flags of fs to the commands verbs only: the
 // others neither list nor take them.
-func OnlyFor(fs *pflag.FlagSet, verbs []string, names ...string) {
+func OnlyFor(fs *pflag.FlagSet, verbs Verbs, names ...string) {
 	for _, n := range names {
-		if err := fs.SetAnnotation(n, FlagVerbs, verbs); err != nil {
+		if err := fs.SetAnnotation(n, FlagVerbs, verbs.Names()); err != nil {
 			panic(err) // a name of the workload's own: a programming error
 		}
 	}
 }
 
-// FlagFor says whether flag f belongs to the command verb.
+// FlagFor says whether flag f belongs to the command verb ("run").
 func FlagFor(f *pflag.Flag, verb string) bool {
 	verbs, ok := f.Annotations[FlagVerbs]
 	return !ok || slices.Contains(verbs, verb)
+}
+
+// InitMode is what a run does to the workload's schema first (--init).
+type InitMode uint8
+
+// The modes. InitDefault is the runner's default, fresh.
+const (
+	InitDefault InitMode = iota
+	InitFresh            // drop and reload: each run on fresh data
+	InitKeep             // load only if missing
+	InitSkip             // leave it: the user loads it (`txload init`)
+)
+
+// String is the mode as --init takes it.
+func (m InitMode) String() string {
+	switch m {
+	case InitKeep:
+		return "keep"
+	case InitSkip:
+		return "skip"
+	}
+	return "fresh"
+}
+
+// RunDefaults are a workload's defaults of the run's own flags where they
+// differ from the runner's: fields, so that a wrong name does not compile.
+type RunDefaults struct {
+	// Init is --init's default (InitDefault: fresh).
+	Init InitMode
+	// MaxTries is --max-tries' default (0: the runner's, 10).
+	MaxTries int
+	// ContinueOnError is --continue-on-error's default (the runner's: off).
+	ContinueOnError bool
+}
+
+// Flags returns the defaults set, as flag name and value: what the
+// commands set on their flags.
+func (d RunDefaults) Flags() map[string]string {
+	out := map[string]string{}
+	if d.Init != InitDefault {
+		out["init"] = d.Init.String()
+	}
+	if d.MaxTries > 0 {
+		out["max-tries"] = strconv.Itoa(d.MaxTries)
+	}
+	if d.ContinueOnError {
+		out["continue-on-error"] = "true"
+	}
+	return out
 }
 
 // Hooks are a workload's capabilities, as plain functions. Every command
@@ -75,7 +151,7 @@ type Hooks struct {
 	Variants func() []Variant
 	// RunDefaults changes the defaults of run's own flags for this
 	// workload: pgbench's family defaults to --max-tries 1, say.
-	RunDefaults map[string]string
+	RunDefaults RunDefaults
 	// Tables lists the tables the workload writes, for commands that
 	// compare or replicate them (lag).
 	Tables []string

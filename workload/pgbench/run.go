@@ -92,7 +92,7 @@ func (g *runGen) Hooks() workload.Hooks {
 	h := workload.Hooks{
 		Validate:    g.validate,
 		Ops:         g.ops,
-		RunDefaults: map[string]string{"max-tries": "1", "init": "skip"},
+		RunDefaults: workload.RunDefaults{MaxTries: 1, Init: workload.InitSkip},
 		SessionState: func() string {
 			if g.mode != prepared {
 				return ""

@@ -60,7 +60,7 @@ func newGenerator() *gen {
 	f.IntVar(&c.LoadJobs, "load-jobs", 4, "init: connections the tables are loaded over")
 	f.Int64Var(&c.BatchRows, "batch-rows", 10000, "init: rows per committed batch on YugabyteDB and CockroachDB")
 	// What shapes a run only: init neither lists nor takes them.
-	workload.OnlyFor(f, []string{"run", "sweep"}, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
 		"mode", "commit", "range", "statements")
 	return g
 }
@@ -73,7 +73,7 @@ func (g *gen) Hooks() workload.Hooks {
 		Validate:    g.validate,
 		Init:        g.init,
 		Ops:         g.ops,
-		RunDefaults: map[string]string{"init": "keep"},
+		RunDefaults: workload.RunDefaults{Init: workload.InitKeep},
 		// --tables is a lower bound: a run takes every table it finds.
 		Clients: func() (int, string) { return g.cfg.Sessions(), sessionFlags },
 		Timed:   "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
