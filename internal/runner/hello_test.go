@@ -153,4 +153,12 @@ func TestHelloWorkload(t *testing.T) {
 	if ok == 0 || res.Values["bumps"] != ok+drained {
 		t.Fatalf("table holds %d bumps, the run committed %d\n%s", res.Values["bumps"], ok, out.String())
 	}
+	// hello has a Check and no Report: the run ends with its audit, as
+	// `txload check hello` prints it (issue 38 §1: it printed none).
+	var audited int64
+	if i := strings.Index(out.String(), "\nbumps:"); i < 0 || !strings.Contains(out.String(), "\ncheck: ok\n") {
+		t.Fatalf("the run printed no audit:\n%s", out.String())
+	} else if fmt.Sscanf(strings.Join(strings.Fields(out.String()[i:]), " "), "bumps: %d", &audited); audited != res.Values["bumps"] {
+		t.Fatalf("the run's audit counted %d bumps, the table holds %d\n%s", audited, res.Values["bumps"], out.String())
+	}
 }

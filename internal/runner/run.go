@@ -234,6 +234,8 @@ func initMode(conn *Conn, opts Options, multi bool) string {
 }
 
 // Load prepares a run: the schema as asked, then the workload's operations.
+// A workload without a Report of its own is audited by its Check after the
+// run.
 func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, multi bool) (*workload.QueryLoad, error) {
 	h := g.Hooks()
 	if mode := initMode(conn, opts, multi); h.Init != nil && mode != "skip" {
@@ -247,6 +249,13 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts), Marks: opts.Marks})
 	if err != nil {
 		return nil, err
+	}
+	if load.Report == nil && h.Check != nil {
+		// The workload's audit of its data ends the run, as `txload
+		// check` would print it.
+		load.Report = func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
+			return h.Check(ctx, conn.Target)
+		}
 	}
 	return load, nil
 }
