@@ -172,6 +172,10 @@ type Hooks struct {
 	// for lag --mark-transactions): nil when it can, else why not, in one
 	// line. Unset: the workload cannot.
 	MarkTransactions func() error
+	// PerStatement says the workload's operations report their statements
+	// one by one (QueryLoad.Statements, OpInfo, Conn.Statement): run's -r.
+	// Unset, run refuses -r.
+	PerStatement bool
 	// Timed, if set, says why the workload runs only for a duration (its
 	// loop or its sampling is timed): run then refuses --transactions.
 	Timed string

@@ -58,6 +58,9 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 			return Resolved{}, h, Usage(err)
 		}
 	}
+	if opts.PerStatement && !h.PerStatement {
+		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
+	}
 	if h.Timed != "" && opts.Engine.Transactions > 0 {
 		return Resolved{}, h, Usagef("%s runs for a --duration, not a number of --transactions: %s", m.Name, h.Timed)
 	}
