@@ -282,11 +282,39 @@ type QueryLoad struct {
 	// unit (pgbench's scaling factor, read from its tables): 0 for none. It
 	// is recorded in the run's document, whatever the flags said.
 	Scale int
-	// Protocol is the query protocol the clients use: simple, extended or
-	// prepared; "" when the workload has no choice of it.
+	// Protocol is the query protocol the clients send their statements
+	// with: ProtocolSimple, ProtocolExtended or ProtocolPrepared (see
+	// ProtocolOf), recorded in the run's document and printed by
+	// --output pgbench ("query mode"); "" is taken for simple.
 	Protocol string
 	// Close, if set, releases what Ops acquired, after every client ended.
 	Close func()
+}
+
+// The query protocols, as pgbench names them (its --protocol).
+const (
+	ProtocolSimple   = "simple"   // Query messages (Conn.Simple)
+	ProtocolExtended = "extended" // the unnamed statement, parsed each time (a Stmt without Name)
+	ProtocolPrepared = "prepared" // named statements, parsed once per connection
+)
+
+// ProtocolOf is the protocol of statements sent with Conn.Bind, for
+// QueryLoad.Protocol: prepared when every one has a Name, extended when
+// none has (a pooler's), both when they differ.
+func ProtocolOf(stmts ...*executor.Stmt) string {
+	named := 0
+	for _, s := range stmts {
+		if s.Name != "" {
+			named++
+		}
+	}
+	switch named {
+	case len(stmts):
+		return ProtocolPrepared
+	case 0:
+		return ProtocolExtended
+	}
+	return ProtocolExtended + " and " + ProtocolPrepared
 }
 
 // Programs is the Drive of a workload whose clients are Programs on the

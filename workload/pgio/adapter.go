@@ -129,6 +129,10 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 		Close: func() { once.Do(func() { run.Close(context.WithoutCancel(ctx)) }) },
 	}
 	pct := run.Config().UpdatePct
+	// Client mode prepares its measured statements (BEGIN and COMMIT go
+	// as Query messages); server mode's CALL of each session's procedure
+	// is a statement pgx prepares.
+	load.Protocol = workload.ProtocolPrepared
 	if run.Mode() == ModeClient {
 		load.Chooser = func(id int) func() int {
 			c := NewChooser(pct, rand.New(rand.NewPCG(o.Seed, 1<<32+uint64(id))))
