@@ -176,6 +176,9 @@ type Hooks struct {
 	// one by one (QueryLoad.Statements, OpInfo, Conn.Statement): run's -r.
 	// Unset, run refuses -r.
 	PerStatement bool
+	// SingleProcess, if set, says why the workload runs in one txload
+	// process only: run refuses --instance.
+	SingleProcess string
 	// Timed, if set, says why the workload runs only for a duration (its
 	// loop or its sampling is timed): run then refuses --transactions.
 	Timed string
@@ -212,6 +215,10 @@ type RunOptions struct {
 	// FirstClient is the number of this process's first client among all
 	// instances of a multi-process run (client ids are FirstClient+id).
 	FirstClient int
+	// Instance and Instances are this process's number (from 0) among the
+	// load generators of the run (--instance i/N), and their number (1
+	// when alone).
+	Instance, Instances int
 	// Duration and Warmup are the run's measured period and the warm-up
 	// before it, Rate its open-loop rate (0: closed loop), Progress its
 	// progress interval (0: none): for workloads that run their own loop on

@@ -61,6 +61,9 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 	if opts.PerStatement && !h.PerStatement {
 		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
 	}
+	if h.SingleProcess != "" && opts.Engine.Instances > 1 {
+		return Resolved{}, h, Usagef("--instance: %s runs in one txload process only: %s", m.Name, h.SingleProcess)
+	}
 	if h.Timed != "" && opts.Engine.Transactions > 0 {
 		return Resolved{}, h, Usagef("%s runs for a --duration, not a number of --transactions: %s", m.Name, h.Timed)
 	}
@@ -248,7 +251,7 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	}
 	e := opts.Engine
 	load, err := h.Ops(ctx, conn.Target, workload.RunOptions{Seed: opts.Seed, Concurrency: e.Concurrency,
-		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
+		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Instance: e.Instance, Instances: max(e.Instances, 1), Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
 		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts), Marks: opts.Marks})
 	if err != nil {
 		return nil, err

@@ -119,6 +119,9 @@ func (g *runGen) Hooks() workload.Hooks {
 			return initTPCB(ctx, t, &g.tpcb, opts)
 		}
 		h.Check = checkTPCB
+		if g.builtin == "simple-update" {
+			h.Check = checkSimpleUpdate
+		}
 		h.Tables = tpcbTables
 	}
 	return h

@@ -75,8 +75,9 @@ func (g *gen) Hooks() workload.Hooks {
 		Ops:         g.ops,
 		RunDefaults: workload.RunDefaults{Init: workload.InitKeep},
 		// --tables is a lower bound: a run takes every table it finds.
-		Clients: func() (int, string) { return g.cfg.Sessions(), sessionFlags },
-		Timed:   "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
+		Clients:       func() (int, string) { return g.cfg.Sessions(), sessionFlags },
+		Timed:         "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
+		SingleProcess: singleProcess,
 	}
 }
 
@@ -103,9 +104,12 @@ func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) er
 	return nil
 }
 
+// singleProcess is why pgio runs in one txload process only.
+const singleProcess = "its sessions start together behind one barrier"
+
 func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
-	if o.FirstClient > 0 {
-		return nil, errors.New("pgio runs in one txload process: its sessions start together behind one barrier")
+	if o.Instances > 1 {
+		return nil, errors.New("pgio runs in one txload process: " + singleProcess)
 	}
 	run, err := Prepare(ctx, t, g.cfg, RunOptions{Duration: o.Duration, Warmup: o.Warmup, Interval: o.Progress, Rate: o.Rate,
 		ScaleSet: g.flags.Changed("scale"), TablesSet: g.flags.Changed("tables"), Seed: o.Seed, Log: o.Log, Figure: o.Figure})
