@@ -19,8 +19,10 @@ import (
 	"github.com/txload/txload/workload"
 )
 
-// hello is the smallest complete workload (docs/architecture.md, "How to
-// add a workload"): one flag, a schema, one operation, a check.
+// hello is the smallest complete workload, run here through the runner
+// alone (docs/architecture.md's recipe is its twin, built in a module of
+// its own by TestPublicContract): one flag, a schema, one operation, a
+// check.
 type hello struct {
 	flags *pflag.FlagSet
 	rows  int
