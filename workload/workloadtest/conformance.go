@@ -20,6 +20,9 @@ type Config struct {
 	// Flags are the workload's own flags, given to every command: sizes
 	// small enough for a quick test.
 	Flags []string
+	// RunFlags are the workload's flags of its runs only
+	// (workload.OnlyFor).
+	RunFlags []string
 	// Setup, if set, prepares the test's database before the workload's
 	// first command: the tables of a workload that has no init.
 	Setup func(t *testing.T, url string)
@@ -83,7 +86,8 @@ func (c *conformance) cmd(ctx context.Context, verb string, args ...string) Resu
 
 // run runs the workload with args after the run's flags of every step.
 func (c *conformance) run(ctx context.Context, args ...string) Result {
-	return c.cmd(ctx, "run", append([]string{"--concurrency", "2", "--progress", "0"}, args...)...)
+	all := append([]string{"--concurrency", "2", "--progress", "0"}, c.cfg.RunFlags...)
+	return c.cmd(ctx, "run", append(all, args...)...)
 }
 
 func (c *conformance) path(name string) string { return filepath.Join(c.dir, name) }
@@ -271,6 +275,7 @@ func (c *conformance) interrupt(t *testing.T) {
 	go func() {
 		args := append([]string{"run", c.name, "--url", c.url, "--init", "skip", "--concurrency", "2", "--progress", "100ms",
 			"--duration", "10m"}, c.cfg.Flags...)
+		args = append(args, c.cfg.RunFlags...)
 		done <- run(ctx, c.reg, &out, &errb, args...)
 	}()
 	deadline := time.After(time.Minute)
