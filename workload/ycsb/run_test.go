@@ -85,7 +85,7 @@ func TestRunMix(t *testing.T) {
 	for _, w := range []string{"a", "b", "c", "d", "e", "f"} {
 		t.Run(w, func(t *testing.T) {
 			js := filepath.Join(t.TempDir(), "run.json")
-			r := ycsbCmd(t.Context(), t, url, "run", "--records", "5000", "--workload", w, "--duration", "1500ms", "--concurrency", "4",
+			r := ycsbCmd(t.Context(), t, url, "run", "--records", "5000", "--workload", w, "--transactions", "300", "--concurrency", "4",
 				"--progress", "0", "--json", js)
 			if r.Code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
@@ -107,8 +107,8 @@ func TestRunMix(t *testing.T) {
 				counts[op.Name] = op.OK
 				n += op.OK
 			}
-			if n < 500 {
-				t.Fatalf("only %d operations ran", n)
+			if n != 1200 {
+				t.Fatalf("%d operations ran, want 300 for each of 4 clients", n)
 			}
 			for name := range counts {
 				if _, ok := mixes[w][name]; !ok {
