@@ -19,7 +19,7 @@ import (
 // snapshot.
 type audit struct {
 	records, fields, fieldLength, nextKeynum int64
-	rows, loaded, rmw                        int64
+	rows, loaded, keys, rmw                  int64
 	// Rows with a field of another length, with a field whose checksum
 	// is wrong, with a key number outside every claim, whose key is not
 	// "user" and the hash of its key number.
@@ -35,6 +35,7 @@ func auditSQL(fields int) string {
 	}
 	return fmt.Sprintf(`SELECT count(*),
 	COALESCE(sum(CASE WHEN YCSB_KEYNUM >= 0 AND YCSB_KEYNUM < $1 THEN 1 ELSE 0 END), 0),
+	count(DISTINCT YCSB_KEY),
 	COALESCE(sum(YCSB_RMW), 0),
 	COALESCE(sum(CASE WHEN %s THEN 1 ELSE 0 END), 0),
 	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
@@ -54,7 +55,7 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 			return fmt.Errorf("reading ycsb_meta: %w", err)
 		}
 		if err := tx.QueryRow(ctx, auditSQL(int(a.fields)), a.records, a.fieldLength, a.nextKeynum).Scan(
-			&a.rows, &a.loaded, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum); err != nil {
+			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum); err != nil {
 			return fmt.Errorf("auditing usertable: %w", err)
 		}
 		k := &keys{a: a}
@@ -123,8 +124,13 @@ func (a *audit) result() *workload.CheckResult {
 		Values: map[string]int64{"rows": a.rows, "loaded": a.loaded, "inserted": a.rows - a.loaded, "rmw": a.rmw,
 			"bad_length": a.badLength, "bad_checksum": a.badChecksum, "bad_key": a.badKey, "bad_keynum": a.badKeynum},
 	}
-	if a.loaded != a.records {
+	switch {
+	case a.keys < a.rows:
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows repeat another row's key", a.rows-a.keys))
+	case a.loaded < a.records:
 		res.Violations = append(res.Violations, fmt.Sprintf("%d of the %d records init loaded are missing", a.records-a.loaded, a.records))
+	case a.loaded > a.records:
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows more than the %d records init loaded have their key numbers", a.loaded-a.records, a.records))
 	}
 	if a.badLength > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a field of another length than %d", a.badLength, a.fieldLength))

@@ -147,6 +147,8 @@ func TestCheckAttacked(t *testing.T) {
 			`1 rows have a key that is not "user" and the hash of their key number: user1 (key number 12 is user`},
 		{"a loaded record deleted", "DELETE FROM usertable WHERE YCSB_KEYNUM = 13", "1 of the 300 records init loaded are missing"},
 		{"key numbers no run claimed", "UPDATE ycsb_meta SET next_keynum = 290", "10 rows have a key number no run claimed (below 0, or from 290)"},
+		{"a row duplicated", "ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 14",
+			"1 rows repeat another row's key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
