@@ -47,7 +47,7 @@ func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Pr
 	var all []*client
 	for _, g := range groups {
 		for _, s := range g {
-			all = append(all, &client{id: s.ID(), sess: s, prog: programs(s.ID())})
+			all = append(all, newClient(s, programs(s.ID())))
 		}
 	}
 	// Connect every client, a few at a time.

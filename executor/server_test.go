@@ -167,11 +167,11 @@ func BenchmarkSelectPrepared(b *testing.B) {
 		group[i] = sessions[i]
 	}
 	b.ReportAllocs()
-	var from usage
-	err = Run(context.Background(), tg, Clients{Groups: [][]Session{group}, Ready: func(time.Time) { from = readUsage(b); b.ResetTimer() }},
+	var from pgtest.Usage
+	err = Run(context.Background(), tg, Clients{Groups: [][]Session{group}, Ready: func(time.Time) { from = pgtest.ReadUsage(b); b.ResetTimer() }},
 		func(int) Program { return &selectProgram{stmt: stmt} })
 	b.StopTimer()
-	reportUsage(b, from, clients*(b.N/clients))
+	pgtest.ReportUsage(b, from, clients*(b.N/clients))
 	if err != nil {
 		b.Fatal(err)
 	}
