@@ -374,12 +374,15 @@ func (l *epollLoop) wait(timeout time.Duration) (int, error) {
 }
 
 // epollWait waits up to timeout (negative: forever) with nanosecond
-// precision (epoll_pwait2); it returns the number of events. A wait that
-// may block goes through syscall.Syscall6, which tells Go's scheduler the
-// thread is in the kernel: its P serves other goroutines meanwhile. (A raw
-// system call, keeping the P, was tried: on 2 shared cores, select-only,
-// three alternating comparisons gave +8.6, +2.8 and -3.3 points of
-// pgbench's tps against this; not kept.)
+// precision (epoll_pwait2); it returns the number of events. It is a raw
+// system call: the loop keeps its P while it waits (run holds one for each
+// loop, and two more for everything else). Through syscall.Syscall6 a
+// wait longer than one tick of Go's monitor (sysmon) could lose the P and
+// set the monitor waking every 20 µs again: client-bound at a quota of
+// 0.15 of a core, select-only, 9 s, the raw wait made 720 monitor
+// wake-ups instead of 2,700 and 3,800 context switches instead of 7,300.
+// A signal (the monitor's preemption, the garbage collector's) ends the
+// wait with EINTR, which the loop takes as a wake-up without events.
 func epollWait(epfd int, events []syscall.EpollEvent, timeout time.Duration) (int, error) {
 	var ts *syscall.Timespec
 	var t syscall.Timespec
@@ -387,14 +390,7 @@ func epollWait(epfd int, events []syscall.EpollEvent, timeout time.Duration) (in
 		t = syscall.NsecToTimespec(int64(timeout))
 		ts = &t
 	}
-	if timeout == 0 {
-		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
-		if e != 0 {
-			return 0, e
-		}
-		return int(n), nil
-	}
-	n, _, e := syscall.Syscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+	n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(ts)), 0, 0)
 	if e != 0 {
 		return 0, e
 	}

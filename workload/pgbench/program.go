@@ -40,7 +40,11 @@ type program struct {
 	vars   map[string]*expr.Value
 	params [][][]*expr.Value // per script, command and parameter: nil until found
 	sets   [][]*expr.Value   // per script and command: \set's variable, nil until set
-	env    expr.Env
+	// recent are the variables expressions looked up last (:scale in
+	// every builtin transaction): found again without the map's hashing.
+	recent     [4]recentVar
+	recentNext int
+	env        expr.Env
 
 	op, pc int
 	// at is the time the command under way began: the end of the last
@@ -114,10 +118,24 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 }
 
 func (p *program) lookup(name string) (expr.Value, bool) {
-	if v := p.vars[name]; v != nil {
-		return *v, true
+	for i := range p.recent {
+		if r := &p.recent[i]; r.ref != nil && r.name == name {
+			return *r.ref, true
+		}
 	}
-	return expr.Value{}, false
+	v := p.vars[name]
+	if v == nil {
+		return expr.Value{}, false
+	}
+	p.recent[p.recentNext] = recentVar{name: name, ref: v}
+	p.recentNext = (p.recentNext + 1) % len(p.recent)
+	return *v, true
+}
+
+// recentVar is a variable an expression looked up.
+type recentVar struct {
+	name string
+	ref  *expr.Value
 }
 
 // param is parameter i of SQL command pc of the script under way: nil
