@@ -28,7 +28,15 @@ type Server struct {
 
 // Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
 func Start(ctx context.Context) (*Server, error) {
-	s := &Server{base: os.Getenv("TXLOAD_TEST_URL"), stop: func() error { return nil }}
+	return start(ctx, os.Getenv("TXLOAD_TEST_URL"))
+}
+
+// StartEmbedded starts an embedded server whatever TXLOAD_TEST_URL says:
+// for tests whose output names the server (the docs' samples).
+func StartEmbedded(ctx context.Context) (*Server, error) { return start(ctx, "") }
+
+func start(ctx context.Context, base string) (*Server, error) {
+	s := &Server{base: base, stop: func() error { return nil }}
 	if s.base == "" {
 		// A package's tests make hundreds of databases, each with statements
 		// of its own: room in pg_stat_statements for all of them, so that no
@@ -87,6 +95,9 @@ func Main(m *testing.M, srv **Server, after ...func()) {
 	}
 	os.Exit(code)
 }
+
+// Stop stops the server if Start started it.
+func (s *Server) Stop() error { return s.stop() }
 
 // URL is the server's own URL.
 func (s *Server) URL() string { return s.base }
@@ -179,5 +190,19 @@ func OutsideRace(t testing.TB, other string) {
 	t.Helper()
 	if RaceDetector {
 		t.Skipf("compares with %s: checked in the run without the race detector", other)
+	}
+}
+
+// LongEnv is the switch that runs the long suites: the comparisons case by
+// case with another program, the published findings on old releases, the
+// docs' long samples. `.ci/run` sets it; `go test ./...` leaves them out.
+const LongEnv = "TXLOAD_TEST_LONG"
+
+// Long skips t unless LongEnv is 1 (and under -short), saying what it does
+// and how to run it.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv(LongEnv) != "1" {
+		t.Skipf("%s: a long suite, run with %s=1 (as .ci/run does)", what, LongEnv)
 	}
 }
