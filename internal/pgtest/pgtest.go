@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -191,6 +192,46 @@ func OutsideRace(t testing.TB, other string) {
 	if RaceDetector {
 		t.Skipf("compares with %s: checked in the run without the race detector", other)
 	}
+}
+
+// CopyDatabase creates a copy of the database of src (CREATE DATABASE …
+// TEMPLATE), dropped when t ends, and returns its URL: a test tampers with
+// the copy and keeps the original. It waits for the sessions of src that
+// are ending (a command that just returned) to be gone.
+func (s *Server) CopyDatabase(t testing.TB, src string) string {
+	t.Helper()
+	su, err := url.Parse(src)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", src, err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "txload_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.base)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	sql := "CREATE DATABASE " + name + " TEMPLATE " + strings.TrimPrefix(su.Path, "/") + s.strategy
+	for tries := 0; ; tries++ {
+		_, err = conn.Exec(ctx, sql)
+		// 55006: the template is being accessed by other users.
+		if err == nil || tries == 100 || !strings.Contains(err.Error(), "55006") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	t.Cleanup(func() { exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, err := url.Parse(s.base)
+	if err != nil {
+		t.Fatalf("parsing the test server URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
 }
 
 // LongEnv is the switch that runs the long suites: the comparisons case by
