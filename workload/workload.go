@@ -183,6 +183,13 @@ type QueryLoad struct {
 	// its tables times its sessions per table): the run has that many in
 	// place of --concurrency.
 	Clients int
+	// Pause, if set, makes client id's pause before each of its
+	// operations in a closed loop: given the operation that ended (-1
+	// before the first) and the one chosen next, how long the client
+	// waits before the next's intended start (TPC-C's think and keying
+	// times). The pause is in no latency; an operation whose pause would
+	// end after the run's end is not started. An open loop has none.
+	Pause func(id int) func(prev, next int) time.Duration
 
 	// Drive runs the clients: it connects every one, calls cs.Ready with
 	// the start time, then steps them as their sessions decide until every
@@ -233,6 +240,7 @@ const (
 	Start     = executor.Start
 	Wait      = executor.Wait
 	Reconnect = executor.Reconnect
+	Pause     = executor.Pause
 )
 
 // CheckResult is what a check found.
