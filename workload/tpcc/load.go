@@ -149,7 +149,7 @@ func (g *tpcc) initTPCC(ctx context.Context, t *pg.Target, opts workload.InitOpt
 			if err := g.cfg.adopt(have.settings, g.flags, "init tpcc"); err != nil {
 				return err
 			}
-			opts.Logf("init: the tpcc schema already holds %d warehouses; --drop recreates it\n", g.cfg.warehouses)
+			opts.Logf("init: the tpcc schema already holds %s; --drop recreates it\n", plural(g.cfg.warehouses, "warehouse"))
 			return nil
 		case !have.marker.Found && have.tables > 0:
 			return fmt.Errorf("init tpcc: tables of the tpcc schema exist (%d of %d) but were not made by txload init; --drop recreates them", have.tables, len(tables))
@@ -169,7 +169,7 @@ func (g *tpcc) initTPCC(ctx context.Context, t *pg.Target, opts workload.InitOpt
 		return fmt.Errorf("init tpcc: %w", err)
 	}
 	load := loadC(rand.New(rand.NewPCG(loadSeed, uint64(c.warehouses))))
-	opts.Logf("init: creating the 9 tpcc tables for %d warehouses (%s)\n", c.warehouses, c.shape())
+	opts.Logf("init: creating the 9 tpcc tables for %s (%s)\n", plural(c.warehouses, "warehouse"), c.shape())
 	if err := create(ctx, conn, c, load); err != nil {
 		return fmt.Errorf("init tpcc: %w", err)
 	}
@@ -194,7 +194,7 @@ func (g *tpcc) initTPCC(ctx context.Context, t *pg.Target, opts workload.InitOpt
 	if err := workload.EndLoad(ctx, conn, markerName, c.settings()); err != nil {
 		return fmt.Errorf("init tpcc: %w", err)
 	}
-	opts.Logf("init: %d warehouses in %.1fs; NURand's C values of the load: %s\n", c.warehouses, time.Since(start).Seconds(), load)
+	opts.Logf("init: %s in %.1fs; NURand's C values of the load: %s\n", plural(c.warehouses, "warehouse"), time.Since(start).Seconds(), load)
 	return nil
 }
 

@@ -75,8 +75,7 @@ func newGenerator() *tpcc {
 	f.BoolVar(&g.cfg.fks, "fks", false, "init: add the spec's foreign keys (clause 1.3) after the load")
 	f.IntVar(&g.cfg.loadJobs, "load-jobs", min(runtime.NumCPU(), 16), "init: connections that load the warehouses in parallel (COPY), then build the keys")
 	f.StringVar(&g.raw.isolation, "isolation", "read committed", "read committed | repeatable read | serializable (or rc, rr, ser)")
-	f.Float64Var(&g.cfg.wait, "wait", 0, "run as the spec's terminals: 10 per warehouse, each with its keying and think times scaled by this factor (--wait alone: 1; 0.1: a tenth); 0 = back to back")
-	f.Lookup("wait").NoOptDefVal = "1"
+	f.Float64Var(&g.cfg.wait, "wait", 0, "run as the spec's terminals: 10 per warehouse, each with its keying and think times scaled by this factor (1: the spec's; 0.1: a tenth); 0 = back to back")
 	workload.OnlyFor(f, []string{"run", "sweep", "failover"}, "isolation", "wait")
 	workload.OnlyFor(f, []string{"init", "run", "sweep", "failover"}, "partitions", "fks", "load-jobs")
 	return g
@@ -89,6 +88,8 @@ func (g *tpcc) Hooks() workload.Hooks {
 	return workload.Hooks{
 		Validate:    g.validate,
 		Init:        g.initTPCC,
+		Ops:         g.ops,
+		ValidateRun: g.validateRun,
 		Check:       g.check,
 		RunDefaults: map[string]string{"init": "keep"},
 		Tables:      []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"},
@@ -191,12 +192,21 @@ func (c *config) adopt(have map[string]string, fs *pflag.FlagSet, command string
 		differ = append(differ, fmt.Sprintf("--fks=%t", c.fks))
 	}
 	if len(differ) > 0 {
+		have := config{warehouses: w, partitions: p, fks: fks}
 		return &workload.SettingsError{Workload: markerName, Msg: fmt.Sprintf(
-			"%s: the database holds the tpcc schema with %d warehouses (partitions %d, foreign keys %t), not the %s asked: give its values, or recreate it with `txload init tpcc --drop`",
-			command, w, p, fks, strings.Join(differ, " "))}
+			"the database holds the tpcc schema of %s (%s), not the %s asked: give its values, or recreate it with `txload init tpcc --drop`",
+			plural(w, "warehouse"), have.shape(), strings.Join(differ, " "))}
 	}
 	c.warehouses, c.partitions, c.fks = w, p, fks
 	return nil
+}
+
+// plural is n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 func settingsString(m map[string]string) string {
