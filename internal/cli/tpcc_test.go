@@ -348,3 +348,65 @@ func TestTPCCCheckInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// Two warehouses, partitioned by warehouse, with the spec's foreign keys:
+// the partitions and keys are there, and a run draws remote order lines
+// and payments (a warehouse of their own needs another) and keeps the data
+// consistent.
+func TestTPCCPartitionsForeignKeys(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("loads two TPC-C warehouses")
+	}
+	url := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "init", "tpcc", "--url", url, "--warehouses", "2", "--partitions", "2", "--fks")
+	if r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	mustContain(t, r.stderr, "for 2 warehouses (2 partitions by warehouse, foreign keys)", "keys, indexes and foreign keys built", "the 12 consistency conditions hold")
+	var parts, fks int
+	conn := pgtest.Conn(t, url)
+	if err := conn.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM pg_inherits WHERE inhparent = 'stock'::regclass),
+		(SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND conrelid IN (SELECT oid FROM pg_class WHERE relname IN
+		('district', 'customer', 'history', 'new_order', 'orders', 'order_line', 'stock')))`).Scan(&parts, &fks); err != nil {
+		t.Fatal(err)
+	}
+	if parts != 2 || fks != 10 {
+		t.Errorf("stock has %d partitions, the tables %d foreign keys: want 2 and 10", parts, fks)
+	}
+	r = txload(t.Context(), nil, "run", "tpcc", "--url", url, "-c", "4", "-d", "6s")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "check: ok")
+	checkServerLines(t, r.stdout)
+	m := regexp.MustCompile(`inputs: +([\d.]+)% of (\d+) order lines from a remote warehouse \(spec 1%\), ([\d.]+)% of (\d+) payments to a remote customer`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no inputs line:\n%s", r.stdout)
+	}
+	if lines, _ := strconv.ParseFloat(m[1], 64); lines <= 0 || lines > 3 {
+		t.Errorf("%s%% remote order lines, want about 1%%", m[1])
+	}
+	if pays, _ := strconv.ParseFloat(m[3], 64); pays < 5 || pays > 25 {
+		t.Errorf("%s%% remote payments, want about 15%%", m[3])
+	}
+}
+
+// failover tpcc on the embedded pair: the warehouse loaded on the primary,
+// the fault under load, the commits the new primary lacks counted, and the
+// twelve conditions checked on the new primary.
+func TestTPCCFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded pair and loads a TPC-C warehouse")
+	}
+	r := txload(t.Context(), nil, "failover", "tpcc", "--replication", "sync", "--duration", "8s", "--at", "3s", "-c", "4", "--progress", "0")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "failover: embedded primary and standby, sync replication", "write unavailability",
+		"condition 12:", "check: ok", "new orders (server):")
+	if m := regexp.MustCompile(`(?m)^  lost +(\d+)`).FindStringSubmatch(r.stdout); m == nil || m[1] != "0" {
+		t.Errorf("sync replication lost commits (%v):\n%s", m, r.stdout)
+	}
+	checkServerLines(t, r.stdout)
+}
