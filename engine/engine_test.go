@@ -1458,8 +1458,8 @@ func TestPause(t *testing.T) {
 		if all.OK != 6 || all.Response.Max() > 10010 || all.Lag.Max() != 0 {
 			t.Errorf("ok %d, max response %dµs, max lag %dµs: want 6, 10ms (the pause in no latency), 0", all.OK, all.Response.Max(), all.Lag.Max())
 		}
-		if d := time.Since(begin); d > time.Second {
-			t.Errorf("the run ended after %s: a pause beyond its end held it", d)
+		if d := time.Since(begin); d != time.Second || res.Total.Elapsed != time.Second {
+			t.Errorf("the run ended after %s, its window %s: want both 1s (a pause beyond the end ends with it)", d, res.Total.Elapsed)
 		}
 	})
 }

@@ -73,7 +73,9 @@ func (m closedLoop) next(c *client, now time.Time, _ bool) decision {
 // paused decides for a client that pauses before each operation
 // (QueryLoad.Pause): it chooses the operation, then pauses; once the pause
 // is over, the operation starts, intended at the pause's end. One whose
-// pause would end after the run's end is not started.
+// pause would end after the run's end is not started: the client pauses
+// until the end, then stops, so that the measured window is the whole
+// duration (the terminals were busy thinking until its end).
 func (c *client) paused(now time.Time) decision {
 	r := c.r
 	if c.held {
@@ -87,7 +89,7 @@ func (c *client) paused(now time.Time) decision {
 	}
 	at := now.Add(d)
 	if !at.Before(r.end) {
-		return decision{kind: stop}
+		return decision{kind: pause, intended: r.end}
 	}
 	c.held, c.heldOp, c.heldAt = true, op, at
 	return decision{kind: pause, intended: at}

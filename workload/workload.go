@@ -209,7 +209,8 @@ type QueryLoad struct {
 	// before the first) and the one chosen next, how long the client
 	// waits before the next's intended start (TPC-C's think and keying
 	// times). The pause is in no latency; an operation whose pause would
-	// end after the run's end is not started. An open loop has none.
+	// end after the run's end is not started, its client pausing until
+	// the end. An open loop has none.
 	Pause func(id int) func(prev, next int) time.Duration
 
 	// Drive runs the clients: it connects every one, calls cs.Ready with
