@@ -40,6 +40,7 @@ var forbidden = map[string][]string{
 	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
 	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
 	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
+	"internal/doctest":     {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
 	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
 	"pg":                   {"engine", "report", "workload", "internal/cli", "internal/runner", "executor"},
 	"slo":                  {"engine", "report", "workload", "internal/", "pg", "executor"},

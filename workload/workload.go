@@ -280,6 +280,8 @@ type CheckResult struct {
 	// Figures says the block reports figures and audits nothing (pgio's):
 	// no "check: ok" is printed under it.
 	Figures bool
+	// Reconciled is the reconciliation Into added, for Identify.
+	Reconciled *Reconciliation
 }
 
 // Line is one labelled figure of a report.

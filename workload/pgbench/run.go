@@ -117,7 +117,7 @@ func (g *runGen) Hooks() workload.Hooks {
 		h.Init = func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
 			return initTPCB(ctx, t, &g.tpcb, opts)
 		}
-		h.Check = checkTPCB
+		h.Check = checkOf(ruleOf(g.builtin))
 		h.Tables = tpcbTables
 	}
 	return h
