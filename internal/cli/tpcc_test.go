@@ -62,8 +62,6 @@ func databaseURL(name string) string {
 	return u.String()
 }
 
-var tpccCopies sync.Mutex // a template is copied by one CREATE DATABASE at a time
-
 // tpccDB returns a copy of the one-warehouse database for t, dropped when
 // t ends.
 func tpccDB(t *testing.T) string {
@@ -71,18 +69,11 @@ func tpccDB(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("loads a TPC-C warehouse")
 	}
-	if _, err := tpccTemplate(); err != nil {
-		t.Fatal(err)
-	}
-	name := fmt.Sprintf("txload_test_tpcc_%d", time.Now().UnixNano())
-	tpccCopies.Lock()
-	err := serverExec(t.Context(), "CREATE DATABASE "+name+" TEMPLATE "+tpccTemplateDB+" STRATEGY file_copy")
-	tpccCopies.Unlock()
+	url, err := tpccTemplate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = serverExec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	return databaseURL(name)
+	return srv.CopyDatabase(t, url)
 }
 
 // tpccState is what a run could have written: the districts' order ids,

@@ -51,7 +51,38 @@ type finding struct {
 type checkResult struct {
 	found      [12]finding
 	deliveries int64 // sum(C_DELIVERY_CNT): 0 right after the load
+	// The tables no transaction adds rows to or deletes them from, counted
+	// against the cardinalities of clause 1.2 for the warehouses loaded.
+	warehouses int64
+	counts     [5]int64 // warehouses, districts, customers, items, stock
 	took       time.Duration
+}
+
+// cardinalities names the counted tables, with their rows per warehouse
+// (items: in all) as clause 1.2 gives them.
+var cardinalities = [5]struct {
+	table string
+	per   int64
+}{{"warehouse", 1}, {"district", districtsPerWH}, {"customer", districtsPerWH * customersPerDistrict}, {"item", 0}, {"stock", items}}
+
+// want is the rows table i holds for the warehouses loaded.
+func (r *checkResult) want(i int) int64 {
+	if cardinalities[i].per == 0 {
+		return items
+	}
+	return cardinalities[i].per * r.warehouses
+}
+
+// cardinality describes the counted tables that do not hold what they
+// should (nil when all do).
+func (r *checkResult) cardinality() []string {
+	var out []string
+	for i, c := range cardinalities {
+		if r.counts[i] != r.want(i) {
+			out = append(out, fmt.Sprintf("%s holds %d rows, want %d", c.table, r.counts[i], r.want(i)))
+		}
+	}
+	return out
 }
 
 // The check's queries, each over one kind of unit, all in one snapshot.
@@ -168,6 +199,10 @@ func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 // checkTx runs the check's queries in tx and fills res.
 func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	f := &res.found
+	if err := tx.QueryRow(ctx, `SELECT warehouses, (SELECT count(*) FROM item), (SELECT count(*) FROM stock) FROM `+metaTable).
+		Scan(&res.warehouses, &res.counts[3], &res.counts[4]); err != nil {
+		return fmt.Errorf("counting the items and stock: %w", err)
+	}
 	var whs int64
 	if err := tx.QueryRow(ctx, warehouseSQL).Scan(&whs, &f[0].violations, &f[0].example, &f[7].violations, &f[7].example); err != nil {
 		return fmt.Errorf("checking conditions 1 and 8: %w", err)
@@ -192,6 +227,7 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	}
 	f[4].over, f[5].over, f[6].over = orders, orders, lines
 	f[9].over, f[11].over = customers, customers
+	res.counts[0], res.counts[1], res.counts[2] = whs, districts, customers
 	for i := range f {
 		f[i].applies = true
 	}
@@ -206,6 +242,9 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 // violations describes every condition that does not hold.
 func (r *checkResult) violations() []string {
 	var out []string
+	if c := r.cardinality(); len(c) > 0 {
+		out = append(out, "cardinality (clause 1.2): "+strings.Join(c, ", "))
+	}
 	for i, f := range r.found {
 		if f.applies && f.violations > 0 {
 			out = append(out, fmt.Sprintf("consistency condition %d (%s): %s", i+1, conditions[i].rule, f.describe(conditions[i])))
@@ -233,7 +272,12 @@ func (f finding) describe(c condition) string {
 
 // lines are the check's report: one line per condition.
 func (r *checkResult) lines() []workload.Line {
-	var out []workload.Line
+	card := fmt.Sprintf("ok (%s, %d districts, %d customers, %d items, %d stock rows)", plural(int(r.warehouses), "warehouse"),
+		r.counts[1], r.counts[2], r.counts[3], r.counts[4])
+	if c := r.cardinality(); len(c) > 0 {
+		card = "VIOLATED: " + strings.Join(c, ", ")
+	}
+	out := []workload.Line{{Label: "cardinality", Value: card}}
 	for i, f := range r.found {
 		c := conditions[i]
 		v := ""
@@ -253,7 +297,7 @@ func (r *checkResult) lines() []workload.Line {
 
 // values are the findings by key, for JSON.
 func (r *checkResult) values() map[string]int64 {
-	v := map[string]int64{"check_ms": r.took.Milliseconds(), "deliveries_since_load": r.deliveries}
+	v := map[string]int64{"check_ms": r.took.Milliseconds(), "deliveries_since_load": r.deliveries, "cardinality_violations": int64(len(r.cardinality()))}
 	for i, f := range r.found {
 		if f.applies {
 			v["condition_"+strconv.Itoa(i+1)+"_violations"] = f.violations

@@ -63,48 +63,12 @@ func TestInitLoadsConsistentData(t *testing.T) {
 	t.Logf("check took %s", res.took)
 }
 
-// TestTamperEachCondition attacks the check: each statement below breaks
-// exactly one consistency condition of a clean load (those that cannot be
-// broken alone by one table's change carry the others along in CTEs),
-// and the check must find that condition, and only it, violated.
+// TestTamperEachCondition attacks the check: each of Tamperings breaks
+// exactly one consistency condition of a clean load, and the check must
+// find that condition, and only it, violated.
 func TestTamperEachCondition(t *testing.T) {
 	url := loadedDB(t)
-	tampers := map[int]string{
-		// A history row moved to a district that does not exist, its
-		// district's YTD lowered to match: the districts no longer add up
-		// to their warehouse.
-		1: `WITH h AS (UPDATE history SET h_d_id = 99 WHERE ctid = (SELECT ctid FROM history WHERE h_w_id = 1 AND h_d_id = 3 LIMIT 1) RETURNING h_amount)
-			UPDATE district SET d_ytd = d_ytd - (SELECT h_amount FROM h) WHERE d_w_id = 1 AND d_id = 3`,
-		2: `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 4`,
-		// Order 2500 delivered out of turn, as Delivery would have: a gap
-		// in the district's new orders.
-		3: `WITH n AS (DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 5 AND no_o_id = 2500 RETURNING no_o_id),
-			o AS (UPDATE orders SET o_carrier_id = 1 WHERE o_w_id = 1 AND o_d_id = 5 AND o_id = (SELECT no_o_id FROM n) RETURNING o_c_id),
-			l AS (UPDATE order_line SET ol_delivery_d = now() WHERE ol_w_id = 1 AND ol_d_id = 5 AND ol_o_id = 2500 RETURNING ol_amount)
-			UPDATE customer SET c_balance = c_balance + (SELECT sum(ol_amount) FROM l), c_delivery_cnt = c_delivery_cnt + 1
-			WHERE c_w_id = 1 AND c_d_id = 5 AND c_id = (SELECT o_c_id FROM o)`,
-		// An order line of no order.
-		4: `INSERT INTO order_line VALUES (5000, 6, 1, 1, 1, 1, NULL, 5, 10.00, 'x')`,
-		// A delivered order undelivered, its lines too (their amounts are 0).
-		5: `WITH l AS (UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 7 AND ol_o_id = 10)
-			UPDATE orders SET o_carrier_id = NULL WHERE o_w_id = 1 AND o_d_id = 7 AND o_id = 10`,
-		// A line moved to another order of its district.
-		6: `UPDATE order_line SET ol_o_id = 12, ol_number = 99 WHERE ol_w_id = 1 AND ol_d_id = 8 AND ol_o_id = 11 AND ol_number = 1`,
-		7: `UPDATE order_line SET ol_delivery_d = NULL WHERE ol_w_id = 1 AND ol_d_id = 9 AND ol_o_id = 20 AND ol_number = 2`,
-		// A payment to a district that does not exist.
-		8: `INSERT INTO history VALUES (9999, 1, 1, 99, 1, now(), 5.00, 'x')`,
-		// A payment booked in another district of its warehouse.
-		9: `UPDATE history SET h_d_id = 2 WHERE ctid = (SELECT ctid FROM history WHERE h_w_id = 1 AND h_d_id = 1 LIMIT 1)`,
-		// A payment's amount moved from the YTD to the balance.
-		10: `UPDATE customer SET c_balance = c_balance + 1, c_ytd_payment = c_ytd_payment - 1 WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 7`,
-		// The oldest new order delivered without counting the delivery.
-		11: `WITH n AS (DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = 2101 RETURNING no_o_id),
-			o AS (UPDATE orders SET o_carrier_id = 1 WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = (SELECT no_o_id FROM n) RETURNING o_c_id),
-			l AS (UPDATE order_line SET ol_delivery_d = now() WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 2101 RETURNING ol_amount)
-			UPDATE customer SET c_balance = c_balance + (SELECT sum(ol_amount) FROM l)
-			WHERE c_w_id = 1 AND c_d_id = 3 AND c_id = (SELECT o_c_id FROM o)`,
-		12: `UPDATE customer SET c_ytd_payment = c_ytd_payment + 1 WHERE c_w_id = 1 AND c_d_id = 10 AND c_id = 3000`,
-	}
+	tampers := Tamperings()
 	conn := pgtest.Conn(t, url)
 	for n := 1; n <= 12; n++ {
 		t.Run(conditions[n-1].rule, func(t *testing.T) {
@@ -113,7 +77,7 @@ func TestTamperEachCondition(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(t.Context())
-			tag, err := tx.Exec(t.Context(), tampers[n])
+			tag, err := tx.Exec(t.Context(), tampers[n-1])
 			if err != nil || tag.RowsAffected() != 1 {
 				t.Fatalf("tampering: %v (%s)", err, tag)
 			}
@@ -133,6 +97,37 @@ func TestTamperEachCondition(t *testing.T) {
 			v := strings.Join(res.violations(), "; ")
 			if !strings.Contains(v, "consistency condition "+strconv.Itoa(n)+" ") || !strings.Contains(v, "e.g. w_id=1") {
 				t.Fatalf("violation %q does not name condition %d and its example", v, n)
+			}
+		})
+	}
+}
+
+// A customer deleted breaks none of the twelve conditions (each is of the
+// rows that are there): the cardinalities of clause 1.2 catch it, and a
+// customer, stock row or item added, or a district or warehouse.
+func TestCardinality(t *testing.T) {
+	url := loadedDB(t)
+	conn := pgtest.Conn(t, url)
+	for _, tc := range []struct{ sql, want string }{
+		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000"},
+		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000"},
+		{`DELETE FROM stock WHERE s_w_id = 1 AND s_i_id < 3`, "cardinality (clause 1.2): stock holds 99998 rows, want 100000"},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			tx, err := conn.Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(t.Context())
+			if _, err := tx.Exec(t.Context(), tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			res := &checkResult{}
+			if err := checkTx(t.Context(), tx, res); err != nil {
+				t.Fatal(err)
+			}
+			if v := strings.Join(res.violations(), "; "); v != tc.want {
+				t.Fatalf("violations %q, want %q", v, tc.want)
 			}
 		})
 	}
