@@ -37,10 +37,13 @@ const (
 	tamperLogAdded     = "a history/ledger row that no transaction wrote"
 	tamperCounter      = "a vote counter off by one"
 	tamperOther        = "another table's balance changed"
+	tamperValue        = "a value changed, its length kept"
+	tamperValueMoved   = "a value copied from another row"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
-	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther}
+	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
+	tamperValue, tamperValueMoved}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -181,6 +184,30 @@ func tpccTamperings() []tampering {
 	return out
 }
 
+// ycsbTamperings attack usertable after runs of workloads F and D on 1000
+// records: a row added is record 2000 (inside the first run's claim of key
+// numbers), its key "user" and the FNV hash of 2000, its fields record 3's
+// signed anew for that key, as an insert would write them.
+func ycsbTamperings() []tampering {
+	const key = "user8018745735115419800"
+	var fields []string
+	for i := range 10 {
+		fields = append(fields, fmt.Sprintf("left(md5('%s:%d:' || substr(FIELD%d, 9)), 8) || substr(FIELD%d, 9)", key, i, i, i))
+	}
+	checksum := "1 rows have a field whose checksum is wrong"
+	return []tampering{
+		{what: tamperValue, sql: `UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 5`, want: checksum},
+		{what: tamperValueMoved, sql: `UPDATE usertable SET FIELD1 = (SELECT FIELD1 FROM usertable WHERE YCSB_KEYNUM = 4) WHERE YCSB_KEYNUM = 3`, want: checksum},
+		{what: tamperRowDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = 500`, want: "1 of the 1000 records init loaded are missing"},
+		{what: tamperRowAdded, sql: fmt.Sprintf(`INSERT INTO usertable SELECT '%s', %s, 2000, 0 FROM usertable WHERE YCSB_KEYNUM = 3`, key, strings.Join(fields, ", ")),
+			allowed: "a row whose key number lies in a run's claim, its key and checksums right, is what an insert writes: check cannot tell it from one; the run's own audit holds the rows to the inserts it saw commit"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 600`,
+			want: "1 rows repeat another row's key"},
+		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
+			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
+	}
+}
+
 func tamperWorkloads() []tamperWorkload {
 	var out []tamperWorkload
 	for _, mode := range []struct{ name, code string }{{"read-modify-write", "0"}, {"delta", "1"}, {"for-update", "2"}} {
@@ -221,6 +248,15 @@ func tamperWorkloads() []tamperWorkload {
 			tamper: voteTamperings(v),
 		})
 	}
+	out = append(out, tamperWorkload{
+		name: "ycsb", check: "ycsb", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			run := []string{"run", "ycsb", "--records", "1000", "--concurrency", "4", "--duration", "1s", "--progress", "0", "--workload"}
+			return [][]string{{"init", "ycsb", "--records", "1000"}, append(run, "f"), append(run, "d")}
+		},
+		tamper:  ycsbTamperings(),
+		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
+	})
 	out = append(out, tamperWorkload{
 		name: "tpcc", check: "tpcc", levels: []string{"read committed"},
 		setup: func(level string) [][]string {

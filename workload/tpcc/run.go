@@ -149,7 +149,8 @@ func (g *tpcc) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) 
 		markName = ""
 	}
 	load := &workload.QueryLoad{
-		Ops: opNames[:],
+		Ops:      opNames[:],
+		Protocol: workload.ProtocolOf(st.begin, st.commit),
 		Chooser: func(id int) func() int {
 			return deck(rand.New(rand.NewPCG(opts.Seed^deckSeed, uint64(opts.FirstClient+id))))
 		},

@@ -76,8 +76,8 @@ func newGenerator() *tpcc {
 	f.IntVar(&g.cfg.loadJobs, "load-jobs", min(runtime.NumCPU(), 16), "init: connections that load the warehouses in parallel (COPY), then build the keys")
 	f.StringVar(&g.raw.isolation, "isolation", "read committed", "read committed | repeatable read | serializable (or rc, rr, ser)")
 	f.Float64Var(&g.cfg.wait, "wait", 0, "run as the spec's terminals: 10 per warehouse, each with its keying and think times scaled by this factor (1: the spec's; 0.1: a tenth); 0 = back to back")
-	workload.OnlyFor(f, []string{"run", "sweep", "failover"}, "isolation", "wait")
-	workload.OnlyFor(f, []string{"init", "run", "sweep", "failover"}, "partitions", "fks", "load-jobs")
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "isolation", "wait")
+	workload.OnlyFor(f, workload.VerbInit|workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "partitions", "fks", "load-jobs")
 	return g
 }
 
@@ -91,7 +91,7 @@ func (g *tpcc) Hooks() workload.Hooks {
 		Ops:         g.ops,
 		ValidateRun: g.validateRun,
 		Check:       g.check,
-		RunDefaults: map[string]string{"init": "keep"},
+		RunDefaults: workload.RunDefaults{Init: workload.InitKeep},
 		Tables:      []string{"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"},
 		Clients:     g.clients,
 		// Every transaction is one explicit transaction: its marker goes
