@@ -139,11 +139,16 @@ func (g *tpcc) initTPCC(ctx context.Context, t *pg.Target, opts workload.InitOpt
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	have, err := readState(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if opts.Drop && have.marker.Found {
+		// What --drop recreates keeps the database's settings not given;
+		// a marker txload cannot read is no reason not to recreate.
+		_ = g.cfg.take(have.settings, g.flags, "init tpcc", true)
+	}
 	if !opts.Drop {
-		have, err := readState(ctx, conn)
-		if err != nil {
-			return err
-		}
 		switch {
 		case have.marker.Complete():
 			if err := g.cfg.adopt(have.settings, g.flags, "init tpcc"); err != nil {

@@ -38,3 +38,31 @@ func TestInitInterrupted(t *testing.T) {
 		t.Fatalf("check after the second init: %v", err)
 	}
 }
+
+// init --drop (a run's --init fresh) without --warehouses recreates the
+// warehouses the database held, not the flag's default one; given, the
+// flag wins.
+func TestDropKeepsWarehouses(t *testing.T) {
+	g := newGenerator()
+	fs := g.Flags()
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]string{"warehouses": "10", "partitions": "5", "fks": "true"}
+	if err := g.cfg.take(have, fs, "init tpcc", true); err != nil {
+		t.Fatal(err)
+	}
+	if g.cfg.warehouses != 10 || g.cfg.partitions != 5 || !g.cfg.fks {
+		t.Fatalf("recreated with %+v, want the database's 10 warehouses, 5 partitions, foreign keys", g.cfg)
+	}
+	g = newGenerator()
+	if err := g.Flags().Parse([]string{"--warehouses", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.cfg.take(have, g.Flags(), "init tpcc", true); err != nil {
+		t.Fatal(err)
+	}
+	if g.cfg.warehouses != 2 || g.cfg.partitions != 0 || !g.cfg.fks {
+		t.Fatalf("recreated with %+v, want --warehouses 2, no partitions (5 > 2), foreign keys", g.cfg)
+	}
+}

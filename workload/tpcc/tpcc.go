@@ -175,11 +175,31 @@ func parseSettings(s string) map[string]string {
 // refuses (bad usage: nothing was written) a flag given with another
 // value than the database holds.
 func (c *config) adopt(have map[string]string, fs *pflag.FlagSet, command string) error {
+	return c.take(have, fs, command, false)
+}
+
+// take is adopt; with recreate (init --drop), a flag given wins over the
+// database's value, and the others keep it: a run at --init fresh or an
+// init --drop without --warehouses reloads the database's warehouses,
+// not one.
+func (c *config) take(have map[string]string, fs *pflag.FlagSet, command string, recreate bool) error {
 	w, err1 := strconv.Atoi(have["warehouses"])
 	p, err2 := strconv.Atoi(have["partitions"])
 	fks, err3 := strconv.ParseBool(have["fks"])
 	if err1 != nil || err2 != nil || err3 != nil {
 		return fmt.Errorf("%s: the tpcc schema's marker holds settings txload cannot read (%q): run `txload init tpcc --drop`", command, settingsString(have))
+	}
+	if recreate {
+		if !fs.Changed("warehouses") {
+			c.warehouses = w
+		}
+		if !fs.Changed("fks") {
+			c.fks = fks
+		}
+		if !fs.Changed("partitions") && p <= c.warehouses {
+			c.partitions = p
+		}
+		return nil
 	}
 	var differ []string
 	if fs.Changed("warehouses") && c.warehouses != w {
