@@ -390,11 +390,15 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		if cfg.Start != nil {
 			cfg.Start(start)
 		}
+		// The window's end, then the drain: nothing starts after the
+		// window (an open loop of a number of transactions may start its
+		// last up to MaxLag late, its window running until they end).
 		hard := r.end.Add(cfg.DrainTimeout)
-		if cfg.Rate > 0 {
+		if cfg.Rate > 0 && !r.bounded() {
 			hard = hard.Add(cfg.MaxLag)
 		}
 		deadline = time.AfterFunc(time.Until(hard), func() {
+			r.cutAt(time.Now()) // a window with no end of its own ends here
 			r.drained.Store(true)
 			cancelDrive()
 		})

@@ -3,7 +3,7 @@
 // client does next) and the workload's (a Program, which queues protocol
 // messages on its Conn and is called back when their results are in), and
 // every way of driving them. On Linux a group's clients on plain sockets
-// run on one epoll loop locked to a thread of its own; TLS connections,
+// run on one epoll loop, a goroutine with a P of its own; TLS connections,
 // and every connection elsewhere, run on a goroutine each with blocking
 // reads. The messages themselves are package pgwire's; this package holds
 // the connections, their exchanges and the loops.
