@@ -125,11 +125,20 @@ func (g *tpcc) runReport(ctx context.Context, t *pg.Target, all *metrics.Snapsho
 	for k, v := range values {
 		res.Values[k] = v
 	}
-	before := len(res.Violations)
-	orders.Into(res)
-	payments.Into(res)
-	for i := before; i < len(res.Violations); i++ {
-		res.Violations[i] = "new orders or payments against the server: " + res.Violations[i]
+	// Each count is of one type of transaction: res has no Reconciled,
+	// which a failover would redo by the markers, of every type.
+	for _, rc := range []struct {
+		key, what string
+		r         workload.Reconciliation
+	}{{"new_orders", "new orders", orders}, {"payments", "payments", payments}} {
+		var part workload.CheckResult
+		rc.r.Into(&part)
+		for k, v := range part.Values {
+			res.Values[rc.key+"_"+k] = v
+		}
+		for _, v := range part.Violations {
+			res.Violations = append(res.Violations, rc.what+" against the server: "+v)
+		}
 	}
 	return res, nil
 }
