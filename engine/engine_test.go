@@ -1417,13 +1417,16 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 		drained   bool
 		abandoned int64
 		unstarted int64
+		// behind: more than 1% of the offered never started.
+		behind bool
 	}{
 		{name: "behind at the end", rate: 3000, clients: 2, service: 2500 * time.Microsecond, offered: 6000,
-			ended: 2500 * time.Microsecond, unstarted: 6000 - 2*801},
+			ended: 2500 * time.Microsecond, unstarted: 6000 - 2*801, behind: true},
 		{name: "a rate of 1e9", rate: 1e9, clients: 2, service: time.Millisecond, offered: 2e9,
-			ended: time.Millisecond, unstarted: 2e9 - 2*2001},
+			ended: time.Millisecond, unstarted: 2e9 - 2*2001, behind: true},
 		{name: "a server that stops answering", rate: 100, clients: 3, hang: 1500 * time.Millisecond, offered: 200,
-			ended: time.Second, drained: true, abandoned: 3, unstarted: 200 - 150 - 3},
+			ended: time.Second, drained: true, abandoned: 3, unstarted: 200 - 150 - 3, behind: true},
+		{name: "keeping up", rate: 100, clients: 2, service: time.Millisecond, offered: 200, ended: time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -1443,8 +1446,8 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 				if took := time.Since(start); took < cfg.Duration || took > cfg.Duration+tc.ended {
 					t.Errorf("the run took %s, want at most %s (window 2s, drain timeout 1s)", took, cfg.Duration+tc.ended)
 				}
-				if res.Saturated || res.Drained != tc.drained {
-					t.Errorf("saturated %v drained %v, want false %v", res.Saturated, res.Drained, tc.drained)
+				if res.Saturated || res.Drained != tc.drained || res.Behind != tc.behind {
+					t.Errorf("saturated %v drained %v behind %v, want false %v %v", res.Saturated, res.Drained, res.Behind, tc.drained, tc.behind)
 				}
 				w := res.Total.Ops[0]
 				inFlight := res.InFlight()

@@ -224,6 +224,10 @@ func outcomeErr(o Outcome) error {
 		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
 			o.Engine.Rate, report.Seconds(res.Total.Elapsed), o.Engine.Duration)
 	}
+	if res := o.Result; res != nil && res.Behind {
+		return fmt.Errorf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started (see BEHIND above)",
+			o.Engine.Rate, res.Unstarted, res.Offered)
+	}
 	return nil
 }
 
@@ -406,6 +410,10 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
 			opts.Engine.Rate, opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
+	} else if res.Behind {
+		all := res.Total.Total("all")
+		out = append(out, fmt.Sprintf("BEHIND: the target of %g ops/s was not sustained: %d of %d scheduled operations (%.1f%%) never started before the window ended, and their schedule lag is in no figure below; it sustained %.1f ops/s",
+			opts.Engine.Rate, res.Unstarted, res.Offered, 100*float64(res.Unstarted)/float64(res.Offered), float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds()))
 	} else if res.Offered > 0 {
 		out = append(out, report.OfferedLine(res.Offered, res.Unstarted))
 	}
