@@ -53,10 +53,8 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
 	}
-	if h.Validate != nil {
-		if err := h.Validate(); err != nil {
-			return Resolved{}, h, Usage(err)
-		}
+	if err := ValidateHooks(h, *opts); err != nil {
+		return Resolved{}, h, err
 	}
 	if opts.PerStatement && !h.PerStatement {
 		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
@@ -72,6 +70,26 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 		err = Usagef("--instance needs --url: the instances must drive one database")
 	}
 	return r, h, err
+}
+
+// ValidateHooks checks a workload's flags (Hooks.Validate), then against
+// the run's own settings (Hooks.ValidateRun): bad usage, before the
+// database is touched.
+func ValidateHooks(h workload.Hooks, opts Options) error {
+	if h.Validate != nil {
+		if err := h.Validate(); err != nil {
+			return Usage(err)
+		}
+	}
+	if h.ValidateRun != nil {
+		e := opts.Engine
+		c := e.Concurrency
+		if opts.allClients > 0 {
+			c = opts.allClients
+		}
+		return Usage(h.ValidateRun(workload.RunSettings{Concurrency: c, ConcurrencySet: opts.ConcurrencySet, Rate: e.Rate, Instances: e.Instances}))
+	}
+	return nil
 }
 
 // Capabilities lists the commands a workload's hooks support.
@@ -171,7 +189,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return ue // one line naming what to change, exit 2
 	}
 	if se := settingsErr(runErr); se != nil {
-		return se
+		return se // tables that exist with other settings: nothing was written, exit 2
 	}
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
@@ -205,6 +223,10 @@ func outcomeErr(o Outcome) error {
 		// The run did not do what was asked: its rate for its duration.
 		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
 			o.Engine.Rate, report.Seconds(res.Total.Elapsed), o.Engine.Duration)
+	}
+	if res := o.Result; res != nil && res.Behind {
+		return fmt.Errorf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started (see BEHIND above)",
+			o.Engine.Rate, res.Unstarted, res.Offered)
 	}
 	return nil
 }
@@ -365,6 +387,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		conn.settle(actx)
 		all, err := res.All()
 		var chk *workload.CheckResult
+		if load.Measured != nil {
+			load.Measured(res.Total)
+		}
 		if err == nil {
 			chk, err = load.Report(actx, all)
 		}
@@ -396,6 +421,10 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
 			opts.Engine.Rate, opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
+	} else if res.Behind {
+		all := res.Total.Total("all")
+		out = append(out, fmt.Sprintf("BEHIND: the target of %g ops/s was not sustained: %d of %d scheduled operations (%.1f%%) never started before the window ended, and their schedule lag is in no figure below; it sustained %.1f ops/s",
+			opts.Engine.Rate, res.Unstarted, res.Offered, 100*float64(res.Unstarted)/float64(res.Offered), float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds()))
 	} else if res.Offered > 0 {
 		out = append(out, report.OfferedLine(res.Offered, res.Unstarted))
 	}

@@ -190,6 +190,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	if load.Report != nil && committed != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 		conn.settle(actx)
+		if load.Measured != nil && len(outcomes) > 0 {
+			load.Measured(outcomes[len(outcomes)-1].Result.Total)
+		}
 		chk, err := load.Report(actx, committed)
 		cancel()
 		switch {
