@@ -328,6 +328,9 @@ func (c *Checker) finalize(ks *keyState) error {
 		}
 	}
 
+	if c.final != nil {
+		c.keepFinal(k, vorder, leaf, writers, pos)
+	}
 	for _, t := range txns {
 		t.open--
 		if t.open == 0 {
