@@ -11,9 +11,6 @@ type File struct {
 	Result *Result
 	Format Format  // the format it was read in
 	lines  []int32 // attempt -> its line
-	// Lo and Hi are the least and the largest key its attempts touch
-	// (both 0 in a history without attempts).
-	Lo, Hi int64
 }
 
 // Name names attempt i by its line in the file (for WriteText).
@@ -77,12 +74,6 @@ func checkFile(in io.Reader, path string, f Format, final bool) (*File, *Checker
 				err = &LineError{Line: rd.Line(), Err: err}
 			}
 			return nil, nil, &InputError{Path: path, Err: err, line: true}
-		}
-		if len(file.lines) == 0 {
-			file.Lo, file.Hi = a.Ops[0].Key, a.Ops[0].Key
-		}
-		for _, op := range a.Ops {
-			file.Lo, file.Hi = min(file.Lo, op.Key), max(file.Hi, op.Key)
 		}
 		file.lines = append(file.lines, int32(rd.Line()))
 	}

@@ -108,12 +108,31 @@ func (fk *finalKey) writerOf(v int64) *finalVal {
 	return &fk.vals[i]
 }
 
-// CheckFinal holds a final read to the history, once the checker is
-// closed: scan calls read once for each key the final read found a list
-// for, in any order; a key it does not name is read as empty. It returns
-// the history's Result with the final read's anomalies added, and
-// described in Result.Final. An error of scan's is returned as it is.
-func (c *Checker) CheckFinal(scan func(read func(key int64, list []int64) error) error) (*Result, error) {
+// FinalRange is the keys a final read must read, once the checker is
+// closed: from the least key the history touches to the largest one it
+// must find a list for (a committed append, or one of unknown outcome a
+// committed read held); ok false when there is none.
+func (c *Checker) FinalRange() (lo, hi int64, ok bool) {
+	first := true
+	for k, fk := range c.final {
+		if first || k < lo {
+			lo = k
+		}
+		first = false
+		if slices.ContainsFunc(fk.vals, finalVal.must) && (!ok || k > hi) {
+			hi, ok = k, true
+		}
+	}
+	return lo, hi, ok
+}
+
+// CheckFinal holds a final read of the keys lo to hi to the history, once
+// the checker is closed: scan calls read once for each key the final read
+// found a list for, in any order; a key of lo to hi it does not name is
+// read as empty, one outside them is not held to anything. It returns the
+// history's Result with the final read's anomalies added, and described in
+// Result.Final. An error of scan's is returned as it is.
+func (c *Checker) CheckFinal(lo, hi int64, scan func(read func(key int64, list []int64) error) error) (*Result, error) {
 	switch {
 	case c.err != nil:
 		return nil, c.err
@@ -138,7 +157,7 @@ func (c *Checker) CheckFinal(scan func(read func(key int64, list []int64) error)
 		return nil, err
 	}
 	for key, fk := range c.final {
-		if slices.ContainsFunc(fk.vals, finalVal.must) {
+		if lo <= key && key <= hi && slices.ContainsFunc(fk.vals, finalVal.must) {
 			fr.Missing++
 			c.checkFinal(key, []int64{}, fk)
 		}
@@ -241,18 +260,31 @@ func finalLostExample(w, ft *txn, key int64, f *finalVal) *Example {
 // Line says what the final read found, in one line: "final read: 96
 // keys, 2841 elements: ok", or the classes it found with their counts.
 func (f *FinalRead) Line() string {
-	s := fmt.Sprintf("final read: %d key%s, %d element%s", f.Keys, plural(f.Keys), f.Elements, plural(f.Elements))
+	found := "ok"
+	if fs := f.Found(); len(fs) > 0 {
+		found = strings.Join(fs, ", ")
+	}
+	return "final read: " + f.Summary() + ": " + found
+}
+
+// Summary says what the final read read: "96 keys, 2841 elements", and
+// the keys it found no list for.
+func (f *FinalRead) Summary() string {
+	s := fmt.Sprintf("%d key%s, %d element%s", f.Keys, plural(f.Keys), f.Elements, plural(f.Elements))
 	if f.Missing > 0 {
 		s += fmt.Sprintf(", %d key%s with committed appends not found", f.Missing, plural(f.Missing))
 	}
+	return s
+}
+
+// Found lists the classes the final read found, with their counts:
+// "lost-append 1".
+func (f *FinalRead) Found() []string {
 	var found []string
 	for _, c := range Classes() {
 		if n := f.Counts[c]; n > 0 {
 			found = append(found, fmt.Sprintf("%s %d", c, n))
 		}
 	}
-	if len(found) == 0 {
-		return s + ": ok"
-	}
-	return s + ": " + strings.Join(found, ", ")
+	return found
 }
