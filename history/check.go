@@ -51,7 +51,7 @@ type Checker struct {
 	lastDone map[int32]time.Duration
 	// final holds, after ExpectFinal, what a final read of each key
 	// finalized is held to (CheckFinal).
-	final  map[int64]*finalKey
+	final  map[int64]finalKey
 	closed bool
 }
 

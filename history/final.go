@@ -71,14 +71,14 @@ func (c *Checker) ExpectFinal() error {
 		return errors.New("a final read must be expected before the first key is final")
 	}
 	if c.final == nil {
-		c.final = map[int64]*finalKey{}
+		c.final = map[int64]finalKey{}
 	}
 	return nil
 }
 
 // keepFinal keeps what the final read of key k is held to (finalize).
 func (c *Checker) keepFinal(k int64, order []int64, leaf *rnode, writers map[int64]*writer, pos map[int64]int) {
-	fk := &finalKey{order: order, longest: -1}
+	fk := finalKey{order: order, longest: -1}
 	if leaf != nil {
 		fk.longest = leaf.first
 	}
@@ -149,8 +149,12 @@ func (c *Checker) CheckFinal(lo, hi int64, scan func(read func(key int64, list [
 		seen[key] = true
 		fr.Keys++
 		fr.Elements += len(list)
-		c.checkFinal(key, list, c.final[key])
-		delete(c.final, key)
+		if fk, ok := c.final[key]; ok {
+			c.checkFinal(key, list, &fk)
+			delete(c.final, key)
+		} else {
+			c.checkFinal(key, list, nil)
+		}
 		return nil
 	})
 	if err != nil {
@@ -159,7 +163,7 @@ func (c *Checker) CheckFinal(lo, hi int64, scan func(read func(key int64, list [
 	for key, fk := range c.final {
 		if lo <= key && key <= hi && slices.ContainsFunc(fk.vals, finalVal.must) {
 			fr.Missing++
-			c.checkFinal(key, []int64{}, fk)
+			c.checkFinal(key, []int64{}, &fk)
 		}
 	}
 	c.final = nil

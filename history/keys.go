@@ -181,6 +181,7 @@ func (c *Checker) finalize(ks *keyState) error {
 	}
 	pos := map[int64]int{}
 	if leaf != nil {
+		vorder = make([]int64, 0, len(leaf.vals))
 		for _, v := range leaf.vals {
 			if _, ok := pos[v]; !ok {
 				pos[v] = len(vorder)
