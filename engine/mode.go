@@ -39,7 +39,8 @@ const (
 // closed loop.
 func newMode(cfg Config) mode {
 	if cfg.Rate > 0 {
-		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit, cut: cfg.ClockBeforeConnect && cfg.Transactions == 0}
+		timed := cfg.Transactions == 0
+		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit, timed: timed, cut: timed && cfg.ClockBeforeConnect}
 	}
 	return closedLoop{perClient: cfg.Transactions, connect: cfg.ConnectPerTxn}
 }
@@ -72,24 +73,34 @@ func (m closedLoop) bounded() bool { return m.perClient == 0 }
 // of the schedule, whether or not the previous ones were done: an operation
 // that starts late is charged the wait (lag). An arrival more than maxLag
 // behind saturates the run, which stops; one later than latencyLimit
-// (when set) is skipped and counted (pgbench's --latency-limit). The
-// window is the schedule's, whatever the number of transactions. With cut
-// (Config.ClockBeforeConnect) the window may end before the schedule,
-// which ends with it, as pgbench's: what would start at or after its end
-// is not offered, and nothing starts after it, however late.
+// (when set) is skipped and counted (pgbench's --latency-limit).
+//
+// A timed run (a duration, not a number of transactions) has a window:
+// once it has ended nothing new starts, however late, and what was
+// scheduled but not started is never started (Result.Unstarted); what is
+// running then drains. With cut (Config.ClockBeforeConnect) the window may
+// end before the schedule: what would start at or after its end is not
+// offered. A run of a number of transactions (pgbench's -t with -R) starts
+// every one of them, however late, and its window runs until the last has
+// ended, as a closed loop's does.
 type openLoop struct {
 	maxLag, latencyLimit time.Duration
-	cut                  bool
+	timed, cut           bool
 }
 
 func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 	r, a := c.r, &c.g.arrivals
 	for {
-		at, ok := a.peek()
-		if !ok {
-			return decision{kind: stop}
+		if m.timed && !now.Before(r.end) {
+			return decision{kind: stop} // the window is over
 		}
-		if m.cut && (!at.Before(r.end) || !now.Before(r.end)) {
+		at, ok := a.peek()
+		if !ok && m.timed {
+			// The schedule is done before the window: the client waits
+			// for its end, which ends the run's window there.
+			return decision{kind: wait, intended: r.end}
+		}
+		if !ok || (m.cut && !at.Before(r.end)) {
 			return decision{kind: stop}
 		}
 		if at.After(now) {
@@ -120,7 +131,7 @@ func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 	}
 }
 
-func (openLoop) bounded() bool { return true }
+func (m openLoop) bounded() bool { return m.timed }
 
 // step carries out d for c at now: the step the driver takes next. Under
 // Config.ConnectPerTxn an open-loop operation is decided first and its client

@@ -36,6 +36,8 @@ const (
 	tamperLogAdded     = "a history/ledger row that no transaction wrote"
 	tamperCounter      = "a vote counter off by one"
 	tamperOther        = "another table's balance changed"
+	tamperValue        = "a value changed, its length kept"
+	tamperValueMoved   = "a value copied from another row"
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
@@ -43,7 +45,7 @@ const (
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
-	tamperElemRemoved, tamperElemSwapped, tamperElemAdded}
+	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -82,15 +84,15 @@ func levelSQL(level string) string {
 var isolationLevels = []string{"read committed", "repeatable read", "serializable"}
 
 func bankTamperings(mode string) []tampering {
-	off := "accounts whose balance is not what their ledger replays to"
+	off := "whose balance is not what the ledger replays to"
 	return []tampering{
 		{what: tamperBalance, sql: `UPDATE bank_account SET balance = balance + 500000 WHERE id = 5`, want: off},
-		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 " + off},
-		{what: tamperRowDeleted, sql: `DELETE FROM bank_account WHERE id = 500`, want: "1 accounts missing"},
-		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 rows in bank_account that are not accounts 1 to 1000"},
+		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 accounts " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM bank_account WHERE id = 500`, want: "1 account missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 row in bank_account outside accounts 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE bank_account DROP CONSTRAINT bank_account_pkey; INSERT INTO bank_account SELECT * FROM bank_account WHERE id = 600`,
-			want: "1 account rows more than bank_meta's 1000 (an id duplicated)"},
-		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 accounts with versions no ledger row wrote"},
+			want: "1 account row more than bank_meta's 1000 (an id duplicated)"},
+		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 account with versions no ledger row wrote"},
 		{what: tamperNegative, sql: `UPDATE bank_account SET balance = -10 WHERE id = 7`, want: off},
 		{what: tamperLogDeleted, sql: `DELETE FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`, want: "2 accounts with versions no ledger row wrote"},
 		{what: tamperLogDuplicate, sql: `INSERT INTO bank_ledger SELECT * FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`,
@@ -101,21 +103,21 @@ func bankTamperings(mode string) []tampering {
 }
 
 func tpcbTamperings(builtin string) []tampering {
-	off := "accounts whose abalance is not the sum of their history deltas"
+	off := "whose abalance is not the sum of their history deltas"
 	teller := tampering{what: tamperOther, sql: `UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1`,
-		want: "1 tellers whose tbalance is not the sum of their history deltas"}
+		want: "1 teller whose tbalance is not the sum of their history deltas"}
 	if builtin == "simple-update" {
 		teller.want = "balances disagree: tellers"
 	}
 	return []tampering{
-		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 " + off},
-		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 " + off},
-		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 accounts missing"},
+		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 account " + off},
+		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 accounts " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 account missing"},
 		{what: tamperRowAdded, sql: `INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (100001, 1, 0, '')`,
-			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
+			want: "1 row in pgbench_accounts beyond aid 1 to 100000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE pgbench_accounts DROP CONSTRAINT pgbench_accounts_pkey; INSERT INTO pgbench_accounts SELECT * FROM pgbench_accounts WHERE aid = 600`,
-			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
-		{what: tamperNegative, sql: `UPDATE pgbench_accounts SET abalance = -10 - abalance WHERE aid = 7`, want: "1 " + off},
+			want: "1 row in pgbench_accounts beyond aid 1 to 100000"},
+		{what: tamperNegative, sql: `UPDATE pgbench_accounts SET abalance = -10 - abalance WHERE aid = 7`, want: "1 account " + off},
 		{what: tamperLogDeleted, sql: `DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogDuplicate, sql: `INSERT INTO pgbench_history SELECT * FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogAdded, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 5, now())`, want: off},
@@ -144,16 +146,40 @@ func voteTamperings(variant string) []tampering {
 	if variant != "counter" {
 		onlyRecord = "the vote rows are the only record of the votes in the join and matview variants (no counter is kept): the run's own audit reconciles them with the votes it saw commit, check has nothing to hold them against"
 	}
-	mismatch := "articles whose votes disagree with their vote rows"
+	mismatch := "whose votes disagree with the vote rows"
 	return []tampering{
 		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: mismatch},
-		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 articles missing"},
-		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 rows in article beyond ids 1 to 1000"},
+		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 article missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 row in article beyond ids 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE article DROP CONSTRAINT article_pkey; INSERT INTO article SELECT * FROM article WHERE id = 600`,
-			want: "1 article rows more than the 1000 init loaded (an id duplicated)"},
+			want: "1 article row more than the 1000 init loaded (an id duplicated)"},
 		{what: tamperLogDeleted, sql: `DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogDuplicate, sql: `INSERT INTO vote SELECT * FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
-		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 votes for articles that do not exist"},
+		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
+	}
+}
+
+// ycsbTamperings attack usertable after runs of workloads F and D on 1000
+// records: a row added is record 2000 (inside the first run's claim of key
+// numbers), its key "user" and the FNV hash of 2000, its fields record 3's
+// signed anew for that key, as an insert would write them.
+func ycsbTamperings() []tampering {
+	const key = "user8018745735115419800"
+	var fields []string
+	for i := range 10 {
+		fields = append(fields, fmt.Sprintf("left(md5('%s:%d:' || substr(FIELD%d, 9)), 8) || substr(FIELD%d, 9)", key, i, i, i))
+	}
+	checksum := "1 rows have a field whose checksum is wrong"
+	return []tampering{
+		{what: tamperValue, sql: `UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 5`, want: checksum},
+		{what: tamperValueMoved, sql: `UPDATE usertable SET FIELD1 = (SELECT FIELD1 FROM usertable WHERE YCSB_KEYNUM = 4) WHERE YCSB_KEYNUM = 3`, want: checksum},
+		{what: tamperRowDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = 500`, want: "1 of the 1000 records init loaded are missing"},
+		{what: tamperRowAdded, sql: fmt.Sprintf(`INSERT INTO usertable SELECT '%s', %s, 2000, 0 FROM usertable WHERE YCSB_KEYNUM = 3`, key, strings.Join(fields, ", ")),
+			allowed: "a row whose key number lies in a run's claim, its key and checksums right, is what an insert writes: check cannot tell it from one; the run's own audit holds the rows to the inserts it saw commit"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 600`,
+			want: "1 rows repeat another row's key"},
+		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
+			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
 	}
 }
 
@@ -215,6 +241,15 @@ func tamperWorkloads() []tamperWorkload {
 			tamper: voteTamperings(v),
 		})
 	}
+	out = append(out, tamperWorkload{
+		name: "ycsb", check: "ycsb", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			run := []string{"run", "ycsb", "--records", "1000", "--concurrency", "4", "--duration", "1s", "--progress", "0", "--workload"}
+			return [][]string{{"init", "ycsb", "--records", "1000"}, append(run, "f"), append(run, "d")}
+		},
+		tamper:  ycsbTamperings(),
+		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
+	})
 	out = append(out, tamperWorkload{
 		name: "append", check: "append", levels: isolationLevels,
 		setup: func(level string) [][]string {

@@ -12,6 +12,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/pg"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )
@@ -108,16 +109,9 @@ func (o *Options) Share(i, n int) error {
 	o.Init, o.InitSet = "skip", true
 	o.allClients = c
 	o.Engine.Instance, o.Engine.Instances = i, n
-	o.Engine.Concurrency = c/n + btoi(i < c%n)
+	o.Engine.Concurrency = report.InstanceClients(c, i, n)
 	o.FirstClient = i*(c/n) + min(i, c%n)
 	return nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Validate checks o before anything touches the database: every value, and

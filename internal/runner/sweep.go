@@ -14,6 +14,7 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
@@ -116,8 +117,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		defer load.Close()
 	}
 	w := opts.Stdout
-	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %d workers, %s arrivals\n",
-		m.Name, objective, s.StepDuration, s.StepWarmup, opts.Engine.Concurrency, opts.Engine.Arrival)
+	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %s, %s arrivals\n",
+		m.Name, objective, s.StepDuration, s.StepWarmup, report.Count(opts.Engine.Concurrency, "worker"), opts.Engine.Arrival)
 	fmt.Fprintf(w, "%4s  %12s  %12s  %10s  %10s  %10s  %7s  %s\n",
 		"step", "target/s", "achieved/s", "p50", "p99", "max", "errors", "result")
 

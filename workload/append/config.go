@@ -75,7 +75,7 @@ func newGenerator() *gen {
 	f.StringVar(&g.raw.isolation, "isolation", "serializable", "read committed | repeatable read | serializable (or rc, rr, ser)")
 	f.StringVar(&g.cfg.history, "history", "", "run: write the history (every attempt, what each read returned, its outcome) to this file, JSON lines or Elle's EDN for a name ending in .edn; check: the history a run wrote, which the tables are read and held to")
 	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name (check: else from its contents)")
-	workload.OnlyFor(f, []string{"run", "check"}, "history", "history-format")
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbCheck, "history", "history-format")
 	return g
 }
 
@@ -95,7 +95,11 @@ func (g *gen) Hooks() workload.Hooks {
 		// An append that finds a key being inserted by another transaction
 		// fails on its unique key (update-insert): a failed attempt of the
 		// history, not a reason to end the client.
-		RunDefaults: map[string]string{"continue-on-error": "true"},
+		RunDefaults: workload.RunDefaults{ContinueOnError: true},
+		// Load generators started together would draw the same keys and
+		// values (each starts above the keys the tables hold), and each
+		// history holds one process's attempts only.
+		SingleProcess: "its history is one process's: load generators started together would append the same values to the same keys, and each checker and final read would see only its own attempts",
 		SessionState: func() string {
 			return "append sets default_transaction_isolation on each connection (single-operation transactions run without BEGIN) and prepares its statements"
 		},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/history"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
 
@@ -45,7 +46,7 @@ func historyBlock(res *history.Result, where string) *workload.CheckResult {
 			"failed": int64(res.Failed), "unknown": int64(res.Unknown),
 		},
 		Lines: []workload.Line{{Label: "history",
-			Value: fmt.Sprintf("%d attempts: %d committed, %d failed, %d unknown; %s", res.Attempts, res.Committed, res.Failed, res.Unknown, where)}},
+			Value: fmt.Sprintf("%s: %d committed, %d failed, %d unknown; %s", metrics.Count(res.Attempts, "attempt"), res.Committed, res.Failed, res.Unknown, where)}},
 	}
 }
 
@@ -76,7 +77,7 @@ func judge(out *workload.CheckResult, res *history.Result, final *finalResult, l
 	}
 	verdict := strings.TrimPrefix(res.VerdictLine(level), "verdict ")
 	if final != nil && len(final.strays) > 0 {
-		strays := fmt.Sprintf("%d row%s no transaction wrote", len(final.strays), plural(len(final.strays)))
+		strays := metrics.Count(len(final.strays), "row") + " no transaction wrote"
 		switch {
 		case v.Violation:
 			verdict += "; " + strays
