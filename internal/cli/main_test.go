@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		if dir, err := binDir(); err == nil {
 			os.RemoveAll(dir)
 		}
-	})
+	}, dropTPCCTemplate)
 }
 
 // timingSensitive skips t under the race detector, which slows the client

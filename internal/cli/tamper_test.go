@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/workload/all"
+	"github.com/txload/txload/workload/tpcc"
 )
 
 // The tamper catalogue: every check is attacked after a real run. Each
@@ -159,6 +160,36 @@ func voteTamperings(variant string) []tampering {
 	}
 }
 
+// tpccTamperings are the catalogue's tamperings of TPC-C's tables, each
+// caught by a consistency condition of clause 3.3.2 or the cardinalities
+// of clause 1.2, then the tamperings that break one condition each
+// (tpcc.Tamperings), which the table does not list.
+func tpccTamperings() []tampering {
+	cond := func(n int) string { return fmt.Sprintf("consistency condition %d (", n) }
+	out := []tampering{
+		{what: tamperBalance, sql: `UPDATE customer SET c_balance = c_balance + 500 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 5`, want: cond(10)},
+		{what: tamperMoved, sql: `UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 3 THEN 7 ELSE -7 END WHERE c_w_id = 1 AND c_d_id = 1 AND c_id IN (3, 4)`,
+			want: "(C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)): 2 of 30000 customers"},
+		{what: tamperRowDeleted, sql: `DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 500`, want: "customer holds 29999 rows, want 30000"},
+		{what: tamperRowAdded, sql: `INSERT INTO item VALUES (100001, 1, 'an item', 1.00, 'no load made it')`, want: "item holds 100001 rows, want 100000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE customer DROP CONSTRAINT customer_pkey; INSERT INTO customer SELECT * FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 600`,
+			want: "customer holds 30001 rows, want 30000"},
+		{what: tamperNegative, sql: `UPDATE customer SET c_balance = -1000000 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7`, want: cond(12)},
+		{what: tamperLogDeleted, sql: `DELETE FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogDuplicate, sql: `INSERT INTO history SELECT * FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogAdded, sql: `INSERT INTO history VALUES (9, 1, 1, 1, 1, now(), 5.00, 'no payment')`, want: cond(9)},
+		{what: tamperOther, sql: `UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1`, want: cond(1)},
+	}
+	for i, sql := range tpcc.Tamperings() {
+		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
+		if i+1 == 11 {
+			tm.allowed = "condition 11 holds only until the first Delivery: after a run, check tpcc says it is not checked"
+		}
+		out = append(out, tm)
+	}
+	return out
+}
+
 // ycsbTamperings attack usertable after runs of workloads F and D on 1000
 // records: a row added is record 2000 (inside the first run's claim of key
 // numbers), its key "user" and the FNV hash of 2000, its fields record 3's
@@ -259,6 +290,18 @@ func tamperWorkloads() []tamperWorkload {
 		checkArgs: func(level string) []string { return []string{"--history", "{dir}/h.jsonl", "--isolation", level} },
 		tamper:    appendTamperings(),
 		comment:   "`check append --history FILE` reads the tables and holds them to the history the run wrote (the run's own final read does the same at its end).",
+	})
+	out = append(out, tamperWorkload{
+		name: "tpcc", check: "tpcc", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			return [][]string{{"init", "tpcc", "--load-jobs", "2"},
+				{"run", "tpcc", "--isolation", level, "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+		},
+		tamper: tpccTamperings(),
+		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to: they hold at every " +
+			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering violates one of them. " +
+			"Beside the catalogue's, the tpcc column is attacked with one tampering per condition, each breaking that condition alone (`tpcc.Tamperings`): " +
+			"all caught after a run, but condition 11's, which holds only until the first Delivery.",
 	})
 	return out
 }
