@@ -102,7 +102,8 @@ func TestAppendFinalRead(t *testing.T) {
 // final read did: clean data passes, a row deleted after the run is lost
 // appends (exit 1), and a later run's keys, above the history's, are
 // counted and left alone: the history of each of two runs on the same
-// tables passes, in JSON lines and in EDN.
+// tables passes, in JSON lines and in EDN. Without a history it reads the
+// tables alone: a value twice and a row in the wrong table are caught.
 func TestCheckAppend(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -137,6 +138,23 @@ func TestCheckAppend(t *testing.T) {
 		t.Fatalf("check of a row deleted after the run: exit %d, want 1 and lost appends\n%s%s", c.code, c.stdout, c.stderr)
 	}
 
+	// Without a history: what the tables show alone.
+	alone := func(url string) result {
+		return txload(t.Context(), nil, "check", "append", "--url", url)
+	}
+	if c := alone(url); c.code != 0 || !strings.Contains(c.stdout, "none given") || !strings.Contains(c.stdout, "check: ok") {
+		t.Fatalf("check without a history: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	copy = srv.CopyDatabase(t, url)
+	if _, err := pgtest.Conn(t, copy).Exec(t.Context(), `UPDATE txn1 SET val = val || ',' || split_part(val, ',', 1) WHERE id = (SELECT min(id) FROM txn1);
+		INSERT INTO txn2 SELECT * FROM txn1 WHERE id = (SELECT min(id) FROM txn1)`); err != nil {
+		t.Fatal(err)
+	}
+	if c := alone(copy); c.code != ExitFailed || !strings.Contains(c.stdout, "VIOLATION: duplicate-elements: 1 (") ||
+		!strings.Contains(c.stdout, "has a row in txn2, where it does not live (its table is txn1)") {
+		t.Fatalf("check without a history of a value twice and a row copied: exit %d, want 1 and both\n%s%s", c.code, c.stdout, c.stderr)
+	}
+
 	run(second)
 	c = check(url, first)
 	if c.code != 0 {
@@ -169,7 +187,6 @@ func TestCheckAppendBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no history", nil, "--history is required: the history file a run wrote"},
 		{"history missing", []string{"--history", filepath.Join(dir, "none.jsonl")}, "--history: open " + filepath.Join(dir, "none.jsonl") + ": no such file or directory"},
 		{"history a directory", []string{"--history", dir}, "--history: " + dir},
 		{"history malformed", []string{"--history", bad}, "--history: " + bad + `, line 1: outcome "comitted" is not committed, failed or unknown`},
