@@ -19,7 +19,9 @@ func checkCommand(env Env) *cobra.Command {
 		Short: "Audit the data a workload left behind, or a history of transactions",
 		Long: `check audits a workload's data at any time, during or after a run. It
 exits 1 when it finds an anomaly that the isolation level the transactions
-ran at forbids, and 0 otherwise (anomalies that level allows are reported).
+ran at forbids, or data that no transaction of the workload wrote (a
+balance changed, a row deleted or added), and 0 otherwise (anomalies that
+level allows are reported).
 
 check history FILE checks a list-append history (JSON lines or Elle's EDN)
 for the anomalies of Adya's isolation levels, as Elle does.`,

@@ -801,6 +801,13 @@ func (a awaited) Hooks() workload.Hooks {
 	if ops == nil {
 		return h
 	}
+	if check := h.Check; check != nil {
+		// The audit of a workload without a Report (the runner's Load).
+		h.Check = func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+			a.wait(ctx)
+			return check(ctx, t)
+		}
+	}
 	h.Ops = func(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
 		load, err := ops(ctx, t, o)
 		if err != nil || load == nil || load.Report == nil {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,6 +36,7 @@ type Server struct {
 type template struct {
 	once sync.Once
 	name string // the database, once loaded
+	url  string
 	err  error
 }
 
@@ -197,13 +199,13 @@ func (s *Server) NewDatabaseLoaded(t testing.TB, name string, load func(url stri
 			return
 		}
 		s.mu.Lock()
-		tpl.name = db
+		tpl.name, tpl.url = db, u
 		s.mu.Unlock()
 	})
 	if tpl.err != nil {
 		t.Fatalf("loading %s: %v", name, tpl.err)
 	}
-	return s.newDatabase(t, " TEMPLATE "+tpl.name)
+	return s.CopyDatabase(t, tpl.url)
 }
 
 // newDatabase creates a database with the options of CREATE DATABASE in
@@ -301,6 +303,43 @@ func OutsideRace(t testing.TB, other string) {
 	if RaceDetector {
 		t.Skipf("compares with %s: checked in the run without the race detector", other)
 	}
+}
+
+// CopyDatabase creates a copy of the database of src (CREATE DATABASE …
+// TEMPLATE), dropped when t ends, and returns its URL: a test tampers with
+// the copy and keeps the original. It waits for the sessions of src that
+// are ending (a command that just returned) to be gone.
+func (s *Server) CopyDatabase(t testing.TB, src string) string {
+	t.Helper()
+	su, err := url.Parse(src)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", src, err)
+	}
+	name := "txload_test_" + randomName()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.base)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	sql := "CREATE DATABASE " + name + " TEMPLATE " + strings.TrimPrefix(su.Path, "/") + s.strategy
+	for tries := 0; ; tries++ {
+		_, err = conn.Exec(ctx, sql)
+		// 55006: the template is being accessed by other users.
+		if err == nil || tries == 100 || !strings.Contains(err.Error(), "55006") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	t.Cleanup(func() { exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, err := s.urlOf(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // LongEnv is the switch that runs the long suites: the comparisons case by
