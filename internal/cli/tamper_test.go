@@ -38,11 +38,18 @@ const (
 	tamperOther        = "another table's balance changed"
 	tamperValue        = "a value changed, its length kept"
 	tamperValueMoved   = "a value copied from another row"
+	tamperTraded       = "versions traded, their count and sums kept"
+	tamperOverdraft    = "an overdraft in the ledger, final balances kept"
+	tamperAmount       = "a transfer of a negative amount"
+	tamperSelf         = "a transfer from an account to itself"
+	tamperNull         = "a NULL where the workload writes a value"
+	tamperSettings     = "the settings table changed"
+	tamperMarker       = "the init marker deleted"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
-	tamperValue, tamperValueMoved}
+	tamperValue, tamperValueMoved, tamperTraded, tamperOverdraft, tamperAmount, tamperSelf, tamperNull, tamperSettings, tamperMarker}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -79,6 +86,36 @@ var isolationLevels = []string{"read committed", "repeatable read", "serializabl
 
 func bankTamperings(mode string) []tampering {
 	off := "whose balance is not what the ledger replays to"
+	delta := ""
+	if mode == "1" {
+		delta = "a delta transfer does not look at the balance it withdraws from: it may overdraw"
+	}
+	// read is the version a transfer of the mode reads: none for delta.
+	read := func(v string) string {
+		if mode == "1" {
+			return "NULL"
+		}
+		return v
+	}
+	// transfer records in the ledger, and applies, a transfer of amount
+	// (an expression over a.balance, b.balance) from account a to b, after
+	// the last versions of both.
+	transfer := func(from, to int, amount string) string {
+		return fmt.Sprintf(`WITH a AS (SELECT * FROM bank_account WHERE id = %[1]d), b AS (SELECT * FROM bank_account WHERE id = %[2]d),
+			l AS (INSERT INTO bank_ledger SELECT %[1]d, %[2]d, %[3]s, %[4]s, %[5]s, a.version + 1, b.version + 1, 0, %[6]s FROM a, b RETURNING amount)
+			UPDATE bank_account SET balance = balance + CASE id WHEN %[1]d THEN -l.amount ELSE l.amount END, version = version + 1 FROM l WHERE id IN (%[1]d, %[2]d)`,
+			from, to, amount, read("a.version"), read("b.version"), mode)
+	}
+	var eight []string
+	for from := 2; from <= 9; from++ {
+		eight = append(eight, transfer(from, 1, "10"))
+	}
+	traded := func(side string) string {
+		return fmt.Sprintf(`WITH acc AS (SELECT id, version - 8 AS base FROM bank_account WHERE id = 1)
+			UPDATE bank_ledger l SET %[1]s_written = acc.base + CASE %[1]s_written - acc.base WHEN 2 THEN 1 WHEN 3 THEN 5 WHEN 7 THEN 6 END,
+				%[1]s_read = %[1]s_read + CASE %[1]s_written - acc.base WHEN 2 THEN -1 WHEN 3 THEN 2 WHEN 7 THEN -1 END
+			FROM acc WHERE l.%[1]s_id = acc.id AND %[1]s_written - acc.base IN (2, 3, 7)`, side)
+	}
 	return []tampering{
 		{what: tamperBalance, sql: `UPDATE bank_account SET balance = balance + 500000 WHERE id = 5`, want: off},
 		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 accounts " + off},
@@ -93,6 +130,23 @@ func bankTamperings(mode string) []tampering {
 			want: "2 accounts with more ledger writes than versions"},
 		{what: tamperLogAdded, sql: `INSERT INTO bank_ledger SELECT 8, 9, 10, a.version, b.version, a.version + 1, b.version + 1, 0, ` + mode +
 			` FROM bank_account a, bank_account b WHERE a.id = 8 AND b.id = 9`, want: "2 accounts with more ledger writes than versions"},
+		// Accounts 2 to 9 each send 10 to account 1, whose versions
+		// b+2, b+3, b+7 of the 8 they write then become b+1, b+5, b+6
+		// (each read the one before): count, bounds, sum and sum of
+		// squares are kept.
+		{what: tamperTraded, sql: strings.Join(eight, "; ") + "; " + traded("from") + "; " + traded("to"), want: "1 account whose ledger writes are not versions 1 to its version, each once"},
+		// Account 8 sends its balance and 5 to 9, then 9 sends 10 back:
+		// 8 went to -5.
+		{what: tamperOverdraft, sql: transfer(8, 9, "a.balance + 5") + "; " + transfer(9, 8, "10"),
+			want: "1 account whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal", allowed: delta},
+		{what: tamperAmount, sql: transfer(8, 9, "-5"), want: "1 ledger row with an amount below 1"},
+		{what: tamperSelf, sql: `INSERT INTO bank_ledger SELECT 8, 8, 5, ` + read("version") + `, ` + read("version + 1") + `, version + 1, version + 2, 0, ` + mode +
+			` FROM bank_account WHERE id = 8; UPDATE bank_account SET version = version + 2 WHERE id = 8`, want: "1 ledger row of a transfer from an account to itself"},
+		{what: tamperNull, sql: `ALTER TABLE bank_account ALTER version DROP NOT NULL; UPDATE bank_account SET version = NULL WHERE id = 5`,
+			want: "1 row of bank_account with a NULL balance or version"},
+		{what: tamperSettings, sql: `UPDATE bank_meta SET accounts = 999; DELETE FROM bank_account WHERE id = 1000; DELETE FROM bank_ledger WHERE 1000 IN (from_id, to_id)`,
+			want: "the bank tables say accounts=999 initial-balance=10000, but init recorded accounts=1000 initial-balance=10000"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'bank'`, want: "no txload_init row for bank"},
 	}
 }
 
