@@ -569,9 +569,12 @@ func (r *run) makeGroups(load *workload.QueryLoad) {
 			gr.emitLag = metrics.NewHistogram()
 		}
 		for j := 0; j < size; j++ {
-			c := &client{r: r, g: gr, id: id, choose: zero}
+			c := &client{r: r, g: gr, id: id, choose: zero, last: -1}
 			if load.Chooser != nil {
 				c.choose = load.Chooser(id)
+			}
+			if load.Pause != nil && r.cfg.Rate == 0 {
+				c.pause = load.Pause(id)
 			}
 			gr.clients = append(gr.clients, c)
 			id++

@@ -1496,3 +1496,71 @@ func TestOpenLoopIdleAtTheEnd(t *testing.T) {
 		}
 	})
 }
+
+// QueryLoad.Pause: each operation starts after its client's pause (the
+// think time after the last, the keying time of the next), intended at the
+// pause's end, so that the pause is in no latency; a pause that would end
+// after the run does not start its operation, and the run ends on time.
+func TestPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration = 1, time.Second
+		var pauses [][2]int
+		var starts []time.Time
+		l := &workload.QueryLoad{Ops: []string{"a", "b"}, Chooser: func(int) func() int {
+			n := 0
+			return func() int { n++; return n % 2 }
+		}, Pause: func(int) func(prev, next int) time.Duration {
+			return func(prev, next int) time.Duration {
+				pauses = append(pauses, [2]int{prev, next})
+				return 100 * time.Millisecond * time.Duration(next+1) // a: 100ms, b: 200ms
+			}
+		}, Drive: func(ctx context.Context, cs workload.Clients) error {
+			start := time.Now()
+			cs.Ready(start)
+			s := cs.Groups[0][0]
+			step := s.Next(time.Now())
+			for step.Kind != workload.Stop {
+				switch step.Kind {
+				case workload.Pause:
+					time.Sleep(time.Until(step.At))
+					step = s.Next(time.Now())
+				case workload.Start:
+					starts = append(starts, time.Now())
+					time.Sleep(10 * time.Millisecond)
+					step = s.Done(time.Now(), nil, -1)
+				default:
+					t.Fatalf("step %v", step.Kind)
+				}
+			}
+			return nil
+		}}
+		begin := time.Now()
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// b at 200ms (ends 210), a at 310 (320), b at 520 (530), a at 630
+		// (640), b at 840 (850); the next a would start at 950 (ends 960),
+		// then b's pause would end at 1160, after the end: 6 operations.
+		wantAt := []time.Duration{200, 310, 520, 630, 840, 950}
+		if len(starts) != len(wantAt) {
+			t.Fatalf("%d operations started, want %d", len(starts), len(wantAt))
+		}
+		for i, at := range starts {
+			if d := at.Sub(begin); d != wantAt[i]*time.Millisecond {
+				t.Errorf("operation %d started at %s, want %dms", i, d, wantAt[i])
+			}
+		}
+		if want := [][2]int{{-1, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}}; fmt.Sprint(pauses) != fmt.Sprint(want) {
+			t.Errorf("pauses asked %v, want %v", pauses, want)
+		}
+		all := res.Total.Total("all")
+		if all.OK != 6 || all.Response.Max() > 10010 || all.Lag.Max() != 0 {
+			t.Errorf("ok %d, max response %dµs, max lag %dµs: want 6, 10ms (the pause in no latency), 0", all.OK, all.Response.Max(), all.Lag.Max())
+		}
+		if d := time.Since(begin); d != time.Second || res.Total.Elapsed != time.Second {
+			t.Errorf("the run ended after %s, its window %s: want both 1s (a pause beyond the end ends with it)", d, res.Total.Elapsed)
+		}
+	})
+}

@@ -33,6 +33,7 @@ const (
 	wait                        // wait until intended, then ask again
 	connect                     // connect anew first (Config.ConnectPerTxn)
 	stop                        // no more operations
+	pause                       // wait alone until intended, then ask again (QueryLoad.Pause)
 )
 
 // newMode is the mode cfg asks for: an open loop when it has a rate, else a
@@ -64,7 +65,35 @@ func (m closedLoop) next(c *client, now time.Time, _ bool) decision {
 	if m.connect && !c.fresh {
 		return decision{kind: connect}
 	}
+	if c.pause != nil {
+		return c.paused(now)
+	}
 	return decision{kind: start, op: c.choose(), intended: now, measured: !now.Before(r.measureStart)}
+}
+
+// paused decides for a client that pauses before each operation
+// (QueryLoad.Pause): it chooses the operation, then pauses; once the pause
+// is over, the operation starts, intended at the pause's end. One whose
+// pause would end after the run's end is not started: the client pauses
+// until the end, then stops, so that the measured window is the whole
+// duration (the terminals were busy thinking until its end).
+func (c *client) paused(now time.Time) decision {
+	r := c.r
+	if c.held {
+		c.held = false
+		return decision{kind: start, op: c.heldOp, intended: c.heldAt, measured: !c.heldAt.Before(r.measureStart)}
+	}
+	op := c.choose()
+	d := c.pause(c.last, op)
+	if d <= 0 {
+		return decision{kind: start, op: op, intended: now, measured: !now.Before(r.measureStart)}
+	}
+	at := now.Add(d)
+	if !at.Before(r.end) {
+		return decision{kind: pause, intended: r.end}
+	}
+	c.held, c.heldOp, c.heldAt = true, op, at
+	return decision{kind: pause, intended: at}
 }
 
 func (m closedLoop) bounded() bool { return m.perClient == 0 }
@@ -143,6 +172,8 @@ func (c *client) step(d decision, now time.Time) workload.Step {
 		return c.stop(now)
 	case wait:
 		return workload.Step{Kind: workload.Wait, At: d.intended}
+	case pause:
+		return workload.Step{Kind: workload.Pause, At: d.intended}
 	case connect:
 		return c.reconnect(now)
 	}

@@ -27,6 +27,10 @@ const (
 	// Reconnect: replace the connection, not before Step.At, then report
 	// the outcome with Connected.
 	Reconnect
+	// Pause: ask Next again at Step.At, this client alone (a terminal's
+	// think time), not in the line of idle clients that Wait joins for
+	// the schedule's next arrival.
+	Pause
 )
 
 // Step is a Session's decision.

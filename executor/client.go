@@ -14,6 +14,7 @@ const (
 	waitIO      waitKind = iota // its exchange: flush, then read until done
 	waitTimer                   // until at: a Sleep ends (Resume)
 	waitArrival                 // until at: ask the session again (Wait)
+	waitPause                   // until at: ask the session again (Pause)
 	waitDial                    // until at: then connect anew
 	waitStopped                 // nothing more
 )
@@ -60,6 +61,9 @@ func (c *client) apply(step Step, now time.Time) {
 			return
 		case Wait:
 			c.wait, c.at = waitArrival, step.At
+			return
+		case Pause:
+			c.wait, c.at = waitPause, step.At
 			return
 		case Reconnect:
 			c.wait, c.at = waitDial, step.At
@@ -162,7 +166,7 @@ func (c *client) fired(now time.Time) {
 		if next, more := c.act(c.prog.Resume(c.conn), now); more {
 			c.apply(next, now)
 		}
-	case waitArrival:
+	case waitArrival, waitPause:
 		c.apply(c.sess.Next(now), now)
 	}
 }

@@ -228,7 +228,7 @@ func (l *epollLoop) after(c *client, now time.Time) {
 		case err != nil:
 			l.fail(c, err, now)
 		}
-	case waitTimer:
+	case waitTimer, waitPause:
 		l.timers.push(timer{at: c.at, c: c})
 	case waitArrival:
 		// Idle clients wait in line: only the head asks when the next

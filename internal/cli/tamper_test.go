@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/workload/all"
+	"github.com/txload/txload/workload/tpcc"
 )
 
 // The tamper catalogue: every check is attacked after a real run. Each
@@ -45,11 +46,15 @@ const (
 	tamperNull         = "a NULL where the workload writes a value"
 	tamperSettings     = "the settings table changed"
 	tamperMarker       = "the init marker deleted"
+	tamperElemRemoved  = "a list element removed"
+	tamperElemSwapped  = "two list elements reordered"
+	tamperElemAdded    = "a list element appended that no transaction wrote"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
-	tamperValue, tamperValueMoved, tamperTraded, tamperOverdraft, tamperAmount, tamperSelf, tamperNull, tamperSettings, tamperMarker}
+	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
+	tamperSelf, tamperNull, tamperSettings, tamperMarker}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -70,10 +75,13 @@ type tamperWorkload struct {
 	check  string // the workload whose check runs: txload check NAME
 	levels []string
 	// setup makes the data at level in the database at url: init and a
-	// short run, each a command line (without --url).
-	setup   func(level string) [][]string
-	tamper  []tampering
-	comment string // a note under the table, if any
+	// short run, each a command line (without --url); {dir} is a
+	// directory of the test's, for the files a run writes and check reads.
+	setup func(level string) [][]string
+	// checkArgs, if set, are check's flags at level beyond --url.
+	checkArgs func(level string) []string
+	tamper    []tampering
+	comment   string // a note under the table, if any
 }
 
 // levelSQL is how a workload without an --isolation flag runs at a
@@ -207,6 +215,36 @@ func voteTamperings(variant string) []tampering {
 	}
 }
 
+// tpccTamperings are the catalogue's tamperings of TPC-C's tables, each
+// caught by a consistency condition of clause 3.3.2 or the cardinalities
+// of clause 1.2, then the tamperings that break one condition each
+// (tpcc.Tamperings), which the table does not list.
+func tpccTamperings() []tampering {
+	cond := func(n int) string { return fmt.Sprintf("consistency condition %d (", n) }
+	out := []tampering{
+		{what: tamperBalance, sql: `UPDATE customer SET c_balance = c_balance + 500 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 5`, want: cond(10)},
+		{what: tamperMoved, sql: `UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 3 THEN 7 ELSE -7 END WHERE c_w_id = 1 AND c_d_id = 1 AND c_id IN (3, 4)`,
+			want: "(C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)): 2 of 30000 customers"},
+		{what: tamperRowDeleted, sql: `DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 500`, want: "customer holds 29999 rows, want 30000"},
+		{what: tamperRowAdded, sql: `INSERT INTO item VALUES (100001, 1, 'an item', 1.00, 'no load made it')`, want: "item holds 100001 rows, want 100000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE customer DROP CONSTRAINT customer_pkey; INSERT INTO customer SELECT * FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 600`,
+			want: "customer holds 30001 rows, want 30000"},
+		{what: tamperNegative, sql: `UPDATE customer SET c_balance = -1000000 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7`, want: cond(12)},
+		{what: tamperLogDeleted, sql: `DELETE FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogDuplicate, sql: `INSERT INTO history SELECT * FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogAdded, sql: `INSERT INTO history VALUES (9, 1, 1, 1, 1, now(), 5.00, 'no payment')`, want: cond(9)},
+		{what: tamperOther, sql: `UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1`, want: cond(1)},
+	}
+	for i, sql := range tpcc.Tamperings() {
+		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
+		if i+1 == 11 {
+			tm.allowed = "condition 11 holds only until the first Delivery: after a run, check tpcc says it is not checked"
+		}
+		out = append(out, tm)
+	}
+	return out
+}
+
 // ycsbTamperings attack usertable after runs of workloads F and D on 1000
 // records: a row added is record 2000 (inside the first run's claim of key
 // numbers), its key "user" and the FNV hash of 2000, its fields record 3's
@@ -228,6 +266,24 @@ func ycsbTamperings() []tampering {
 			want: "1 rows repeat another row's key"},
 		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
 			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
+	}
+}
+
+// appendTamperings attack a key of the first table: its lists, its rows.
+func appendTamperings() []tampering {
+	first := `(SELECT min(id) FROM txn0)`
+	return []tampering{
+		{what: tamperElemRemoved, sql: `UPDATE txn0 SET val = regexp_replace(val, '^([^,]+),[^,]+', '\1') WHERE id = (SELECT min(id) FROM txn0 WHERE val LIKE '%,%')`,
+			want: "lost-append: 1 ("},
+		// The longest list: reads saw its first two values in order.
+		{what: tamperElemSwapped, sql: `UPDATE txn0 SET val = regexp_replace(val, '^([^,]+),([^,]+)', '\2,\1') WHERE id = (SELECT id FROM txn0 ORDER BY length(val) DESC, id LIMIT 1)`,
+			want: "incompatible-order: 1 ("},
+		{what: tamperElemAdded, sql: `UPDATE txn0 SET val = val || ',999999' WHERE id = ` + first, want: "garbage-read: 1 ("},
+		{what: tamperRowDeleted, sql: `DELETE FROM txn0 WHERE id = ` + first, want: "lost-append: "},
+		{what: tamperRowDuplicate, sql: `INSERT INTO txn1 SELECT * FROM txn0 WHERE id = ` + first,
+			want: "1 row no transaction of the workload wrote: key"},
+		{what: tamperRowAdded, sql: `INSERT INTO txn0 VALUES (2000000000, 2000000000, '1')`,
+			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append counts such rows and reads them not; the run's own final read, which reads every key from the run's first up, catches one"},
 	}
 }
 
@@ -280,6 +336,28 @@ func tamperWorkloads() []tamperWorkload {
 		tamper:  ycsbTamperings(),
 		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
 	})
+	out = append(out, tamperWorkload{
+		name: "append", check: "append", levels: isolationLevels,
+		setup: func(level string) [][]string {
+			return [][]string{{"run", "append", "--init", "keep", "--isolation", level, "--concurrency", "4", "--duration", "1s",
+				"--progress", "0", "--history", "{dir}/h.jsonl"}}
+		},
+		checkArgs: func(level string) []string { return []string{"--history", "{dir}/h.jsonl", "--isolation", level} },
+		tamper:    appendTamperings(),
+		comment:   "`check append --history FILE` reads the tables and holds them to the history the run wrote (the run's own final read does the same at its end).",
+	})
+	out = append(out, tamperWorkload{
+		name: "tpcc", check: "tpcc", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			return [][]string{{"init", "tpcc", "--load-jobs", "2"},
+				{"run", "tpcc", "--isolation", level, "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+		},
+		tamper: tpccTamperings(),
+		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to: they hold at every " +
+			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering violates one of them. " +
+			"Beside the catalogue's, the tpcc column is attacked with one tampering per condition, each breaking that condition alone (`tpcc.Tamperings`): " +
+			"all caught after a run, but condition 11's, which holds only until the first Delivery.",
+	})
 	return out
 }
 
@@ -287,7 +365,6 @@ func tamperWorkloads() []tamperWorkload {
 // under another row, and those without one, with why.
 var tamperExempt = map[string]string{
 	"select-only": "its check is check tpcb's: the row tpcb (and select-only)",
-	"append":      "no check of the database, so no list element removed or reordered can be tried on one: its audit is its history, checked while the run goes (`txload check history` checks a history file)",
 	"pgio":        "no check: it reports figures",
 	"script":      "no check: a script file's guarantees are its author's",
 }
@@ -316,7 +393,23 @@ func TestTamperCatalogue(t *testing.T) {
 			t.Run(w.name+"/"+level, func(t *testing.T) {
 				t.Parallel()
 				url := srv.NewDatabase(t)
+				dir := t.TempDir()
+				inDir := func(args []string) []string {
+					out := make([]string, len(args))
+					for i, a := range args {
+						out[i] = strings.ReplaceAll(a, "{dir}", dir)
+					}
+					return out
+				}
+				var checkArgs []string
+				if w.checkArgs != nil {
+					checkArgs = inDir(w.checkArgs(level))
+				}
+				check := func(url string) result {
+					return txload(t.Context(), nil, append([]string{"check", w.check, "--url", url}, checkArgs...)...)
+				}
 				for _, args := range w.setup(level) {
+					args = inDir(args)
 					if args[0] == "sql" {
 						name := url[strings.LastIndex(url, "/")+1:]
 						if i := strings.IndexByte(name, '?'); i >= 0 {
@@ -331,7 +424,7 @@ func TestTamperCatalogue(t *testing.T) {
 						t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 					}
 				}
-				if r := txload(t.Context(), nil, "check", w.check, "--url", url); r.code != 0 {
+				if r := check(url); r.code != 0 {
 					t.Fatalf("check %s on the run's data: exit %d\n%s\n%s", w.check, r.code, r.stdout, r.stderr)
 				}
 				for _, tm := range w.tamper {
@@ -339,7 +432,7 @@ func TestTamperCatalogue(t *testing.T) {
 					if _, err := pgtest.Conn(t, copy).Exec(t.Context(), tm.sql); err != nil {
 						t.Fatalf("%s: %s: %v", tm.what, tm.sql, err)
 					}
-					r := txload(t.Context(), nil, "check", w.check, "--url", copy)
+					r := check(copy)
 					if why := tm.why(level); why != "" {
 						if r.code != 0 {
 							t.Errorf("%s: allowed (%s), but check exit %d\n%s", tm.what, why, r.code, r.stdout)

@@ -26,6 +26,8 @@ type Options struct {
 	// Init is what happens to the schema before the run: fresh (drop and
 	// reload), keep (load if missing), skip.
 	Init string
+	// ConcurrencySet says --concurrency was given (Hooks.ValidateRun).
+	ConcurrencySet bool
 	// InitSet says --init was given: without it, a workload whose default
 	// is skip never creates tables on a user's database (it does on the
 	// embedded server, which holds nothing).

@@ -53,10 +53,8 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
 	}
-	if h.Validate != nil {
-		if err := h.Validate(); err != nil {
-			return Resolved{}, h, Usage(err)
-		}
+	if err := ValidateHooks(h, *opts); err != nil {
+		return Resolved{}, h, err
 	}
 	if opts.PerStatement && !h.PerStatement {
 		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
@@ -72,6 +70,26 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 		err = Usagef("--instance needs --url: the instances must drive one database")
 	}
 	return r, h, err
+}
+
+// ValidateHooks checks a workload's flags (Hooks.Validate), then against
+// the run's own settings (Hooks.ValidateRun): bad usage, before the
+// database is touched.
+func ValidateHooks(h workload.Hooks, opts Options) error {
+	if h.Validate != nil {
+		if err := h.Validate(); err != nil {
+			return Usage(err)
+		}
+	}
+	if h.ValidateRun != nil {
+		e := opts.Engine
+		c := e.Concurrency
+		if opts.allClients > 0 {
+			c = opts.allClients
+		}
+		return Usage(h.ValidateRun(workload.RunSettings{Concurrency: c, ConcurrencySet: opts.ConcurrencySet, Rate: e.Rate, Instances: e.Instances}))
+	}
+	return nil
 }
 
 // Capabilities lists the commands a workload's hooks support.
@@ -169,6 +187,9 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	}
 	if ue := (*UsageError)(nil); errors.As(runErr, &ue) {
 		return ue // one line naming what to change, exit 2
+	}
+	if se := settingsErr(runErr); se != nil {
+		return se // tables that exist with other settings: nothing was written, exit 2
 	}
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
@@ -270,6 +291,17 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	return load, nil
 }
 
+// settingsErr is err's SettingsError, if any: the schema exists with
+// other settings than the run's flags, found before anything was written
+// (exit 2), with the run's way to recreate it.
+func settingsErr(err error) error {
+	var se *workload.SettingsError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	return &workload.SettingsError{Workload: se.Workload, Msg: se.Msg + " (in a run: --init fresh)"}
+}
+
 // figure is what the workload's own figures go to: the exporter, if any.
 func figure(opts Options) func(name, help string, value float64) {
 	if opts.Metrics == nil {
@@ -355,6 +387,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		conn.settle(actx)
 		all, err := res.All()
 		var chk *workload.CheckResult
+		if load.Measured != nil {
+			load.Measured(res.Total)
+		}
 		if err == nil {
 			chk, err = load.Report(actx, all)
 		}

@@ -591,7 +591,7 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 	rec.Committed -= obs.declined.Load() // rolled back: no ledger row
 	lines = append(lines, rec.Lines("ledger")...)
 	lines = append(lines, a.anomalies()...)
-	res := a.result(append(lines, obs.notes(g.cfg.isolation)...))
+	res := a.result(append(lines, obs.Notes(g.cfg.isolation)...))
 	rec.Into(res)
 	return res, nil
 }
