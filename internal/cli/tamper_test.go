@@ -46,6 +46,8 @@ const (
 	tamperNull         = "a NULL where the workload writes a value"
 	tamperSettings     = "the settings table changed"
 	tamperMarker       = "the init marker deleted"
+	tamperWideDelta    = "a history delta outside the script's range"
+	tamperOrphan       = "a history row of a teller that does not exist"
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
@@ -54,7 +56,7 @@ const (
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
-	tamperSelf, tamperNull, tamperSettings, tamperMarker}
+	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -178,6 +180,20 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperLogDuplicate, sql: `INSERT INTO pgbench_history SELECT * FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogAdded, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 5, now())`, want: off},
 		teller,
+		{what: tamperNull, sql: `WITH a AS (SELECT aid FROM pgbench_history GROUP BY aid HAVING count(*) = 1 LIMIT 1),
+			u AS (UPDATE pgbench_history SET delta = NULL WHERE aid = (SELECT aid FROM a))
+			UPDATE pgbench_accounts SET abalance = NULL WHERE aid = (SELECT aid FROM a)`,
+			want: "1 row in pgbench_accounts with a NULL abalance"},
+		// A history row's delta, and the balances it moved, 10000 more.
+		{what: tamperWideDelta, sql: `WITH h AS (SELECT ctid, aid, tid, bid FROM pgbench_history WHERE delta > 0 LIMIT 1),
+			u1 AS (UPDATE pgbench_history SET delta = delta + 10000 WHERE ctid = (SELECT ctid FROM h)),
+			u2 AS (UPDATE pgbench_accounts SET abalance = abalance + 10000 WHERE aid = (SELECT aid FROM h)),
+			u3 AS (UPDATE pgbench_tellers SET tbalance = tbalance + 10000 WHERE tid = (SELECT tid FROM h))
+			UPDATE pgbench_branches SET bbalance = bbalance + 10000 WHERE bid = (SELECT bid FROM h)`,
+			want: "1 history row with a delta outside -5000 to 5000"},
+		// Scale 1 has tellers 1 to 10.
+		{what: tamperOrphan, sql: `UPDATE pgbench_history SET tid = 11 WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
+			want: "history rows of 1 tid id that pgbench_tellers does not have"},
 	}
 }
 
