@@ -48,6 +48,7 @@ const (
 	tamperMarker       = "the init marker deleted"
 	tamperWideDelta    = "a history delta outside the script's range"
 	tamperOrphan       = "a history row of a teller that does not exist"
+	tamperZeroed       = "every vote counter zeroed"
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
@@ -56,7 +57,7 @@ const (
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
-	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan}
+	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -219,8 +220,12 @@ func voteTamperings(variant string) []tampering {
 		onlyRecord = "the vote rows are the only record of the votes in the join and matview variants (no counter is kept): the run's own audit reconciles them with the votes it saw commit, check has nothing to hold them against"
 	}
 	mismatch := "whose votes disagree with the vote rows"
-	return []tampering{
-		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: mismatch},
+	counted := mismatch
+	if variant != "counter" {
+		counted = "1 article whose votes are not 0, though no counter run wrote them"
+	}
+	ts := []tampering{
+		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: counted},
 		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 article missing"},
 		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 row in article beyond ids 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE article DROP CONSTRAINT article_pkey; INSERT INTO article SELECT * FROM article WHERE id = 600`,
@@ -228,7 +233,13 @@ func voteTamperings(variant string) []tampering {
 		{what: tamperLogDeleted, sql: `DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogDuplicate, sql: `INSERT INTO vote SELECT * FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
+		{what: tamperNull, sql: `ALTER TABLE article ALTER votes DROP NOT NULL; UPDATE article SET votes = NULL WHERE id = 5`, want: "1 article whose votes"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'vote'`, want: "no txload_init row for vote"},
 	}
+	if variant == "counter" {
+		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
+	}
+	return ts
 }
 
 // tpccTamperings are the catalogue's tamperings of TPC-C's tables, each
