@@ -293,6 +293,14 @@ func ycsbTamperings() []tampering {
 			want: "1 rows repeat another row's key"},
 		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
 			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
+		{what: tamperNegative, sql: `UPDATE usertable SET YCSB_RMW = -1 WHERE YCSB_KEYNUM = 7`, want: "1 rows have a YCSB_RMW below 0 or NULL"},
+		{what: tamperNull, sql: `ALTER TABLE usertable ALTER YCSB_RMW DROP NOT NULL; UPDATE usertable SET YCSB_RMW = NULL WHERE YCSB_KEYNUM = 8`,
+			want: "1 rows have a YCSB_RMW below 0 or NULL"},
+		// The records from key number 990 on deleted, ycsb_meta saying
+		// init loaded 990: the table agrees with it, not with init.
+		{what: tamperSettings, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM >= 990; UPDATE ycsb_meta SET records = 990`,
+			want: "the ycsb tables say records=990 fields=10 field-length=100, but init recorded records=1000 fields=10 field-length=100"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'ycsb'`, want: "no txload_init row for ycsb"},
 	}
 }
 
