@@ -253,6 +253,12 @@ func (c *Checker) finalize(ks *keyState) error {
 					break
 				}
 			}
+			for _, v := range n.vals {
+				if w := writers[v]; w != nil && w.ok != nil && w.ok != t && w.ok.invoke > t.complete {
+					c.report(FutureRead, opRank(t, i), func() *Example { return futureExample(t, i, v, w.ok) })
+					break
+				}
+			}
 			var last int64
 			var next int64
 			hasNext := false

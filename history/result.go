@@ -382,6 +382,15 @@ func cloneAttempt(a Attempt) Attempt {
 	return a
 }
 
+func futureExample(t *txn, op int, v int64, w *txn) *Example {
+	e := newExample()
+	k := t.ops[op].key
+	n1, n2 := e.name(t), e.name(w)
+	e.line("%s read key %d as %s, which holds %d, and completed at %s; %s appended %d to key %d, but was invoked at %s, after that: a read of a write not yet begun",
+		n1, k, listString(readOf(t, op)), v, seconds(t.complete), n2, v, k, seconds(w.invoke))
+	return e.ex
+}
+
 func lostExample(w *txn, op int, reader *txn, readOp int) *Example {
 	e := newExample()
 	k, v := w.ops[op].key, w.ops[op].value
