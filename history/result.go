@@ -330,7 +330,10 @@ func abortedExample(t *txn, op int, v int64, failed *txn) *Example {
 	k := t.ops[op].key
 	n1, n2 := e.name(t), e.name(failed)
 	how := "failed"
-	if failed.sqlstate != "" {
+	switch {
+	case failed.outcome == Unknown:
+		how = "is recorded unknown, but its SQLSTATE " + failed.sqlstate + " says it rolled back"
+	case failed.sqlstate != "":
 		how += " (SQLSTATE " + failed.sqlstate + ")"
 	}
 	e.line("%s read key %d as %s, which holds %d; only %s appended %d to key %d, and %s %s: an aborted read",
