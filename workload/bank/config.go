@@ -77,6 +77,11 @@ func newGenerator() *gen {
 	f.Int64Var(&g.cfg.initialBalance, "initial-balance", 10000, "balance of every account after init")
 	f.StringVar(&g.raw.isolation, "isolation", "serializable", "read committed | repeatable read | serializable (or rc, rr, ser); a comma list runs each")
 	f.StringVar(&g.raw.transfer, "transfer", "read-modify-write", "read-modify-write | delta | for-update")
+	// check audits against what init recorded (bank_meta, txload_init):
+	// it takes none of them, so `check bank --accounts 50` is refused, not
+	// ignored.
+	workload.OnlyFor(f, workload.VerbInit|workload.VerbRun|workload.VerbSweep|workload.VerbFailover,
+		"accounts", "selection", "amount", "initial-balance", "isolation", "transfer")
 	return g
 }
 
