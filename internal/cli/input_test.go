@@ -30,9 +30,6 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"run", "bank", "--nope"}, "unknown flag: --nope"},
-		{"bank setting to check", []string{"check", "bank", "--accounts", "50"}, "--accounts is not a flag of txload check bank (only of txload init bank and txload run bank and txload sweep bank and txload failover bank)"},
-		{"vote setting to check", []string{"check", "vote", "--variant", "counter"}, "--variant is not a flag of txload check vote (only of"},
-		{"ycsb setting to check", []string{"check", "ycsb", "--records", "10"}, "--records is not a flag of txload check ycsb (only of"},
 		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: ` + registered(func(h workload.Hooks) bool { return h.Ops != nil }) + ")"},
 		{"isolation", []string{"run", "bank", "--isolation", "foo"}, `--isolation: "foo" is not an isolation level`},
 		{"isolation in a list", []string{"run", "bank", "--isolation", "rc,foo"}, `"foo" is not an isolation level`},

@@ -78,10 +78,9 @@ func newGenerator() *gen {
 	f.StringVar(&g.raw.isolation, "isolation", "serializable", "read committed | repeatable read | serializable (or rc, rr, ser); a comma list runs each")
 	f.StringVar(&g.raw.transfer, "transfer", "read-modify-write", "read-modify-write | delta | for-update")
 	// check audits against what init recorded (bank_meta, txload_init):
-	// it takes none of them, so `check bank --accounts 50` is refused, not
-	// ignored.
-	workload.OnlyFor(f, workload.VerbInit|workload.VerbRun|workload.VerbSweep|workload.VerbFailover,
-		"accounts", "selection", "amount", "initial-balance", "isolation", "transfer")
+	// it takes these, so one command line serves every verb, and says it
+	// ignored them.
+	workload.IgnoredBy(f, workload.VerbCheck, "accounts", "selection", "amount", "initial-balance", "isolation", "transfer")
 	return g
 }
 

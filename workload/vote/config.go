@@ -49,9 +49,8 @@ func newGenerator() *gen {
 	f.StringVar(&c.variant, "variant", "join", "how vote counts are read: join | counter | matview")
 	f.DurationVar(&c.refresh, "refresh", time.Second, "--variant matview: interval between refreshes of the view")
 	// check audits against what init and the runs recorded (txload_init,
-	// vote_variant): it takes none of them.
-	workload.OnlyFor(f, workload.VerbInit|workload.VerbRun|workload.VerbSweep|workload.VerbFailover,
-		"articles", "write-every", "distribution", "zipf-exponent", "read-batch", "variant", "refresh")
+	// vote_variant): it says it ignored these.
+	workload.IgnoredBy(f, workload.VerbCheck, "articles", "write-every", "distribution", "zipf-exponent", "read-batch", "variant", "refresh")
 	return g
 }
 
