@@ -76,6 +76,27 @@ func OnlyFor(fs *pflag.FlagSet, verbs Verbs, names ...string) {
 	}
 }
 
+// FlagIgnoredBy annotates a workload's flag with the commands that take it
+// (so one command line serves every command) but do not use it: they say
+// so, in one line.
+const FlagIgnoredBy = "txload/ignored-by"
+
+// IgnoredBy marks the named flags of fs as taken but not used by the
+// commands verbs (check audits against what init recorded, not the
+// flags).
+func IgnoredBy(fs *pflag.FlagSet, verbs Verbs, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, FlagIgnoredBy, verbs.Names()); err != nil {
+			panic(err) // a name of the workload's own: a programming error
+		}
+	}
+}
+
+// FlagIgnored says whether the command verb takes flag f without using it.
+func FlagIgnored(f *pflag.Flag, verb string) bool {
+	return slices.Contains(f.Annotations[FlagIgnoredBy], verb)
+}
+
 // FlagFor says whether flag f belongs to the command verb ("run").
 func FlagFor(f *pflag.Flag, verb string) bool {
 	verbs, ok := f.Annotations[FlagVerbs]

@@ -49,7 +49,7 @@ func checkHistoryCommand(env Env) *cobra.Command {
 		Long: `history checks a list-append history, written as JSON lines (one attempt
 per line) or as Elle's EDN (the format is taken from the extension, .jsonl
 or .edn, else from the contents; FILE - reads standard input). It prints
-each class of anomaly found (G0, G1a, garbage-read, G1b, G1c, G-single,
+each class of anomaly found (G0, G1a, garbage-read, future-read, G1b, G1c, G-single,
 G-nonadjacent, G2-item, internal, incompatible-order, duplicate-elements,
 lost-append)
 with a count and one example explained edge by edge, then the verdict at
@@ -57,7 +57,8 @@ with a count and one example explained edge by edge, then the verdict at
 otherwise, 2 when the file cannot be read (its line is named).
 
 Levels: read uncommitted forbids G0, garbage reads (a value no attempt
-appended), duplicate elements, internal inconsistencies and lost appends; read committed also G1a, G1b, G1c and
+appended), future reads (a value appended by an attempt invoked after the
+read completed), duplicate elements, internal inconsistencies and lost appends; read committed also G1a, G1b, G1c and
 incompatible orders; repeatable read (PostgreSQL's: snapshot isolation)
 also G-single and G-nonadjacent, and allows G2-item (write skew);
 serializable forbids every class.`,
