@@ -196,6 +196,13 @@ func (e *ConnectError) Unwrap() error { return e.err }
 // ConnectRaw opens a protocol-level connection (pgconn) to the next node in
 // round-robin order, for executors that speak the protocol themselves. Its
 // client_encoding is the URL's, else the database's (see encoding.go).
+//
+// The connection is ready to be hijacked: pgx holds none of its bytes and
+// reads none. A write of pgx's that takes over 15 ms (the startup message
+// on a loaded machine) starts its background reader, which may still wait
+// in a read of the socket when the connection is handed over, and would
+// take the answer to the first statement sent on the hijacked socket:
+// SyncConn stops it (with a ping when it must).
 func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	cfg := t.configs[i].Config.Copy()
@@ -206,6 +213,11 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	}
 	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err == nil {
+		if err = pc.SyncConn(ctx); err != nil {
+			pc.Close(context.WithoutCancel(ctx))
+		}
+	}
 	if err != nil {
 		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
 	}
