@@ -29,9 +29,14 @@ type Target struct {
 	// plain marks the nodes that refused TLS under sslmode=prefer: see
 	// preferPlain.
 	plain []atomic.Bool
+	// urlTimeout marks the nodes whose URL (or PGCONNECT_TIMEOUT) sets
+	// connect_timeout: SetConnectTimeout leaves them be.
+	urlTimeout []bool
 }
 
-// DefaultConnectTimeout bounds each connection attempt when the URL sets none.
+// DefaultConnectTimeout bounds each step of a connection (TCP connect,
+// startup and authentication; the workload's setup statements) when
+// neither the URL's connect_timeout nor SetConnectTimeout says otherwise.
 const DefaultConnectTimeout = 10 * time.Second
 
 // ErrEmptyURL: no URL, or an empty one. pgx would read "" as libpq's
@@ -59,6 +64,7 @@ func NewTarget(urls []string) (*Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parsing --url %s: %s", Redact(u), t.Scrub(err.Error()))
 		}
+		t.urlTimeout = append(t.urlTimeout, cfg.ConnectTimeout > 0)
 		if cfg.ConnectTimeout == 0 {
 			cfg.ConnectTimeout = DefaultConnectTimeout
 		}
@@ -69,6 +75,17 @@ func NewTarget(urls []string) (*Target, error) {
 		t.configs = append(t.configs, cfg)
 	}
 	return t, nil
+}
+
+// SetConnectTimeout makes d the bound of each step of a connection to the
+// nodes whose URL sets no connect_timeout (nor PGCONNECT_TIMEOUT): a URL's
+// own setting wins for it, as in libpq. d must be positive.
+func (t *Target) SetConnectTimeout(d time.Duration) {
+	for i, c := range t.configs {
+		if !t.urlTimeout[i] {
+			c.ConnectTimeout = d
+		}
+	}
 }
 
 // URLs returns the URLs with passwords redacted.
@@ -112,10 +129,21 @@ func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig
 	t.preferPlain(i, &cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+		return nil, t.connectError(ctx, i, cfg.ConnectTimeout, err)
 	}
 	t.notePlain(i, &cfg.Config, conn.PgConn())
 	return conn, nil
+}
+
+// connectError is err, a failed connection to node i, as a ConnectError:
+// when the connect timeout (bound) ran out while ctx goes on, its message
+// names the step the server did not answer.
+func (t *Target) connectError(ctx context.Context, i int, bound time.Duration, err error) *ConnectError {
+	e := &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		e.bound = bound
+	}
+	return e
 }
 
 // ConnectError is a failed connection attempt; its message carries the
@@ -124,11 +152,34 @@ type ConnectError struct {
 	URL string
 	msg string
 	err error
+	// bound is the connect timeout that ran out (0: another failure).
+	bound time.Duration
 }
 
 func (e *ConnectError) Error() string {
-	return fmt.Sprintf("connecting to %s: %s", e.URL, connectDetail(e.msg))
+	msg := connectDetail(e.msg)
+	if e.bound > 0 {
+		msg = stalledStep.ReplaceAllStringFunc(msg, func(m string) string {
+			step := stepNames[stalledStep.FindStringSubmatch(m)[1]]
+			return fmt.Sprintf("%s: no answer in %s (the connect timeout)", step, e.bound)
+		})
+	}
+	return fmt.Sprintf("connecting to %s: %s", e.URL, msg)
 }
+
+// stepNames are pgx's names of the steps of a connection, as txload says
+// them when the server stopped answering in one.
+var stepNames = map[string]string{
+	"dial error":                       "TCP connect",
+	"tls error":                        "TLS handshake",
+	"failed to write startup message":  "startup and authentication",
+	"failed to receive message":        "startup and authentication",
+	"failed to write password message": "startup and authentication",
+	"failed SASL auth":                 "startup and authentication",
+}
+
+// stalledStep is pgx's account of a step cut by the connect timeout.
+var stalledStep = regexp.MustCompile(`(dial error|tls error|failed to write startup message|failed to receive message|failed to write password message|failed SASL auth): [^;]*(timeout|deadline exceeded)[^;]*`)
 
 var (
 	// pgx's prefix: the URL in the message names the user and database.
@@ -214,12 +265,14 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err == nil {
-		if err = pc.SyncConn(ctx); err != nil {
+		sctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+		if err = pc.SyncConn(sctx); err != nil {
 			pc.Close(context.WithoutCancel(ctx))
 		}
+		cancel()
 	}
 	if err != nil {
-		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+		return nil, t.connectError(ctx, i, cfg.ConnectTimeout, err)
 	}
 	t.notePlain(i, cfg, pc)
 	return pc, nil

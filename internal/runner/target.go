@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,6 +30,12 @@ type TargetOptions struct {
 	// Quiet leaves out the "server: ..." line Open prints (for a command
 	// that prints its own banner).
 	Quiet bool
+	// ConnectTimeout bounds each step of a connection (TCP connect, startup
+	// and authentication, the workload's setup statements) to the nodes
+	// whose URL sets no connect_timeout: 0 = pg.DefaultConnectTimeout.
+	// ConnectTimeoutSet: --connect-timeout was given, and must be positive.
+	ConnectTimeout    time.Duration
+	ConnectTimeoutSet bool
 }
 
 // Resolved is a validated choice of target, not yet connected.
@@ -38,6 +45,7 @@ type Resolved struct {
 	cacheDir string
 	pooler   string
 	quiet    bool
+	timeout  time.Duration // see TargetOptions.ConnectTimeout
 }
 
 // Embedded says the run starts its own throwaway server.
@@ -57,6 +65,9 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 	if err := CheckPooler(o.Pooler); err != nil {
 		return Resolved{}, err
 	}
+	if o.ConnectTimeout < 0 || o.ConnectTimeoutSet && o.ConnectTimeout <= 0 {
+		return Resolved{}, Usagef("--connect-timeout must be a positive duration, such as 10s (got %s)", o.ConnectTimeout)
+	}
 	for _, u := range o.URLs {
 		if strings.TrimSpace(u) == "" {
 			return Resolved{}, Usagef("--url is empty: give a database URL such as postgres://user@host:5432/db")
@@ -70,13 +81,16 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 		if err != nil {
 			return Resolved{}, Usage(err)
 		}
-		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet}, nil
+		if o.ConnectTimeout > 0 {
+			t.SetConnectTimeout(o.ConnectTimeout)
+		}
+		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet, timeout: o.ConnectTimeout}, nil
 	}
 	v, err := embedded.Lookup(o.EmbeddedVersion)
 	if err != nil {
 		return Resolved{}, Usagef("--embedded-version: %v", err)
 	}
-	return Resolved{embedded: &v, cacheDir: o.CacheDir, quiet: o.Quiet}, nil
+	return Resolved{embedded: &v, cacheDir: o.CacheDir, quiet: o.Quiet, timeout: o.ConnectTimeout}, nil
 }
 
 // Conn is an open target; Close stops the embedded server, if any.
@@ -114,6 +128,9 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 		if c.Target, err = pg.NewTarget([]string{srv.URL()}); err != nil {
 			c.close()
 			return nil, err
+		}
+		if r.timeout > 0 {
+			c.Target.SetConnectTimeout(r.timeout)
 		}
 	}
 	t := c.Target
