@@ -88,7 +88,7 @@ func failoverCommand(env Env) *cobra.Command {
 				runf.register(rfs)
 				rfs.VisitAll(func(fl *pflag.Flag) {
 					switch fl.Name {
-					case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler":
+					case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler", "connect-timeout":
 						return
 					}
 					fs.AddFlag(fl)

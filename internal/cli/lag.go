@@ -181,7 +181,7 @@ func lagFlagSet(f *lagFlags, runf *runFlags, g workload.Generator) *pflag.FlagSe
 	runf.register(rfs)
 	rfs.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "url", "output", "failures-detailed", "report-per-statement":
+		case "url", "output", "failures-detailed", "report-per-statement", "connect-timeout":
 			return
 		}
 		fs.AddFlag(fl)
