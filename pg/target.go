@@ -29,6 +29,9 @@ type Target struct {
 	// plain marks the nodes that refused TLS under sslmode=prefer: see
 	// preferPlain.
 	plain []atomic.Bool
+	// ownRefused marks the nodes that refused the settings of txload's own
+	// sessions (see own.go).
+	ownRefused []atomic.Bool
 	// urlTimeout marks the nodes whose URL (or PGCONNECT_TIMEOUT) sets
 	// connect_timeout: SetConnectTimeout leaves them be.
 	urlTimeout []bool
@@ -55,7 +58,7 @@ func NewTarget(urls []string) (*Target, error) {
 			return nil, ErrEmptyURL
 		}
 	}
-	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls))}
+	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls)), ownRefused: make([]atomic.Bool, len(urls))}
 	for _, u := range urls {
 		if err := cleanURL("--url ", u); err != nil {
 			return nil, err
@@ -103,20 +106,30 @@ func (t *Target) Nodes() int { return len(t.urls) }
 // Scrub removes the target's passwords from msg.
 func (t *Target) Scrub(msg string) string { return Scrub(msg, t.secrets) }
 
-// Connect opens a connection to the next node in round-robin order.
+// Connect opens one of txload's own sessions (not a workload's client:
+// see own.go) to the next node in round-robin order.
 func (t *Target) Connect(ctx context.Context) (*pgx.Conn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	return t.ConnectNode(ctx, i)
 }
 
-// ConnectNode opens a connection to node i.
+// ConnectNode opens one of txload's own sessions to node i.
 func (t *Target) ConnectNode(ctx context.Context, i int) (*pgx.Conn, error) {
-	return t.connect(ctx, i, nil)
+	return t.connectOwn(ctx, i, nil)
 }
 
-// ConnectWith opens a connection to the next node with its configuration
-// changed by adjust: a DialFunc, say.
+// ConnectWith opens one of txload's own sessions to the next node with its
+// configuration changed by adjust: a DialFunc, say.
 func (t *Target) ConnectWith(ctx context.Context, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
+	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
+	return t.connectOwn(ctx, i, adjust)
+}
+
+// ConnectClient opens a workload client's session with pgx (one the
+// executor does not drive: pgio's server-side sessions) to the next node,
+// its configuration changed by adjust: the URL's settings apply as they
+// are, the server's timeouts included.
+func (t *Target) ConnectClient(ctx context.Context, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	return t.connect(ctx, i, adjust)
 }

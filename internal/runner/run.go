@@ -168,6 +168,8 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		msg := conn.Target.Scrub(runErr.Error())
 		if hint := pg.PoolerHint(runErr); hint != "" {
 			msg += " (" + hint + ")"
+		} else if hint := conn.Target.OwnTimeoutHint(runErr); hint != "" {
+			msg += " (" + hint + ")"
 		}
 		return errors.New(msg)
 	}
