@@ -102,9 +102,14 @@ type Hooks struct {
 	// Inputs, if set, lists the files the configured workload reads (its
 	// script files), by flag: no output of the run may be one of them.
 	Inputs func() []Input
+	// Outputs, if set, lists the files the configured workload writes
+	// (append's --history), by flag: no other output of the run may be
+	// one of them.
+	Outputs func() []Input
 }
 
-// Input is a file a workload reads, and the flag that named it.
+// Input is a file a workload reads (or, in Outputs, writes), and the flag
+// that named it.
 type Input struct {
 	Flag, Path string
 }

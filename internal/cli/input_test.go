@@ -70,6 +70,8 @@ func TestBadInput(t *testing.T) {
 			"--url postgres://xxxxx@127.0.0.1:1/shop does not parse cleanly: a password with @, /, ? or # must be percent-encoded"},
 		{"duration beyond a century", []string{"run", "bank", "--duration", "1000000h"}, "--duration must be positive and at most 100 years"},
 		{"drain timeout", []string{"run", "bank", "--drain-timeout", "-1s"}, "--drain-timeout must not be negative"},
+		{"history over json", []string{"run", "append", "--history", "out.x", "--json", "out.x"}, "--json out.x and --history out.x are the same file: one would overwrite the other; give each output its own path"},
+		{"history over html", []string{"run", "append", "--history", "/dev/stdout", "--html", "/dev/fd/1"}, "--html /dev/fd/1 and --history /dev/stdout are the same file"},
 		{"connect timeout zero", []string{"run", "bank", "--connect-timeout", "0"}, "--connect-timeout must be a positive duration, such as 10s (got 0s)"},
 		{"connect timeout negative", []string{"check", "bank", "--connect-timeout", "-2s"}, "--connect-timeout must be a positive duration, such as 10s (got -2s)"},
 		{"json is a directory", []string{"run", "bank", "--json", os.TempDir()}, "is a directory"},

@@ -50,6 +50,11 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 			opts.Inputs = append(opts.Inputs, outfile.File{Flag: in.Flag, Path: in.Path})
 		}
 	}
+	if h.Outputs != nil {
+		for _, out := range h.Outputs() {
+			opts.Outputs = append(opts.Outputs, outfile.File{Flag: out.Flag, Path: out.Path})
+		}
+	}
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
 	}
