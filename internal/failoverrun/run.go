@@ -406,8 +406,15 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 	// A child of the shell that outlives it (a timeout kills the shell
 	// only) must not hold the run by its end of the output pipe.
 	cmd.WaitDelay = time.Second
+	inGroup(cmd)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Run() }()
+	go func() {
+		err := cmd.Run()
+		if cctx.Err() != nil {
+			endGroup(cmd) // nothing of it runs on after a timeout or an interrupt
+		}
+		done <- err
+	}()
 	type seenState struct {
 		st  failover.State
 		err error
