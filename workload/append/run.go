@@ -54,6 +54,10 @@ type runState struct {
 	busy     time.Duration         // time spent checking and writing
 	backlog  int                   // the most events that waited at once
 
+	// spoolName is the spool's path while it has one: "" once removed
+	// from its directory (at its creation, where the system allows it).
+	spoolName string
+
 	finishOnce sync.Once
 	result     *workload.CheckResult
 	finishErr  error
@@ -94,7 +98,12 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 		if err != nil {
 			return nil, fmt.Errorf("--history: spooling the history: %w", err)
 		}
+		// Out of the directory at once: the spool goes with the process,
+		// however it ends (kill -9 included), as the interval spool does.
 		r.spool = f
+		if os.Remove(f.Name()) != nil {
+			r.spoolName = f.Name()
+		}
 		if cfg.edn {
 			r.edn = history.NewEDNWriter(f)
 		} else {
@@ -309,7 +318,9 @@ func (r *runState) close() (*workload.CheckResult, error) {
 		<-r.done
 	}
 	if r.spool != nil {
-		defer os.Remove(r.spool.Name())
+		if r.spoolName != "" {
+			defer os.Remove(r.spoolName)
+		}
 		defer r.spool.Close()
 	}
 	if r.checkErr != nil {
