@@ -37,7 +37,7 @@ func (f *targetFlags) register(fs *pflag.FlagSet) {
 func (f *targetFlags) options(env Env) runner.TargetOptions {
 	o := runner.TargetOptions{URLs: f.urls, EmbeddedVersion: f.embeddedVersion, EmbeddedVersionSet: f.fs.Changed("embedded-version"),
 		CacheDir: env.Getenv("TXLOAD_CACHE_DIR"), Pooler: f.pooler,
-		ConnectTimeout: f.connectTimeout, ConnectTimeoutSet: f.fs.Changed("connect-timeout")}
+		ConnectTimeout: f.connectTimeout, ConnectTimeoutSet: f.fs.Changed("connect-timeout"), Env: env.LookupEnv}
 	if !f.fs.Changed("url") {
 		if u := env.Getenv("DATABASE_URL"); u != "" {
 			o.URLs = []string{u}

@@ -11,13 +11,13 @@ import (
 // answer), and returns its address; it closes when the test ends.
 func Mute(t testing.TB) string {
 	t.Helper()
-	return listen(t, func(nc net.Conn) { _, _ = io.Copy(io.Discard, nc) })
+	return Serve(t, func(nc net.Conn) { _, _ = io.Copy(io.Discard, nc) })
 }
 
-// listen starts a TCP listener on loopback that hands each connection it
+// Serve starts a TCP listener on loopback that hands each connection it
 // accepts to handle, on a goroutine of its own, and returns its address;
 // the listener and the connections close when the test ends.
-func listen(t testing.TB, handle func(net.Conn)) string {
+func Serve(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // its address; it closes when the test ends.
 func RefusingPooler(t testing.TB, addr string, refused ...string) string {
 	t.Helper()
-	return listen(t, func(nc net.Conn) { forwardUnlessRefused(t, nc, addr, refused) })
+	return Serve(t, func(nc net.Conn) { forwardUnlessRefused(t, nc, addr, refused) })
 }
 
 func forwardUnlessRefused(t testing.TB, nc net.Conn, addr string, refused []string) {

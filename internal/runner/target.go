@@ -36,6 +36,10 @@ type TargetOptions struct {
 	// ConnectTimeoutSet: --connect-timeout was given, and must be positive.
 	ConnectTimeout    time.Duration
 	ConnectTimeoutSet bool
+	// Env is the environment, for libpq's rule on the password file (one
+	// its group or others can read is ignored, with a warning): nil, the
+	// rule is not applied.
+	Env pg.LookupEnv
 }
 
 // Resolved is a validated choice of target, not yet connected.
@@ -46,6 +50,7 @@ type Resolved struct {
 	pooler   string
 	quiet    bool
 	timeout  time.Duration // see TargetOptions.ConnectTimeout
+	warnings []string      // libpq's, on password files ignored
 }
 
 // Embedded says the run starts its own throwaway server.
@@ -84,7 +89,14 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 		if o.ConnectTimeout > 0 {
 			t.SetConnectTimeout(o.ConnectTimeout)
 		}
-		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet, timeout: o.ConnectTimeout}, nil
+		var warnings []string
+		for i, u := range o.URLs {
+			if w := pg.PassfileWarning(u, o.Env); w != "" && o.Env != nil {
+				t.IgnorePassfile(i) // as libpq does
+				warnings = append(warnings, w)
+			}
+		}
+		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet, timeout: o.ConnectTimeout, warnings: warnings}, nil
 	}
 	v, err := embedded.Lookup(o.EmbeddedVersion)
 	if err != nil {
@@ -113,6 +125,9 @@ func (c *Conn) Close() { c.close() }
 // Progress goes to log.
 func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
+	for _, w := range r.warnings {
+		fmt.Fprintln(log, w)
+	}
 	where := ""
 	if r.embedded != nil {
 		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Full, Log: log, CacheDir: r.cacheDir})

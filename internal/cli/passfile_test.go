@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// passwordServer asks each connection for a clear-text password, keeps
+// what it got, and refuses it. It returns its address and what it got.
+func passwordServer(t *testing.T) (string, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	addr := pgtest.Serve(t, func(nc net.Conn) {
+		defer nc.Close()
+		be := pgproto3.NewBackend(nc, nc)
+		if _, err := be.ReceiveStartupMessage(); err != nil {
+			return
+		}
+		be.Send(&pgproto3.AuthenticationCleartextPassword{})
+		if be.Flush() != nil || be.SetAuthType(pgproto3.AuthTypeCleartextPassword) != nil {
+			return
+		}
+		m, err := be.Receive()
+		if pm, ok := m.(*pgproto3.PasswordMessage); ok && err == nil {
+			mu.Lock()
+			got = append(got, pm.Password)
+			mu.Unlock()
+		}
+		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: "password authentication failed"})
+		_ = be.Flush()
+	})
+	return addr, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), got...)
+	}
+}
+
+// A password file its group or others can read is ignored, with libpq's
+// warning, as libpq ignores it; one only its owner can read is used.
+// Before, pgx's reading of the file was taken as it was: the password of a
+// file of mode 0644 was sent.
+func TestPassfileModes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode    os.FileMode
+		sent    string
+		warning bool
+	}{
+		{0o600, "s3cret-pw", false},
+		{0o644, "", true},
+		{0o640, "", true},
+	} {
+		t.Run(fmt.Sprintf("%04o", tc.mode), func(t *testing.T) {
+			t.Parallel()
+			addr, got := passwordServer(t)
+			host, port, _ := net.SplitHostPort(addr)
+			pass := filepath.Join(t.TempDir(), "pgpass")
+			if err := os.WriteFile(pass, []byte(fmt.Sprintf("%s:%s:*:alice:s3cret-pw\n", host, port)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(pass, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			url := fmt.Sprintf("postgres://alice@%s/shop?sslmode=disable&passfile=%s", addr, pass)
+			r := txload(t.Context(), nil, "check", "bank", "--url", url)
+			if r.code != ExitFailed {
+				t.Fatalf("exit %d, want 1 (the server refuses every password)\n%s", r.code, r.stderr)
+			}
+			if sent := got(); len(sent) == 0 || sent[0] != tc.sent {
+				t.Errorf("passwords sent %q, want %q", sent, tc.sent)
+			}
+			warning := fmt.Sprintf("WARNING: password file \"%s\" has group or world access; permissions should be u=rw (0600) or less\n", pass)
+			if strings.Contains(r.stderr, warning) != tc.warning {
+				t.Errorf("libpq's warning said: %v, want %v\n%s", !tc.warning, tc.warning, r.stderr)
+			}
+			if strings.Contains(r.stderr, "s3cret-pw") {
+				t.Errorf("the password leaked:\n%s", r.stderr)
+			}
+		})
+	}
+}
