@@ -173,22 +173,23 @@ func (e *ConnectError) Error() string {
 	msg := connectDetail(e.msg)
 	if e.bound > 0 {
 		msg = stalledStep.ReplaceAllStringFunc(msg, func(m string) string {
-			step := stepNames[stalledStep.FindStringSubmatch(m)[1]]
+			step := stepName(stalledStep.FindStringSubmatch(m)[1])
 			return fmt.Sprintf("%s: no answer in %s (the connect timeout)", step, e.bound)
 		})
 	}
 	return fmt.Sprintf("connecting to %s: %s", e.URL, msg)
 }
 
-// stepNames are pgx's names of the steps of a connection, as txload says
-// them when the server stopped answering in one.
-var stepNames = map[string]string{
-	"dial error":                       "TCP connect",
-	"tls error":                        "TLS handshake",
-	"failed to write startup message":  "startup and authentication",
-	"failed to receive message":        "startup and authentication",
-	"failed to write password message": "startup and authentication",
-	"failed SASL auth":                 "startup and authentication",
+// stepName is pgx's name of a step of a connection, as txload says it
+// when the server stopped answering in one.
+func stepName(pgxStep string) string {
+	switch pgxStep {
+	case "dial error":
+		return "TCP connect"
+	case "tls error":
+		return "TLS handshake"
+	}
+	return "startup and authentication"
 }
 
 // stalledStep is pgx's account of a step cut by the connect timeout.
