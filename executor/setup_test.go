@@ -42,7 +42,7 @@ func TestConnectionSetupBounded(t *testing.T) {
 	const bound = time.Second
 	for name, raw := range loops() {
 		t.Run(name+", startup not answered", func(t *testing.T) {
-			err, took := runBounded(t, boundedTarget(t, pgtest.Mute(t)), raw, &recSession{ops: 1}, queryProgram("SELECT"))
+			took, err := runBounded(t, boundedTarget(t, pgtest.Mute(t)), raw, &recSession{ops: 1}, queryProgram("SELECT"))
 			checkStalled(t, err, took, bound, "starting client 0: connecting to postgres://u@", "startup and authentication: no answer in 1s (the connect timeout)")
 		})
 		t.Run(name+", setup not answered", func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestConnectionSetupBounded(t *testing.T) {
 				}
 			})
 			p := &setupProgram{queryProgram("SELECT"), "SET x = 1"}
-			err, took := runBounded(t, boundedTarget(t, srv.ln.Addr().String()), raw, &recSession{ops: 1}, p)
+			took, err := runBounded(t, boundedTarget(t, srv.ln.Addr().String()), raw, &recSession{ops: 1}, p)
 			checkStalled(t, err, took, bound, "starting client 0: setting up the connection: no answer in 1s (the connect timeout)")
 		})
 		t.Run(name+", setup of a reconnection not answered", func(t *testing.T) {
@@ -69,7 +69,7 @@ func TestConnectionSetupBounded(t *testing.T) {
 			})
 			p := &setupProgram{queryProgram("SELECT"), "SET x = 1"}
 			sess := &recSession{ops: 1}
-			err, took := runBounded(t, boundedTarget(t, srv.ln.Addr().String()), raw, sess, p)
+			took, err := runBounded(t, boundedTarget(t, srv.ln.Addr().String()), raw, sess, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func stall(c *serverConn) {
 // runBounded runs one session against tg, within 15 s, and says how long
 // it took. A run that has not ended 5 s after its context (a reconnection
 // goes on without it) fails the test.
-func runBounded(t *testing.T, tg *pg.Target, raw bool, sess Session, p Program) (error, time.Duration) {
+func runBounded(t *testing.T, tg *pg.Target, raw bool, sess Session, p Program) (time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
@@ -105,11 +105,11 @@ func runBounded(t *testing.T, tg *pg.Target, raw bool, sess Session, p Program) 
 		if ctx.Err() != nil {
 			t.Fatalf("the run did not end within 15 s (connect timeout 1s): %v", err)
 		}
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(20 * time.Second):
 		t.Fatal("the run did not end within 20 s (connect timeout 1s), 5 s after its context")
 	}
-	return nil, 0
+	return 0, nil
 }
 
 // checkStalled checks that err says each of want, and came within the
