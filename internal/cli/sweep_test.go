@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,26 @@ func TestSweepBadInput(t *testing.T) {
 	}
 	if n := count(t, url, `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'pgbench_%'`); n != 0 {
 		t.Fatalf("bad input created %d tables", n)
+	}
+}
+
+// The workload's audit after a sweep accounts for the transactions of
+// every step: the bank's ledger grew by all of them (it counted the last
+// step's alone, and called the others' rows applied twice).
+func TestSweepAuditCoversEveryStep(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	r := txload(t.Context(), nil, "sweep", "bank", "--url", url, "--isolation", "rc", "--transfer", "delta", "--accounts", "1000", "--selection", "1000", "--max-error-rate", "1",
+		"--slo", "p99<=10s", "--step-duration", "1s", "--step-warmup", "0s", "--start", "50", "--max-steps", "3")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "check: ok")
+	m := regexp.MustCompile(`ambiguous: +(\d+) \((\d+) of them committed, per the ledger: (\d+) rows = (\d+) committed`).FindStringSubmatch(r.stdout)
+	if m == nil || m[3] != m[4] || m[3] == "0" {
+		t.Fatalf("the ledger against the sweep's commits: %v\n%s", m, r.stdout)
+	}
+	if n, _ := strconv.Atoi(m[3]); n < 200 {
+		t.Errorf("the audit counted %d transfers: the three steps (50, 100, 200 ops/s for 1 s) made about 350", n)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
@@ -116,8 +118,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		defer load.Close()
 	}
 	w := opts.Stdout
-	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %d workers, %s arrivals\n",
-		m.Name, objective, s.StepDuration, s.StepWarmup, opts.Engine.Concurrency, opts.Engine.Arrival)
+	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %s, %s arrivals\n",
+		m.Name, objective, s.StepDuration, s.StepWarmup, report.Count(opts.Engine.Concurrency, "worker"), opts.Engine.Arrival)
 	fmt.Fprintf(w, "%4s  %12s  %12s  %10s  %10s  %10s  %7s  %s\n",
 		"step", "target/s", "achieved/s", "p50", "p99", "max", "errors", "result")
 
@@ -174,8 +176,11 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 		last := outcomes[len(outcomes)-1].Result
 		conn.settle(actx)
-		all, err := last.All()
+		all, err := sweepAll(outcomes)
 		var chk *workload.CheckResult
+		if load.Measured != nil {
+			load.Measured(last.Total)
+		}
 		if err == nil {
 			chk, err = load.Report(actx, all)
 		}
@@ -299,4 +304,29 @@ func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	}
 	w.Flush()
 	return w.Error()
+}
+
+// sweepAll is everything the steps counted, each with its warm-up and
+// drain: the workload's audit accounts for every transaction since its
+// load was prepared, the first step's included (with the last step's
+// alone, the rows of the others looked applied twice). Its Elapsed is the
+// steps' together.
+func sweepAll(outcomes []Outcome) (*metrics.Snapshot, error) {
+	total, err := outcomes[0].Result.All()
+	if err != nil {
+		return nil, err
+	}
+	elapsed := total.Elapsed
+	for _, o := range outcomes[1:] {
+		all, err := o.Result.All()
+		if err != nil {
+			return nil, err
+		}
+		if total, err = total.Plus(all); err != nil {
+			return nil, err
+		}
+		elapsed += all.Elapsed
+	}
+	total.Elapsed = elapsed
+	return total, nil
 }

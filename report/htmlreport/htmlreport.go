@@ -581,7 +581,10 @@ func summaryTable(p *page, runs []*run) {
 			p.err = fmt.Errorf("%s: %w", r.docName, err)
 			return
 		}
-		if line := report.DrainLine(drain); line != "" {
+		for _, line := range []string{r.doc.WarmupLine(r.rd), report.DrainLine(drain)} {
+			if line == "" {
+				continue
+			}
 			line = strings.Replace(line, "not in the figures below", "not in the figures of this page", 1)
 			if len(runs) > 1 {
 				line = r.name + ": " + line
