@@ -35,9 +35,7 @@ func (t *Target) connectOwn(ctx context.Context, i int, adjust func(*pgx.ConnCon
 		return t.connect(ctx, i, adjust)
 	}
 	conn, err := t.connect(ctx, i, func(cfg *pgx.ConnConfig) {
-		for _, s := range ownSettings {
-			cfg.RuntimeParams[s[0]] = s[1]
-		}
+		SetOwnSettings(&cfg.Config)
 		if adjust != nil {
 			adjust(cfg)
 		}
@@ -87,3 +85,16 @@ func (t *Target) OwnTimeoutHint(err error) string {
 	}
 	return ""
 }
+
+// SetOwnSettings sets ownSettings on cfg, for code that connects with pgx
+// itself to reach a node of its choosing (the failover prober): with
+// RefusedOwnSettings, it does as connectOwn does.
+func SetOwnSettings(cfg *pgconn.Config) {
+	for _, s := range ownSettings {
+		cfg.RuntimeParams[s[0]] = s[1]
+	}
+}
+
+// RefusedOwnSettings says err, a failed connection's, is the refusal of
+// the settings SetOwnSettings set: connect again without them.
+func RefusedOwnSettings(err error) bool { return refusedOwn(err) }
