@@ -193,7 +193,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if ue := (*UsageError)(nil); errors.As(runErr, &ue) {
 		return ue // one line naming what to change, exit 2
 	}
-	if se := (*workload.SettingsError)(nil); errors.As(runErr, &se) {
+	if se := settingsErr(runErr); se != nil {
 		return se // tables that exist with other settings: nothing was written, exit 2
 	}
 	if runErr != nil {
@@ -296,6 +296,17 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 		}
 	}
 	return load, nil
+}
+
+// settingsErr is err's SettingsError, if any: the schema exists with
+// other settings than the run's flags, found before anything was written
+// (exit 2), with the run's way to recreate it.
+func settingsErr(err error) error {
+	var se *workload.SettingsError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	return &workload.SettingsError{Workload: se.Workload, Msg: se.Msg + " (in a run: --init fresh)"}
 }
 
 // figure is what the workload's own figures go to: the exporter, if any.

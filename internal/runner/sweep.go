@@ -111,6 +111,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}
 	defer conn.Close()
 	load, err := Load(ctx, conn, g, opts, false)
+	if se := settingsErr(err); se != nil {
+		return se
+	}
 	if err != nil {
 		return errors.New(conn.Target.Scrub(err.Error()))
 	}
@@ -125,6 +128,10 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 
 	var steps []sweepStep
 	var outcomes []Outcome
+	// committed is what every step ran, the drains and an interrupted
+	// step's part included: the workload's audit ends the sweep over the
+	// data all of them changed (Ops ran once, before the first step).
+	var committed *metrics.Snapshot
 	defer func() {
 		for i := range outcomes {
 			outcomes[i].Close()
@@ -150,6 +157,14 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if res != nil && opts.Metrics != nil {
 			opts.Metrics.SetSaturated(res.Saturated)
 		}
+		if res != nil {
+			// What ran is audited, an interrupted step's part included.
+			if sum, addErr := addUp(committed, res); addErr != nil && err == nil {
+				err = addErr
+			} else if addErr == nil {
+				committed = sum
+			}
+		}
 		if err != nil || ctx.Err() != nil {
 			// No step of the document: an error, or an interrupt that
 			// left this step's figures partial.
@@ -172,30 +187,31 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	lo := found.Lo
 
 	var outErr error
-	if load.Report != nil && len(outcomes) > 0 {
+	if load.Report != nil && committed != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-		last := outcomes[len(outcomes)-1].Result
 		conn.settle(actx)
-		all, err := sweepAll(outcomes)
-		var chk *workload.CheckResult
-		if load.Measured != nil {
-			load.Measured(last.Total)
+		if load.Measured != nil && len(outcomes) > 0 {
+			load.Measured(outcomes[len(outcomes)-1].Result.Total)
 		}
-		if err == nil {
-			chk, err = load.Report(actx, all)
-		}
+		chk, err := load.Report(actx, committed)
 		cancel()
-		if err != nil {
-			outErr = err
-		} else {
+		switch {
+		case err != nil:
+			outErr = fmt.Errorf("auditing the sweep: %w", err)
+		default:
 			fmt.Fprintln(w)
 			PrintCheck(w, chk)
-			outcomes[len(outcomes)-1].Check = chk
+			if len(outcomes) > 0 {
+				outcomes[len(outcomes)-1].Check = chk
+			}
+			if len(chk.Violations) > 0 {
+				outErr = &ViolationError{Violations: chk.Violations}
+			}
 		}
 	}
 	if s.CSV != "" && len(steps) > 0 {
 		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
-			outErr = fmt.Errorf("writing --csv: %w", err)
+			outErr = errors.Join(outErr, fmt.Errorf("writing --csv: %w", err))
 		}
 	}
 	if s.Chart != "" && len(steps) > 0 {
@@ -209,13 +225,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			write = chart.WritePNG
 		}
 		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
-		if err != nil && outErr == nil {
-			outErr = fmt.Errorf("writing --chart: %w", err)
+		if err != nil {
+			outErr = errors.Join(outErr, fmt.Errorf("writing --chart: %w", err))
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, false); err != nil && outErr == nil {
-			outErr = err
+		if err := writeDocument(conn, m, opts, outcomes, false); err != nil {
+			outErr = errors.Join(outErr, err)
 		}
 	}
 
@@ -233,6 +249,24 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}
 	fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 	return outErr
+}
+
+// addUp adds what a step counted, its drain included, to what the steps
+// before it counted (nil: none).
+func addUp(sum *metrics.Snapshot, res *engine.Result) (*metrics.Snapshot, error) {
+	all, err := res.All()
+	if err != nil {
+		return nil, fmt.Errorf("adding up the steps' figures: %w", err)
+	}
+	if sum == nil {
+		return all, nil
+	}
+	out, err := sum.Plus(all)
+	if err != nil {
+		return nil, fmt.Errorf("adding up the steps' figures: %w", err)
+	}
+	out.Elapsed = sum.Elapsed + all.Elapsed
+	return out, nil
 }
 
 // sweepStep is one measured step.
@@ -304,29 +338,4 @@ func writeSweepCSV(f io.Writer, steps []sweepStep) error {
 	}
 	w.Flush()
 	return w.Error()
-}
-
-// sweepAll is everything the steps counted, each with its warm-up and
-// drain: the workload's audit accounts for every transaction since its
-// load was prepared, the first step's included (with the last step's
-// alone, the rows of the others looked applied twice). Its Elapsed is the
-// steps' together.
-func sweepAll(outcomes []Outcome) (*metrics.Snapshot, error) {
-	total, err := outcomes[0].Result.All()
-	if err != nil {
-		return nil, err
-	}
-	elapsed := total.Elapsed
-	for _, o := range outcomes[1:] {
-		all, err := o.Result.All()
-		if err != nil {
-			return nil, err
-		}
-		if total, err = total.Plus(all); err != nil {
-			return nil, err
-		}
-		elapsed += all.Elapsed
-	}
-	total.Elapsed = elapsed
-	return total, nil
 }
