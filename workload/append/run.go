@@ -94,7 +94,8 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 		r.window = append(r.window, first+k)
 	}
 	if cfg.history != "" {
-		f, err := os.CreateTemp("", "txload-history-*")
+		removeStaleSpools(os.TempDir(), time.Now(), opts.Log)
+		f, err := os.CreateTemp("", spoolPrefix+"*")
 		if err != nil {
 			return nil, fmt.Errorf("--history: spooling the history: %w", err)
 		}
