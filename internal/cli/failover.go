@@ -128,7 +128,7 @@ func failoverOptions(env Env, fs *pflag.FlagSet, m workload.Meta, g workload.Gen
 		EmbeddedVersion: runf.load.target.embeddedVersion, EmbeddedVersionSet: fs.Changed("embedded-version"), CacheDir: env.Getenv("TXLOAD_CACHE_DIR"),
 		Run: run, Config: map[string]any{}}
 	if len(target.URLs) == 1 {
-		o.URL = target.URLs[0]
+		o.URL, o.Env = target.URLs[0], target.Env
 	}
 	if g.Hooks().Init == nil {
 		o.Schema = schemaFor(env, g)

@@ -47,11 +47,28 @@ func passwordServer(t *testing.T) (string, func() []string) {
 }
 
 // A password file its group or others can read is ignored, with libpq's
-// warning, as libpq ignores it; one only its owner can read is used.
-// Before, pgx's reading of the file was taken as it was: the password of a
-// file of mode 0644 was sent.
+// warning, as libpq ignores it; one only its owner can read is used: by
+// every command that connects to a --url (lag's --source and --dest,
+// failover's cluster). Before, pgx's reading of the file was taken as it
+// was: the password of a file of mode 0644 was sent (by lag and failover
+// until their targets took the environment).
 func TestPassfileModes(t *testing.T) {
 	t.Parallel()
+	commands := []struct {
+		name string
+		args func(url, addr, other string) []string
+	}{
+		{"check", func(url, _, _ string) []string { return []string{"check", "bank", "--url", url} }},
+		{"lag", func(url, _, _ string) []string {
+			return []string{"lag", "--workload", "bank", "--source", url, "--dest", url, "-d", "1s"}
+		}},
+		{"failover", func(url, addr, other string) []string {
+			// A cluster of two nodes: the first refuses, the second is not
+			// reached.
+			url = strings.Replace(url, addr, addr+","+other, 1) + "&target_session_attrs=read-write"
+			return []string{"failover", "bank", "--url", url, "-d", "20s"}
+		}},
+	}
 	for _, tc := range []struct {
 		mode    os.FileMode
 		sent    string
@@ -61,32 +78,35 @@ func TestPassfileModes(t *testing.T) {
 		{0o644, "", true},
 		{0o640, "", true},
 	} {
-		t.Run(fmt.Sprintf("%04o", tc.mode), func(t *testing.T) {
-			t.Parallel()
-			addr, got := passwordServer(t)
-			host, port, _ := net.SplitHostPort(addr)
-			pass := filepath.Join(t.TempDir(), "pgpass")
-			if err := os.WriteFile(pass, []byte(fmt.Sprintf("%s:%s:*:alice:s3cret-pw\n", host, port)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Chmod(pass, tc.mode); err != nil {
-				t.Fatal(err)
-			}
-			url := fmt.Sprintf("postgres://alice@%s/shop?sslmode=disable&passfile=%s", addr, pass)
-			r := txload(t.Context(), nil, "check", "bank", "--url", url)
-			if r.code != ExitFailed {
-				t.Fatalf("exit %d, want 1 (the server refuses every password)\n%s", r.code, r.stderr)
-			}
-			if sent := got(); len(sent) == 0 || sent[0] != tc.sent {
-				t.Errorf("passwords sent %q, want %q", sent, tc.sent)
-			}
-			warning := fmt.Sprintf("WARNING: password file \"%s\" has group or world access; permissions should be u=rw (0600) or less\n", pass)
-			if strings.Contains(r.stderr, warning) != tc.warning {
-				t.Errorf("libpq's warning said: %v, want %v\n%s", !tc.warning, tc.warning, r.stderr)
-			}
-			if strings.Contains(r.stderr, "s3cret-pw") {
-				t.Errorf("the password leaked:\n%s", r.stderr)
-			}
-		})
+		for _, cmd := range commands {
+			t.Run(fmt.Sprintf("%s/%04o", cmd.name, tc.mode), func(t *testing.T) {
+				t.Parallel()
+				addr, got := passwordServer(t)
+				other, _ := passwordServer(t)
+				host, _, _ := net.SplitHostPort(addr)
+				pass := filepath.Join(t.TempDir(), "pgpass")
+				if err := os.WriteFile(pass, []byte(fmt.Sprintf("%s:*:*:alice:s3cret-pw\n", host)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(pass, tc.mode); err != nil {
+					t.Fatal(err)
+				}
+				url := fmt.Sprintf("postgres://alice@%s/shop?sslmode=disable&passfile=%s", addr, pass)
+				r := txload(t.Context(), nil, cmd.args(url, addr, other)...)
+				if r.code != ExitFailed {
+					t.Fatalf("exit %d, want 1 (the server refuses every password)\n%s", r.code, r.stderr)
+				}
+				if sent := got(); len(sent) == 0 || sent[0] != tc.sent {
+					t.Errorf("passwords sent %q, want %q", sent, tc.sent)
+				}
+				warning := fmt.Sprintf("WARNING: password file \"%s\" has group or world access; permissions should be u=rw (0600) or less\n", pass)
+				if strings.Contains(r.stderr, warning) != tc.warning {
+					t.Errorf("libpq's warning said: %v, want %v\n%s", !tc.warning, tc.warning, r.stderr)
+				}
+				if strings.Contains(r.stderr, "s3cret-pw") {
+					t.Errorf("the password leaked:\n%s", r.stderr)
+				}
+			})
+		}
 	}
 }

@@ -166,7 +166,7 @@ func (s *session) open(ctx context.Context, r replica.Replication) (func(), erro
 		s.pair, url = pair, pair.URL()
 		fmt.Fprintf(stderr, "embedded primary and standby (%s) streaming after %.2fs\n", r, time.Since(t0).Seconds())
 	}
-	rs, err := runner.TargetOptions{URLs: []string{url}}.Resolve()
+	rs, err := runner.TargetOptions{URLs: []string{url}, Env: s.p.o.Env}.Resolve()
 	if err != nil {
 		return closeAll, err
 	}
