@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +48,22 @@ func passwordServer(t *testing.T) (string, func() []string) {
 	}
 }
 
+// writePassfile writes a password file of mode, its one line for user at
+// addr's host on any port (pgx looks the first node up, and the password
+// goes to every node), and returns its path.
+func writePassfile(t *testing.T, addr, user string, mode os.FileMode) string {
+	t.Helper()
+	host, _, _ := net.SplitHostPort(addr)
+	pass := filepath.Join(t.TempDir(), "pgpass")
+	if err := os.WriteFile(pass, []byte(fmt.Sprintf("%s:*:*:%s:s3cret-pw\n", host, user)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(pass, mode); err != nil {
+		t.Fatal(err)
+	}
+	return pass
+}
+
 // A password file its group or others can read is ignored, with libpq's
 // warning, as libpq ignores it; one only its owner can read is used: by
 // every command that connects to a --url (lag's --source and --dest,
@@ -83,14 +101,7 @@ func TestPassfileModes(t *testing.T) {
 				t.Parallel()
 				addr, got := passwordServer(t)
 				other, _ := passwordServer(t)
-				host, _, _ := net.SplitHostPort(addr)
-				pass := filepath.Join(t.TempDir(), "pgpass")
-				if err := os.WriteFile(pass, []byte(fmt.Sprintf("%s:*:*:alice:s3cret-pw\n", host)), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(pass, tc.mode); err != nil {
-					t.Fatal(err)
-				}
+				pass := writePassfile(t, addr, "alice", tc.mode)
 				url := fmt.Sprintf("postgres://alice@%s/shop?sslmode=disable&passfile=%s", addr, pass)
 				r := txload(t.Context(), nil, cmd.args(url, addr, other)...)
 				if r.code != ExitFailed {
@@ -108,5 +119,48 @@ func TestPassfileModes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The failover prober, which connects to each node itself, sends no
+// password from a password file libpq would ignore: here the first node
+// (the primary, trust) takes txload's clients, and the second asks the
+// probe for a password. Before, the probe sent the password of a .pgpass
+// of mode 0644 to that node.
+func TestPassfileModesProber(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode os.FileMode
+		sent bool
+	}{
+		{0o600, true},
+		{0o644, false},
+	} {
+		t.Run(fmt.Sprintf("%04o", tc.mode), func(t *testing.T) {
+			t.Parallel()
+			primary := srv.NewDatabase(t)
+			addr, got := passwordServer(t)
+			pass := writePassfile(t, addr, "*", tc.mode)
+			u, err := neturl.Parse(primary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Host += "," + addr
+			q := u.Query()
+			q.Set("passfile", pass)
+			q.Set("target_session_attrs", "read-write")
+			u.RawQuery = q.Encode()
+			r := txload(t.Context(), nil, "failover", "bank", "--url", u.String(), "-d", "20s")
+			if r.code == ExitOK {
+				t.Fatalf("exit 0 with no standby\n%s", r.stderr)
+			}
+			sent := slices.Contains(got(), "s3cret-pw")
+			if sent != tc.sent {
+				t.Errorf("the probe sent the password file's password: %v, want %v (got %q)\n%s", sent, tc.sent, got(), r.stderr)
+			}
+			if strings.Contains(r.stderr, "s3cret-pw") {
+				t.Errorf("the password leaked:\n%s", r.stderr)
+			}
+		})
 	}
 }

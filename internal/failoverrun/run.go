@@ -184,6 +184,9 @@ func (s *session) open(ctx context.Context, r replica.Replication) (func(), erro
 	if s.prober, err = failover.NewProber([]string{url}); err != nil {
 		return closeAll, err
 	}
+	if p.o.Env != nil && pg.PassfileWarning(url, p.o.Env) != "" {
+		s.prober.IgnorePassfile() // as the target does, warned at its Open
+	}
 	return closeAll, nil
 }
 

@@ -221,6 +221,15 @@ func NewProber(urls []string) (*Prober, error) {
 	return p, nil
 }
 
+// IgnorePassfile drops the password pgx read from the password file,
+// which pg.PassfileWarning said libpq would ignore (open to its group or to
+// others): the probes then send none, as libpq would.
+func (p *Prober) IgnorePassfile() {
+	for i := range p.nodes {
+		p.nodes[i].cfg.Password, p.nodes[i].bare.Password = "", ""
+	}
+}
+
 // password is the password in a URL or keyword string, for scrubbing a
 // parse error ("" when none can be read).
 func password(u string) string {
