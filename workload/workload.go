@@ -210,6 +210,10 @@ type Hooks struct {
 	// Inputs, if set, lists the files the configured workload reads (its
 	// script files), by flag: no output of the run may be one of them.
 	Inputs func() []Input
+	// Outputs, if set, lists the files the configured workload writes
+	// (append's --history), by flag: no other output of the run may be
+	// one of them.
+	Outputs func() []Input
 	// ValidateRun, if set, checks the configured workload against the
 	// run's own settings, after Validate and before the database is
 	// touched (TPC-C's --wait runs 10 terminals per warehouse: fewer given
@@ -230,7 +234,8 @@ type RunSettings struct {
 	Instances int
 }
 
-// Input is a file a workload reads, and the flag that named it.
+// Input is a file a workload reads (or, in Outputs, writes), and the flag
+// that named it.
 type Input struct {
 	Flag, Path string
 }

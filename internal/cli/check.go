@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/workload"
 )
 
@@ -74,7 +74,7 @@ serializable forbids every class.`,
 			if err != nil {
 				return usagef("--isolation: %v", err)
 			}
-			return checkHistory(env, args[0], level)
+			return checkHistory(cmd.Context(), env, args[0], level)
 		},
 	}
 	c.Flags().StringVar(&isolation, "isolation", "serializable",
@@ -84,20 +84,24 @@ serializable forbids every class.`,
 }
 
 // checkHistory reads the history at path (- for stdin) and checks it
-// against level.
-func checkHistory(env Env, path string, level history.Level) error {
+// against level. A stop signal ends it at once, wherever it is (waiting
+// for a FIFO's writer, reading, checking): runner.ErrInterrupted.
+func checkHistory(ctx context.Context, env Env, path string, level history.Level) error {
 	in, format := env.Stdin, history.Sniff
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := report.OpenInput(ctx, path)
+		if ctx.Err() != nil {
+			return runner.ErrInterrupted
+		}
 		if err != nil {
-			return usagef("check history: %v", err)
+			return usagef("check history: open %s: %v", path, err)
 		}
 		defer f.Close()
 		in, format = f, history.FormatOf(path)
 	} else if in == nil {
 		return usagef("check history -: no standard input")
 	}
-	file, err := history.CheckFile(in, path, format)
+	file, err := untilDone(ctx, func() (*history.File, error) { return history.CheckFile(in, path, format) })
 	if ie := (*history.InputError)(nil); errors.As(err, &ie) {
 		return usagef("check history: %v", ie)
 	} else if err != nil {
