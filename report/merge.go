@@ -692,7 +692,7 @@ func mergeCheck(into, c *CheckDoc) *CheckDoc {
 	case c == nil:
 		return into
 	case into == nil:
-		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations)}
+		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations), Figures: c.Figures}
 	}
 	for _, v := range c.Violations {
 		if !slices.Contains(into.Violations, v) {

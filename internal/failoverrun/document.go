@@ -162,7 +162,8 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 		}
 		if len(r.Points) > 0 {
 			doc.Series = append(doc.Series, report.SeriesDoc{Title: "failover timeline (" + r.Mode + "), per second every 100 ms",
-				Axis: "transactions and attempts per second", Lines: timelineLines(), Points: r.Points, Events: events(r)})
+				Axis: "transactions and attempts per second", Unit: "/s", Labels: map[string]string{"replication": r.Mode},
+				Lines: timelineLines(), Points: r.Points, Events: events(r)})
 		}
 		doc.Failover = append(doc.Failover, docOf(r))
 		rows := append([][]string{{"", ""}}, resultRows(r)...)

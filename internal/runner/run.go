@@ -29,6 +29,9 @@ type Outcome struct {
 	Intervals *report.Intervals
 	// Engine is the run's configuration, its clients those of the load.
 	Engine engine.Config
+	// Notes are the lines printed under the summary's header, for the
+	// document.
+	Notes []string
 }
 
 // Close removes the outcome's spool of intervals, if any.
@@ -320,7 +323,8 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 			h.Statements = append(h.Statements, op.Statements)
 		}
 	}
-	report.Summary(opts.Stdout, h, res.Total, Notes(res, opts, conn.Target))
+	o.Notes = Notes(res, opts, conn.Target)
+	report.Summary(opts.Stdout, h, res.Total, o.Notes)
 	if res.Offered > 0 {
 		fmt.Fprintln(opts.Stdout)
 		report.OpenLoop(opts.Stdout, res.Total, res.Offered-res.Unstarted, opts.Engine.Window())
@@ -481,6 +485,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		rd.Spooled = o.Intervals
 	}
 	res := o.Result
+	rd.Notes = o.Notes
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
 	rd.ConnectSec = res.ConnectTime.Seconds()
 	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
@@ -510,9 +515,12 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		}
 	}
 	if o.Check != nil {
-		rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations}
+		rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations, Figures: o.Check.Figures}
 		if rd.Check.Violations == nil {
 			rd.Check.Violations = []string{}
+		}
+		for _, l := range o.Check.Lines {
+			rd.Check.Lines = append(rd.Check.Lines, report.CheckLine{Label: l.Label, Value: l.Value})
 		}
 	}
 	return rd, nil

@@ -114,6 +114,10 @@ func replay(d *report.Document, objective slo.SLO, steps []step) string {
 	return search.Result().Verdict(objective, start, maxSteps, precision)
 }
 
+// The sweep chart's size: wider than the others, and as wide as a page
+// 800 px wide shows at its own scale.
+const sweepWidth, sweepHeight = 760, 440
+
 func sweepSection(p *page, sweeps []*sweep) {
 	p.printf("<h2>Sweep</h2>")
 	var curves []chart.Curve
@@ -157,7 +161,7 @@ func sweepSection(p *page, sweeps []*sweep) {
 		curves = append(curves, chart.Curve{Name: sw.name, Color: sw.color, SLO: sw.slo, Points: points})
 	}
 	c := chart.Sweep("sweep: latency against achieved throughput", curves...)
-	c.Width, c.Height = 2*chartWidth, 2*chartHeight-80
+	c.Width, c.Height = sweepWidth, sweepHeight
 	c.Legend = append([]plot.Key(nil), c.Legend...)
 	p.chart(c)
 }

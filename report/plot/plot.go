@@ -27,6 +27,17 @@ var palette = [...]string{"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#76b7b2",
 // Color is the i-th series colour: ten distinct ones, then again.
 func Color(i int) string { return palette[i%len(palette)] }
 
+// Tint mixes a #rrggbb colour with white: f = 0 keeps it, 1 is white. A
+// colour it cannot read is returned as it is.
+func Tint(color string, f float64) string {
+	c, ok := parseColor(color)
+	if !ok {
+		return color
+	}
+	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v) + (255-float64(v))*f)) }
+	return fmt.Sprintf("#%02x%02x%02x", mix(c.R), mix(c.G), mix(c.B))
+}
+
 // Neutral is the colour of legend keys that stand for a line style rather
 // than for one series ("dashed: p99", whatever the run's colour).
 const Neutral = "#444"
@@ -55,10 +66,15 @@ type Series struct {
 	Dash string
 	// Width of the line in px; 0 = 1.5.
 	Width float64
-	// Marks draws a circle at each point; Hollow[i] draws point i's as a
-	// ring (a failing sweep step) where given.
+	// Marks draws a circle at each point (a square with Square); Hollow[i]
+	// draws point i's as a ring (a failing sweep step) where given.
 	Marks  bool
+	Square bool
 	Hollow []bool
+	// Lo and Hi, where given, are a band drawn under the line, from Lo[i]
+	// to Hi[i] at X[i], in the line's colour, pale: the range of the
+	// finer values a point stands for (the intervals of a window).
+	Lo, Hi []float64
 	// NoLine draws the marks only.
 	NoLine bool
 	// Labels, where given, are written beside the points.
@@ -98,9 +114,10 @@ type Key struct {
 	Color string
 	Dash  string
 	Width float64
-	// Mark draws a circle (hollow with Hollow) instead of, or with, the
-	// line; NoLine leaves the line out.
-	Mark, Hollow, NoLine bool
+	// Mark draws a circle (hollow with Hollow, a square with Square)
+	// instead of, or with, the line; NoLine leaves the line out; Band
+	// draws a pale box, as a band is drawn.
+	Mark, Hollow, NoLine, Square, Band bool
 }
 
 // Rule is a reference line across the plot: horizontal at Y = V, or
@@ -235,6 +252,9 @@ func (c *Chart) dataRange(x bool) (lo, hi float64, ok bool) {
 				v = s.X[i]
 			}
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if !x && i < len(s.Lo) && i < len(s.Hi) && c.drawable(s.X[i], s.Lo[i]) && c.drawable(s.X[i], s.Hi[i]) {
+				lo, hi = math.Min(lo, s.Lo[i]), math.Max(hi, s.Hi[i])
+			}
 		}
 	}
 	a := c.Y
@@ -276,8 +296,7 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 		return lo - math.Abs(lo)/2, hi + math.Abs(hi)/2
 	}
 	step := niceStep((hi-lo)/6, a.Time)
-	if a.Time { // the axis ends where the data do
-		lo = math.Floor(lo/step) * step
+	if a.Time { // the axis starts and ends where the data do
 		// or at the round tick a hair beyond them, within 1% of the
 		// range: a run measured for 4.9967 s of its 5 s (an open loop's
 		// window cut at the clock's end) keeps its 5s label.
@@ -287,6 +306,30 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 		return lo, hi
 	}
 	return math.Floor(lo/step) * step, math.Ceil(hi/step) * step
+}
+
+// ShareAxes gives the charts the same ranges, those that hold every
+// chart's data on each axis, so that they can be compared by eye: the same
+// scale and tick spacing. The charts must have like axes (all linear or all
+// log, time or not).
+func ShareAxes(charts ...*Chart) {
+	if len(charts) < 2 {
+		return
+	}
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, c := range charts {
+		if lo, hi, ok := c.dataRange(true); ok {
+			xlo, xhi = math.Min(xlo, lo), math.Max(xhi, hi)
+		}
+		if lo, hi, ok := c.dataRange(false); ok {
+			ylo, yhi = math.Min(ylo, lo), math.Max(yhi, hi)
+		}
+	}
+	xl, xh := axisRange(charts[0].X, xlo, xhi, xlo <= xhi, false)
+	yl, yh := axisRange(charts[0].Y, ylo, yhi, ylo <= yhi, true)
+	for _, c := range charts {
+		c.X.Min, c.X.Max, c.Y.Min, c.Y.Max = xl, xh, yl, yh
+	}
 }
 
 // niceStep rounds a step up to 1, 2 or 5 times a power of ten, or for
@@ -430,6 +473,10 @@ type canvas interface {
 	line(x1, y1, x2, y2 float64, stroke string, width float64, dash string)
 	polyline(xs, ys []float64, stroke string, width float64, dash string)
 	circle(cx, cy, r float64, fill, stroke string)
+	// square is a mark of half-width r.
+	square(cx, cy, r float64, fill, stroke string)
+	// band fills the area between lo and hi along xs, pale.
+	band(xs, lo, hi []float64, fill string)
 	// text at x, y (the baseline's start, middle or end).
 	text(x, y float64, s string, st textStyle)
 	// clip limits what follows to the rectangle, until unclip.
@@ -520,7 +567,7 @@ func (c *Chart) draw(cv canvas) {
 	width, height := l.width, l.height
 	xlo, xhi, xok := c.dataRange(true)
 	ylo, yhi, yok := c.dataRange(false)
-	xlo, xhi = axisRange(c.X, xlo, xhi, xok, c.X.Time)
+	xlo, xhi = axisRange(c.X, xlo, xhi, xok, false)
 	ylo, yhi = axisRange(c.Y, ylo, yhi, yok, true)
 	xs := scale{lo: xlo, hi: xhi, log: c.X.Log, from: padLeft, to: float64(width - padRight)}
 	ys := scale{lo: ylo, hi: yhi, log: c.Y.Log, from: float64(height - padBottom), to: padTop}
@@ -556,6 +603,7 @@ func (c *Chart) draw(cv canvas) {
 	var labels []label
 	type point struct{ x, y float64 }
 	var marks []point
+	var segments [][2]point // the lines drawn, which labels keep off
 	cv.clip(left-4, top-4, right-left+8, bottom-top+8)
 	for _, r := range c.Rules {
 		color := r.Color
@@ -565,9 +613,11 @@ func (c *Chart) draw(cv canvas) {
 		if r.Vertical && valid(c.X, r.V) {
 			x := xs.at(r.V)
 			cv.line(x, top, x, bottom, color, 1, r.Dash)
+			segments = append(segments, [2]point{{x, top}, {x, bottom}})
 		} else if !r.Vertical && valid(c.Y, r.V) {
 			y := ys.at(r.V)
 			cv.line(left, y, right, y, color, 1, r.Dash)
+			segments = append(segments, [2]point{{left, y}, {right, y}})
 		}
 	}
 	for i, s := range c.Series {
@@ -597,12 +647,16 @@ func (c *Chart) draw(cv canvas) {
 			pieces = append(pieces, [2]int{from, len(px)})
 		}
 		cv.series(s, len(px))
+		c.drawBand(cv, s, xs, ys, color)
 		alone := map[int]bool{}
 		for _, pc := range pieces {
 			if pc[1]-pc[0] == 1 {
 				alone[pc[0]] = true
 			} else if !s.NoLine {
 				cv.polyline(px[pc[0]:pc[1]], py[pc[0]:pc[1]], color, sw, s.Dash)
+				for k := pc[0] + 1; k < pc[1]; k++ {
+					segments = append(segments, [2]point{{px[k-1], py[k-1]}, {px[k], py[k]}})
+				}
 			}
 		}
 		for k := range px {
@@ -616,7 +670,11 @@ func (c *Chart) draw(cv canvas) {
 				if j < len(s.Hollow) && s.Hollow[j] {
 					fill = "#fff"
 				}
-				cv.circle(px[k], py[k], 3.5, fill, color)
+				if s.Square {
+					cv.square(px[k], py[k], 3.5, fill, color)
+				} else {
+					cv.circle(px[k], py[k], 3.5, fill, color)
+				}
 				marks = append(marks, point{px[k], py[k]})
 				if j < len(s.Labels) && s.Labels[j] != "" {
 					labels = append(labels, label{px[k], py[k], s.Labels[j]})
@@ -637,9 +695,19 @@ func (c *Chart) draw(cv canvas) {
 	for _, m := range marks {
 		taken = append(taken, box{m.x - 4, m.y - 4, m.x + 4, m.y + 4})
 	}
-	free := func(b box) bool {
+	// free says a box covers no mark and no label, nor, with lines, a
+	// line drawn.
+	free := func(b box, lines bool) bool {
 		for _, t := range taken {
 			if b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1 {
+				return false
+			}
+		}
+		for _, sg := range segments {
+			if !lines {
+				break
+			}
+			if segmentCrosses(sg[0].x, sg[0].y, sg[1].x, sg[1].y, b.x0, b.y0, b.x1, b.y1) {
 				return false
 			}
 		}
@@ -650,7 +718,10 @@ func (c *Chart) draw(cv canvas) {
 		x, y float64
 		end  bool
 	}
-	place := func(spots []spot, text string, st textStyle) {
+	// place writes text at the first spot that covers nothing (with
+	// avoidLines, no line either), else the first that covers no text and
+	// no mark, else the first inside the plot.
+	place := func(spots []spot, text string, st textStyle, avoidLines bool) {
 		w, h := TextWidth(text, st.size), st.size
 		boxOf := func(s spot) box {
 			if s.end {
@@ -660,10 +731,11 @@ func (c *Chart) draw(cv canvas) {
 		}
 		inside := func(b box) bool { return b.x0 >= left+2 && b.x1 <= right-2 && b.y0 >= top+2 && b.y1 <= bottom-1 }
 		chosen := -1
-		for k, s := range spots {
-			if b := boxOf(s); inside(b) && free(b) {
-				chosen = k
-				break
+		for _, lines := range []bool{avoidLines, false} {
+			for k, s := range spots {
+				if b := boxOf(s); chosen < 0 && inside(b) && free(b, lines) {
+					chosen = k
+				}
 			}
 		}
 		for k, s := range spots {
@@ -689,11 +761,11 @@ func (c *Chart) draw(cv canvas) {
 		// (the close steps of a bisection).
 		x, y, h := lb.x, lb.y, float64(labelSize)
 		var spots []spot
-		for k := range 4 {
+		for k := range 8 {
 			d := float64(k) * (h + 2)
 			spots = append(spots, spot{x + 5, y - 5 - d, false}, spot{x + 5, y + 5 + h + d, false}, spot{x - 5, y - 5 - d, true}, spot{x - 5, y + 5 + h + d, true})
 		}
-		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"}, true)
 	}
 	// Rule labels: a horizontal rule's along its line; a vertical rule's
 	// beside its line, right of it where it fits, else left, on the first
@@ -731,7 +803,7 @@ func (c *Chart) draw(cv canvas) {
 			}
 		}
 		if len(spots) > 0 {
-			place(spots, r.Label, st)
+			place(spots, r.Label, st, false) // stacked in order along their lines, read across the lines
 		}
 	}
 
@@ -747,6 +819,9 @@ func (c *Chart) draw(cv canvas) {
 		if w <= 0 {
 			w = 2
 		}
+		if k.Band {
+			cv.band([]float64{x, x + keyLine}, []float64{y, y}, []float64{y - 8, y - 8}, color)
+		}
 		if !k.NoLine {
 			cv.line(x, y-4, x+keyLine, y-4, color, w, k.Dash)
 		}
@@ -755,7 +830,11 @@ func (c *Chart) draw(cv canvas) {
 			if k.Hollow {
 				fill = "#fff"
 			}
-			cv.circle(x+keyLine/2, y-4, 3.5, fill, color)
+			if k.Square {
+				cv.square(x+keyLine/2, y-4, 3.5, fill, color)
+			} else {
+				cv.circle(x+keyLine/2, y-4, 3.5, fill, color)
+			}
 		}
 		cv.text(x+keyLine+6, y, it.text, textStyle{anchor: "start", size: 11, color: "#333", class: "key"})
 	}
@@ -766,6 +845,63 @@ func (c *Chart) draw(cv canvas) {
 			y += legendLine
 		}
 	}
+}
+
+// drawBand draws s's band, where it has one: pieces between the points
+// whose three values can be drawn.
+func (c *Chart) drawBand(cv canvas, s Series, xs, ys scale, color string) {
+	if len(s.Lo) == 0 || len(s.Hi) == 0 {
+		return
+	}
+	var bx, blo, bhi []float64
+	flush := func() {
+		if len(bx) > 1 {
+			cv.band(bx, blo, bhi, color)
+		}
+		bx, blo, bhi = nil, nil, nil
+	}
+	for j := range s.X {
+		if j >= len(s.Lo) || j >= len(s.Hi) || !c.drawable(s.X[j], s.Lo[j]) || !c.drawable(s.X[j], s.Hi[j]) {
+			flush()
+			continue
+		}
+		bx, blo, bhi = append(bx, xs.at(s.X[j])), append(blo, ys.at(s.Lo[j])), append(bhi, ys.at(s.Hi[j]))
+	}
+	flush()
+}
+
+// segmentCrosses says whether the segment from (ax, ay) to (bx, by)
+// passes through the box (x0, y0)–(x1, y1).
+func segmentCrosses(ax, ay, bx, by, x0, y0, x1, y1 float64) bool {
+	_, _, ok := clipT(pt{ax, ay}, pt{bx, by}, x0, y0, x1, y1)
+	return ok
+}
+
+// clipT is the part [t0, t1] of the segment a + t·(b−a), t from 0 to 1,
+// inside the box (x0, y0)–(x1, y1) (Liang-Barsky); ok is false when none
+// is.
+func clipT(a, b pt, x0, y0, x1, y1 float64) (t0, t1 float64, ok bool) {
+	t0, t1 = 0, 1
+	dx, dy := b.x-a.x, b.y-a.y
+	for _, e := range [4][2]float64{{-dx, a.x - x0}, {dx, x1 - a.x}, {-dy, a.y - y0}, {dy, y1 - a.y}} {
+		p, q := e[0], e[1]
+		if p == 0 {
+			if q < 0 {
+				return 0, 0, false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = math.Max(t0, t)
+		} else {
+			t1 = math.Min(t1, t)
+		}
+		if t0 > t1 {
+			return 0, 0, false
+		}
+	}
+	return t0, t1, true
 }
 
 // SVG writes the chart as one <svg> element.
@@ -825,6 +961,27 @@ func (s *svgCanvas) polyline(xs, ys []float64, stroke string, width float64, das
 
 func (s *svgCanvas) circle(cx, cy, r float64, fill, stroke string) {
 	fmt.Fprintf(&s.b, `<circle cx="%s" cy="%s" r="%s" fill="%s" stroke="%s" stroke-width="1.5"/>`, num(cx), num(cy), num(r), fill, stroke)
+}
+
+func (s *svgCanvas) square(cx, cy, r float64, fill, stroke string) {
+	fmt.Fprintf(&s.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="1.5"/>`, num(cx-r), num(cy-r), num(2*r), num(2*r), fill, stroke)
+}
+
+// bandOpacity is how strongly a band is filled with its line's colour.
+const bandOpacity = 0.18
+
+func (s *svgCanvas) band(xs, lo, hi []float64, fill string) {
+	s.b.WriteString(`<polygon class="band" fill="` + fill + `" fill-opacity="` + strconv.FormatFloat(bandOpacity, 'g', -1, 64) + `" stroke="none" points="`)
+	for i := range xs {
+		s.b.WriteString(num(xs[i]) + "," + num(hi[i]) + " ")
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		s.b.WriteString(num(xs[i]) + "," + num(lo[i]))
+		if i > 0 {
+			s.b.WriteByte(' ')
+		}
+	}
+	s.b.WriteString(`"/>`)
 }
 
 func (s *svgCanvas) text(x, y float64, t string, st textStyle) {

@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -235,6 +236,63 @@ func TestLabelsApart(t *testing.T) {
 			a, o := boxes[i], boxes[j]
 			if a.x0 < o.x1 && o.x0 < a.x1 && a.y0 < o.y1 && o.y0 < a.y1 {
 				t.Errorf("labels %q and %q overlap", texts[i], texts[j])
+			}
+		}
+	}
+}
+
+// A point's label is not struck through by a line (the SLO's across the
+// chart, a line of the series) where a spot beside the point is free of
+// them (the sweep's 2000/s label was).
+func TestLabelsOffLines(t *testing.T) {
+	c := &Chart{ID: "l", X: Axis{}, Y: Axis{Log: true, Format: Millis},
+		Series: []Series{
+			{Name: "p99", X: []float64{1000, 2000, 2830}, Y: []float64{42.8, 40.4, 35.4}, Marks: true, Labels: []string{"1000/s", "2000/s", "2830/s"}},
+			{Name: "p50", X: []float64{1000, 2000, 2830}, Y: []float64{0.6, 3.4, 0.47}, Marks: true},
+		},
+		Rules: []Rule{{V: 50, Label: "SLO p99<=50ms"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	var segs [][4]float64
+	for _, m := range regexp.MustCompile(`<polyline[^>]*points="([^"]*)"`).FindAllStringSubmatch(s, -1) {
+		pts := strings.Fields(m[1])
+		for i := 1; i < len(pts); i++ {
+			var x0, y0, x1, y1 float64
+			fmt.Sscanf(pts[i-1], "%g,%g", &x0, &y0)
+			fmt.Sscanf(pts[i], "%g,%g", &x1, &y1)
+			segs = append(segs, [4]float64{x0, y0, x1, y1})
+		}
+	}
+	for _, m := range regexp.MustCompile(`<line x1="([0-9.]+)" x2="([0-9.]+)" y1="([0-9.]+)" y2="([0-9.]+)" stroke="#444" stroke-width="1.0"`).FindAllStringSubmatch(s, -1) {
+		var v [4]float64
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(m[i+1], 64)
+		}
+		segs = append(segs, [4]float64{v[0], v[2], v[1], v[3]})
+	}
+	labels := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="#555" class="label"( text-anchor="end")? font-size="9.0">([^<]*)</text>`).FindAllStringSubmatch(s, -1)
+	if len(labels) != 3 || len(segs) < 5 {
+		t.Fatalf("%d labels, %d segments", len(labels), len(segs))
+	}
+	for _, m := range labels {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		w := TextWidth(m[4], 9)
+		if m[3] != "" {
+			x -= w
+		}
+		for _, sg := range segs {
+			// Points along the segment, half a pixel apart.
+			n := int(math.Hypot(sg[2]-sg[0], sg[3]-sg[1])*2) + 1
+			for k := 0; k <= n; k++ {
+				px, py := sg[0]+(sg[2]-sg[0])*float64(k)/float64(n), sg[1]+(sg[3]-sg[1])*float64(k)/float64(n)
+				if px > x && px < x+w && py > y-9 && py < y+2 {
+					t.Errorf("the label %q is struck through by the line %v", m[4], sg)
+					break
+				}
 			}
 		}
 	}
