@@ -40,7 +40,10 @@ type Document struct {
 // Failed, when set, is what the table's figures found wrong (failover's
 // lost commits), one line: the HTML report shows it in red at its top.
 type TableDoc struct {
-	Title  string     `json:"title"`
+	Title string `json:"title"`
+	// Lines are lines of text under the title, before the rows (lag's
+	// notes on its markers and its measurement).
+	Lines  []string   `json:"lines,omitempty"`
 	Rows   [][]string `json:"rows"`
 	Failed string     `json:"failed,omitempty"`
 }
@@ -49,8 +52,11 @@ type TableDoc struct {
 type SeriesDoc struct {
 	Title string `json:"title"`
 	// Unit of the values: "us" (microseconds, drawn as durations), "/s"
-	// (rates) or "".
+	// (rates), "ratio" (shares, drawn in per cent) or "".
 	Unit string `json:"unit,omitempty"`
+	// Log draws the values on a log scale (rates far apart: pgio's LIOPS
+	// and PIOPS).
+	Log bool `json:"log,omitempty"`
 	// Labels, when set, are those of the run the figure is of (a
 	// failover's timeline per replication mode): it is drawn in that
 	// run's colour and named by it.

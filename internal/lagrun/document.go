@@ -1,9 +1,11 @@
 package lagrun
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -151,7 +153,36 @@ func newDocument(r *Result, version string, config map[string]any) (*Document, e
 	if err := lagSection(&doc.Lag, r); err != nil {
 		return nil, err
 	}
+	doc.Tables = lagTables(r)
 	return doc, nil
+}
+
+// lagTables are the lag's figures as the report prints them, for the HTML
+// report: the markers, the notes on the measurement, the servers' views and
+// the SLO's verdicts over the lag's percentiles; then the comparison of the
+// two sides. What failed heads its table.
+func lagTables(r *Result) []report.TableDoc {
+	var b bytes.Buffer
+	writeCounts(&b, r)
+	writeNotes(&b, r)
+	writeViews(&b, r)
+	t := report.TableDoc{Title: "Replication lag", Rows: histRows(r)}
+	for _, l := range append(strings.Split(strings.TrimSpace(b.String()), "\n"), sloLines(r)...) {
+		l = strings.TrimSpace(l)
+		t.Lines = append(t.Lines, l)
+		if t.Failed == "" && (strings.HasPrefix(l, "DRAIN TIMEOUT") || strings.Contains(l, ": FAIL (")) {
+			t.Failed = "FAILED: " + l
+		}
+	}
+	out := []report.TableDoc{t}
+	if c := r.Convergence; c != nil {
+		ct := report.TableDoc{Title: "Convergence", Rows: convergenceRows(c), Lines: convergenceLines(c)}
+		if f := c.Failures(); len(f) > 0 {
+			ct.Failed = ct.Lines[len(ct.Lines)-1]
+		}
+		out = append(out, ct)
+	}
+	return out
 }
 
 // lagSection fills in the document's lag section.

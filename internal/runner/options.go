@@ -69,6 +69,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// allClients are the clients of every instance, for a share (Share).
 	allClients int
+	// figures keeps the workload's own figures of each interval for the
+	// document, when the run writes one (RunOne sets it).
+	figures *figureLog
 
 	// BeforeRun, if set, runs once the target is open and checked, before
 	// the workload loads: what a command does to the database before its

@@ -32,6 +32,8 @@ type Outcome struct {
 	// Notes are the lines printed under the summary's header, for the
 	// document.
 	Notes []string
+	// figures are the workload's own figures of each interval.
+	figures *figureLog
 }
 
 // Close removes the outcome's spool of intervals, if any.
@@ -254,16 +256,33 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	return load, nil
 }
 
-// figure is what the workload's own figures go to: the exporter, if any.
+// figure is what the workload's own figures go to: the exporter, and the
+// document's log of them, if any.
 func figure(opts Options) func(name, help string, value float64) {
-	if opts.Metrics == nil {
+	exp, log := opts.Metrics, opts.figures
+	switch {
+	case log == nil && exp == nil:
 		return nil
+	case log == nil:
+		return exp.SetFigure
 	}
-	return opts.Metrics.SetFigure
+	return func(name, help string, value float64) {
+		if exp != nil {
+			exp.SetFigure(name, help, value)
+		}
+		log.set(name, value)
+	}
 }
+
+// keepsDocument says the run writes a document: --json, --html, or the
+// live page.
+func (o Options) keepsDocument() bool { return o.JSON != "" || o.HTML != "" }
 
 // RunOne runs one variant and prints its report.
 func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant, opts Options, multi bool) (*Outcome, error) {
+	if opts.keepsDocument() {
+		opts.figures = &figureLog{}
+	}
 	load, err := Load(ctx, conn, v.Generator, opts, multi)
 	if err != nil {
 		return nil, err
@@ -306,7 +325,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		return nil, &AbortedError{Clients: res.Aborted, Msg: fmt.Sprintf("a client aborted: %s", conn.Target.Scrub(res.AbortErr.Error())),
 			Stopped: true, Group: res.AbortGroup}
 	}
-	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine}
+	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures}
 	if wd.printer != nil {
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
 			return o, err
@@ -548,6 +567,13 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 			return err
 		}
 		doc.Runs = append(doc.Runs, rd)
+		if o.figures != nil {
+			var labels []workload.Line
+			if len(outcomes) > 1 {
+				labels = o.Labels
+			}
+			doc.Series = append(doc.Series, o.figures.series(m.Name, labels)...)
+		}
 	}
 	if opts.JSON != "" {
 		if err := WriteFile(opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {

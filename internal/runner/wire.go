@@ -104,6 +104,9 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 	if cfg.Start != nil {
 		starts = append(starts, cfg.Start)
 	}
+	if f := opts.figures; f != nil {
+		starts = append(starts, func(start time.Time) { f.start(start.Add(cfg.Warmup)) })
+	}
 	if opts.Histogram != "" {
 		hf, err := outfile.Create(opts.Histogram)
 		if err != nil {

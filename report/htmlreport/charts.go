@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -164,6 +165,9 @@ func perSecond(v float64) string {
 	}
 	return plot.Compact(v) + "/s"
 }
+
+// percent formats a share's tick, given in per cent: 99.9%.
+func percent(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) + "%" }
 
 // ranOps is the number of r's operations that ran.
 func ranOps(r *run) int {
@@ -429,12 +433,14 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 				if label == "" {
 					label = sd.Title
 				}
-				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: label}}
+				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: label, Log: sd.Log}}
 				switch sd.Unit {
 				case "us":
 					c.Y.Format = plot.Millis
 				case "/s":
 					c.Y.Format = perSecond
+				case "ratio":
+					c.Y.Format = percent
 				}
 				charts[sd.Title] = c
 				titles = append(titles, sd.Title)
@@ -450,6 +456,8 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 				scale, format = 1e-3, plot.Millis
 			case "/s":
 				format = perSecond
+			case "ratio":
+				scale, format = 100, percent
 			}
 			run := names[i]
 			if len(docs) == 1 {
@@ -494,13 +502,29 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 					other++
 				}
 				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: color, Dash: dash, Width: width}
+				positive := false
 				for _, pt := range pts.drawn {
 					if l < len(pt.Values) {
 						s.X = append(s.X, pt.At)
 						s.Y = append(s.Y, pt.Values[l]*scale)
+						positive = positive || pt.Values[l] > 0
 					}
 				}
+				if sd.Log && !positive && len(s.X) > 0 {
+					c.Notes = append(c.Notes, fmt.Sprintf("%s%s: 0 at every point, not drawn (a log scale has no 0)", who(run, len(docs) > 1), name))
+					continue
+				}
 				c.Series = append(c.Series, s)
+				if sd.Unit == "ratio" { // a share near 100%: the axis from just under the lowest
+					lo := 100.0
+					for _, v := range s.Y {
+						lo = math.Min(lo, v)
+					}
+					if c.Y.Max == 100 { // another run's share on the chart
+						lo = math.Min(lo, c.Y.Min+1)
+					}
+					c.Y.Min, c.Y.Max = math.Max(0, math.Floor(lo)-1), 100
+				}
 			}
 			for _, ev := range sd.Events {
 				c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: ev.At, Label: ev.Label, Color: color, Dash: plot.Dashed})
