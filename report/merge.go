@@ -135,7 +135,7 @@ func mergedConfig(docs []*Document) map[string]any {
 	if !shared {
 		sum(cfg, docs, KeyConcurrency)
 	}
-	for _, k := range []string{KeyInstance, KeyInstances, "json", "histogram", "cpuprofile", "metrics-addr", "html"} {
+	for _, k := range []string{KeyInstance, KeyInstances, "json", "histogram", "cpuprofile", "metrics-addr", "live", "html"} {
 		delete(cfg, k)
 	}
 	return cfg

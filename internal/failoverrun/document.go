@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
@@ -185,13 +186,14 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 
 // writeDocument writes --json and --html, whichever were asked for.
 func (p *plan) writeDocument(results []*Result) error {
-	if p.json == "" && p.html == "" {
+	if p.json == "" && p.html == "" && p.load.Live == nil {
 		return nil
 	}
 	doc, err := p.newDocument(results)
 	if err != nil {
 		return err
 	}
+	p.load.Live.Finish(&doc.Document)
 	stderr := p.load.Stderr
 	if p.json != "" {
 		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error {
@@ -210,6 +212,22 @@ func (p *plan) writeDocument(results []*Result) error {
 		}
 	}
 	return nil
+}
+
+// liveModes labels the live page's runs by their replication, as the
+// document does, when there are several (the per-100 ms timeline and the
+// failover's figures come with the final page).
+func liveModes(modes []replica.Replication) func(*report.Document) {
+	return func(d *report.Document) {
+		if len(modes) < 2 {
+			return
+		}
+		for i := range d.Runs {
+			if i < len(modes) {
+				d.Runs[i].Labels = map[string]string{"replication": modes[i].String()}
+			}
+		}
+	}
 }
 
 // export sets the failover's figures on /metrics (--metrics-addr), as

@@ -61,6 +61,12 @@ type Options struct {
 	MetricsAddr string
 	// Metrics, if set, is fed every interval the engine ticks.
 	Metrics *prom.Exporter
+	// LiveAddr is --live: serve the run's live page there ("" = off; the
+	// --metrics-addr server serves it too). See StartMetrics, which sets
+	// Live.
+	LiveAddr string
+	// Live, if set, feeds the live page.
+	Live *Live
 	// Config is the flags as given, for JSON; never a password.
 	Config map[string]string
 	// Version is txload's.
@@ -145,6 +151,9 @@ func (o *Options) Validate() error {
 // it starts one) calls it before that.
 func (o *Options) CheckSinks() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
+		return err
+	}
+	if err := checkAddr("--live", o.LiveAddr); err != nil {
 		return err
 	}
 	return CheckFiles(o.OutputFiles(), o.Inputs)

@@ -34,11 +34,17 @@ type Outcome struct {
 	Notes []string
 	// figures are the workload's own figures of each interval.
 	figures *figureLog
+	// live is the live page's hold on Intervals, if it has one.
+	live *liveSpool
 }
 
 // Close removes the outcome's spool of intervals, if any.
 func (o *Outcome) Close() {
-	if o != nil && o.Intervals != nil {
+	switch {
+	case o == nil:
+	case o.live != nil:
+		o.live.close()
+	case o.Intervals != nil:
 		o.Intervals.Close()
 	}
 }
@@ -276,7 +282,7 @@ func figure(opts Options) func(name, help string, value float64) {
 
 // keepsDocument says the run writes a document: --json, --html, or the
 // live page.
-func (o Options) keepsDocument() bool { return o.JSON != "" || o.HTML != "" }
+func (o Options) keepsDocument() bool { return o.JSON != "" || o.HTML != "" || o.Live != nil }
 
 // RunOne runs one variant and prints its report.
 func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant, opts Options, multi bool) (*Outcome, error) {
@@ -305,14 +311,14 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	if err != nil {
 		return nil, err
 	}
+	lsp := opts.Live.begin(conn, load, opts, v.Labels, wd.intervals)
 	res, runErr := engine.Run(ctx, wd.cfg, load)
 	if err := wd.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if res == nil || (opts.Engine.StopOnAbort && res.Aborted > 0) {
-		if wd.intervals != nil {
-			wd.intervals.Close() // no document
-		}
+		opts.Live.end(nil)
+		(&Outcome{Intervals: wd.intervals, live: lsp}).Close() // no document
 	}
 	if res == nil {
 		return nil, runErr
@@ -325,7 +331,8 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		return nil, &AbortedError{Clients: res.Aborted, Msg: fmt.Sprintf("a client aborted: %s", conn.Target.Scrub(res.AbortErr.Error())),
 			Stopped: true, Group: res.AbortGroup}
 	}
-	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures}
+	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures, live: lsp}
+	defer opts.Live.end(o) // with its audit
 	if wd.printer != nil {
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
 			return o, err
@@ -551,15 +558,10 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 // (report.Settings); schedule says the engine's schedule (duration, rate)
 // describes every run of the document.
 func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool) error {
-	if opts.JSON == "" && opts.HTML == "" {
+	if !opts.keepsDocument() {
 		return nil
 	}
-	config := map[string]any{}
-	for k, v := range opts.Config {
-		config[k] = v
-	}
-	config[report.KeyURLs] = conn.Target.URLs()
-	settingsOf(outcomes[0], opts, schedule).Record(config)
+	config := documentConfig(conn, outcomes[0], opts, schedule)
 	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
 	for _, o := range outcomes {
 		rd, err := RunDocOf(o)
@@ -575,6 +577,7 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 			doc.Series = append(doc.Series, o.figures.series(m.Name, labels)...)
 		}
 	}
+	opts.Live.Finish(doc)
 	if opts.JSON != "" {
 		if err := WriteFile(opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
@@ -589,6 +592,19 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		}
 	}
 	return nil
+}
+
+// documentConfig is a document's configuration: the command's flags, then
+// the run's own settings under the keys every reader knows
+// (report.Settings), those of o.
+func documentConfig(conn *Conn, o Outcome, opts Options, schedule bool) map[string]any {
+	config := map[string]any{}
+	for k, v := range opts.Config {
+		config[k] = v
+	}
+	config[report.KeyURLs] = conn.Target.URLs()
+	settingsOf(o, opts, schedule).Record(config)
+	return config
 }
 
 // settingsOf is what the document records of a run's settings: those it

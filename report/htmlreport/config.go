@@ -44,7 +44,7 @@ var groups = [...]group{
 // outputs are flags that do not shape a run: what it writes, and how much
 // it says while it runs.
 var outputs = map[string]bool{
-	"help": true, "json": true, "html": true, "csv": true, "chart": true, "histogram": true, "cpuprofile": true, "metrics-addr": true,
+	"help": true, "json": true, "html": true, "csv": true, "chart": true, "histogram": true, "cpuprofile": true, "metrics-addr": true, "live": true,
 	"output": true, report.KeyProgress: true, "verbose-errors": true, "quiet": true, "report-per-statement": true, report.KeyFailuresDetailed: true,
 	"log": true, "log-prefix": true, "aggregate-interval": true, "sampling-rate": true,
 }

@@ -60,6 +60,23 @@ type Options struct {
 	Names []string
 	// Version is the txload that wrote the page.
 	Version string
+	// Live, when set, makes the page a live one, served while the run
+	// goes (package live): a status line under the title, and a script
+	// that asks the server for the page twice a second and shows it when
+	// it changed. The page is otherwise the one --html writes.
+	Live *Live
+}
+
+// Live is what a live page says of itself.
+type Live struct {
+	// Version is the page's: the server sends a page again only when its
+	// version differs from the one the browser has.
+	Version uint64
+	// Status says where the run is, under the title.
+	Status string
+	// Final: the run has ended and this is its last page; the script
+	// stops asking.
+	Final bool
 }
 
 // run is one run drawn: a RunDoc of a document.
@@ -305,8 +322,16 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	}
 	p := &page{runs: len(runs) + len(sweeps)}
 	p.printf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">")
-	p.printf("<title>%s</title><style>%s</style></head><body>", esc(title), css)
+	p.printf("<title>%s</title><style>%s</style>", esc(title), css)
+	if l := opts.Live; l != nil {
+		p.printf(`<style>%s</style><script>%s</script></head><body data-live-version="%d">`, liveCSS, liveScript(l), l.Version)
+	} else {
+		p.printf("</head><body>")
+	}
 	p.printf("<h1>%s</h1>", esc(title))
+	if l := opts.Live; l != nil {
+		p.printf(`<p id="live-status" class="live">%s</p>`, esc(l.Status))
+	}
 	p.printf(`<p class="sub">%s</p>`, esc(subtitle(docs, names, opts.Version)))
 	failedLines(p, docs)
 	if len(runs) > 0 {
@@ -329,6 +354,25 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	}
 	_, err := io.WriteString(w, p.b.String())
 	return err
+}
+
+// liveCSS styles a live page's status line.
+const liveCSS = `p.live{background:#eef4fb;border-left:4px solid #4e79a7;padding:6px 10px;margin:4px 0 12px;font-size:14px}`
+
+// liveScript asks the server for the page twice a second ("live?v=N": the
+// server answers 204 when its page is still version N), and shows a new
+// one in place of the body; it stops once the page is final, and says so
+// when the server is gone. No library, no request but to the page's own
+// server.
+func liveScript(l *Live) string {
+	return fmt.Sprintf(`(function(){var v=%d,fin=%t,id=Math.random().toString(36).slice(2);
+function say(t){var e=document.getElementById("live-status");if(e)e.textContent=t;}
+function poll(){if(fin)return;fetch("live?v="+v+"&id="+id,{cache:"no-store"}).then(function(r){
+if(!r.ok)throw new Error("HTTP "+r.status);fin=r.headers.get("X-Live-Final")==="1";if(r.status===204)return null;
+v=+r.headers.get("X-Live-Version");return r.text();}).then(function(t){if(t!==null){var d=new DOMParser().parseFromString(t,"text/html");
+document.title=d.title;document.body.replaceWith(d.body);}setTimeout(poll,500);}).catch(function(e){
+say("The run's server does not answer ("+e.message+"): this is the last state it sent.");});}
+setTimeout(poll,500);})();`, l.Version, l.Final)
 }
 
 const css = `body{font-family:system-ui,sans-serif;margin:16px auto;max-width:1180px;color:#222;padding:0 12px}
