@@ -264,15 +264,18 @@ func (p *plan) export(r *Result) {
 	}
 }
 
-// commitList is commits by id, the first maxListed of them.
+// commitList is commits by id, the first maxListed of them, said as the
+// report says it.
 func commitList(cs []Commit) string {
 	var parts []string
 	for i, c := range cs {
 		if i == maxListed {
-			parts = append(parts, fmt.Sprintf("... %d more in --json", len(cs)-maxListed))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", c.Writer, c.Seq))
+	}
+	if m := strings.TrimPrefix(more(len(cs)), ", "); m != "" {
+		return m + ": " + strings.Join(parts, " ")
 	}
 	return strings.Join(parts, " ")
 }

@@ -24,6 +24,8 @@ type sweep struct {
 	verdict string
 	// problem says why the steps could not be judged, if so.
 	problem string
+	// head is the line the sweep began with: its SLO and steps.
+	head string
 }
 
 // step is one step of a sweep, with the figures of its table.
@@ -48,6 +50,10 @@ func sweepOf(d *report.Document, name string, manyDocs bool) (*sweep, error) {
 		sw.problem = fmt.Sprintf("the document's --slo %q does not parse (%v): steps are not judged", d.ConfigString("slo"), err)
 	}
 	sw.slo = objective
+	if objective.String() != "" {
+		sw.head = fmt.Sprintf("sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %s workers, %s arrivals", d.Workload, objective,
+			d.ConfigString("step-duration"), orDefault(d.ConfigString("step-warmup"), "0s"), d.ConfigString(report.KeyConcurrency), orDefault(d.ConfigString(report.KeyArrival), "poisson"))
+	}
 	maxErrorRate, errRate := strconv.ParseFloat(d.ConfigString("max-error-rate"), 64)
 	if errRate != nil && sw.problem == "" {
 		sw.problem = "the document has no --max-error-rate: steps are not judged"
@@ -125,6 +131,9 @@ func sweepSection(p *page, sweeps []*sweep) {
 		p.printf("<h3>%s%s</h3>", swatch(sw.color), esc(sw.name))
 		if s := sw.slo.String(); s != "" {
 			p.printf(`<p>SLO on response time (from the intended start): <b>%s</b></p>`, esc(s))
+		}
+		if sw.head != "" {
+			p.printf(`<p class="head">%s</p>`, esc(sw.head))
 		}
 		if sw.verdict != "" {
 			p.printf(`<p class="verdict">%s</p>`, esc(sw.verdict))

@@ -588,6 +588,13 @@ func (c *Chart) draw(cv canvas) {
 		cv.line(x, top, x, bottom, "#e5e5e5", 1, "")
 		st := small
 		st.anchor, st.class = "middle", "tick-x"
+		// A label at the plot's left or right edge is set inside the
+		// plot's width, off the y axis's labels at the corner.
+		if w := TextWidth(t.Label, st.size) / 2; x-w < left {
+			st.anchor = "start"
+		} else if x+w > right {
+			st.anchor = "end"
+		}
 		cv.text(x, bottom+14, t.Label, st)
 	}
 	cv.rect(left, top, right-left, bottom-top, "", "#999")
