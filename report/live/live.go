@@ -47,6 +47,7 @@ type Page struct {
 	status   string
 	final    bool
 	watchers map[string]watcher
+	asked    bool // a browser asked for the page
 }
 
 // watcher is a browser's page asking for news: when it last asked, and
@@ -75,12 +76,20 @@ func (p *Page) Changed() {
 
 // Finish draws the run's final page from docs, the documents --html is
 // written from: the page every browser gets from now on, marked final.
+// A page no browser asked for is not drawn: it is only marked final.
 func (p *Page) Finish(docs []*report.Document, names []string) error {
 	if p == nil {
 		return nil
 	}
 	p.draw.Lock()
 	defer p.draw.Unlock()
+	p.mu.Lock()
+	asked := p.asked
+	p.mu.Unlock()
+	if !asked {
+		p.End("The run has ended: no page was asked for while it ran.")
+		return nil
+	}
 	b, err := p.render(docs, names, true)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -180,14 +189,23 @@ func (p *Page) current() (page []byte, version uint64, final bool) {
 			p.html, p.version, p.status = b, p.version+1, status
 		case p.html == nil:
 			p.status = status
-			p.html = []byte(fmt.Sprintf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>txload: live</title></head><body><p>%s</p><p>%s</p></body></html>\n",
-				statusMark, html.EscapeString(err.Error())))
+			p.html = bare(err.Error())
 		}
 		p.mu.Unlock()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.html == nil { // final before anything was drawn
+		p.html = bare("")
+	}
 	return bytes.Replace(p.html, []byte(statusMark), []byte(html.EscapeString(p.status)), 1), p.version, p.final
+}
+
+// bare is a page of the status line and a note, for when there is no
+// report to draw.
+func bare(note string) []byte {
+	return []byte(fmt.Sprintf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>txload: live</title></head><body><p id=\"live-status\">%s</p><p>%s</p></body></html>\n",
+		statusMark, html.EscapeString(note)))
 }
 
 // Handler serves the page at / and its news at /live?v=N&id=PAGE: 204 when
@@ -217,6 +235,9 @@ func (p *Page) Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		p.mu.Lock()
+		p.asked = true
+		p.mu.Unlock()
 		page, version, final := p.current()
 		if id := r.URL.Query().Get("id"); id != "" {
 			p.mu.Lock()

@@ -106,3 +106,24 @@ func TestPage(t *testing.T) {
 		t.Errorf("a final page drawn again from the run's source")
 	}
 }
+
+// A run nobody watched: its final page is not drawn (it would cost the
+// run a drawing for no one), and a browser that comes late gets the
+// status.
+func TestPageNobodyAskedFor(t *testing.T) {
+	var drawn atomic.Int64
+	p := New(htmlreport.Options{}, func() ([]*report.Document, []string, string, error) {
+		drawn.Add(1)
+		return []*report.Document{doc()}, []string{"w"}, "running", nil
+	})
+	p.Changed()
+	if err := p.Finish([]*report.Document{doc()}, []string{"w"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler())
+	defer srv.Close()
+	resp, page := get(t, srv.URL+"/")
+	if drawn.Load() != 0 || resp.Header.Get("X-Live-Final") != "1" || !strings.Contains(page, "The run has ended: no page was asked for while it ran.") {
+		t.Errorf("drawn %d times; %v\n%s", drawn.Load(), resp.Header, page)
+	}
+}
