@@ -1,7 +1,6 @@
 package failoverrun
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -196,11 +195,9 @@ func (p *plan) writeDocument(results []*Result) error {
 	p.load.Live.Finish(&doc.Document)
 	stderr := p.load.Stderr
 	if p.json != "" {
-		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(doc)
-		}); err != nil {
+		// The runs' intervals from their spools, where encoding/json would
+		// leave them out.
+		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error { return report.WriteJSONOf(w, doc, &doc.Document) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
 	}
