@@ -172,24 +172,34 @@ const lateLag = 100 * time.Millisecond
 // completed one against it.
 const behindShare = 0.95
 
-// openLoopOf is r's open-loop rates; ok is false for a closed loop.
+// openLoopOf is r's open-loop rates; ok is false for a closed loop. A run
+// under way (the live page's) has its target and what it completed so
+// far: what was offered is known at its end.
 func openLoopOf(r *run) (openLoopRates, bool) {
 	rd, total := r.rd, r.total
 	secs := total.Elapsed.Seconds()
-	if rd.Offered == 0 || secs <= 0 {
+	if secs <= 0 {
 		return openLoopRates{}, false
+	}
+	if rd.Offered == 0 {
+		all := total.Total("all")
+		target := targetOf(r)
+		return openLoopRates{target: target, actual: float64(all.OK+all.FailedTotal()) / secs}, target > 0
 	}
 	window := configDuration(r.doc, report.KeyDuration)
 	if window <= 0 {
 		window = total.Elapsed
 	}
+	// As the text report: what was generated over the time the run ran,
+	// and what the schedule offered over the window it was given (the
+	// whole of it, though the run stopped early).
 	gen := min(window, total.Elapsed)
 	all := total.Total("all")
 	ol := openLoopRates{
 		target:    targetOf(r),
 		generated: float64(rd.Offered-rd.Unstarted) / gen.Seconds(),
 		actual:    float64(all.OK+all.FailedTotal()) / secs,
-		offered:   float64(rd.Offered) / gen.Seconds(),
+		offered:   float64(rd.Offered) / window.Seconds(),
 		lagP50:    all.Lag.ValueAtQuantile(50), lagP99: all.Lag.ValueAtQuantile(99),
 	}
 	ol.behind = rd.Saturated || ol.actual < behindShare*ol.offered
@@ -217,6 +227,10 @@ func configDuration(d *report.Document, key string) time.Duration {
 func openLoopLines(p *page, r *run) {
 	ol, ok := openLoopOf(r)
 	if !ok {
+		return
+	}
+	if r.rd.Offered == 0 {
+		p.printf(`<p class="openloop">%s</p>`, esc(fmt.Sprintf("open loop at %s/s: actual ops/s %.2f so far", fmtRate(ol.target), ol.actual)))
 		return
 	}
 	line := fmt.Sprintf("open loop: generated ops/s %.2f, actual ops/s %.2f", ol.generated, ol.actual)

@@ -583,18 +583,27 @@ func (c *Chart) draw(cv canvas) {
 		st.anchor, st.class = "end", "tick-y"
 		cv.text(left-4, y+4, t.Label, st)
 	}
+	lastRight := math.Inf(-1) // of the x tick labels written
 	for _, t := range ticks(c.X, xlo, xhi) {
 		x := xs.at(t.V)
 		cv.line(x, top, x, bottom, "#e5e5e5", 1, "")
 		st := small
 		st.anchor, st.class = "middle", "tick-x"
 		// A label at the plot's left or right edge is set inside the
-		// plot's width, off the y axis's labels at the corner.
-		if w := TextWidth(t.Label, st.size) / 2; x-w < left {
-			st.anchor = "start"
-		} else if x+w > right {
-			st.anchor = "end"
+		// plot's width, off the y axis's labels at the corner; one that
+		// would touch the label before it is left out (its grid line
+		// stays).
+		w := TextWidth(t.Label, st.size)
+		x0 := x - w/2
+		if x0 < left {
+			st.anchor, x0 = "start", x
+		} else if x+w/2 > right {
+			st.anchor, x0 = "end", x-w
 		}
+		if x0 < lastRight+3 {
+			continue
+		}
+		lastRight = x0 + w
 		cv.text(x, bottom+14, t.Label, st)
 	}
 	cv.rect(left, top, right-left, bottom-top, "", "#999")
@@ -810,7 +819,10 @@ func (c *Chart) draw(cv canvas) {
 			}
 		}
 		if len(spots) > 0 {
-			place(spots, r.Label, st, false) // stacked in order along their lines, read across the lines
+			// A horizontal rule's label (a target rate, an SLO) keeps off
+			// the data where it can; a vertical one's stack in the order
+			// of their lines, read across the data.
+			place(spots, r.Label, st, !r.Vertical)
 		}
 	}
 
@@ -921,6 +933,8 @@ func (c *Chart) SVG(w io.Writer) error {
 	fmt.Fprintf(&cv.b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" class="plot" data-points="%d" font-family="sans-serif" font-size="11">`,
 		l.width, l.total, l.width, l.total, c.Points())
 	fmt.Fprintf(&cv.b, `<title>%s</title>`, esc(c.Title))
+	// Labels over lines are read through a white halo.
+	cv.b.WriteString(`<style>text.label,text.rule{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}</style>`)
 	c.draw(cv)
 	cv.b.WriteString(`</svg>`)
 	_, err := io.WriteString(w, cv.b.String())
