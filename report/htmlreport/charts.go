@@ -153,7 +153,7 @@ func opSections(p *page, runs []*run) {
 			p.chart(lat)
 		}
 		p.chart(spectrum(op, runs))
-		openLoop(p, op, runs)
+		openLoopChart(p, op, runs)
 		lagChart(p, op, runs)
 	}
 }
@@ -261,7 +261,7 @@ func spectrum(op string, runs []*run) *plot.Chart {
 			name string
 			h    *hdr.Histogram
 		}{{"response", o.Response}}
-		if r.rd.Offered > 0 {
+		if openLoop(r) {
 			kinds = append(kinds, struct {
 				name string
 				h    *hdr.Histogram
@@ -292,14 +292,18 @@ func spectrum(op string, runs []*run) *plot.Chart {
 	return c
 }
 
-// openLoop draws response time (from the intended start: Noria's sojourn)
+// openLoop says whether r ran an open loop: it has a schedule (or, under
+// way on the live page, a target).
+func openLoop(r *run) bool { return r.rd.Offered > 0 || targetOf(r) > 0 }
+
+// openLoopChart draws response time (from the intended start: Noria's sojourn)
 // against service time (from the send: its remote time) over time, for
 // open-loop runs: the gap between them is the wait for the schedule.
-func openLoop(p *page, op string, runs []*run) {
+func openLoopChart(p *page, op string, runs []*run) {
 	c := &plot.Chart{Title: op + ": response against service time", X: timeAxis(), Y: latencyAxis("latency")}
 	for _, r := range runs {
 		i := opIndex(r.total, op)
-		if i < 0 || r.rd.Offered == 0 || len(r.windows) == 0 {
+		if i < 0 || !openLoop(r) || len(r.windows) == 0 {
 			continue
 		}
 		for _, k := range []struct {
@@ -502,17 +506,23 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 					other++
 				}
 				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: color, Dash: dash, Width: width}
-				positive := false
+				zeros := 0
 				for _, pt := range pts.drawn {
 					if l < len(pt.Values) {
 						s.X = append(s.X, pt.At)
 						s.Y = append(s.Y, pt.Values[l]*scale)
-						positive = positive || pt.Values[l] > 0
+						if pt.Values[l] <= 0 {
+							zeros++
+						}
 					}
 				}
-				if sd.Log && !positive && len(s.X) > 0 {
+				switch {
+				case !sd.Log || zeros == 0:
+				case zeros == len(s.X):
 					c.Notes = append(c.Notes, fmt.Sprintf("%s%s: 0 at every point, not drawn (a log scale has no 0)", who(run, len(docs) > 1), name))
 					continue
+				default:
+					c.Notes = append(c.Notes, fmt.Sprintf("%s%s: 0 at %d of %d points, where its line stops (a log scale has no 0)", who(run, len(docs) > 1), name, zeros, len(s.X)))
 				}
 				c.Series = append(c.Series, s)
 				if sd.Unit == "ratio" { // a share near 100%: the axis from just under the lowest

@@ -386,7 +386,7 @@ tr.differs td{background:#fff8e1}td.ratio{color:#555}td.ratio.far{color:#222;fon
 .pass{color:#1a7f37;font-weight:bold}.fail{color:#b00;font-weight:bold}.verdict{font-size:15px;margin:8px 0}
 figure.chart{display:inline-block;margin:4px 8px 8px 0;vertical-align:top;max-width:100%}svg.plot{max-width:100%;height:auto;display:block}
 .note{color:#666;font-size:13px}p,li{overflow-wrap:anywhere}ul.notes{margin:4px 0;padding-left:20px;font-size:14px}
-p.head{margin:6px 0}p.openloop{font-size:14px;margin:8px 0 2px}p.op{margin:12px 0 2px}p.opnote{margin:0 0 8px;font-size:13px;color:#444}p.tline{margin:3px 0;font-size:14px}
+div.runs{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(560px,100%),1fr));gap:0 28px}section.run{min-width:0}section.run th,section.run td{padding:3px 5px}p.head{margin:6px 0}p.openloop{font-size:14px;margin:8px 0 2px}p.op{margin:12px 0 2px}p.opnote{margin:0 0 8px;font-size:13px;color:#444}p.tline{margin:3px 0;font-size:14px}
 pre{background:#f6f6f6;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
 @media (max-width:900px){body{padding:0 8px}th,td{padding:2px 5px;font-size:12px}}`
 

@@ -39,10 +39,11 @@ func failing(line string) bool {
 
 // summarySection writes every run's block.
 func summarySection(p *page, runs []*run) {
-	p.printf("<h2>Summary</h2>")
+	p.printf(`<h2>Summary</h2><div class="runs">`)
 	for _, r := range runs {
 		runBlock(p, r, len(runs) > 1)
 	}
+	p.printf(`</div>`)
 	var none []string
 	for _, r := range runs {
 		if len(r.windows) == 0 {
