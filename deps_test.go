@@ -34,18 +34,21 @@ var forbidden = map[string][]string{
 	"history":              {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
 	"workload":             {"engine", "report", "internal/cli", "internal/runner", "workload/"},
 	"workload/...":         {"engine", "report", "internal/cli", "internal/runner"},
-	"internal/pg/...":      {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
-	"internal/pgwire":      {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
-	"executor":             {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
-	"internal/pg/embedded": {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
-	"internal/pgtest":      {"engine", "report", "workload", "internal/cli", "internal/runner"},
-	"internal/outfile":     {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
-	"internal/tcpproxy":    {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
-	"pg":                   {"engine", "report", "workload", "internal/cli", "internal/runner", "executor"},
-	"slo":                  {"engine", "report", "workload", "internal/", "pg", "executor"},
-	"internal/interrupt":   {"engine", "report", "workload", "internal/cli"},
-	"internal/pgbenchargs": {"engine", "report", "internal/cli", "internal/runner", "pg"},
-	"lag":                  {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
+	// The workloads' conformance tests drive the commands as a user does.
+	"workload/workloadtest": {"engine", "internal/runner", "internal/lagrun", "internal/failoverrun", "internal/pg/"},
+	"internal/pg/...":       {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+	"internal/pgwire":       {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
+	"executor":              {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/pgtest"},
+	"internal/pg/embedded":  {"engine", "report", "workload", "metrics", "internal/cli", "internal/runner"},
+	"internal/pgtest":       {"engine", "report", "workload", "internal/cli", "internal/runner"},
+	"internal/outfile":      {"engine", "report", "workload", "metrics", "internal/", "pg", "executor"},
+	"internal/doctest":      {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
+	"internal/tcpproxy":     {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
+	"pg":                    {"engine", "report", "workload", "internal/cli", "internal/runner", "executor"},
+	"slo":                   {"engine", "report", "workload", "internal/", "pg", "executor"},
+	"internal/interrupt":    {"engine", "report", "workload", "internal/cli"},
+	"internal/pgbenchargs":  {"engine", "report", "internal/cli", "internal/runner", "pg"},
+	"lag":                   {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
 	// Programs of the bench scripts: they make inputs from the public
 	// packages, as a user's program would.
 	"bench/...": {"engine", "workload", "internal/", "pg", "executor"},
@@ -79,9 +82,17 @@ func packages(t *testing.T) map[string][]string {
 	return pkgs
 }
 
+// ownRule lists the packages whose entry replaces those of the trees above
+// them: the workloads' test helper, which runs the commands.
+var ownRule = map[string]bool{"workload/workloadtest": true}
+
 // rules returns the rules that apply to pkg: its own, and those of the
-// "x/..." entries above it.
+// "x/..." entries above it (but for ownRule's).
 func rules(pkg string) ([]string, bool) {
+	if ownRule[pkg] {
+		bad, ok := forbidden[pkg]
+		return bad, ok
+	}
 	var out []string
 	found := false
 	for key, bad := range forbidden {

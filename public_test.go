@@ -1,6 +1,7 @@
 package txload_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,92 +9,56 @@ import (
 	"testing"
 )
 
-// externalWorkload is a workload written in another module: it can use
-// only the packages outside internal/, so it compiles only if the
-// contract (workload) and the types it is written in (pg, executor,
-// metrics) are all public.
-const externalWorkload = `package hello
+// recipe returns the Go files of docs/architecture.md's recipe: the
+// workload and its test, the page's two go blocks under "### The recipe".
+func recipe(t *testing.T) (workload, test string) {
+	t.Helper()
+	b, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page, ok := strings.Cut(string(b), "\n### The recipe\n")
+	if !ok {
+		t.Fatal(`docs/architecture.md has no "### The recipe"`)
+	}
+	var blocks []string
+	for {
+		_, rest, ok := strings.Cut(page, "\n```go\n")
+		if !ok {
+			break
+		}
+		block, after, ok := strings.Cut(rest, "\n```\n")
+		if !ok {
+			t.Fatal("docs/architecture.md: a go block of the recipe does not end")
+		}
+		blocks, page = append(blocks, block+"\n"), after
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("docs/architecture.md's recipe has %d go blocks, want 2 (the workload, its test)", len(blocks))
+	}
+	return blocks[0], blocks[1]
+}
+
+// wrongNames is a workload's code with names of the contract misspelt: a
+// verb that is not a command and a run default that does not exist. It
+// must not compile.
+const wrongNames = `package wrong
 
 import (
-	"context"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/pflag"
-	"github.com/txload/txload/executor"
-	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
-type hello struct {
-	flags *pflag.FlagSet
-	rows  int
+func Hooks(fs *pflag.FlagSet) workload.Hooks {
+	workload.OnlyFor(fs, "lag", "rows")
+	return workload.Hooks{RunDefaults: workload.RunDefaults{Init: "kep"}}
 }
-
-// Meta is the workload, as a registry takes it.
-func Meta() workload.Meta {
-	return workload.Meta{Name: "hello", Description: "bump a counter",
-		New: func() workload.Generator {
-			g := &hello{flags: pflag.NewFlagSet("hello", pflag.ContinueOnError)}
-			g.flags.IntVar(&g.rows, "rows", 10, "rows in the table")
-			return g
-		}}
-}
-
-func (g *hello) Flags() *pflag.FlagSet { return g.flags }
-
-func (g *hello) Hooks() workload.Hooks {
-	return workload.Hooks{
-		Validate: func() error { return nil },
-		Init: workload.InitSchema(func() workload.Schema {
-			return workload.Schema{Workload: "hello", Tables: []string{"hello"},
-				Create: "CREATE TABLE hello (id INT PRIMARY KEY, n BIGINT NOT NULL DEFAULT 0)",
-				Load: func(ctx context.Context, tx pgx.Tx) error {
-					_, err := tx.Exec(ctx, "INSERT INTO hello (id) SELECT generate_series(1, $1::INT)", g.rows)
-					return err
-				}}
-		}),
-		Ops: func(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
-			bump := &executor.Stmt{SQL: "UPDATE hello SET n = n + 1 WHERE id = $1", Name: "bump"}
-			return &workload.QueryLoad{Ops: []string{"bump"},
-				Drive: workload.Programs(t, func(id int) workload.Program {
-					return &program{bump: bump, id: int64(1 + id%g.rows)}
-				})}, nil
-		},
-		Check: func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-			conn, err := t.Connect(ctx)
-			if err != nil {
-				return nil, err
-			}
-			defer conn.Close(ctx)
-			var n int64
-			if err := conn.QueryRow(ctx, "SELECT sum(n) FROM hello").Scan(&n); err != nil {
-				return nil, err
-			}
-			return &workload.CheckResult{Lines: []workload.Line{{Label: "bumps", Value: fmt.Sprint(n)}}}, nil
-		},
-	}
-}
-
-type program struct {
-	bump *executor.Stmt
-	id   int64
-}
-
-func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
-	c.Bind(p.bump, executor.CaptureNone).Int(p.id).Send()
-	return executor.Action{Kind: executor.Await}
-}
-
-func (p *program) Resume(c *executor.Conn) executor.Action {
-	return executor.Action{Kind: executor.Finish, Err: c.Result(0).Err}
-}
-
-func (p *program) Connected(*executor.Conn) {}
 `
 
-// The public surface is honest: a workload can be written outside this
-// module, against the packages outside internal/ (docs/architecture.md).
+// The public surface is honest: docs/architecture.md's recipe, a workload
+// written outside this module against the packages outside internal/,
+// compiles, and its test passes the conformance tests (workloadtest); a
+// verb or a run default misspelt does not compile.
 func TestPublicContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own")
@@ -122,8 +87,13 @@ func TestPublicContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"go.mod": []byte(mod), "go.sum": sum, "hello.go": []byte(externalWorkload)} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	code, test := recipe(t)
+	if err := os.Mkdir(filepath.Join(dir, "wrong"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"go.mod": mod, "go.sum": string(sum), "hello.go": code, "hello_test.go": test,
+		"wrong/wrong.go": wrongNames} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,10 +105,27 @@ func TestPublicContract(t *testing.T) {
 	if out, err := tidy.CombinedOutput(); err != nil {
 		t.Fatalf("go mod tidy in the outside module: %v\n%s", err, out)
 	}
-	vet := exec.Command(goBin, "vet", "./...")
+	vet := exec.Command(goBin, "vet", ".")
 	vet.Dir = dir
 	vet.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := vet.CombinedOutput(); err != nil {
-		t.Fatalf("a workload outside the module does not build against the public packages: %v\n%s", err, out)
+		t.Fatalf("the recipe does not build against the public packages: %v\n%s", err, out)
 	}
+	wrong := exec.Command(goBin, "build", "./wrong")
+	wrong.Dir = dir
+	wrong.Env = append(os.Environ(), "GOWORK=off")
+	out, err := wrong.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "wrong.go:9:") || !strings.Contains(string(out), "wrong.go:10:") {
+		t.Fatalf("a misspelt verb and run default compiled (want errors at wrong.go:9 and :10): %v\n%s", err, out)
+	}
+	// The recipe's test: the conformance tests, against the test server
+	// (TXLOAD_TEST_URL, or an embedded one from the cache).
+	run := exec.Command(goBin, "test", "-count=1", ".")
+	run.Dir = dir
+	run.Env = append(os.Environ(), "GOWORK=off")
+	out, err = run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the recipe's test fails: %v\n%s", err, out)
+	}
+	t.Logf("the recipe's test: %s", bytes.TrimSpace(out))
 }

@@ -86,7 +86,8 @@ type Action struct {
 
 // Program is one client's transaction logic. The executor calls it from the
 // client's loop only. It must not block: it queues requests on its Conn and
-// returns; nothing it does per transaction should allocate.
+// returns; nothing it does per transaction should allocate. A Program may
+// also be a Setuper, an Ender or a Statementer (below).
 type Program interface {
 	// Start begins attempt (from 1) of operation op, after the previous one
 	// was finished (and rolled back by the executor if it left a
@@ -100,6 +101,9 @@ type Program interface {
 	Connected(c *Conn)
 }
 
+// The optional interfaces a Program may implement: the executor finds
+// them by type assertion.
+
 // Setuper is a Program that sets up each new connection before it is used:
 // Setup queues statements on c (Conn.Prepare, Conn.Simple), which the
 // executor runs before the program is told of the connection (Connected);
@@ -108,4 +112,20 @@ type Program interface {
 // may touch only c and what does not change.
 type Setuper interface {
 	Setup(c *Conn)
+}
+
+// Ender is a Program told how each attempt ended, before its session is:
+// err is nil when the program finished it successfully, its own error, or
+// the lost connection's (classified as an ambiguous commit when a COMMIT
+// was in flight, see pg.Classify). A connection lost while the client is
+// idle calls it too, with no attempt under way.
+type Ender interface {
+	Ended(now time.Time, err error)
+}
+
+// Statementer is a Program that tells which of its statements the i-th
+// statement queued in the current exchange is, for per-statement failure
+// counts when the connection is lost.
+type Statementer interface {
+	Statement(i int) int
 }

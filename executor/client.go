@@ -173,19 +173,3 @@ func (c *client) ended(now time.Time, err error) {
 		e.Ended(now, err)
 	}
 }
-
-// Ender is a Program told how each attempt ended, before its session is:
-// err is nil when the program finished it successfully, its own error, or
-// the lost connection's (classified as an ambiguous commit when a COMMIT
-// was in flight, see pg.Classify). A connection lost while the client is
-// idle calls it too, with no attempt under way.
-type Ender interface {
-	Ended(now time.Time, err error)
-}
-
-// Statementer is a Program that tells which of its statements the i-th
-// statement queued in the current exchange is, for per-statement failure
-// counts when the connection is lost.
-type Statementer interface {
-	Statement(i int) int
-}

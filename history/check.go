@@ -46,6 +46,9 @@ type Checker struct {
 	// retiredKeys are the keys retired and dropped: an attempt that
 	// touches one breaks the promise of Retire.
 	retiredKeys spans
+	// lastDone is when each client's latest attempt completed: a client
+	// runs one attempt at a time, so its next one is invoked after that.
+	lastDone map[int32]time.Duration
 }
 
 // Stats say how much of the history the checker holds.
@@ -66,6 +69,7 @@ func NewChecker() *Checker {
 	return &Checker{
 		txns:     map[int32]*txn{},
 		keys:     map[int64]*keyState{},
+		lastDone: map[int32]time.Duration{},
 		sweepAt:  defaultMinSweep,
 		minSweep: defaultMinSweep,
 		budget:   defaultBudget,
@@ -166,6 +170,11 @@ func (c *Checker) Add(a Attempt) error {
 	if a.Invoke < c.watermark {
 		return c.fail(fmt.Errorf("attempt %d was invoked at %d ns, before the progress mark %d ns", c.n, a.Invoke, c.watermark))
 	}
+	if done, ok := c.lastDone[int32(a.Client)]; ok && a.Invoke < done {
+		return c.fail(fmt.Errorf("client %d invoked an attempt at %d ns, before its previous attempt completed at %d ns: a client runs one attempt at a time, and its attempts come in the order they ran",
+			a.Client, a.Invoke, done))
+	}
+	c.lastDone[int32(a.Client)] = a.Complete
 	t := &txn{
 		id: c.n, client: int32(a.Client), outcome: a.Outcome, intended: a.Intended,
 		invoke: a.Invoke, complete: a.Complete, sqlstate: a.SQLState, ops: make([]mop, len(a.Ops)),

@@ -61,6 +61,15 @@ func TestAnomalies(t *testing.T) {
 			lines: []string{"T1 read key 1 as [1], which holds 1; only T2 appended 1 to key 1, and T2 failed (SQLSTATE 40001): an aborted read"},
 		},
 		{
+			name: "garbage read: a read of a value no attempt appended",
+			history: []Attempt{
+				at(0, 0, 10, Committed, A(1, 1)),
+				at(1, 20, 30, Committed, R(1, 1, 7)),
+			},
+			want:  []Class{GarbageRead},
+			lines: []string{"T1 read key 1 as [1 7], which holds 7; no attempt in the history appended 7 to key 1, committed, failed or unknown: a read of a write the history does not hold"},
+		},
+		{
 			// The intermediate read is a G-single cycle too: T2 read T1's
 			// write (wr) and missed T1's next append to that key (rw).
 			name: "G1b: a read of a state between two appends of one transaction",

@@ -18,6 +18,12 @@ const (
 	// G1a: a committed read holds a value only a failed attempt appended
 	// (aborted read).
 	G1a
+	// GarbageRead: a committed read holds a value that no attempt in the
+	// history appended to that key, committed, failed or unknown (Elle's
+	// garbage: a read of a write nobody made, or of one missing from the
+	// history). Every level forbids it: no isolation level lets a read
+	// return data no transaction wrote.
+	GarbageRead
 	// G1b: a committed read ends with a value its writer appended before
 	// another of its own appends to that key (intermediate read).
 	G1b
@@ -56,7 +62,7 @@ const (
 )
 
 var classNames = [numClasses]string{
-	G0: "G0", G1a: "G1a", G1b: "G1b", G1c: "G1c", GSingle: "G-single", GNonadjacent: "G-nonadjacent",
+	G0: "G0", G1a: "G1a", GarbageRead: "garbage-read", G1b: "G1b", G1c: "G1c", GSingle: "G-single", GNonadjacent: "G-nonadjacent",
 	G2Item: "G2-item", Internal: "internal", IncompatibleOrder: "incompatible-order",
 	DuplicateElements: "duplicate-elements", LostAppend: "lost-append",
 }
@@ -64,6 +70,7 @@ var classNames = [numClasses]string{
 var classMeanings = [numClasses]string{
 	G0:                "write cycle: a cycle of ww edges",
 	G1a:               "aborted read: a read of a value only a failed attempt appended",
+	GarbageRead:       "a read of a value no attempt in the history appended",
 	G1b:               "intermediate read: a read ending with a value its writer appended to again",
 	G1c:               "circular information flow: a cycle of ww and wr edges",
 	GSingle:           "read skew: a cycle with exactly one rw edge",
@@ -159,8 +166,9 @@ func ParseLevel(s string) (Level, error) {
 //
 // Following Elle's consistency models (elle.consistency-model), with
 // Adya's definitions:
-//   - every level (read uncommitted is Adya's PL-1) forbids G0 and
-//     duplicate elements; here every level also forbids an internal
+//   - every level (read uncommitted is Adya's PL-1) forbids G0, duplicate
+//     elements and a garbage read (a value no attempt appended: no level
+//     lets a read return data nobody wrote); here every level also forbids an internal
 //     inconsistency, which Adya's model presumes away (a transaction sees
 //     its own writes; Elle's broader internal check, which also counts a
 //     non-repeatable read, it lists only under the stronger models), and
@@ -175,7 +183,7 @@ func ParseLevel(s string) (Level, error) {
 //   - serializable (PL-3) forbids every class.
 func (l Level) Forbids(c Class) bool {
 	switch c {
-	case G0, DuplicateElements, Internal, LostAppend:
+	case G0, GarbageRead, DuplicateElements, Internal, LostAppend:
 		return true
 	case G1a, G1b, G1c, IncompatibleOrder:
 		return l >= ReadCommitted

@@ -8,8 +8,9 @@
 // which is enough to build the dependency graph of the committed
 // transactions (ww, wr and rw edges), find its cycles and name them:
 // G0, G1c, G-single, G-nonadjacent, G2-item, beside the anomalies a single
-// read shows (G1a, G1b, internal inconsistency, an incompatible order,
-// duplicate elements, a lost append). See Checker.
+// read shows (G1a, a garbage read of a value no attempt appended, G1b,
+// internal inconsistency, an incompatible order, duplicate elements, a lost
+// append). See Checker.
 //
 // Histories are written and read as JSON lines (one attempt per line, see
 // WriteJSONL) and as Elle's EDN (WriteEDN), which elle-cli's list-append

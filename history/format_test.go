@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"flag"
 	"io"
@@ -264,20 +263,7 @@ func FuzzEDN(f *testing.F) {
 // second, neither saw T1 nor was seen by T2). Such runs showed one in 2 of
 // 36 runs on 12.22.0, in 6 of 6 on 12.3.0 and in none of 12 on 18.3.0.
 func TestPostgres1222History(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "pg-12.22.0-serializable.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	attempts, err := ReadAll(zr, JSONL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Check(attempts)
+	r, err := Check(readGzip(t, "pg-12.22.0-serializable.jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

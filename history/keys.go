@@ -246,6 +246,12 @@ func (c *Checker) finalize(ks *keyState) error {
 					break
 				}
 			}
+			for _, v := range n.vals {
+				if writers[v] == nil {
+					c.report(GarbageRead, opRank(t, i), func() *Example { return garbageExample(t, i, v) })
+					break
+				}
+			}
 			var last int64
 			var next int64
 			hasNext := false

@@ -129,7 +129,7 @@ func TestOnlineAgreesWithOffline(t *testing.T) {
 	if swept < histories/2 {
 		t.Errorf("only %d of %d histories were swept before Close", swept, histories)
 	}
-	for _, c := range []Class{G1a, G1c, GSingle, G2Item, IncompatibleOrder, DuplicateElements, LostAppend} {
+	for _, c := range []Class{G1a, GarbageRead, G1c, GSingle, G2Item, IncompatibleOrder, DuplicateElements, LostAppend} {
 		if total[c] == 0 {
 			t.Errorf("no history showed %s: the comparison did not cover it", c)
 		}
@@ -192,6 +192,12 @@ func TestOnlinePromises(t *testing.T) {
 			}
 			return c.Add(at(0, 12, 20, Committed, R(1, 1)))
 		}, "touches key 1, retired and final"},
+		{"a client's attempt invoked before its previous one completed", func(c *Checker) error {
+			if err := c.Add(at(3, 0, 20, Committed, R(1))); err != nil {
+				return err
+			}
+			return c.Add(at(3, 10, 30, Committed, R(2)))
+		}, "client 3 invoked an attempt at 10000 ns, before its previous attempt completed at 20000 ns"},
 		{"an attempt invoked before the progress mark", func(c *Checker) error {
 			if err := c.Progress(us(10)); err != nil {
 				return err

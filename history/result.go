@@ -321,6 +321,14 @@ func abortedExample(t *txn, op int, v int64, failed *txn) *Example {
 	return e.ex
 }
 
+func garbageExample(t *txn, op int, v int64) *Example {
+	e := newExample()
+	k := t.ops[op].key
+	e.line("%s read key %d as %s, which holds %d; no attempt in the history appended %d to key %d, committed, failed or unknown: a read of a write the history does not hold",
+		e.name(t), k, listString(readOf(t, op)), v, v, k)
+	return e.ex
+}
+
 func intermediateExample(t *txn, op int, w *txn, v, later int64) *Example {
 	e := newExample()
 	k := t.ops[op].key

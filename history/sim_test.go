@@ -57,7 +57,7 @@ type simConfig struct {
 	clients, keys, maxWrites, maxOps int
 	attempts                         int
 	// Percentages: failed and unknown outcomes; faults (a read stale,
-	// dirty, duplicated or reordered; a commit lost).
+	// dirty, duplicated, reordered or holding garbage; a commit lost).
 	failed, unknown, faults int
 }
 
@@ -126,7 +126,7 @@ func simulate(src source, cfg simConfig, out sink) {
 			}
 		}
 		if chance(src, cfg.faults) {
-			switch src.intn(4) {
+			switch src.intn(5) {
 			case 0: // stale
 				list = list[:src.intn(len(list)+1)]
 			case 1: // dirty
@@ -142,6 +142,8 @@ func simulate(src source, cfg simConfig, out sink) {
 					j := src.intn(len(list) - 1)
 					list[j], list[j+1] = list[j+1], list[j]
 				}
+			case 4: // garbage: a value no attempt appended
+				list = append(list, 1<<40+int64(src.intn(1000)))
 			}
 		}
 		if list == nil {

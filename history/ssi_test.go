@@ -11,6 +11,7 @@ import (
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pgtest"
 )
 
 // TestSSISummarization replays, step by step, the G2-item cycle of
@@ -25,11 +26,9 @@ import (
 // + other backends) × 10): the oldest committed ones, T2 among them, are
 // then summarized, and the conflict of T2's summarized read with T3's
 // write is missed. The subtest "filled" commits 4,000 transactions while
-// T3 is open. Opt-in (TXLOAD_TEST_FINDINGS=1): two servers of their own.
+// T3 is open. A long suite (pgtest.Long): two servers of their own.
 func TestSSISummarization(t *testing.T) {
-	if testing.Short() || os.Getenv("TXLOAD_TEST_FINDINGS") == "" {
-		t.Skip("starts PostgreSQL 12.22.0 and 18.3.0: set TXLOAD_TEST_FINDINGS=1")
-	}
+	pgtest.Long(t, "starts PostgreSQL 12.22.0 and 18.3.0")
 	for _, version := range []string{"12.22.0", "18.3.0"} {
 		t.Run(version, func(t *testing.T) {
 			s, err := embedded.Start(t.Context(), embedded.Options{Major: version, CacheDir: os.Getenv("TXLOAD_CACHE_DIR")})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -29,6 +31,15 @@ type Target struct {
 	// plain marks the nodes that refused TLS under sslmode=prefer: see
 	// preferPlain.
 	plain []atomic.Bool
+	// pinned, when set, is the one host every connection goes to: see
+	// Pin.
+	pinned atomic.Pointer[pin]
+}
+
+// pin is a host of the target: URL url's host addr.
+type pin struct {
+	url  int
+	addr string
 }
 
 // DefaultConnectTimeout bounds each connection attempt when the URL sets none.
@@ -92,6 +103,63 @@ func (t *Target) Connect(ctx context.Context) (*pgx.Conn, error) {
 	return t.ConnectNode(ctx, i)
 }
 
+// Address is a host and port as "host:port" ("[::1]:5432"; a Unix
+// socket's directory and port as "/dir:5432").
+func Address(host string, port uint16) string {
+	if strings.HasPrefix(host, "/") {
+		return host + ":" + strconv.Itoa(int(port))
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
+}
+
+// Pin sends every connection opened from now on, of every kind, to one
+// host of the target: addr, "host:port" (Address), as one of its URLs
+// names it (a multi-host URL names several). The URL's other hosts and
+// the other URLs are no longer tried, whatever target_session_attrs would
+// choose; the URL's other settings hold. A failover's audit reads the
+// node the report names as the new primary so, even when another node
+// takes writes too. Pin("") undoes it. No URL naming addr is an error.
+func (t *Target) Pin(addr string) error {
+	if addr == "" {
+		t.pinned.Store(nil)
+		return nil
+	}
+	for i, cfg := range t.configs {
+		for _, h := range hosts(&cfg.Config) {
+			if Address(h.Host, h.Port) == addr {
+				t.pinned.Store(&pin{url: i, addr: addr})
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("pinning the target to %s: none of its URLs names that host", addr)
+}
+
+// hosts are the hosts cfg tries in order (pgx's fallbacks: a host once
+// with TLS and once without under sslmode=prefer).
+func hosts(cfg *pgconn.Config) []*pgconn.FallbackConfig {
+	out := []*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}
+	return append(out, cfg.Fallbacks...)
+}
+
+// pinTo returns the node a connection to node i goes to, and restricts
+// cfg, a copy of its configuration, to the pinned host, if Pin set one.
+func (t *Target) pinTo(i int, cfg func(int) *pgconn.Config) (int, *pgconn.Config) {
+	p := t.pinned.Load()
+	if p == nil {
+		return i, cfg(i)
+	}
+	c := cfg(p.url)
+	var keep []*pgconn.FallbackConfig
+	for _, h := range hosts(c) {
+		if Address(h.Host, h.Port) == p.addr {
+			keep = append(keep, h)
+		}
+	}
+	c.Host, c.Port, c.TLSConfig, c.Fallbacks = keep[0].Host, keep[0].Port, keep[0].TLSConfig, keep[1:]
+	return p.url, c
+}
+
 // ConnectNode opens a connection to node i.
 func (t *Target) ConnectNode(ctx context.Context, i int) (*pgx.Conn, error) {
 	return t.connect(ctx, i, nil)
@@ -105,7 +173,11 @@ func (t *Target) ConnectWith(ctx context.Context, adjust func(*pgx.ConnConfig)) 
 }
 
 func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
-	cfg := t.configs[i].Copy()
+	var cfg *pgx.ConnConfig
+	i, _ = t.pinTo(i, func(i int) *pgconn.Config {
+		cfg = t.configs[i].Copy()
+		return &cfg.Config
+	})
 	if adjust != nil {
 		adjust(cfg)
 	}
@@ -197,8 +269,7 @@ func (e *ConnectError) Unwrap() error { return e.err }
 // round-robin order, for executors that speak the protocol themselves. Its
 // client_encoding is the URL's, else the database's (see encoding.go).
 func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
-	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
-	cfg := t.configs[i].Config.Copy()
+	i, cfg := t.pinTo(int((t.next.Add(1)-1)%uint64(len(t.configs))), func(i int) *pgconn.Config { return t.configs[i].Config.Copy() })
 	if enc := t.encodings[i]; enc != "" {
 		cfg.RuntimeParams["client_encoding"] = enc
 	} else {

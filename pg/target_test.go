@@ -357,3 +357,53 @@ func TestConnectErrorOnce(t *testing.T) {
 		})
 	}
 }
+
+// Pin sends every connection, pgx's and the executor's, to one host of a
+// multi-host URL, whatever the order of its hosts says; Pin("") undoes it.
+func TestTargetPin(t *testing.T) {
+	ctx := testCtx(t)
+	u := parseURL(t, srv.NewDatabase(t))
+	live := u.Host
+	u.Host = "127.0.0.1:1," + live // nothing listens on port 1: the URL falls back to the server
+	u.setQuery("connect_timeout", "5")
+	target, err := NewTarget([]string{u.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := func() error {
+		conn, err := target.Connect(ctx)
+		if err == nil {
+			conn.Close(ctx)
+		}
+		raw, rerr := target.ConnectRaw(ctx)
+		if rerr == nil {
+			raw.Close(ctx)
+		}
+		return errors.Join(err, rerr)
+	}
+	if err := connect(); err != nil {
+		t.Fatalf("unpinned: %v", err)
+	}
+	if err := target.Pin("127.0.0.1:1"); err != nil {
+		t.Fatal(err)
+	}
+	err = connect()
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1 (") || strings.Contains(err.Error(), live+" (") {
+		t.Fatalf("pinned to 127.0.0.1:1: %v, want a failure there alone", err)
+	}
+	if err := target.Pin(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := connect(); err != nil {
+		t.Fatalf("pinned to %s: %v", live, err)
+	}
+	if err := target.Pin("127.0.0.1:2"); err == nil || !strings.Contains(err.Error(), "none of its URLs names that host") {
+		t.Fatalf("pinned to a host no URL names: %v", err)
+	}
+	if err := target.Pin(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := connect(); err != nil {
+		t.Fatalf("unpinned again: %v", err)
+	}
+}

@@ -149,6 +149,24 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		}
 		fmt.Fprintln(w)
 	}
+	// A command's own figures (failover's), and what they found wrong.
+	for _, t := range doc.Tables {
+		fmt.Fprintln(w, t.Title)
+		if rows := t.Rows; len(rows) > 0 && strings.Join(rows[0], "") == "" {
+			// No header: (what, value) rows, as the command printed them.
+			var lines []Line
+			for _, r := range rows[1:] {
+				lines = append(lines, Line{Label: "  " + r[0], Value: strings.Join(r[1:], " ")})
+			}
+			Lines(w, lines)
+		} else {
+			Table(w, "  ", rows)
+		}
+		if t.Failed != "" {
+			fmt.Fprintln(w, t.Failed)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -34,6 +35,21 @@ type Document struct {
 	// one table each in the HTML report, after the summary. Readers of
 	// the figures take them from the command's own section of the JSON.
 	Tables []TableDoc `json:"tables,omitempty"`
+	// Failover is failover's own section (an array, one element per
+	// replication mode), kept as it was written: merge keeps it.
+	Failover json.RawMessage `json:"failover,omitempty"`
+}
+
+// Failures are what the command's own figures found wrong (the tables'
+// Failed lines: failover's lost commits, a split brain), in order.
+func (d *Document) Failures() []string {
+	var out []string
+	for _, t := range d.Tables {
+		if t.Failed != "" {
+			out = append(out, t.Failed)
+		}
+	}
+	return out
 }
 
 // TableDoc is a titled table of text: its first row is the header.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -39,8 +40,10 @@ func mergeErrf(format string, args ...any) error {
 // only when every document has them.
 //
 // The audit (check) of a run is not a sum: the first document that has one
-// gives it (instances leave the audit to `txload check`, run once after all
-// of them).
+// gives its figures, with every violation any document's audit found
+// (instances leave the audit to `txload check`, run once after all of
+// them). A command's own figures (failover's section and tables, with
+// their verdict) are each document's, kept.
 func Merge(docs []*Document, names []string) (*Document, error) {
 	if len(docs) == 0 {
 		return nil, mergeErrf("merge needs at least one document")
@@ -93,6 +96,27 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 			return nil, err
 		}
 		out.Runs = append(out.Runs, rd)
+	}
+	// A command's own figures are not sums: each document's stand, its
+	// verdict (a failover's lost commits) with them.
+	var sections []json.RawMessage
+	for i, d := range docs {
+		out.Tables = append(out.Tables, d.Tables...)
+		if len(d.Failover) == 0 {
+			continue
+		}
+		var each []json.RawMessage
+		if err := json.Unmarshal(d.Failover, &each); err != nil {
+			return nil, fmt.Errorf("merge: %s: its failover section: %w", names[i], err)
+		}
+		sections = append(sections, each...)
+	}
+	if len(sections) > 0 {
+		b, err := json.Marshal(sections)
+		if err != nil {
+			return nil, err
+		}
+		out.Failover = b
 	}
 	return out, nil
 }

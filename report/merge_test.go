@@ -304,3 +304,42 @@ func TestUnrelated(t *testing.T) {
 		})
 	}
 }
+
+// A command's own figures are each document's: merge keeps failover's
+// section and its tables, and with them the verdict (Failures), which the
+// summary prints; documents without them gain none.
+func TestMergeKeepsCommandSections(t *testing.T) {
+	start := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	a, b := fakeRun(t, 1, start, 3, nil), fakeRun(t, 2, start, 3, nil)
+	a.Tables = []report.TableDoc{{Title: "Failover (async): embedded primary and standby", Rows: [][]string{{"", ""}, {"lost", "1 (0 of them the probe's)"}},
+		Failed: "FAILED (async): 1 acknowledged commits lost by the failover"}}
+	a.Failover = []byte(`[{"replication":"async","lost":1}]`)
+	b.Failover = []byte(`[{"replication":"async","lost":0}]`)
+	merged, err := report.Merge([]*report.Document{roundTrip(t, a), roundTrip(t, b)}, []string{"a.json", "b.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged = roundTrip(t, merged)
+	if got := merged.Failures(); !slices.Equal(got, []string{"FAILED (async): 1 acknowledged commits lost by the failover"}) {
+		t.Errorf("failures %q", got)
+	}
+	if got := string(merged.Failover); got != `[{"replication":"async","lost":1},{"replication":"async","lost":0}]` {
+		t.Errorf("failover section %s", got)
+	}
+	var text bytes.Buffer
+	if err := report.WriteSummary(&text, merged); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Failover (async): embedded primary and standby\n  lost: 1 (0 of them the probe's)\nFAILED (async): 1 acknowledged commits lost by the failover\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the summary lacks %q:\n%s", want, text.String())
+		}
+	}
+	plain, err := report.Merge([]*report.Document{roundTrip(t, fakeRun(t, 1, start, 3, nil))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Failover != nil || plain.Tables != nil || plain.Failures() != nil {
+		t.Errorf("a run's document merged gained %s, %v", plain.Failover, plain.Tables)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,20 +40,95 @@ type Generator interface {
 // belongs to every command of the workload.
 const FlagVerbs = "txload/verbs"
 
+// Verbs are commands a workload's flag may be given to (OnlyFor), as a
+// set: VerbRun|VerbSweep. A name that is not a command does not compile.
+type Verbs uint8
+
+// The commands of a workload.
+const (
+	VerbInit Verbs = 1 << iota
+	VerbRun
+	VerbSweep
+	VerbCheck
+	VerbFailover
+)
+
+var verbNames = [...]string{"init", "run", "sweep", "check", "failover"}
+
+// Names lists the verbs of v, in the order of the constants.
+func (v Verbs) Names() []string {
+	var out []string
+	for i, n := range verbNames {
+		if v&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // OnlyFor gives the named flags of fs to the commands verbs only: the
 // others neither list nor take them.
-func OnlyFor(fs *pflag.FlagSet, verbs []string, names ...string) {
+func OnlyFor(fs *pflag.FlagSet, verbs Verbs, names ...string) {
 	for _, n := range names {
-		if err := fs.SetAnnotation(n, FlagVerbs, verbs); err != nil {
+		if err := fs.SetAnnotation(n, FlagVerbs, verbs.Names()); err != nil {
 			panic(err) // a name of the workload's own: a programming error
 		}
 	}
 }
 
-// FlagFor says whether flag f belongs to the command verb.
+// FlagFor says whether flag f belongs to the command verb ("run").
 func FlagFor(f *pflag.Flag, verb string) bool {
 	verbs, ok := f.Annotations[FlagVerbs]
 	return !ok || slices.Contains(verbs, verb)
+}
+
+// InitMode is what a run does to the workload's schema first (--init).
+type InitMode uint8
+
+// The modes. InitDefault is the runner's default, fresh.
+const (
+	InitDefault InitMode = iota
+	InitFresh            // drop and reload: each run on fresh data
+	InitKeep             // load only if missing
+	InitSkip             // leave it: the user loads it (`txload init`)
+)
+
+// String is the mode as --init takes it.
+func (m InitMode) String() string {
+	switch m {
+	case InitKeep:
+		return "keep"
+	case InitSkip:
+		return "skip"
+	}
+	return "fresh"
+}
+
+// RunDefaults are a workload's defaults of the run's own flags where they
+// differ from the runner's: fields, so that a wrong name does not compile.
+type RunDefaults struct {
+	// Init is --init's default (InitDefault: fresh).
+	Init InitMode
+	// MaxTries is --max-tries' default (0: the runner's, 10).
+	MaxTries int
+	// ContinueOnError is --continue-on-error's default (the runner's: off).
+	ContinueOnError bool
+}
+
+// Flags returns the defaults set, as flag name and value: what the
+// commands set on their flags.
+func (d RunDefaults) Flags() map[string]string {
+	out := map[string]string{}
+	if d.Init != InitDefault {
+		out["init"] = d.Init.String()
+	}
+	if d.MaxTries > 0 {
+		out["max-tries"] = strconv.Itoa(d.MaxTries)
+	}
+	if d.ContinueOnError {
+		out["continue-on-error"] = "true"
+	}
+	return out
 }
 
 // Hooks are a workload's capabilities, as plain functions. Every command
@@ -75,7 +151,7 @@ type Hooks struct {
 	Variants func() []Variant
 	// RunDefaults changes the defaults of run's own flags for this
 	// workload: pgbench's family defaults to --max-tries 1, say.
-	RunDefaults map[string]string
+	RunDefaults RunDefaults
 	// Tables lists the tables the workload writes, for commands that
 	// compare or replicate them (lag).
 	Tables []string
@@ -96,6 +172,13 @@ type Hooks struct {
 	// for lag --mark-transactions): nil when it can, else why not, in one
 	// line. Unset: the workload cannot.
 	MarkTransactions func() error
+	// PerStatement says the workload's operations report their statements
+	// one by one (QueryLoad.Statements, OpInfo, Conn.Statement): run's -r.
+	// Unset, run refuses -r.
+	PerStatement bool
+	// SingleProcess, if set, says why the workload runs in one txload
+	// process only: run refuses --instance.
+	SingleProcess string
 	// Timed, if set, says why the workload runs only for a duration (its
 	// loop or its sampling is timed): run then refuses --transactions.
 	Timed string
@@ -132,6 +215,10 @@ type RunOptions struct {
 	// FirstClient is the number of this process's first client among all
 	// instances of a multi-process run (client ids are FirstClient+id).
 	FirstClient int
+	// Instance and Instances are this process's number (from 0) among the
+	// load generators of the run (--instance i/N), and their number (1
+	// when alone).
+	Instance, Instances int
 	// Duration and Warmup are the run's measured period and the warm-up
 	// before it, Rate its open-loop rate (0: closed loop), Progress its
 	// progress interval (0: none): for workloads that run their own loop on
@@ -202,11 +289,39 @@ type QueryLoad struct {
 	// unit (pgbench's scaling factor, read from its tables): 0 for none. It
 	// is recorded in the run's document, whatever the flags said.
 	Scale int
-	// Protocol is the query protocol the clients use: simple, extended or
-	// prepared; "" when the workload has no choice of it.
+	// Protocol is the query protocol the clients send their statements
+	// with: ProtocolSimple, ProtocolExtended or ProtocolPrepared (see
+	// ProtocolOf), recorded in the run's document and printed by
+	// --output pgbench ("query mode"); "" is taken for simple.
 	Protocol string
 	// Close, if set, releases what Ops acquired, after every client ended.
 	Close func()
+}
+
+// The query protocols, as pgbench names them (its --protocol).
+const (
+	ProtocolSimple   = "simple"   // Query messages (Conn.Simple)
+	ProtocolExtended = "extended" // the unnamed statement, parsed each time (a Stmt without Name)
+	ProtocolPrepared = "prepared" // named statements, parsed once per connection
+)
+
+// ProtocolOf is the protocol of statements sent with Conn.Bind, for
+// QueryLoad.Protocol: prepared when every one has a Name, extended when
+// none has (a pooler's), both when they differ.
+func ProtocolOf(stmts ...*executor.Stmt) string {
+	named := 0
+	for _, s := range stmts {
+		if s.Name != "" {
+			named++
+		}
+	}
+	switch named {
+	case len(stmts):
+		return ProtocolPrepared
+	case 0:
+		return ProtocolExtended
+	}
+	return ProtocolExtended + " and " + ProtocolPrepared
 }
 
 // Programs is the Drive of a workload whose clients are Programs on the
@@ -218,13 +333,18 @@ func Programs(t *pg.Target, programs func(id int) Program) func(context.Context,
 }
 
 // Session, Step, Program and Clients are the engine's side of a client,
-// the workload's, and what a Drive is handed; see package executor.
+// the workload's, and what a Drive is handed; Setuper, Ender and
+// Statementer are what a Program may also be (failover and lag's markers
+// need an Ender: see Hooks.MarkTransactions); see package executor.
 type (
-	Session  = executor.Session
-	Step     = executor.Step
-	StepKind = executor.StepKind
-	Program  = executor.Program
-	Clients  = executor.Clients
+	Session     = executor.Session
+	Step        = executor.Step
+	StepKind    = executor.StepKind
+	Program     = executor.Program
+	Setuper     = executor.Setuper
+	Ender       = executor.Ender
+	Statementer = executor.Statementer
+	Clients     = executor.Clients
 )
 
 // The steps a session returns.
@@ -250,6 +370,8 @@ type CheckResult struct {
 	// Figures says the block reports figures and audits nothing (pgio's):
 	// no "check: ok" is printed under it.
 	Figures bool
+	// Reconciled is the reconciliation Into added, for Identify.
+	Reconciled *Reconciliation
 }
 
 // Line is one labelled figure of a report.

@@ -208,6 +208,50 @@ func TestAppendInterrupt(t *testing.T) {
 	}
 }
 
+// A second writer beside the run appends a value of its own to every key
+// the run has made: the reads that hold it hold a value no attempt of the
+// history appended, which the online checker reports (garbage-read) and
+// every level forbids: exit 1, and the same offline.
+func TestAppendForeignWrites(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	file := filepath.Join(t.TempDir(), "h.jsonl")
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	writer := pgtest.Conn(t, url)
+	wrote := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { wrote <- n }()
+		for ctx.Err() == nil {
+			for _, table := range []string{"txn0", "txn1", "txn2"} {
+				// Until the run has made the tables, this fails.
+				tag, err := writer.Exec(ctx, "UPDATE "+table+" SET val = val || ',777777' WHERE val NOT LIKE '%777777%'")
+				if err == nil {
+					n += tag.RowsAffected()
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	r := txload(t.Context(), nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--history", file,
+		"--isolation", "rc", "--concurrency", "4", "--duration", "3s")
+	stop()
+	if n := <-wrote; n == 0 {
+		t.Fatalf("the second writer changed no row\n%s%s", r.stdout, r.stderr)
+	}
+	if r.code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "garbage-read: ", "forbidden at read committed", "VIOLATION: garbage-read: ",
+		"which holds 777777; no attempt in the history appended 777777 to key")
+	o := offline(t, file, "rc")
+	if o.code != ExitFailed {
+		t.Fatalf("offline exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	mustContain(t, o.stdout, "verdict at read committed: VIOLATION: garbage-read is forbidden")
+}
+
 // Bad input: one line naming the flag, exit 2, nothing written to the
 // database (an unreachable URL would fail otherwise with exit 1).
 func TestAppendBadInput(t *testing.T) {
@@ -255,12 +299,10 @@ func TestAppendBadInput(t *testing.T) {
 // serializable (fixed in 12.4). Opt-in: it starts embedded 12.3.0 (its
 // binaries downloaded once into txload's cache) for a 30 s run of 20
 // clients on a window of 4 keys, which found it in 3 runs of 3 on the
-// shared CI-sized machine (see docs/histories.md); set
-// TXLOAD_TEST_FINDINGS=1 to run it.
+// shared CI-sized machine (see docs/histories.md); a long suite
+// (pgtest.Long).
 func TestAppendPostgres123(t *testing.T) {
-	if testing.Short() || os.Getenv("TXLOAD_TEST_FINDINGS") == "" {
-		t.Skip("starts PostgreSQL 12.3.0 for 30 s: set TXLOAD_TEST_FINDINGS=1")
-	}
+	pgtest.Long(t, "starts PostgreSQL 12.3.0 for 30 s")
 	file := filepath.Join(t.TempDir(), "h.jsonl")
 	r := txload(t.Context(), nil, "run", "append", "--embedded-version", "12.3.0", "--concurrency", "20", "--duration", "30s",
 		"--keys", "4", "--progress", "0", "--history", file)

@@ -169,7 +169,7 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"lost update at serializable", `INSERT INTO bank_ledger VALUES (1, 2, 0, 0, 0, 3, 1, 2, 0)`,
 			`DELETE FROM bank_ledger WHERE from_read = 0 AND from_written = 3 AND amount = 0`, "lost updates written at repeatable read or serializable"},
 		{"write without ledger row", `UPDATE bank_account SET version = version + 1 WHERE id = 60`,
-			`UPDATE bank_account SET version = version - 1 WHERE id = 60`, "version does not match"},
+			`UPDATE bank_account SET version = version - 1 WHERE id = 60`, "1 accounts with versions no ledger row wrote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn := pgtest.Conn(t, url)

@@ -19,7 +19,9 @@ func checkCommand(env Env) *cobra.Command {
 		Short: "Audit the data a workload left behind, or a history of transactions",
 		Long: `check audits a workload's data at any time, during or after a run. It
 exits 1 when it finds an anomaly that the isolation level the transactions
-ran at forbids, and 0 otherwise (anomalies that level allows are reported).
+ran at forbids, or data that no transaction of the workload wrote (a
+balance changed, a row deleted or added), and 0 otherwise (anomalies that
+level allows are reported).
 
 check history FILE checks a list-append history (JSON lines or Elle's EDN)
 for the anomalies of Adya's isolation levels, as Elle does.`,
@@ -44,14 +46,15 @@ func checkHistoryCommand(env Env) *cobra.Command {
 		Long: `history checks a list-append history, written as JSON lines (one attempt
 per line) or as Elle's EDN (the format is taken from the extension, .jsonl
 or .edn, else from the contents; FILE - reads standard input). It prints
-each class of anomaly found (G0, G1a, G1b, G1c, G-single, G-nonadjacent,
-G2-item, internal, incompatible-order, duplicate-elements, lost-append)
+each class of anomaly found (G0, G1a, garbage-read, G1b, G1c, G-single,
+G-nonadjacent, G2-item, internal, incompatible-order, duplicate-elements,
+lost-append)
 with a count and one example explained edge by edge, then the verdict at
 --isolation: exit code 1 when a class that level forbids is there, 0
 otherwise, 2 when the file cannot be read (its line is named).
 
-Levels: read uncommitted forbids G0, duplicate elements, internal
-inconsistencies and lost appends; read committed also G1a, G1b, G1c and
+Levels: read uncommitted forbids G0, garbage reads (a value no attempt
+appended), duplicate elements, internal inconsistencies and lost appends; read committed also G1a, G1b, G1c and
 incompatible orders; repeatable read (PostgreSQL's: snapshot isolation)
 also G-single and G-nonadjacent, and allows G2-item (write skew);
 serializable forbids every class.`,

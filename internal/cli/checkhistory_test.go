@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,6 +90,23 @@ func TestCheckHistoryDuplicateAppend(t *testing.T) {
 	}
 }
 
+// A history in which a client runs two attempts at once (a line
+// duplicated, or moved before an earlier one of its client) cannot be
+// checked: the line is named, exit 2.
+func TestCheckHistoryClientOverlap(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "twice.jsonl")
+	writeFile(t, path, `{"client":2,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["r",7,[]]]}
+{"client":1,"invoke_ns":0,"complete_ns":6,"outcome":"committed","ops":[["r",2,[]]]}
+{"client":1,"invoke_ns":0,"complete_ns":6,"outcome":"committed","ops":[["r",2,[]]]}
+`)
+	r := txload(context.Background(), nil, "check", "history", path)
+	want := "txload: check history: " + path + ", line 3: client 1 invoked an attempt at 0 ns, before its previous attempt completed at 6 ns: a client runs one attempt at a time, and its attempts come in the order they ran\n"
+	if r.code != ExitUsage || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want 2, %q", r.code, r.stderr, r.stdout, want)
+	}
+}
+
 // FILE - reads the history from standard input, in either format.
 func TestCheckHistoryStdin(t *testing.T) {
 	t.Parallel()
@@ -103,4 +123,88 @@ func TestCheckHistoryStdin(t *testing.T) {
 		t.Fatalf("exit %d (%v)\n%s", code, err, out.String())
 	}
 	mustContain(t, out.String(), "history - (EDN)", "G-single: 1", "verdict at read committed: ok: G-single is allowed")
+}
+
+// A history whose reads hold values no attempt in it appended is refused
+// at every level, with the read explained (garbage-read): the three files
+// of issue 36, which passed as clean.
+func TestCheckHistoryGarbageRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// A real run at serializable (txload run append on PostgreSQL 18.3),
+	// with the committed append of 1 to key 8 deleted (its line 3), which
+	// 13 committed reads hold.
+	zf, err := os.Open(historyFile("pg-18.3-serializable.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zf.Close()
+	zr, err := gzip.NewReader(zf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(real), "\n")
+	if !strings.Contains(lines[2], `"ops":[["append",8,1]]`) {
+		t.Fatalf("line 3 is %s", lines[2])
+	}
+	deleted := filepath.Join(dir, "ser-deleted.jsonl")
+	writeFile(t, deleted, strings.Join(slices.Delete(lines, 2, 3), ""))
+	// read-skew.edn without T1's two events (its lines 6 and 7).
+	edn, err := os.ReadFile(historyFile("read-skew.edn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(edn), "\n") {
+		if !strings.HasPrefix(l, "{:index 3,") && !strings.HasPrefix(l, "{:index 4,") {
+			kept = append(kept, l)
+		}
+	}
+	noT1 := filepath.Join(dir, "read-skew-no-t1.edn")
+	writeFile(t, noT1, strings.Join(kept, ""))
+	// One committed read of [7] from a key nobody appended to.
+	one := filepath.Join(dir, "one.jsonl")
+	writeFile(t, one, `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["r",9,[7]]]}`+"\n")
+
+	for _, tc := range []struct {
+		name, file, level string
+		stdout            []string
+	}{
+		{"a committed append deleted from a real serializable history", deleted, "serializable", []string{
+			"checked 856 attempts: 584 committed, 272 failed, 0 unknown",
+			"garbage-read: 13 (a read of a value no attempt in the history appended; forbidden at serializable)",
+			"no attempt in the history appended 1 to key 8, committed, failed or unknown: a read of a write the history does not hold",
+			"verdict at serializable: VIOLATION: garbage-read is forbidden",
+		}},
+		{"read skew without the writer, at repeatable read", noT1, "rr", []string{
+			"garbage-read: 3 (a read of a value no attempt in the history appended; forbidden at repeatable read)",
+			"T1 = line 6, client 0, committed: [r 1 [1]] [r 2 [1 2]]",
+			"T1 read key 2 as [1 2], which holds 2; no attempt in the history appended 2 to key 2",
+			"verdict at repeatable read: VIOLATION: garbage-read is forbidden",
+		}},
+		{"one read of a key nobody appended to", one, "read-uncommitted", []string{
+			"T1 read key 9 as [7], which holds 7; no attempt in the history appended 7 to key 9",
+			"verdict at read uncommitted: VIOLATION: garbage-read is forbidden",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := offline(t, tc.file, tc.level)
+			if r.code != ExitFailed {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
+			}
+			mustContain(t, r.stdout, tc.stdout...)
+			mustContain(t, r.stderr, "forbids: garbage-read")
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -250,7 +250,7 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 				return run(cmd, args)
 			}
 		}
-		for name, v := range h.RunDefaults {
+		for name, v := range h.RunDefaults.Flags() {
 			setDefault(c.Flags(), name, v)
 		}
 		c.Args = cobra.NoArgs

@@ -52,6 +52,7 @@ func TestBadInput(t *testing.T) {
 		{"arrival", []string{"run", "bank", "--rate", "10", "--arrival", "bursty"}, "--arrival"},
 		{"max tries", []string{"run", "bank", "--max-tries", "0"}, "--max-tries must be at least 1"},
 		{"init mode", []string{"run", "bank", "--init", "maybe"}, "--init \"maybe\" is not allowed"},
+		{"per statement without statements", []string{"run", "bank", "-r"}, "--report-per-statement (-r): workload bank does not time its statements one by one; its report is per operation"},
 		{"json dir", []string{"run", "bank", "--json", "/no/such/dir/x.json"}, "--json /no/such/dir/x.json"},
 		{"init accounts", []string{"init", "bank", "--accounts", "-5"}, "--accounts must be between 2 and 2147483647 (an INT column), got -5"},
 		{"check extra arg", []string{"check", "bank", "extra"}, "unknown command \"extra\""},

@@ -187,7 +187,7 @@ func lagFlagSet(f *lagFlags, runf *runFlags, g workload.Generator) *pflag.FlagSe
 		fs.AddFlag(fl)
 	})
 	fs.AddFlagSet(g.Flags())
-	for name, v := range g.Hooks().RunDefaults {
+	for name, v := range g.Hooks().RunDefaults.Flags() {
 		if name != "init" {
 			setDefault(fs, name, v)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -118,8 +119,15 @@ have different settings, are refused (exit 2).`,
 					violations = append(violations, rd.Check.Violations...)
 				}
 			}
+			// So does what a command's own figures found (a failover's
+			// lost commits, a split brain), as it failed its run.
+			var failed []string
 			if len(violations) > 0 {
-				return &runner.ViolationError{Violations: violations}
+				failed = append(failed, (&runner.ViolationError{Violations: violations}).Error())
+			}
+			failed = append(failed, merged.Failures()...)
+			if len(failed) > 0 {
+				return &ExitError{Code: ExitFailed, Err: errors.New(strings.Join(failed, "; "))}
 			}
 			return nil
 		},

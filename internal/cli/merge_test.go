@@ -416,3 +416,58 @@ func TestMergeKeepsEveryViolation(t *testing.T) {
 		}
 	}
 }
+
+// A failover document merges with its failover section and its verdict:
+// a run that lost acknowledged commits (async, the standby held back)
+// exited 1, and so does the merge of its document, which prints the
+// failover's figures and its FAILED line and keeps the section in --output
+// json (merge dropped both, and printed the run as clean).
+func TestMergeFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded pair")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	js, merged := filepath.Join(dir, "f.json"), filepath.Join(dir, "m.json")
+	r := txload(t.Context(), nil, "failover", "bank", "--hold-standby", "1s", "--at", "1s", "--duration", "3s", "--progress", "0", "--json", js)
+	if r.code != ExitFailed || !strings.Contains(r.stderr, "acknowledged commits lost by the failover") {
+		t.Fatalf("the failover run: exit %d, want 1 with commits lost\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var run struct {
+		Failover []struct {
+			Lost int64 `json:"lost"`
+		} `json:"failover"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &run); err != nil || len(run.Failover) != 1 || run.Failover[0].Lost == 0 {
+		t.Fatalf("the run's --json failover section: %v %+v", err, run.Failover)
+	}
+	lost := fmt.Sprintf("FAILED (async): %d acknowledged commits lost by the failover", run.Failover[0].Lost)
+	m := txload(t.Context(), nil, "merge", js)
+	if m.code != ExitFailed || !strings.Contains(m.stdout, lost) || !strings.Contains(m.stdout, "Failover (async): ") ||
+		!strings.Contains(m.stderr, lost) {
+		t.Errorf("merge: exit %d, want 1 with %q\n%s\n%s", m.code, lost, m.stdout, m.stderr)
+	}
+	if m := txload(t.Context(), nil, "merge", js, "--output", "json", "-o", merged); m.code != ExitFailed {
+		t.Errorf("merge --output json: exit %d, want 1\n%s", m.code, m.stderr)
+	}
+	var back struct {
+		Failover []struct {
+			Lost int64 `json:"lost"`
+		} `json:"failover"`
+		Tables []struct {
+			Failed string `json:"failed"`
+		} `json:"tables"`
+	}
+	b, err = os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Failover) != 1 || back.Failover[0].Lost != run.Failover[0].Lost ||
+		len(back.Tables) == 0 || !strings.HasPrefix(back.Tables[0].Failed, lost) {
+		t.Errorf("the merged document's failover section %+v, tables %+v (%v)", back.Failover, back.Tables, err)
+	}
+}

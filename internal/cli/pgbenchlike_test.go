@@ -243,6 +243,7 @@ func (c pgbenchCase) run(t *testing.T, dir, db string, env []string, prog string
 // the same exit code and the same lines: stdout with numbers masked, and
 // stderr with decimals masked. It logs the agreement per encoding.
 func TestPgbenchCasesLikePgbench(t *testing.T) {
+	pgtest.Long(t, "271 command lines through pgbench and txload")
 	pgtest.OutsideRace(t, "pgbench's output")
 	pgbench, _ := installedPgbench(t)
 	bin := buildTxload(t)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
+	"github.com/txload/txload/lag"
+	"github.com/txload/txload/pg"
 )
 
 // startPair starts an embedded primary and standby for a test that treats
@@ -131,4 +133,107 @@ func TestClusterFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A split brain: the --failover-command stops the primary, promotes the
+// standby, then starts the old primary again, writable (the pair's
+// multi-host URL, target_session_attrs=read-write, names it first). The
+// report names the standby as the new primary: the markers are counted
+// there and bank's check runs there, never on the first writable host;
+// the report says in one line that two nodes took writes (exit 1); the
+// commits the old primary took are lost commits it holds, and bank's check
+// finds exactly those of the clients missing, by their markers.
+func TestClusterSplitBrain(t *testing.T) {
+	p := startPair(t, replica.Async)
+	o, out := clusterOptions(t, p.URL())
+	o.Run.Engine.Duration, o.At = 10*time.Second, 2*time.Second
+	dir := t.TempDir()
+	// The command asks the test to do it (the servers run as the test's
+	// processes) and waits until it is done.
+	o.FailoverCommand = fmt.Sprintf(`touch %[1]s/go && while [ ! -e %[1]s/done ]; do sleep 0.05; done`, dir)
+	newAddr := fmt.Sprintf("127.0.0.1:%d", p.Standby.Port())
+	oldAddr := fmt.Sprintf("127.0.0.1:%d", p.Primary.Port())
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		ctx := context.Background()
+		if _, err := p.Fail(ctx, replica.Immediate); err != nil {
+			t.Error(err)
+		}
+		if _, err := p.Promote(ctx); err != nil {
+			t.Error(err)
+		}
+		// The old primary back, writable: clients that reconnect now
+		// land on it, the first host of the URL. Those on the new
+		// primary are made to reconnect.
+		if err := p.Primary.Restart(ctx); err != nil {
+			t.Error(err)
+		}
+		conn, err := pg.Connect(ctx, p.Standby.URL())
+		if err != nil {
+			t.Error(err)
+		} else {
+			if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'txload' AND pid <> pg_backend_pid()"); err != nil {
+				t.Error(err)
+			}
+			conn.Close(ctx)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o644); err != nil {
+			t.Error(err)
+		}
+	}()
+	r, err := runFailover(t, o)
+	t.Logf("\n%s", section(out.String()))
+	if err == nil || !strings.Contains(err.Error(), "SPLIT BRAIN: two nodes took writes after the failover: the new primary "+newAddr+" (timeline 2) and "+oldAddr+" (timeline 1), which took ") {
+		t.Fatalf("the run's error %v: want the split brain in one line, the new primary %s and the old %s", err, newAddr, oldAddr)
+	}
+	if !strings.Contains(out.String(), "not on the new primary "+newAddr) {
+		t.Errorf("the report does not name the node counted on, %s", newAddr)
+	}
+	// Counted on the new primary: it holds the acknowledged markers less
+	// the lost, and the ambiguous and unresolved ones found; the old
+	// primary holds every lost one.
+	tl := r.Tally
+	newMarkers, newLedger := markers(t, p.Standby.URL())
+	oldMarkers, _ := markers(t, p.Primary.URL())
+	if n := int64(len(newMarkers)); n != tl.Acked-tl.Lost+tl.Survived+tl.Found+tl.Phantom {
+		t.Errorf("the new primary holds %d markers; txload counts %d acknowledged − %d lost + %d ambiguous + %d unresolved + %d phantoms there",
+			n, tl.Acked, tl.Lost, tl.Survived, tl.Found, tl.Phantom)
+	}
+	for _, c := range tl.LostIDs {
+		m := lag.Marker{Writer: c.Writer, Seq: c.Seq}
+		if _, ok := oldMarkers[m]; !ok {
+			t.Errorf("lost commit %d/%d is not on the old primary", c.Writer, c.Seq)
+		}
+	}
+	// bank's check ran on the new primary, and reconciled by identity:
+	// the client commits it lacks are exactly the missing transfers, one
+	// ledger row per transfer marker there.
+	chk := r.Outcome.Check
+	if chk == nil {
+		t.Fatal("no check")
+	}
+	if lost := tl.Lost - tl.LostProbe; chk.Values["committed_missing"] != lost || (lost > 0) != (len(chk.Violations) > 0) {
+		t.Errorf("bank's check: %d committed missing (violations %q); the markers say %d client commits lost", chk.Values["committed_missing"], chk.Violations, lost)
+	}
+	transfers, rows := 0, 0
+	for m := range newMarkers {
+		if m.Writer != 1 { // the probe's write no ledger row
+			transfers++
+		}
+	}
+	for _, n := range newLedger {
+		rows += n
+	}
+	if transfers != rows {
+		t.Errorf("the new primary holds %d ledger rows and %d transfer markers", rows, transfers)
+	}
+	if tl.Lost-tl.LostProbe == 0 {
+		t.Errorf("no client commit landed on the old primary: the split brain took no workload writes")
+	}
+	t.Logf("lost %d (%d of the probe's), all on the old primary; bank: %v", tl.Lost, tl.LostProbe, chk.Violations)
 }

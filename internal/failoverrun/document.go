@@ -37,6 +37,8 @@ type FailoverDoc struct {
 	PromoteRequested *time.Time       `json:"promotion_requested_at,omitempty"`
 	NewPrimary       *time.Time       `json:"new_primary_at,omitempty"`
 	Timeline         uint32           `json:"new_timeline,omitempty"`
+	NewAddr          string           `json:"new_primary_node,omitempty"`
+	SplitBrain       string           `json:"split_brain,omitempty"`
 	CommandDone      *time.Time       `json:"command_done_at,omitempty"`
 	OldNode          string           `json:"old_node,omitempty"`
 	NewNode          string           `json:"new_node,omitempty"`
@@ -89,7 +91,7 @@ func docOf(r *Result) FailoverDoc {
 		Straddled: r.Straddled, StraddledOK: r.StraddledOK, Acked: t.Acked, Probe: t.Probe, Lost: t.Lost, LostProbe: t.LostProbe,
 		Ambiguous: t.Ambiguous, Survived: t.Survived, Phantom: t.Phantom, Unresolved: t.Unresolved,
 		LostIDs: nonNil(t.LostIDs), AmbiguousIDs: nonNil(t.AmbiguousIDs), PhantomIDs: t.PhantomIDs, Error: r.Err, Interrupted: r.Interrupted, OldPrimary: r.Old,
-		NoFault: r.noFault()}
+		NoFault: r.noFault(), NewAddr: r.NewAddr, SplitBrain: r.SplitBrain}
 	if r.uncounted == "" {
 		switch {
 		case r.failedOver():

@@ -279,12 +279,22 @@ func (m *txMark) RolledBack(amb bool, at time.Time) {
 
 // finish writes what every writer holds, once the run is over, and
 // returns the writers by number, or the spool's first error.
-func (l *ledger) finish() ([]*writer, error) {
+func (l *ledger) finish() ([]*writer, error) { return l.finishOf(func(int) bool { return true }) }
+
+// finishClients is finish for the workload's clients' writers alone, once
+// the load is over: the probe may still be writing.
+func (l *ledger) finishClients() ([]*writer, error) {
+	return l.finishOf(func(id int) bool { return id != l.probeWriter() })
+}
+
+func (l *ledger) finishOf(which func(id int) bool) ([]*writer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ids := make([]int, 0, len(l.ws))
 	for id := range l.ws {
-		ids = append(ids, id)
+		if which(id) {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	ws := make([]*writer, len(ids))
@@ -385,11 +395,25 @@ const seqPage = 10000
 // in memory grows with the run, but the lists of lost, ambiguous and
 // phantom commits).
 func (l *ledger) tally(ctx context.Context, conn *pgx.Conn) (Tally, error) {
-	var t Tally
 	ws, err := l.finish()
 	if err != nil {
-		return t, err
+		return Tally{}, err
 	}
+	return l.tallyOf(ctx, conn, ws)
+}
+
+// tallyClients is tally of the workload's clients' markers alone, once
+// the load is over (the probe may still be writing).
+func (l *ledger) tallyClients(ctx context.Context, conn *pgx.Conn) (Tally, error) {
+	ws, err := l.finishClients()
+	if err != nil {
+		return Tally{}, err
+	}
+	return l.tallyOf(ctx, conn, ws)
+}
+
+func (l *ledger) tallyOf(ctx context.Context, conn *pgx.Conn, ws []*writer) (Tally, error) {
+	var t Tally
 	page := make([]int64, 0, seqPage)
 	for _, w := range ws {
 		client := w.id - l.first - 1

@@ -78,26 +78,9 @@ func (o *OldPrimary) attach(ctx context.Context, conn *pgx.Conn, commits []Commi
 	if len(commits) == 0 {
 		return nil
 	}
-	writers, seqs := make([]int32, len(commits)), make([]int64, len(commits))
-	for i, c := range commits {
-		writers[i], seqs[i] = int32(c.Writer), c.Seq
-	}
-	rows, err := conn.Query(ctx, `SELECT m.writer, m.seq, m.xmin::text FROM `+lag.Table+` m
-		JOIN unnest($1::int[], $2::bigint[]) AS l(writer, seq) USING (writer, seq)`, writers, seqs)
+	xid, err := markersOn(ctx, conn, commits, "the old primary")
 	if err != nil {
-		return fmt.Errorf("reading the markers on the old primary: %w", err)
-	}
-	xid := map[lag.Marker]string{}
-	for rows.Next() {
-		var m lag.Marker
-		var x string
-		if err := rows.Scan(&m.Writer, &m.Seq, &x); err != nil {
-			return fmt.Errorf("reading the markers on the old primary: %w", err)
-		}
-		xid[m] = x
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading the markers on the old primary: %w", err)
+		return err
 	}
 	*held = int64(len(xid))
 	var xids []string
@@ -128,4 +111,34 @@ func (o *OldPrimary) attach(ctx context.Context, conn *pgx.Conn, commits []Commi
 		}
 	}
 	return nil
+}
+
+// markersOn reads which of commits' markers the node on conn (named by
+// where) holds, with the transaction that wrote each there.
+func markersOn(ctx context.Context, conn *pgx.Conn, commits []Commit, where string) (map[lag.Marker]string, error) {
+	xid := map[lag.Marker]string{}
+	if len(commits) == 0 {
+		return xid, nil
+	}
+	writers, seqs := make([]int32, len(commits)), make([]int64, len(commits))
+	for i, c := range commits {
+		writers[i], seqs[i] = int32(c.Writer), c.Seq
+	}
+	rows, err := conn.Query(ctx, `SELECT m.writer, m.seq, m.xmin::text FROM `+lag.Table+` m
+		JOIN unnest($1::int[], $2::bigint[]) AS l(writer, seq) USING (writer, seq)`, writers, seqs)
+	if err != nil {
+		return nil, fmt.Errorf("reading the markers on %s: %w", where, err)
+	}
+	for rows.Next() {
+		var m lag.Marker
+		var x string
+		if err := rows.Scan(&m.Writer, &m.Seq, &x); err != nil {
+			return nil, fmt.Errorf("reading the markers on %s: %w", where, err)
+		}
+		xid[m] = x
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the markers on %s: %w", where, err)
+	}
+	return xid, nil
 }

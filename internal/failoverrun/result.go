@@ -36,6 +36,13 @@ type Result struct {
 	// seen (the prober); Timeline its timeline.
 	PromoteSent, PromoteRequested, NewPrimary time.Time
 	Timeline                                  uint32
+	// NewAddr is the node named as the new primary (host:port, as the
+	// URL names it), where the markers were counted and the workload
+	// audited.
+	NewAddr string
+	// SplitBrain, when set, says that another node took writes too after
+	// the failover: which, and how many of the lost commits it holds.
+	SplitBrain string
 	// CommandDone and CommandOutput are --failover-command's.
 	CommandDone   time.Time
 	CommandOutput string
@@ -184,6 +191,9 @@ func (r *Result) problems() []string {
 	}
 	if t.Phantom > 0 {
 		out = append(out, fmt.Sprintf("%d rolled-back transactions are on %s", t.Phantom, r.countedOn()))
+	}
+	if r.SplitBrain != "" {
+		out = append(out, "SPLIT BRAIN: "+r.SplitBrain)
 	}
 	if r.FirstNew.IsZero() && r.Err == "" && !r.Interrupted {
 		out = append(out, "no commit on a new primary was seen")
@@ -365,8 +375,14 @@ func resultRows(r *Result) [][]string {
 		add("markers", "NOT COUNTED: "+why+r.uncounted)
 		return rows
 	}
+	if r.SplitBrain != "" {
+		add("SPLIT BRAIN", r.SplitBrain)
+	}
 	add("acknowledged commits", fmt.Sprintf("%d (%d of them the probe's)", t.Acked, t.Probe))
 	on := r.countedOn()
+	if r.NewAddr != "" && r.failedOver() {
+		on += " " + r.NewAddr
+	}
 	still := ""
 	if nf != "" {
 		still = " (still the primary: no failover)"

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/txload/txload/internal/pg/embedded"
@@ -104,6 +106,10 @@ type session struct {
 	tl     *timeline
 	lagMu  sync.Mutex
 	lag    *LagSample
+	// newAddr is the node named as the new primary ("host:port" as the
+	// URL names it), once there is one: the audit and the markers are
+	// read there (see pinNew).
+	newAddr atomic.Pointer[string]
 }
 
 // runMode runs the load once, with its failover: r is the embedded pair's
@@ -271,7 +277,7 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 		case <-timer.C:
 		}
 	}
-	g := awaited{Generator: p.o.Generator, wait: wait}
+	g := awaited{Generator: p.o.Generator, wait: wait, before: func(context.Context) { s.pinNew() }, after: s.identify}
 	outcome, runErr := runner.RunOne(ctx, s.conn, p.o.Workload, workload.Variant{Generator: g}, opts, false)
 	res.Outcome = outcome
 	res.LoadEnd = time.Now()
@@ -382,6 +388,12 @@ func (s *session) failPair(ctx context.Context, at time.Time) error {
 		return err
 	}
 	res.PromoteSent, res.PromoteRequested, res.NewPrimary, res.Timeline = pr.Sent, pr.Requested, pr.Ready, pr.Timeline
+	port := ":" + strconv.Itoa(s.pair.Standby.Port())
+	for _, a := range s.prober.Addrs() {
+		if strings.HasSuffix(a, port) {
+			s.newAddr.Store(&a)
+		}
+	}
 	s.tl.back.Store(pr.Ready.UnixNano())
 	s.phase(2)
 	return nil
@@ -444,7 +456,7 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 	case w.err != nil:
 		return fmt.Errorf("--failover-command succeeded, but no new primary showed within --failover-timeout %s (last seen: %s)", o.FailoverTimeout, w.st)
 	}
-	s.seen(w.st)
+	s.seen(before, w.st)
 	return nil
 }
 
@@ -471,7 +483,7 @@ func (s *session) watch(ctx context.Context, start time.Time) error {
 			}
 		}
 		if failover.Changed(before, now) {
-			s.seen(now)
+			s.seen(before, now)
 			return nil
 		}
 		select {
@@ -493,10 +505,12 @@ func nodeAt(st failover.State, addr string) failover.Node {
 	return failover.Node{Addr: addr, Err: errors.New("not probed")}
 }
 
-// seen notes the new primary the prober saw.
-func (s *session) seen(st failover.State) {
-	n, _ := st.Primary()
+// seen notes the new primary the prober saw in st (before: the state
+// before the failover).
+func (s *session) seen(before, st failover.State) {
+	n, _ := failover.NewPrimary(before, st)
 	s.res.NewPrimary, s.res.Timeline, s.res.After = st.At, n.Timeline, st.String()
+	s.newAddr.Store(&n.Addr)
 	s.tl.back.Store(st.At.UnixNano())
 	s.phase(2)
 }
@@ -634,6 +648,7 @@ func (s *session) count(ctx context.Context) error {
 	s.lagMu.Lock()
 	s.res.Lag = s.lag
 	s.lagMu.Unlock()
+	s.pinNew()
 	conn, err := s.conn.Target.Connect(cctx)
 	if err != nil {
 		return fmt.Errorf("reading the markers on the node taking writes: %w", err)
@@ -642,8 +657,119 @@ func (s *session) count(ctx context.Context) error {
 	if s.res.Tally, err = s.ledger.tally(cctx, conn); err != nil {
 		return err
 	}
+	s.splitBrain(cctx)
 	s.readOld(ctx)
 	return s.analyse()
+}
+
+// pinNew sends every connection the run opens from now on (the audit's,
+// the markers') to the node named as the new primary, once there is one:
+// the multi-host URL's first writable host need not be it (a split
+// brain's old primary, writable again, comes first).
+func (s *session) pinNew() {
+	addr := s.newAddr.Load()
+	if addr == nil {
+		return
+	}
+	s.res.NewAddr = *addr
+	if err := s.conn.Target.Pin(*addr); err != nil {
+		fmt.Fprintf(s.p.load.Stderr, "%v: the audit reads the first writable node\n", err)
+	}
+}
+
+// identify redoes the workload's reconciliation by identity (its
+// Reconciled, from counts) once its audit has run: the client markers on
+// the node audited say which transactions txload saw commit are missing
+// and which of unknown outcome committed, so that a lost commit is never
+// netted against an ambiguous one that committed.
+func (s *session) identify(ctx context.Context, chk *workload.CheckResult) {
+	if chk.Reconciled == nil {
+		return
+	}
+	fail := func(err error) {
+		fmt.Fprintf(s.p.load.Stderr, "reconciling by the markers: %s: the check's count stands\n", scrub(s.conn, err))
+	}
+	conn, err := s.conn.Target.Connect(ctx)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	t, err := s.ledger.tallyClients(ctx, conn)
+	if err != nil {
+		fail(err)
+		return
+	}
+	on := "the primary"
+	if s.newAddr.Load() != nil {
+		on = "the new primary"
+	}
+	chk.Identify(t.Lost, t.Survived+t.Found, on)
+}
+
+// splitBrain looks, once the run is over, for a node other than the new
+// primary that takes writes too: the markers were read on the new
+// primary; those the other holds, and how many it acknowledged after the
+// new primary took writes, say that two nodes took the run's writes.
+func (s *session) splitBrain(ctx context.Context) {
+	addr := s.newAddr.Load()
+	if addr == nil {
+		return
+	}
+	st := s.prober.Probe(ctx)
+	var newNode failover.Node
+	var others []failover.Node
+	for _, n := range st.Nodes {
+		switch {
+		case n.Addr == *addr:
+			newNode = n
+		case n.Writable():
+			others = append(others, n)
+		}
+	}
+	t := &s.res.Tally
+	var parts []string
+	took := false
+	for _, n := range others {
+		held, after, err := s.heldBy(ctx, n.Addr, t.LostIDs)
+		what := fmt.Sprintf("%s (timeline %d), which took %d of the run's acknowledged commits after the new primary took writes (it holds %d of the %d lost commits)", n.Addr, n.Timeline, after, held, t.Lost)
+		switch {
+		case err != nil:
+			what = fmt.Sprintf("%s (timeline %d), whose markers could not be read: %s", n.Addr, n.Timeline, scrub(s.conn, err))
+		case after == 0:
+			what = fmt.Sprintf("%s (timeline %d), which took none of the run's commits after the new primary took writes (it holds %d of the %d lost commits)", n.Addr, n.Timeline, held, t.Lost)
+		}
+		took = took || after > 0
+		parts = append(parts, what)
+	}
+	if len(parts) == 0 {
+		return
+	}
+	verb := "are writable"
+	if took {
+		verb = "took writes"
+	}
+	s.res.SplitBrain = fmt.Sprintf("two nodes %s after the failover: the new primary %s (timeline %d) and %s", verb, *addr, newNode.Timeline, strings.Join(parts, "; "))
+}
+
+// heldBy counts the commits the node at addr holds, and of them those
+// acknowledged after the new primary took writes.
+func (s *session) heldBy(ctx context.Context, addr string, commits []Commit) (held, after int64, err error) {
+	conn, err := s.prober.Connect(ctx, addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	on, err := markersOn(ctx, conn, commits, addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, c := range commits {
+		if _, ok := on[lag.Marker{Writer: c.Writer, Seq: c.Seq}]; ok && c.At.After(s.res.NewPrimary) {
+			after++
+		}
+	}
+	return int64(len(on)), after, nil
 }
 
 // scrub takes the target's passwords out of err.
@@ -664,6 +790,10 @@ func scrub(conn *runner.Conn, err error) error {
 type awaited struct {
 	workload.Generator
 	wait func(ctx context.Context)
+	// before runs once the failover is over, before the audit; after
+	// with what the audit found.
+	before func(ctx context.Context)
+	after  func(ctx context.Context, chk *workload.CheckResult)
 }
 
 func (a awaited) Hooks() workload.Hooks {
@@ -671,6 +801,13 @@ func (a awaited) Hooks() workload.Hooks {
 	ops := h.Ops
 	if ops == nil {
 		return h
+	}
+	if check := h.Check; check != nil {
+		// The audit of a workload without a Report (the runner's Load).
+		h.Check = func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+			a.wait(ctx)
+			return check(ctx, t)
+		}
 	}
 	h.Ops = func(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
 		load, err := ops(ctx, t, o)
@@ -680,7 +817,14 @@ func (a awaited) Hooks() workload.Hooks {
 		report := load.Report
 		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
 			a.wait(ctx)
-			return report(ctx, total)
+			if a.before != nil {
+				a.before(ctx)
+			}
+			chk, err := report(ctx, total)
+			if err == nil && chk != nil && a.after != nil {
+				a.after(ctx, chk)
+			}
+			return chk, err
 		}
 		return load, nil
 	}

@@ -28,7 +28,7 @@ func options(t *testing.T, name string, args ...string) Options {
 	}
 	g := m.New()
 	fs := g.Flags()
-	for flag, v := range g.Hooks().RunDefaults {
+	for flag, v := range g.Hooks().RunDefaults.Flags() {
 		if fl := fs.Lookup(flag); fl != nil {
 			_ = fl.Value.Set(v)
 		}

@@ -10,6 +10,12 @@ import (
 // (why says why: the one installed, or --pgbench-version) and what -d
 // means there, then more (txload's own options), and it ends as pgbench's
 // does, with its last two lines.
+// BugTracker and HomePage are where txload's bugs go and where it lives.
+const (
+	BugTracker = "https://github.com/txload/txload/issues"
+	HomePage   = "https://github.com/txload/txload"
+)
+
 func Usage(prog string, major int, why, more string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, `%[1]s is a benchmarking tool for PostgreSQL.
@@ -115,9 +121,11 @@ This command line follows pgbench %d's (%s):
                            (default: the installed pgbench's, else %d)
 `, major, why, dashD, VersionFlag, DefaultMajor)
 	sb.WriteString(more)
+	// pgbench's last two lines, pointing at txload's tracker instead of
+	// PostgreSQL's list: a bug of txload pgbench is txload's.
 	sb.WriteString(`
-Report bugs to <pgsql-bugs@lists.postgresql.org>.
-PostgreSQL home page: <https://www.postgresql.org/>
+Report bugs to <` + BugTracker + `>.
+txload home page: <` + HomePage + `>
 `)
 	return sb.String()
 }

@@ -157,9 +157,15 @@ func TestUsageIsPgbenchHelp(t *testing.T) {
 	if got != want {
 		t.Errorf("Usage(%d) differs from pgbench --help:\n--- pgbench\n%s\n--- Usage\n%s", major, want, got)
 	}
-	// It ends as pgbench's does.
-	if !strings.HasSuffix(usage, "\nmore\n\nReport bugs to"+tail) {
-		t.Errorf("Usage does not end as pgbench --help:\n%s", usage)
+	// It ends as pgbench's does, in its layout, but sends bugs to txload's
+	// tracker, not to PostgreSQL's list.
+	_ = tail
+	wantEnd := "\nmore\n\nReport bugs to <https://github.com/txload/txload/issues>.\ntxload home page: <https://github.com/txload/txload>\n"
+	if !strings.HasSuffix(usage, wantEnd) {
+		t.Errorf("Usage does not end with txload's tracker in pgbench's layout:\n%s", usage)
+	}
+	if strings.Contains(usage, "pgsql-bugs") {
+		t.Errorf("Usage sends txload's bugs to PostgreSQL's list:\n%s", usage)
 	}
 }
 

@@ -224,7 +224,7 @@ func (c *Command) run(ctx context.Context, target runner.TargetOptions) error {
 	}
 	if o.Log {
 		opts.TxnLog = &TxnLog{Config: pgbenchlog.Config{Prefix: o.LogPrefix, PID: c.PID, AggregateInterval: o.AggregateInterval,
-			SamplingRate: o.SamplingRate, Throttled: o.Rate > 0, LatencyLimit: o.LatencyLimitUS > 0,
+			SamplingRate: o.SamplingRate, Seed: o.RandomSeed, Throttled: o.Rate > 0, LatencyLimit: o.LatencyLimitUS > 0,
 			MaxTries: o.MaxTries, FailuresDetailed: o.FailuresDetailed}}
 	}
 	opts.BeforeRun = func(ctx context.Context, conn *runner.Conn, opts *runner.Options) error {

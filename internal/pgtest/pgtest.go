@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +29,15 @@ type Server struct {
 
 // Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
 func Start(ctx context.Context) (*Server, error) {
-	s := &Server{base: os.Getenv("TXLOAD_TEST_URL"), stop: func() error { return nil }}
+	return start(ctx, os.Getenv("TXLOAD_TEST_URL"))
+}
+
+// StartEmbedded starts an embedded server whatever TXLOAD_TEST_URL says:
+// for tests whose output names the server (the docs' samples).
+func StartEmbedded(ctx context.Context) (*Server, error) { return start(ctx, "") }
+
+func start(ctx context.Context, base string) (*Server, error) {
+	s := &Server{base: base, stop: func() error { return nil }}
 	if s.base == "" {
 		// A package's tests make hundreds of databases, each with statements
 		// of its own: room in pg_stat_statements for all of them, so that no
@@ -87,6 +96,9 @@ func Main(m *testing.M, srv **Server, after ...func()) {
 	}
 	os.Exit(code)
 }
+
+// Stop stops the server if Start started it.
+func (s *Server) Stop() error { return s.stop() }
 
 // URL is the server's own URL.
 func (s *Server) URL() string { return s.base }
@@ -179,5 +191,59 @@ func OutsideRace(t testing.TB, other string) {
 	t.Helper()
 	if RaceDetector {
 		t.Skipf("compares with %s: checked in the run without the race detector", other)
+	}
+}
+
+// CopyDatabase creates a copy of the database of src (CREATE DATABASE …
+// TEMPLATE), dropped when t ends, and returns its URL: a test tampers with
+// the copy and keeps the original. It waits for the sessions of src that
+// are ending (a command that just returned) to be gone.
+func (s *Server) CopyDatabase(t testing.TB, src string) string {
+	t.Helper()
+	su, err := url.Parse(src)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", src, err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "txload_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.base)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	sql := "CREATE DATABASE " + name + " TEMPLATE " + strings.TrimPrefix(su.Path, "/") + s.strategy
+	for tries := 0; ; tries++ {
+		_, err = conn.Exec(ctx, sql)
+		// 55006: the template is being accessed by other users.
+		if err == nil || tries == 100 || !strings.Contains(err.Error(), "55006") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	t.Cleanup(func() { exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	u, err := url.Parse(s.base)
+	if err != nil {
+		t.Fatalf("parsing the test server URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// LongEnv is the switch that runs the long suites: the comparisons case by
+// case with another program, the published findings on old releases, the
+// docs' long samples. `.ci/run` sets it; `go test ./...` leaves them out.
+const LongEnv = "TXLOAD_TEST_LONG"
+
+// Long skips t unless LongEnv is 1 (and under -short), saying what it does
+// and how to run it.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv(LongEnv) != "1" {
+		t.Skipf("%s: a long suite, run with %s=1 (as .ci/run does)", what, LongEnv)
 	}
 }

@@ -30,12 +30,15 @@ func Usagef(format string, args ...any) error { return Usage(fmt.Errorf(format, 
 // nothing to report). The CLI exits with code 130.
 var ErrInterrupted = errors.New("interrupted")
 
-// ViolationError is a check that found anomalies the isolation level
-// forbids, or a result the server's own count contradicts.
+// ViolationError is a check that found what the workload's transactions
+// cannot have left (an anomaly their isolation level forbids, data no
+// transaction wrote), or a result the server's own count contradicts. Each
+// violation says what was found; only one of a class the level forbids
+// names the level.
 type ViolationError struct{ Violations []string }
 
 func (e *ViolationError) Error() string {
-	return "check found anomalies the isolation level forbids: " + strings.Join(e.Violations, "; ")
+	return "check found violations: " + strings.Join(e.Violations, "; ")
 }
 
 // AbortedError is a run in which clients ended on an error no retry cures;

@@ -19,8 +19,10 @@ import (
 	"github.com/txload/txload/workload"
 )
 
-// hello is the smallest complete workload (docs/architecture.md, "How to
-// add a workload"): one flag, a schema, one operation, a check.
+// hello is the smallest complete workload, run here through the runner
+// alone (docs/architecture.md's recipe is its twin, built in a module of
+// its own by TestPublicContract): one flag, a schema, one operation, a
+// check.
 type hello struct {
 	flags *pflag.FlagSet
 	rows  int
@@ -152,5 +154,13 @@ func TestHelloWorkload(t *testing.T) {
 	}
 	if ok == 0 || res.Values["bumps"] != ok+drained {
 		t.Fatalf("table holds %d bumps, the run committed %d\n%s", res.Values["bumps"], ok, out.String())
+	}
+	// hello has a Check and no Report: the run ends with its audit, as
+	// `txload check hello` prints it (issue 38 §1: it printed none).
+	var audited int64
+	if i := strings.Index(out.String(), "\nbumps:"); i < 0 || !strings.Contains(out.String(), "\ncheck: ok\n") {
+		t.Fatalf("the run printed no audit:\n%s", out.String())
+	} else if fmt.Sscanf(strings.Join(strings.Fields(out.String()[i:]), " "), "bumps: %d", &audited); audited != res.Values["bumps"] {
+		t.Fatalf("the run's audit counted %d bumps, the table holds %d\n%s", audited, res.Values["bumps"], out.String())
 	}
 }

@@ -69,6 +69,12 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 			return Resolved{}, h, Usage(err)
 		}
 	}
+	if opts.PerStatement && !h.PerStatement {
+		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
+	}
+	if h.SingleProcess != "" && opts.Engine.Instances > 1 {
+		return Resolved{}, h, Usagef("--instance: %s runs in one txload process only: %s", m.Name, h.SingleProcess)
+	}
 	if h.Timed != "" && opts.Engine.Transactions > 0 {
 		return Resolved{}, h, Usagef("%s runs for a --duration, not a number of --transactions: %s", m.Name, h.Timed)
 	}
@@ -245,6 +251,8 @@ func initMode(conn *Conn, opts Options, multi bool) string {
 }
 
 // Load prepares a run: the schema as asked, then the workload's operations.
+// A workload without a Report of its own is audited by its Check after the
+// run.
 func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, multi bool) (*workload.QueryLoad, error) {
 	h := g.Hooks()
 	if mode := initMode(conn, opts, multi); h.Init != nil && mode != "skip" {
@@ -254,10 +262,17 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	}
 	e := opts.Engine
 	load, err := h.Ops(ctx, conn.Target, workload.RunOptions{Seed: opts.Seed, Concurrency: e.Concurrency,
-		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
+		MaxTries: e.MaxTries, FirstClient: opts.FirstClient, Instance: e.Instance, Instances: max(e.Instances, 1), Duration: e.Duration, Warmup: e.Warmup, Rate: e.Rate,
 		Progress: e.Progress, Log: opts.Stderr, Figure: figure(opts), Marks: opts.Marks})
 	if err != nil {
 		return nil, err
+	}
+	if load.Report == nil && h.Check != nil {
+		// The workload's audit of its data ends the run, as `txload
+		// check` would print it.
+		load.Report = func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
+			return h.Check(ctx, conn.Target)
+		}
 	}
 	return load, nil
 }

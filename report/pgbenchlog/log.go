@@ -32,6 +32,10 @@ type Config struct {
 	// SamplingRate is --sampling-rate: the fraction of transactions logged
 	// (0 = all).
 	SamplingRate float64
+	// Seed is the run's random seed (--random-seed): the sampling draws
+	// follow it, so a seeded run logs the same transactions again, as
+	// pgbench's do.
+	Seed uint64
 	// Throttled is --rate: each line carries the schedule lag, and the
 	// aggregates their lag columns.
 	Throttled bool
@@ -146,8 +150,8 @@ func Create(cfg Config, thread int, start time.Time) (*Writer, error) {
 	}
 	w := New(f, cfg, start)
 	w.closer, w.name = f, name
-	// Each thread samples from its own sequence.
-	w.sample = rand.New(rand.NewPCG(uint64(cfg.PID), uint64(thread))).Float64
+	// Each thread samples from its own sequence of the run's seed.
+	w.sample = rand.New(rand.NewPCG(cfg.Seed, uint64(thread))).Float64
 	return w, nil
 }
 

@@ -470,3 +470,34 @@ func TestSampling(t *testing.T) {
 		t.Fatalf("logged %d of 10000 at a 0.1 sampling rate", n)
 	}
 }
+
+// A seeded run samples the same transactions again (pgbench draws them from
+// its --random-seed); another seed samples others.
+func TestSamplingFollowsTheSeed(t *testing.T) {
+	logged := func(seed uint64) string {
+		dir := t.TempDir()
+		w, err := pgbenchlog.Create(pgbenchlog.Config{Prefix: filepath.Join(dir, "log"), PID: 7, SamplingRate: 0.5, MaxTries: 1, Seed: seed}, 0, time.Unix(0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 200; i++ {
+			if err := w.Log(pgbenchlog.Txn{Client: 0, Number: int64(i), Latency: time.Millisecond, Tries: 1, End: time.Unix(1, 0)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(time.Unix(2, 0)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "log.7"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := logged(1), logged(1); a != b {
+		t.Errorf("two runs with --random-seed 1 logged different transactions:\n%s\n%s", a, b)
+	}
+	if logged(1) == logged(2) {
+		t.Errorf("--random-seed 1 and 2 logged the same transactions")
+	}
+}

@@ -10,11 +10,12 @@ import (
 	"github.com/txload/txload/workload/pgbench"
 	"github.com/txload/txload/workload/pgio"
 	"github.com/txload/txload/workload/vote"
+	"github.com/txload/txload/workload/ycsb"
 )
 
 // Registry returns every workload.
 func Registry() *workload.Registry {
-	r, err := workload.NewRegistry(append([]workload.Meta{appendwl.Meta(), bank.Meta(), vote.Meta(), pgio.Meta()}, pgbench.Metas()...)...)
+	r, err := workload.NewRegistry(append([]workload.Meta{appendwl.Meta(), bank.Meta(), vote.Meta(), pgio.Meta(), ycsb.Meta()}, pgbench.Metas()...)...)
 	if err != nil {
 		panic(err) // duplicate names are a programming error caught by every test
 	}

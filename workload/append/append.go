@@ -127,7 +127,8 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	}
 	programs := workload.Programs(t, func(id int) workload.Program { return prog(id) })
 	return &workload.QueryLoad{
-		Ops: []string{"txn"},
+		Ops:      []string{"txn"},
+		Protocol: workload.ProtocolOf(st.begin, st.commit, st.read[0][0]),
 		// The Drive is the executor's, with the run's start taken as the
 		// history's time 0.
 		Drive: func(ctx context.Context, cs workload.Clients) error {

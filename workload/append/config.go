@@ -72,7 +72,7 @@ func newGenerator() *gen {
 	f.StringVar(&g.raw.isolation, "isolation", "serializable", "read committed | repeatable read | serializable (or rc, rr, ser)")
 	f.StringVar(&g.cfg.history, "history", "", "write the history (every attempt, what each read returned, its outcome) to this file: JSON lines, or Elle's EDN for a name ending in .edn")
 	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name")
-	workload.OnlyFor(f, []string{"run"}, "history", "history-format")
+	workload.OnlyFor(f, workload.VerbRun, "history", "history-format")
 	return g
 }
 
@@ -88,7 +88,7 @@ func (g *gen) Hooks() workload.Hooks {
 		// An append that finds a key being inserted by another transaction
 		// fails on its unique key (update-insert): a failed attempt of the
 		// history, not a reason to end the client.
-		RunDefaults: map[string]string{"continue-on-error": "true"},
+		RunDefaults: workload.RunDefaults{ContinueOnError: true},
 		SessionState: func() string {
 			return "append sets default_transaction_isolation on each connection (single-operation transactions run without BEGIN) and prepares its statements"
 		},

@@ -146,7 +146,8 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	obs := &observed{}
 	st := newStatements(&g.cfg, t.Pooled())
 	return &workload.QueryLoad{
-		Ops: []string{"transfer"},
+		Ops:      []string{"transfer"},
+		Protocol: workload.ProtocolOf(st.begin, st.read, st.readForUpdate, st.write, st.delta, st.commit),
 		Drive: workload.Programs(t, func(id int) workload.Program {
 			markName := "bank_mark"
 			if t.Pooled() {

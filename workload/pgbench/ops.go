@@ -77,9 +77,10 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 	}
 	load := &workload.QueryLoad{OpInfo: g.opInfo(), Scale: scale, Protocol: g.mode.String()}
 	if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
-		// Every committed transaction adds one history row.
+		// Every committed transaction adds one history row, and its delta to
+		// the rows the builtin moves.
 		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
-			return reconcileHistory(ctx, t, total.Ops[0], historyBefore)
+			return runAudit(ctx, t, ruleOf(g.builtin), total.Ops[0], historyBefore)
 		}
 	}
 	weights := make([]int, len(g.scripts))

@@ -90,9 +90,10 @@ func (g *runGen) Flags() *pflag.FlagSet { return g.flags }
 // the builtins touch no schema a user made (see requireTables).
 func (g *runGen) Hooks() workload.Hooks {
 	h := workload.Hooks{
-		Validate:    g.validate,
-		Ops:         g.ops,
-		RunDefaults: map[string]string{"max-tries": "1", "init": "skip"},
+		Validate:     g.validate,
+		Ops:          g.ops,
+		RunDefaults:  workload.RunDefaults{MaxTries: 1, Init: workload.InitSkip},
+		PerStatement: true,
 		SessionState: func() string {
 			if g.mode != prepared {
 				return ""
@@ -117,7 +118,7 @@ func (g *runGen) Hooks() workload.Hooks {
 		h.Init = func(ctx context.Context, t *pg.Target, opts workload.InitOptions) error {
 			return initTPCB(ctx, t, &g.tpcb, opts)
 		}
-		h.Check = checkTPCB
+		h.Check = checkOf(ruleOf(g.builtin))
 		h.Tables = tpcbTables
 	}
 	return h

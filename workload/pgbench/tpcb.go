@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
@@ -439,79 +438,4 @@ func detectScale(ctx context.Context, conn *pgx.Conn) (int, error) {
 		return 0, fmt.Errorf("pgbench_branches is empty: run `txload init tpcb --drop`")
 	}
 	return n, nil
-}
-
-// checkTPCB verifies that every delta landed everywhere:
-// sum(abalance) = sum(bbalance) = sum(tbalance) = sum(history.delta). A
-// history that no longer holds every delta (pgbench truncated it) is said
-// so, and the balances are checked among themselves.
-func checkTPCB(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	if err := requireTables(ctx, conn); err != nil {
-		return nil, err
-	}
-	var a, b, tl, h, rows int64
-	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, `SELECT
-			(SELECT COALESCE(sum(abalance), 0) FROM pgbench_accounts),
-			(SELECT COALESCE(sum(bbalance), 0) FROM pgbench_branches),
-			(SELECT COALESCE(sum(tbalance), 0) FROM pgbench_tellers),
-			(SELECT COALESCE(sum(delta), 0) FROM pgbench_history),
-			(SELECT count(*) FROM pgbench_history)`).Scan(&a, &b, &tl, &h, &rows)
-	})
-	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			return nil, fmt.Errorf("no pgbench tables in this database: run `txload init tpcb` first")
-		}
-		return nil, fmt.Errorf("check tpcb: %w", err)
-	}
-	i := func(n int64) string { return strconv.FormatInt(n, 10) }
-	res := &workload.CheckResult{
-		Lines: []workload.Line{
-			{Label: "sum(abalance)", Value: i(a)},
-			{Label: "sum(bbalance)", Value: i(b)},
-			{Label: "sum(tbalance)", Value: i(tl)},
-			{Label: "sum(history.delta)", Value: i(h)},
-			{Label: "history rows", Value: i(rows)},
-		},
-		Values: map[string]int64{"sum_abalance": a, "sum_bbalance": b, "sum_tbalance": tl, "sum_delta": h, "history_rows": rows},
-	}
-	res.Values["history_complete"] = 1
-	switch {
-	case a != b || b != tl:
-		res.Violations = append(res.Violations, fmt.Sprintf("balances disagree: accounts %d, branches %d, tellers %d, history %d", a, b, tl, h))
-	case h != a:
-		// Every transaction changes the three balances and adds its delta
-		// to the history at once: when the balances agree and the history
-		// does not, rows left the history. pgbench truncates it before each
-		// run (unless -n), so only the balances can be checked.
-		res.Values["history_complete"] = 0
-		res.Lines = append(res.Lines, workload.Line{Label: "history",
-			Value: fmt.Sprintf("no longer covers every change (its deltas add up to %d, the balances to %d): pgbench truncates pgbench_history before each run unless -n; accounts, tellers and branches agree", h, a)})
-	}
-	return res, nil
-}
-
-// reconcileHistory compares the history rows a run added with the
-// transactions it saw commit: the difference is ambiguous commits that did
-// commit.
-func reconcileHistory(ctx context.Context, t *pg.Target, op *metrics.OpStats, before int64) (*workload.CheckResult, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var after int64
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&after); err != nil {
-		return nil, fmt.Errorf("counting pgbench_history: %w", err)
-	}
-	rec := workload.Reconcile(op, after-before)
-	res := &workload.CheckResult{Lines: rec.Lines("history")}
-	rec.Into(res)
-	return res, nil
 }

@@ -60,7 +60,7 @@ func newGenerator() *gen {
 	f.IntVar(&c.LoadJobs, "load-jobs", 4, "init: connections the tables are loaded over")
 	f.Int64Var(&c.BatchRows, "batch-rows", 10000, "init: rows per committed batch on YugabyteDB and CockroachDB")
 	// What shapes a run only: init neither lists nor takes them.
-	workload.OnlyFor(f, []string{"run", "sweep"}, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep, "work-unit", "update-work-unit", "update-pct", "sessions-per-table",
 		"mode", "commit", "range", "statements")
 	return g
 }
@@ -73,10 +73,11 @@ func (g *gen) Hooks() workload.Hooks {
 		Validate:    g.validate,
 		Init:        g.init,
 		Ops:         g.ops,
-		RunDefaults: map[string]string{"init": "keep"},
+		RunDefaults: workload.RunDefaults{Init: workload.InitKeep},
 		// --tables is a lower bound: a run takes every table it finds.
-		Clients: func() (int, string) { return g.cfg.Sessions(), sessionFlags },
-		Timed:   "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
+		Clients:       func() (int, string) { return g.cfg.Sessions(), sessionFlags },
+		Timed:         "its I/O counters are sampled over a timed period, and in the server its sessions loop for that period",
+		SingleProcess: singleProcess,
 	}
 }
 
@@ -103,9 +104,12 @@ func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) er
 	return nil
 }
 
+// singleProcess is why pgio runs in one txload process only.
+const singleProcess = "its sessions start together behind one barrier"
+
 func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*workload.QueryLoad, error) {
-	if o.FirstClient > 0 {
-		return nil, errors.New("pgio runs in one txload process: its sessions start together behind one barrier")
+	if o.Instances > 1 {
+		return nil, errors.New("pgio runs in one txload process: " + singleProcess)
 	}
 	run, err := Prepare(ctx, t, g.cfg, RunOptions{Duration: o.Duration, Warmup: o.Warmup, Interval: o.Progress, Rate: o.Rate,
 		ScaleSet: g.flags.Changed("scale"), TablesSet: g.flags.Changed("tables"), Seed: o.Seed, Log: o.Log, Figure: o.Figure})
@@ -129,6 +133,10 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, o workload.RunOptions) (*wo
 		Close: func() { once.Do(func() { run.Close(context.WithoutCancel(ctx)) }) },
 	}
 	pct := run.Config().UpdatePct
+	// Client mode prepares its measured statements (BEGIN and COMMIT go
+	// as Query messages); server mode's CALL of each session's procedure
+	// is a statement pgx prepares.
+	load.Protocol = workload.ProtocolPrepared
 	if run.Mode() == ModeClient {
 		load.Chooser = func(id int) func() int {
 			c := NewChooser(pct, rand.New(rand.NewPCG(o.Seed, 1<<32+uint64(id))))

@@ -2,6 +2,7 @@ package vote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -20,6 +21,9 @@ type audit struct {
 	maintained        bool  // any article.votes > 0: a counter run wrote them
 	orphanVotes       int64 // vote rows for no article
 	firstMismatchedID int64
+	// want is the number of articles init loaded (0: unknown), inRange
+	// the rows of ids 1..want.
+	want, inRange int64
 }
 
 const auditSQL = `SELECT count(*),
@@ -40,6 +44,19 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 			Scan(&a.votes, &a.orphanVotes); err != nil {
 			return fmt.Errorf("counting votes: %w", err)
 		}
+		// init's settings say how many articles it loaded.
+		var settings string
+		err := tx.QueryRow(ctx, `SELECT settings FROM `+workload.MarkerTable+` WHERE workload = 'vote'`).Scan(&settings)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("reading the articles init loaded: %w", err)
+		}
+		if _, err := fmt.Sscanf(settings, "articles=%d", &a.want); err != nil {
+			a.want = 0
+			return nil
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM article WHERE id BETWEEN 1 AND $1`, a.want).Scan(&a.inRange); err != nil {
+			return fmt.Errorf("counting articles: %w", err)
+		}
 		return nil
 	})
 	if err != nil {
@@ -54,8 +71,18 @@ func (a *audit) violations() []string {
 	if a.maintained && a.mismatched > 0 {
 		v = append(v, fmt.Sprintf("%d articles whose votes disagree with their vote rows (first: article %d)", a.mismatched, a.firstMismatchedID))
 	}
-	if a.maintained && a.orphanVotes > 0 {
+	// A vote is for one of the articles init loaded, whatever the variant.
+	if a.orphanVotes > 0 {
 		v = append(v, fmt.Sprintf("%d votes for articles that do not exist", a.orphanVotes))
+	}
+	if a.want > 0 && a.inRange < a.want {
+		v = append(v, fmt.Sprintf("%d articles missing (init loaded ids 1 to %d)", a.want-a.inRange, a.want))
+	}
+	if a.want > 0 && a.inRange > a.want {
+		v = append(v, fmt.Sprintf("%d article rows more than the %d init loaded (an id duplicated)", a.inRange-a.want, a.want))
+	}
+	if a.want > 0 && a.articles > a.inRange {
+		v = append(v, fmt.Sprintf("%d rows in article beyond ids 1 to %d (added by no vote)", a.articles-a.inRange, a.want))
 	}
 	return v
 }

@@ -118,6 +118,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		},
 	}
 	st := newStatements(g.cfg.variant, t.Pooled())
+	load.Protocol = workload.ProtocolOf(st.read, st.insert, st.bump, st.begin, st.commit)
 	load.Drive = workload.Programs(t, func(id int) workload.Program {
 		rng := rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id)))
 		markName := "vote_mark"

@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -109,20 +107,33 @@ type identity struct {
 
 func (n Node) identity() identity { return identity{n.Addr, n.SystemID, n.Timeline} }
 
-// Changed says now has a single primary that is not before's: another
-// node, another cluster or another timeline. No primary (yet) is no
-// change; neither is a restart of the same primary (only Started moves).
+// Changed says now has a new primary (NewPrimary).
 func Changed(before, now State) bool {
-	p, ok := now.Primary()
-	if !ok {
-		return false
-	}
-	for _, b := range before.Primaries() {
-		if b.identity() == p.identity() {
-			return false
+	_, ok := NewPrimary(before, now)
+	return ok
+}
+
+// NewPrimary is the one writable node of now that is none of before's
+// primaries: another node, another cluster or another timeline. No primary
+// (yet) is none; neither is a restart of the same primary (only Started
+// moves), nor two new writable nodes. A primary of before writable again
+// beside a new one (a split brain: the old primary restarted writable) is
+// not new: the other is the new primary.
+func NewPrimary(before, now State) (Node, bool) {
+	var found []Node
+	for _, p := range now.Primaries() {
+		old := false
+		for _, b := range before.Primaries() {
+			old = old || b.identity() == p.identity()
+		}
+		if !old {
+			found = append(found, p)
 		}
 	}
-	return true
+	if len(found) != 1 {
+		return Node{}, false
+	}
+	return found[0], true
 }
 
 // node is how to reach one server of the target.
@@ -171,7 +182,7 @@ func NewProber(urls []string) (*Prober, error) {
 			all = append(all, attempt{f.Host, f.Port, f})
 		}
 		for _, a := range all {
-			addr := address(a.host, a.port)
+			addr := pg.Address(a.host, a.port)
 			if seen[addr] {
 				continue
 			}
@@ -180,7 +191,7 @@ func NewProber(urls []string) (*Prober, error) {
 			c.Host, c.Port, c.TLSConfig = a.host, a.port, a.f.TLSConfig
 			c.Fallbacks = nil
 			for _, b := range all {
-				if b.f != a.f && address(b.host, b.port) == addr {
+				if b.f != a.f && pg.Address(b.host, b.port) == addr {
 					c.Fallbacks = append(c.Fallbacks, b.f)
 				}
 			}
@@ -205,13 +216,6 @@ func password(u string) string {
 	return cfg.Password
 }
 
-func address(host string, port uint16) string {
-	if strings.HasPrefix(host, "/") {
-		return host + ":" + strconv.Itoa(int(port))
-	}
-	return net.JoinHostPort(host, strconv.Itoa(int(port)))
-}
-
 // Addrs are the nodes' addresses, in the order the URLs name them.
 func (p *Prober) Addrs() []string {
 	out := make([]string, len(p.nodes))
@@ -219,6 +223,21 @@ func (p *Prober) Addrs() []string {
 		out[i] = n.addr
 	}
 	return out
+}
+
+// Connect opens a connection to the node at addr (one of Addrs), whatever
+// its role, with the probe's timeout to connect.
+func (p *Prober) Connect(ctx context.Context, addr string) (*pgx.Conn, error) {
+	for _, n := range p.nodes {
+		if n.addr == addr {
+			conn, err := pgx.ConnectConfig(ctx, n.cfg)
+			if err != nil {
+				return nil, errors.New("connecting to " + addr + ": " + pg.ConnectMessage(err, n.secrets))
+			}
+			return conn, nil
+		}
+	}
+	return nil, fmt.Errorf("connecting to %s: not a node of the target (%s)", addr, strings.Join(p.Addrs(), ", "))
 }
 
 // probeSQL reads a node's role and identity in one round trip.

@@ -53,7 +53,7 @@ func TestNewProber(t *testing.T) {
 					t.Errorf("%s: connect timeout %s, want %s", n.addr, n.cfg.ConnectTimeout, DefaultProbeTimeout)
 				}
 				for _, f := range n.cfg.Fallbacks {
-					if address(f.Host, f.Port) != n.addr {
+					if pg.Address(f.Host, f.Port) != n.addr {
 						t.Errorf("%s: falls back to %s:%d", n.addr, f.Host, f.Port)
 					}
 				}
@@ -84,7 +84,8 @@ func TestChanged(t *testing.T) {
 		{"one address (a proxy, a VIP): a new timeline", state(primary("vip:1", 1)), state(primary("vip:1", 2)), true},
 		{"one address, restarted in place", state(primary("vip:1", 1)), state(Node{Addr: "vip:1", SystemID: 7, Timeline: 1, Started: time.Now()}), false},
 		{"another cluster behind the address", state(primary("vip:1", 1)), state(Node{Addr: "vip:1", SystemID: 8, Timeline: 1}), true},
-		{"split brain: two primaries", healthy, state(primary("a:1", 1), primary("b:1", 2)), false},
+		{"split brain: the old primary writable again beside the new", healthy, state(primary("a:1", 1), primary("b:1", 2)), true},
+		{"two new primaries", healthy, state(down("a:1"), primary("b:1", 2), primary("c:1", 2)), false},
 		{"no primary before, one now", state(down("a:1"), standby("b:1")), healthy, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

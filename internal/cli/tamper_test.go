@@ -1,0 +1,387 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/workload/all"
+)
+
+// The tamper catalogue: every check is attacked after a real run. Each
+// workload with a check lists here how a short run of it is made and the
+// tamperings of the catalogue that apply to its tables; the test makes one
+// run per workload and isolation level, then applies each tampering to a
+// copy of that database and wants `txload check` to exit 1 with a
+// VIOLATION naming what it found, or, where the check cannot tell (an
+// allowed cell, with its reason), to exit 0. A new workload adds its row
+// to tamperWorkloads; docs/failures.md's table ("Audits under tampering")
+// is made from this one (TestTamperTableInDocs).
+
+// The catalogue's tamperings, in the table's order.
+const (
+	tamperBalance      = "a balance changed"
+	tamperMoved        = "money moved between two rows, total kept"
+	tamperRowDeleted   = "a row deleted"
+	tamperRowAdded     = "a row inserted that no transaction wrote"
+	tamperRowDuplicate = "a row duplicated"
+	tamperVersion      = "a version bumped"
+	tamperNegative     = "a negative balance"
+	tamperLogDeleted   = "a history/ledger row deleted"
+	tamperLogDuplicate = "a history/ledger row duplicated"
+	tamperLogAdded     = "a history/ledger row that no transaction wrote"
+	tamperCounter      = "a vote counter off by one"
+	tamperOther        = "another table's balance changed"
+	tamperValue        = "a value changed, its length kept"
+	tamperValueMoved   = "a value copied from another row"
+)
+
+var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
+	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
+	tamperValue, tamperValueMoved}
+
+// tampering is one entry of the catalogue applied to a workload's tables.
+type tampering struct {
+	what string // the catalogue's name
+	sql  string // applied to a copy of the database after the run
+	want string // what the VIOLATION says, when caught
+	// allowed, if set, is why the check cannot tell this change from
+	// what the workload's transactions do, at every level ("" when
+	// caught); a level's own reason, if any, is in allowedAt.
+	allowed   string
+	allowedAt map[string]string
+}
+
+// tamperWorkload is a workload with a check: how its data is made, and how
+// it is attacked.
+type tamperWorkload struct {
+	name   string // the table's column: "bank read-modify-write"
+	check  string // the workload whose check runs: txload check NAME
+	levels []string
+	// setup makes the data at level in the database at url: init and a
+	// short run, each a command line (without --url).
+	setup   func(level string) [][]string
+	tamper  []tampering
+	comment string // a note under the table, if any
+}
+
+// levelSQL is how a workload without an --isolation flag runs at a
+// level: the database's default for its transactions.
+func levelSQL(level string) string {
+	return fmt.Sprintf("ALTER DATABASE %%s SET default_transaction_isolation = '%s'", level)
+}
+
+var isolationLevels = []string{"read committed", "repeatable read", "serializable"}
+
+func bankTamperings(mode string) []tampering {
+	off := "accounts whose balance is not what their ledger replays to"
+	return []tampering{
+		{what: tamperBalance, sql: `UPDATE bank_account SET balance = balance + 500000 WHERE id = 5`, want: off},
+		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM bank_account WHERE id = 500`, want: "1 accounts missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 rows in bank_account that are not accounts 1 to 1000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE bank_account DROP CONSTRAINT bank_account_pkey; INSERT INTO bank_account SELECT * FROM bank_account WHERE id = 600`,
+			want: "1 account rows more than bank_meta's 1000 (an id duplicated)"},
+		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 accounts with versions no ledger row wrote"},
+		{what: tamperNegative, sql: `UPDATE bank_account SET balance = -10 WHERE id = 7`, want: off},
+		{what: tamperLogDeleted, sql: `DELETE FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`, want: "2 accounts with versions no ledger row wrote"},
+		{what: tamperLogDuplicate, sql: `INSERT INTO bank_ledger SELECT * FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`,
+			want: "2 accounts with more ledger writes than versions"},
+		{what: tamperLogAdded, sql: `INSERT INTO bank_ledger SELECT 8, 9, 10, a.version, b.version, a.version + 1, b.version + 1, 0, ` + mode +
+			` FROM bank_account a, bank_account b WHERE a.id = 8 AND b.id = 9`, want: "2 accounts with more ledger writes than versions"},
+	}
+}
+
+func tpcbTamperings(builtin string) []tampering {
+	off := "accounts whose abalance is not the sum of their history deltas"
+	teller := tampering{what: tamperOther, sql: `UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1`,
+		want: "1 tellers whose tbalance is not the sum of their history deltas"}
+	if builtin == "simple-update" {
+		teller.want = "balances disagree: tellers"
+	}
+	return []tampering{
+		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 " + off},
+		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 accounts missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (100001, 1, 0, '')`,
+			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE pgbench_accounts DROP CONSTRAINT pgbench_accounts_pkey; INSERT INTO pgbench_accounts SELECT * FROM pgbench_accounts WHERE aid = 600`,
+			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
+		{what: tamperNegative, sql: `UPDATE pgbench_accounts SET abalance = -10 - abalance WHERE aid = 7`, want: "1 " + off},
+		{what: tamperLogDeleted, sql: `DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
+		{what: tamperLogDuplicate, sql: `INSERT INTO pgbench_history SELECT * FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
+		{what: tamperLogAdded, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 5, now())`, want: off},
+		teller,
+	}
+}
+
+// tpcbAnyTamperings is `check tpcb`'s (and select-only's): what every mix
+// of the builtins keeps, over a history pgbench may have truncated.
+func tpcbAnyTamperings() []tampering {
+	truncated := "an account off its history is what pgbench's truncation of pgbench_history leaves (before each run unless -n): check tpcb cannot tell; check tpcb-like and check simple-update can"
+	ts := tpcbTamperings("tpcb")
+	for i := range ts {
+		switch ts[i].what {
+		case tamperBalance, tamperMoved, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded:
+			ts[i].allowed, ts[i].want = truncated, ""
+		case tamperOther:
+			ts[i].want = "balances disagree: tellers"
+		}
+	}
+	return ts
+}
+
+func voteTamperings(variant string) []tampering {
+	onlyRecord := ""
+	if variant != "counter" {
+		onlyRecord = "the vote rows are the only record of the votes in the join and matview variants (no counter is kept): the run's own audit reconciles them with the votes it saw commit, check has nothing to hold them against"
+	}
+	mismatch := "articles whose votes disagree with their vote rows"
+	return []tampering{
+		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: mismatch},
+		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 articles missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 rows in article beyond ids 1 to 1000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE article DROP CONSTRAINT article_pkey; INSERT INTO article SELECT * FROM article WHERE id = 600`,
+			want: "1 article rows more than the 1000 init loaded (an id duplicated)"},
+		{what: tamperLogDeleted, sql: `DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
+		{what: tamperLogDuplicate, sql: `INSERT INTO vote SELECT * FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
+		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 votes for articles that do not exist"},
+	}
+}
+
+// ycsbTamperings attack usertable after runs of workloads F and D on 1000
+// records: a row added is record 2000 (inside the first run's claim of key
+// numbers), its key "user" and the FNV hash of 2000, its fields record 3's
+// signed anew for that key, as an insert would write them.
+func ycsbTamperings() []tampering {
+	const key = "user8018745735115419800"
+	var fields []string
+	for i := range 10 {
+		fields = append(fields, fmt.Sprintf("left(md5('%s:%d:' || substr(FIELD%d, 9)), 8) || substr(FIELD%d, 9)", key, i, i, i))
+	}
+	checksum := "1 rows have a field whose checksum is wrong"
+	return []tampering{
+		{what: tamperValue, sql: `UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 5`, want: checksum},
+		{what: tamperValueMoved, sql: `UPDATE usertable SET FIELD1 = (SELECT FIELD1 FROM usertable WHERE YCSB_KEYNUM = 4) WHERE YCSB_KEYNUM = 3`, want: checksum},
+		{what: tamperRowDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = 500`, want: "1 of the 1000 records init loaded are missing"},
+		{what: tamperRowAdded, sql: fmt.Sprintf(`INSERT INTO usertable SELECT '%s', %s, 2000, 0 FROM usertable WHERE YCSB_KEYNUM = 3`, key, strings.Join(fields, ", ")),
+			allowed: "a row whose key number lies in a run's claim, its key and checksums right, is what an insert writes: check cannot tell it from one; the run's own audit holds the rows to the inserts it saw commit"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 600`,
+			want: "1 rows repeat another row's key"},
+		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
+			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
+	}
+}
+
+func tamperWorkloads() []tamperWorkload {
+	var out []tamperWorkload
+	for _, mode := range []struct{ name, code string }{{"read-modify-write", "0"}, {"delta", "1"}, {"for-update", "2"}} {
+		out = append(out, tamperWorkload{
+			name: "bank " + mode.name, check: "bank", levels: isolationLevels,
+			setup: func(level string) [][]string {
+				return [][]string{{"run", "bank", "--accounts", "1000", "--selection", "10", "--isolation", level, "--transfer", mode.name,
+					"--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+			},
+			tamper: bankTamperings(mode.code),
+		})
+	}
+	for _, b := range []string{"tpcb-like", "simple-update"} {
+		out = append(out, tamperWorkload{
+			name: b, check: b, levels: isolationLevels,
+			setup: func(level string) [][]string {
+				return [][]string{{"init", "tpcb"}, {"sql", levelSQL(level)},
+					{"run", b, "--concurrency", "4", "--duration", "1s", "--max-tries", "10", "--progress", "0"}}
+			},
+			tamper: tpcbTamperings(b),
+		})
+	}
+	out = append(out, tamperWorkload{
+		name: "tpcb (and select-only)", check: "tpcb", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			return [][]string{{"init", "tpcb"}, {"run", "tpcb-like", "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+		},
+		tamper:  tpcbAnyTamperings(),
+		comment: "`check tpcb` and `check select-only` audit what every mix of the builtins keeps, over a history pgbench may have truncated; the level does not change that.",
+	})
+	for _, v := range []string{"join", "counter", "matview"} {
+		out = append(out, tamperWorkload{
+			name: "vote " + v, check: "vote", levels: isolationLevels,
+			setup: func(level string) [][]string {
+				return [][]string{{"init", "vote", "--articles", "1000"}, {"sql", levelSQL(level)},
+					{"run", "vote", "--variant", v, "--articles", "1000", "--write-every", "2", "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+			},
+			tamper: voteTamperings(v),
+		})
+	}
+	out = append(out, tamperWorkload{
+		name: "ycsb", check: "ycsb", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			run := []string{"run", "ycsb", "--records", "1000", "--concurrency", "4", "--duration", "1s", "--progress", "0", "--workload"}
+			return [][]string{{"init", "ycsb", "--records", "1000"}, append(run, "f"), append(run, "d")}
+		},
+		tamper:  ycsbTamperings(),
+		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
+	})
+	return out
+}
+
+// tamperExempt are the workloads with a check that the catalogue covers
+// under another row, and those without one, with why.
+var tamperExempt = map[string]string{
+	"select-only": "its check is check tpcb's: the row tpcb (and select-only)",
+	"append":      "no check of the database, so no list element removed or reordered can be tried on one: its audit is its history, checked while the run goes (`txload check history` checks a history file)",
+	"pgio":        "no check: it reports figures",
+	"script":      "no check: a script file's guarantees are its author's",
+}
+
+// Every registered workload with a check has a row, so a new one adds its
+// tamperings (or says here why it has none).
+func TestTamperCatalogueCoversEveryCheck(t *testing.T) {
+	rows := map[string]bool{}
+	for _, w := range tamperWorkloads() {
+		rows[w.check] = true
+	}
+	for _, m := range all.Registry().All() {
+		if m.New().Hooks().Check != nil && !rows[m.Name] && tamperExempt[m.Name] == "" {
+			t.Errorf("workload %s has a check but no row in tamperWorkloads", m.Name)
+		}
+	}
+}
+
+func TestTamperCatalogue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run per workload and isolation level, a copy of the database per tampering (70 to 110 s): the plain run checks it")
+	}
+	t.Parallel()
+	for _, w := range tamperWorkloads() {
+		for _, level := range w.levels {
+			t.Run(w.name+"/"+level, func(t *testing.T) {
+				t.Parallel()
+				url := srv.NewDatabase(t)
+				for _, args := range w.setup(level) {
+					if args[0] == "sql" {
+						name := url[strings.LastIndex(url, "/")+1:]
+						if i := strings.IndexByte(name, '?'); i >= 0 {
+							name = name[:i]
+						}
+						if _, err := pgtest.Conn(t, srv.URL()).Exec(t.Context(), fmt.Sprintf(args[1], name)); err != nil {
+							t.Fatal(err)
+						}
+						continue
+					}
+					if r := txload(t.Context(), nil, append(args, "--url", url)...); r.code != 0 {
+						t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+					}
+				}
+				if r := txload(t.Context(), nil, "check", w.check, "--url", url); r.code != 0 {
+					t.Fatalf("check %s on the run's data: exit %d\n%s\n%s", w.check, r.code, r.stdout, r.stderr)
+				}
+				for _, tm := range w.tamper {
+					copy := srv.CopyDatabase(t, url)
+					if _, err := pgtest.Conn(t, copy).Exec(t.Context(), tm.sql); err != nil {
+						t.Fatalf("%s: %s: %v", tm.what, tm.sql, err)
+					}
+					r := txload(t.Context(), nil, "check", w.check, "--url", copy)
+					if why := tm.why(level); why != "" {
+						if r.code != 0 {
+							t.Errorf("%s: allowed (%s), but check exit %d\n%s", tm.what, why, r.code, r.stdout)
+						}
+						continue
+					}
+					if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: ") || !strings.Contains(r.stdout, tm.want) {
+						t.Errorf("%s: check exit %d, want 1 and a VIOLATION naming %q\n%s", tm.what, r.code, tm.want, r.stdout)
+					}
+				}
+			})
+		}
+	}
+}
+
+// why is the reason the check cannot tell tm at level, or "" when it is
+// caught.
+func (tm tampering) why(level string) string {
+	if r := tm.allowedAt[level]; r != "" {
+		return r
+	}
+	return tm.allowed
+}
+
+// tamperTable is docs/failures.md's table: tampering × workload × level.
+func tamperTable() string {
+	ws := tamperWorkloads()
+	var b strings.Builder
+	b.WriteString("| tampering |")
+	for _, w := range ws {
+		b.WriteString(" " + w.name + " |")
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" --- |", len(ws)) + "\n")
+	var notes []string
+	for _, what := range tamperCatalogue {
+		b.WriteString("| " + what + " |")
+		for _, w := range ws {
+			i := slices.IndexFunc(w.tamper, func(tm tampering) bool { return tm.what == what })
+			if i < 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			tm := w.tamper[i]
+			var allowed []string
+			for _, l := range w.levels {
+				if why := tm.why(l); why != "" {
+					allowed = append(allowed, l)
+					if !slices.Contains(notes, why) {
+						notes = append(notes, why)
+					}
+				}
+			}
+			switch {
+			case len(allowed) == 0:
+				b.WriteString(" caught |")
+			case len(allowed) == len(w.levels):
+				fmt.Fprintf(&b, " allowed (%d) |", slices.Index(notes, tm.why(allowed[0]))+1)
+			default:
+				fmt.Fprintf(&b, " allowed at %s (%d), else caught |", strings.Join(allowed, ", "), slices.Index(notes, tm.why(allowed[0]))+1)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for i, n := range notes {
+		fmt.Fprintf(&b, "- (%d) %s.\n", i+1, n)
+	}
+	var comments []string
+	for _, w := range ws {
+		if w.comment != "" {
+			comments = append(comments, w.comment)
+		}
+	}
+	sort.Strings(comments)
+	for _, c := range comments {
+		b.WriteString("\n" + c + "\n")
+	}
+	var exempt []string
+	for name := range tamperExempt {
+		exempt = append(exempt, name)
+	}
+	sort.Strings(exempt)
+	b.WriteString("\nWithout a column:\n\n")
+	for _, name := range exempt {
+		fmt.Fprintf(&b, "- `%s`: %s.\n", name, tamperExempt[name])
+	}
+	return b.String()
+}
+
+// docs/failures.md shows the table the test checks.
+func TestTamperTableInDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/failures.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if table := tamperTable(); !strings.Contains(string(doc), table) {
+		t.Errorf("docs/failures.md lacks the tamper table; it is:\n%s", table)
+	}
+}

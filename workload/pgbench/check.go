@@ -1,0 +1,228 @@
+package pgbench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// rule is what a builtin guarantees of pgbench's tables, from init (every
+// balance 0, the history empty) on, at any isolation level: its updates
+// add a delta to the row (never lost), and its history row records it in
+// the same transaction.
+type rule int
+
+const (
+	// anyBuiltin: what every mix of the builtins keeps, even after
+	// pgbench truncated the history (it does before each run unless -n):
+	// tellers and branches gain the same deltas (tpcb-like moves both,
+	// the others neither). `check tpcb` and select-only audit this.
+	anyBuiltin rule = iota
+	// tpcbLike: each transaction adds its delta to one account, one
+	// teller and one branch, and records it in the history: every row's
+	// balance is the sum of its history deltas.
+	tpcbLike
+	// simpleUpdate: each transaction adds its delta to one account and
+	// records it in the history; tellers and branches are not touched.
+	simpleUpdate
+)
+
+// ruleOf is the rule of the named builtin workload.
+func ruleOf(builtin string) rule {
+	switch builtin {
+	case "tpcb-like":
+		return tpcbLike
+	case "simple-update":
+		return simpleUpdate
+	}
+	return anyBuiltin
+}
+
+// tpcbAudit is what pgbench's tables say.
+type tpcbAudit struct {
+	a, b, t, h, rows int64 // sums of the balances and history deltas; history rows
+	// per table (accounts, tellers, branches): rows, rows of ids 1..n
+	// (n from the scale, which is the number of branches), rows whose
+	// balance is not the sum of their history deltas, the first of them
+	// (id, balance, history sum); history rows naming ids that are not
+	// rows of the table.
+	shape [3]tableAudit
+}
+
+type tableAudit struct {
+	rows, inRange, off, firstID, firstBal, firstHist, orphans int64
+}
+
+// tables of pgbench, in tpcbAudit.shape's order: name, id column, balance
+// column, rows per scale.
+var auditTables = [3]struct {
+	name, what, id, balance string
+	per                     int64
+}{
+	{"pgbench_accounts", "accounts", "aid", "abalance", naccounts},
+	{"pgbench_tellers", "tellers", "tid", "tbalance", ntellers},
+	{"pgbench_branches", "branches", "bid", "bbalance", nbranches},
+}
+
+// tableAuditSQL audits one table against the history: its rows, those of
+// ids 1..n, those whose balance is not their history's sum, the first of
+// them, and history rows for ids it does not have.
+func tableAuditSQL(name, id, balance string) string {
+	return fmt.Sprintf(`WITH h AS (SELECT %[2]s AS id, sum(delta) AS s FROM pgbench_history GROUP BY %[2]s),
+j AS (SELECT t.%[2]s AS tid, t.%[3]s AS bal, h.id AS hid, COALESCE(h.s, 0) AS s FROM %[1]s t FULL JOIN h ON h.id = t.%[2]s)
+SELECT count(tid), count(tid) FILTER (WHERE tid BETWEEN 1 AND $1),
+	count(*) FILTER (WHERE tid IS NOT NULL AND bal <> s),
+	COALESCE(min(tid) FILTER (WHERE bal <> s), 0),
+	COALESCE(sum(bal), 0),
+	count(*) FILTER (WHERE tid IS NULL)
+FROM j`, name, id, balance)
+}
+
+func runTPCBAudit(ctx context.Context, t *pg.Target) (*tpcbAudit, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := requireTables(ctx, conn); err != nil {
+		return nil, err
+	}
+	a := &tpcbAudit{}
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*) FROM pgbench_history`).
+			Scan(&a.shape[2].rows, &a.h, &a.rows); err != nil {
+			return err
+		}
+		scale := a.shape[2].rows
+		sums := [3]*int64{&a.a, &a.t, &a.b}
+		for i, tb := range auditTables {
+			s := &a.shape[i]
+			if err := tx.QueryRow(ctx, tableAuditSQL(tb.name, tb.id, tb.balance), tb.per*scale).
+				Scan(&s.rows, &s.inRange, &s.off, &s.firstID, sums[i], &s.orphans); err != nil {
+				return fmt.Errorf("auditing %s: %w", tb.name, err)
+			}
+			if s.off > 0 {
+				if err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT %[3]s, (SELECT COALESCE(sum(delta), 0) FROM pgbench_history WHERE %[2]s = $1) FROM %[1]s WHERE %[2]s = $1 LIMIT 1`,
+					tb.name, tb.id, tb.balance), s.firstID).Scan(&s.firstBal, &s.firstHist); err != nil {
+					return fmt.Errorf("reading %s %d: %w", tb.id, s.firstID, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check tpcb: %w", err)
+	}
+	return a, nil
+}
+
+// covered says whether the history holds every change of the accounts:
+// false after pgbench truncated it (or after rows left it).
+func (a *tpcbAudit) covered() bool { return a.shape[0].off == 0 && a.shape[0].orphans == 0 }
+
+// violations is what the rule's transactions cannot have left. They are
+// what was found: none of it is an anomaly of an isolation level (the
+// builtins' updates are never lost at any level).
+func (a *tpcbAudit) violations(r rule) []string {
+	var v []string
+	scale := a.shape[2].rows
+	for i, tb := range auditTables {
+		s := a.shape[i]
+		want := tb.per * scale
+		if missing := want - s.inRange; missing > 0 {
+			v = append(v, fmt.Sprintf("%d %s missing (scale %d has %s 1 to %d)", missing, tb.what, scale, tb.id, want))
+		}
+		if extra := s.rows - min(s.inRange, want); extra > 0 {
+			v = append(v, fmt.Sprintf("%d rows in %s beyond %s 1 to %d (added, or an id duplicated)", extra, tb.name, tb.id, want))
+		}
+		if r == anyBuiltin || (r == simpleUpdate && i > 0) {
+			continue
+		}
+		if s.off > 0 {
+			v = append(v, fmt.Sprintf("%d %s whose %s is not the sum of their history deltas (first: %s %d holds %d, its history %d): a balance changed, or history rows deleted, duplicated or added (after pgbench truncated the history, as it does before each run unless -n, or other scripts ran, `txload check tpcb` checks what every builtin keeps)",
+				s.off, tb.what, tb.balance, tb.id, s.firstID, s.firstBal, s.firstHist))
+		}
+		if s.orphans > 0 {
+			v = append(v, fmt.Sprintf("history rows of %d %s ids that %s does not have", s.orphans, tb.id, tb.name))
+		}
+	}
+	switch {
+	case r == tpcbLike && (a.a != a.t || a.t != a.b || a.b != a.h):
+		v = append(v, fmt.Sprintf("balances disagree: accounts %d, tellers %d, branches %d, history %d (tpcb-like adds each delta to all four)", a.a, a.t, a.b, a.h))
+	case r == simpleUpdate && a.a != a.h:
+		v = append(v, fmt.Sprintf("balances disagree: accounts %d, history %d (simple-update adds each delta to both)", a.a, a.h))
+	case r != tpcbLike && a.t != a.b:
+		v = append(v, fmt.Sprintf("balances disagree: tellers %d, branches %d (only tpcb-like moves them, by the same delta)", a.t, a.b))
+	}
+	return v
+}
+
+func (a *tpcbAudit) result(r rule) *workload.CheckResult {
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	res := &workload.CheckResult{
+		Lines: []workload.Line{
+			{Label: "sum(abalance)", Value: i(a.a)},
+			{Label: "sum(bbalance)", Value: i(a.b)},
+			{Label: "sum(tbalance)", Value: i(a.t)},
+			{Label: "sum(history.delta)", Value: i(a.h)},
+			{Label: "history rows", Value: i(a.rows)},
+		},
+		Violations: a.violations(r),
+		Values: map[string]int64{"sum_abalance": a.a, "sum_bbalance": a.b, "sum_tbalance": a.t, "sum_delta": a.h, "history_rows": a.rows,
+			"accounts_off_history": a.shape[0].off, "tellers_off_history": a.shape[1].off, "branches_off_history": a.shape[2].off},
+	}
+	res.Values["history_complete"] = 1
+	switch {
+	case r == tpcbLike:
+		res.Lines = append(res.Lines, workload.Line{Label: "off history", Value: fmt.Sprintf("%d accounts, %d tellers, %d branches", a.shape[0].off, a.shape[1].off, a.shape[2].off)})
+	case r == simpleUpdate:
+		res.Lines = append(res.Lines, workload.Line{Label: "off history", Value: fmt.Sprintf("%d accounts (simple-update moves no teller or branch)", a.shape[0].off)})
+	case !a.covered():
+		// Every transaction changes the balances and adds its delta to the
+		// history at once: rows left the history. pgbench truncates it
+		// before each run (unless -n), so only the tellers and branches
+		// can be checked against each other.
+		res.Values["history_complete"] = 0
+		res.Lines = append(res.Lines, workload.Line{Label: "history",
+			Value: fmt.Sprintf("no longer covers every change (%d accounts are not the sum of their history deltas): pgbench truncates pgbench_history before each run unless -n; tellers and branches agree; `check tpcb-like` or `check simple-update` audits every row against a history that holds every change",
+				a.shape[0].off)})
+	}
+	return res
+}
+
+// checkOf is the Check hook of a builtin (anyBuiltin: `check tpcb`).
+func checkOf(r rule) func(context.Context, *pg.Target) (*workload.CheckResult, error) {
+	return func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+		a, err := runTPCBAudit(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		return a.result(r), nil
+	}
+}
+
+// checkTPCB is `check tpcb`: what every builtin keeps.
+func checkTPCB(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	return checkOf(anyBuiltin)(ctx, t)
+}
+
+// runAudit is a builtin run's own audit: its check, then the history rows
+// the run added reconciled with the transactions it saw commit (the
+// difference is ambiguous commits that did commit).
+func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, before int64) (*workload.CheckResult, error) {
+	a, err := runTPCBAudit(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	res := a.result(r)
+	rec := workload.Reconcile(op, a.rows-before)
+	res.Lines = append(res.Lines, rec.Lines("history")...)
+	rec.Into(res)
+	return res, nil
+}

@@ -1,0 +1,258 @@
+package ycsb
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// audit is what usertable holds: every record's shape, read in one
+// snapshot.
+type audit struct {
+	records, fields, fieldLength, nextKeynum int64
+	rows, loaded, keys, rmw                  int64
+	// Rows with a field of another length, with a field whose checksum
+	// is wrong, with a key number outside every claim, whose key is not
+	// "user" and the hash of its key number.
+	badLength, badChecksum, badKeynum, badKey int64
+	example                                   string // a wrong key
+}
+
+func auditSQL(fields int) string {
+	var length, sum []string
+	for i := range fields {
+		length = append(length, fmt.Sprintf("length(%s) <> $2", fieldName(i)))
+		sum = append(sum, checksumSQL(i))
+	}
+	return fmt.Sprintf(`SELECT count(*),
+	COALESCE(sum(CASE WHEN YCSB_KEYNUM >= 0 AND YCSB_KEYNUM < $1 THEN 1 ELSE 0 END), 0),
+	count(DISTINCT YCSB_KEY),
+	COALESCE(sum(YCSB_RMW), 0),
+	COALESCE(sum(CASE WHEN %s THEN 1 ELSE 0 END), 0),
+	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
+	COALESCE(sum(CASE WHEN YCSB_KEYNUM < 0 OR YCSB_KEYNUM >= $3 THEN 1 ELSE 0 END), 0)
+FROM usertable`, strings.Join(length, " OR "), strings.Join(sum, " AND "))
+}
+
+var errNoSchema = errors.New("no ycsb schema in this database: run `txload init ycsb` first")
+
+// runAudit reads usertable in one snapshot: its shape in the server, its
+// keys here (each recomputed from its key number, as COPY streams them).
+func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
+	a := &audit{}
+	err := workload.ReadSnapshot(ctx, t, "check ycsb", errNoSchema, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "SELECT records, fields, field_length, next_keynum FROM ycsb_meta").Scan(
+			&a.records, &a.fields, &a.fieldLength, &a.nextKeynum); err != nil {
+			return fmt.Errorf("reading ycsb_meta: %w", err)
+		}
+		if err := tx.QueryRow(ctx, auditSQL(int(a.fields)), a.records, a.fieldLength, a.nextKeynum).Scan(
+			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum); err != nil {
+			return fmt.Errorf("auditing usertable: %w", err)
+		}
+		k := &keys{a: a}
+		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT YCSB_KEY, YCSB_KEYNUM FROM usertable) TO STDOUT"); err != nil {
+			return fmt.Errorf("reading usertable's keys: %w", err)
+		}
+		return k.flush()
+	})
+	return a, err
+}
+
+// keys checks the lines "key\tkeynum" COPY writes: each key is "user"
+// and the hash of its number.
+type keys struct {
+	a    *audit
+	line []byte
+	want []byte
+}
+
+func (k *keys) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			k.line = append(k.line, p...)
+			break
+		}
+		k.line = append(k.line, p[:i]...)
+		if err := k.flush(); err != nil {
+			return 0, err
+		}
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (k *keys) flush() error {
+	if len(k.line) == 0 {
+		return nil
+	}
+	key, num, ok := bytes.Cut(k.line, []byte{'\t'})
+	keynum, err := strconv.ParseInt(string(num), 10, 64)
+	if !ok || err != nil {
+		return fmt.Errorf("reading usertable's keys: line %q", k.line)
+	}
+	if k.want = appendKey(k.want[:0], keynum); !bytes.Equal(key, k.want) {
+		k.a.badKey++
+		if k.a.example == "" {
+			k.a.example = fmt.Sprintf("%s (key number %d is %s)", key, keynum, k.want)
+		}
+	}
+	k.line = k.line[:0]
+	return nil
+}
+
+// result is the audit's lines and violations.
+func (a *audit) result() *workload.CheckResult {
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	res := &workload.CheckResult{
+		Lines: []workload.Line{
+			{Label: "records", Value: fmt.Sprintf("%d rows = %d loaded + %d inserted", a.rows, a.loaded, a.rows-a.loaded)},
+			{Label: "fields", Value: fmt.Sprintf("%d of %d characters a row, checksums and keys recomputed: %d rows of another length, %d with a wrong checksum, %d with a wrong key",
+				a.fields, a.fieldLength, a.badLength, a.badChecksum, a.badKey)},
+			{Label: "YCSB_RMW", Value: i(a.rmw) + " (read-modify-writes applied, added up over the rows)"},
+		},
+		Values: map[string]int64{"rows": a.rows, "loaded": a.loaded, "inserted": a.rows - a.loaded, "rmw": a.rmw,
+			"bad_length": a.badLength, "bad_checksum": a.badChecksum, "bad_key": a.badKey, "bad_keynum": a.badKeynum},
+	}
+	switch {
+	case a.keys < a.rows:
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows repeat another row's key", a.rows-a.keys))
+	case a.loaded < a.records:
+		res.Violations = append(res.Violations, fmt.Sprintf("%d of the %d records init loaded are missing", a.records-a.loaded, a.records))
+	case a.loaded > a.records:
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows more than the %d records init loaded have their key numbers", a.loaded-a.records, a.records))
+	}
+	if a.badLength > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a field of another length than %d", a.badLength, a.fieldLength))
+	}
+	if a.badChecksum > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a field whose checksum is wrong (a value torn, or written to another field or record)", a.badChecksum))
+	}
+	if a.badKey > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key that is not \"user\" and the hash of their key number: %s", a.badKey, a.example))
+	}
+	if a.badKeynum > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key number no run claimed (below 0, or from %d)", a.badKeynum, a.nextKeynum))
+	}
+	return res
+}
+
+// check is `txload check ycsb`: the data alone.
+func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	a, err := runAudit(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return a.result(), nil
+}
+
+// report is the run's audit: the data, and what the run saw against it
+// (its inserts all there, its read-modify-writes all counted, no record
+// missing that must be there).
+func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
+	a, err := runAudit(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	res := a.result()
+	for i, k := range s.kinds {
+		switch k {
+		case insert:
+			rec := workload.Reconcile(total.Ops[i], a.rows-s.before.rows)
+			res.Lines = append(res.Lines, reconciled("inserts", "rows", rec, res)...)
+			if err := s.missingInserts(ctx, t, res); err != nil {
+				return nil, err
+			}
+		case readModifyWrite:
+			rec := workload.Reconcile(total.Ops[i], a.rmw-s.before.rmw)
+			rec.Committed -= s.rmwGone.Load() // found no record: wrote nothing
+			res.Lines = append(res.Lines, reconciled("read-modify-writes", "YCSB_RMW", rec, res)...)
+		}
+	}
+	nf := [3]int64{s.notFound[0].Load(), s.notFound[1].Load(), s.notFound[2].Load()}
+	res.Lines = append(res.Lines, workload.Line{Label: "not found", Value: fmt.Sprintf("%d operations found no record: %d loaded, %d inserted and acknowledged before, %d whose insert failed or was under way",
+		nf[0]+nf[1]+nf[2], nf[missingLoaded], nf[missingAcknowledged], nf[missingOther])})
+	res.Values["not_found"] = nf[0] + nf[1] + nf[2]
+	if n := nf[missingLoaded] + nf[missingAcknowledged]; n > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d operations found no record for a key that must be there (%d loaded, %d acknowledged inserts)", n, nf[missingLoaded], nf[missingAcknowledged]))
+	}
+	if n := s.badRead.Load(); n > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d reads returned a field of another length than %d", n, s.cfg.fieldLength))
+	}
+	return res, nil
+}
+
+// reconciled words what a count the server keeps (rows gained, YCSB_RMW
+// added) says of the operations of one kind: their commits, and of those
+// with an unknown outcome how many committed; a count they cannot explain
+// is a violation.
+func reconciled(what, where string, rec workload.Reconciliation, res *workload.CheckResult) []workload.Line {
+	cu := rec.CommittedUnknown()
+	key := strings.ReplaceAll(what, "-", "_")
+	res.Values[key+"_committed"] = rec.Committed
+	res.Values[key+"_unknown"] = rec.Unknown
+	res.Values[key+"_server"] = rec.Server
+	v := fmt.Sprintf("%d committed, %d with an unknown outcome; the server's %s grew by %d", rec.Committed, rec.Unknown, where, rec.Server)
+	switch {
+	case cu < 0:
+		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, but txload saw %d commit: at least %d acknowledged %s are missing", what, where, rec.Server, rec.Committed, -cu, what))
+	case cu > rec.Unknown:
+		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, %d more than txload saw commit, and only %d ended with an unknown outcome: %d were applied twice or by someone else", what, where, rec.Server, cu, rec.Unknown, cu-rec.Unknown))
+	default:
+		v += fmt.Sprintf(" (%d of the unknown committed)", cu)
+	}
+	return []workload.Line{{Label: what, Value: v}}
+}
+
+// missingInserts looks for every insert of the run whose commit was
+// acknowledged: each must be in the table.
+func (s *state) missingInserts(ctx context.Context, t *pg.Target, res *workload.CheckResult) error {
+	issued, unknown := s.ins.unknown()
+	if issued == 0 {
+		return nil
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT s FROM generate_series(0, $1::BIGINT - 1) AS s
+WHERE NOT EXISTS (SELECT 1 FROM usertable WHERE YCSB_KEYNUM = $2::BIGINT + s) ORDER BY s`, issued, s.base)
+	if err != nil {
+		return fmt.Errorf("looking for the run's inserts: %w", err)
+	}
+	var missing int64
+	var examples []string
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return err
+		}
+		if unknown[seq] {
+			continue
+		}
+		missing++
+		if len(examples) < 3 {
+			examples = append(examples, string(appendKey(nil, s.base+seq)))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("looking for the run's inserts: %w", err)
+	}
+	res.Values["inserts_acknowledged_missing"] = missing
+	res.Lines = append(res.Lines, workload.Line{Label: "acknowledged inserts", Value: fmt.Sprintf("%d of %d in the table", issued-int64(len(unknown))-missing, issued-int64(len(unknown)))})
+	if missing > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d inserts whose commit was acknowledged are not in the table: %s", missing, strings.Join(examples, ", ")))
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package ycsb_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/report"
+	"github.com/txload/txload/workload"
+	"github.com/txload/txload/workload/workloadtest"
+	"github.com/txload/txload/workload/ycsb"
+)
+
+var srv *workloadtest.Server
+
+func TestMain(m *testing.M) { workloadtest.Main(m, &srv) }
+
+// ycsb through every command (workloadtest.Run), with workload D's
+// inserts and its latest distribution, and with workload F's
+// read-modify-writes.
+func TestConformance(t *testing.T) {
+	for _, w := range []string{"d", "f"} {
+		t.Run(w, func(t *testing.T) {
+			t.Parallel()
+			workloadtest.Run(t, srv, ycsb.Meta(), workloadtest.Config{Flags: []string{"--records", "2000"}, RunFlags: []string{"--workload", w}})
+		})
+	}
+}
+
+func registry(t *testing.T) *workload.Registry {
+	t.Helper()
+	reg, err := workload.NewRegistry(ycsb.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// ycsbCmd runs a command of ycsb on url.
+func ycsbCmd(ctx context.Context, t *testing.T, url string, verb string, args ...string) workloadtest.Result {
+	t.Helper()
+	return workloadtest.Command(ctx, registry(t), append([]string{verb, "ycsb", "--url", url}, args...)...)
+}
+
+func initialized(t *testing.T, records string) string {
+	t.Helper()
+	url := srv.NewDatabase(t)
+	if r := ycsbCmd(t.Context(), t, url, "init", "--records", records); r.Code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.Code, r.Stderr)
+	}
+	return url
+}
+
+func exec(t *testing.T, url, sql string) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Each workload's mix in a real run: each kind of operation its share of
+// the operations that ran, within 5σ; the run's audit passes.
+func TestRunMix(t *testing.T) {
+	mixes := map[string]map[string]float64{
+		"a": {"read": 0.5, "update": 0.5},
+		"b": {"read": 0.95, "update": 0.05},
+		"c": {"read": 1},
+		"d": {"read": 0.95, "insert": 0.05},
+		"e": {"scan": 0.95, "insert": 0.05},
+		"f": {"read": 0.5, "read-modify-write": 0.5},
+	}
+	url := initialized(t, "5000")
+	for _, w := range []string{"a", "b", "c", "d", "e", "f"} {
+		t.Run(w, func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "run.json")
+			r := ycsbCmd(t.Context(), t, url, "run", "--records", "5000", "--workload", w, "--transactions", "300", "--concurrency", "4",
+				"--progress", "0", "--json", js)
+			if r.Code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(r.Stdout, "\ncheck: ok\n") {
+				t.Fatalf("no audit, or not ok:\n%s", r.Stdout)
+			}
+			b, err := os.ReadFile(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc report.Document
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			counts := map[string]int64{}
+			var n int64
+			for _, op := range doc.Runs[0].Ops {
+				counts[op.Name] = op.OK
+				n += op.OK
+			}
+			if n != 1200 {
+				t.Fatalf("%d operations ran, want 300 for each of 4 clients", n)
+			}
+			for name := range counts {
+				if _, ok := mixes[w][name]; !ok {
+					t.Errorf("workload %s ran %s", w, name)
+				}
+			}
+			for name, p := range mixes[w] {
+				got := float64(counts[name]) / float64(n)
+				if sigma := math.Sqrt(p * (1 - p) / float64(n)); math.Abs(got-p) > 5*sigma+1e-9 {
+					t.Errorf("%s: %.4f of %d operations, want %.4f ± %.4f", name, got, n, p, 5*sigma)
+				}
+			}
+		})
+	}
+}
+
+// The check refuses data that is not what the workload wrote: a value of
+// another length, torn, moved to another field or record; a key that is
+// not its number's; a loaded record gone; a key number no run claimed.
+// Each damage is found, named, and fails the check (exit 1); the data as
+// loaded passes.
+func TestCheckAttacked(t *testing.T) {
+	for _, tc := range []struct {
+		name, damage, want string
+	}{
+		{"untouched", "", ""},
+		{"a field one character short", "UPDATE usertable SET FIELD3 = left(FIELD3, 99) WHERE YCSB_KEYNUM = 7",
+			"1 rows have a field of another length than 100"},
+		{"a character changed", "UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 8",
+			"1 rows have a field whose checksum is wrong"},
+		{"a value moved to another field", "UPDATE usertable SET FIELD1 = FIELD2 WHERE YCSB_KEYNUM = 9",
+			"1 rows have a field whose checksum is wrong"},
+		{"a value moved to another record", "UPDATE usertable SET FIELD0 = (SELECT FIELD0 FROM usertable WHERE YCSB_KEYNUM = 11) WHERE YCSB_KEYNUM = 10",
+			"1 rows have a field whose checksum is wrong"},
+		{"a key changed", "UPDATE usertable SET YCSB_KEY = 'user1' WHERE YCSB_KEYNUM = 12",
+			`1 rows have a key that is not "user" and the hash of their key number: user1 (key number 12 is user`},
+		{"a loaded record deleted", "DELETE FROM usertable WHERE YCSB_KEYNUM = 13", "1 of the 300 records init loaded are missing"},
+		{"key numbers no run claimed", "UPDATE ycsb_meta SET next_keynum = 290", "10 rows have a key number no run claimed (below 0, or from 290)"},
+		{"a row duplicated", "ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 14",
+			"1 rows repeat another row's key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := initialized(t, "300")
+			if tc.damage != "" {
+				exec(t, url, tc.damage)
+			}
+			r := ycsbCmd(t.Context(), t, url, "check")
+			if tc.want == "" {
+				if r.Code != 0 || !strings.Contains(r.Stdout, "check: ok") {
+					t.Fatalf("exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+				}
+				return
+			}
+			if r.Code != 1 || !strings.Contains(r.Stdout, "VIOLATION: "+tc.want) {
+				t.Fatalf("exit %d, want 1 and VIOLATION: %s\n%s\n%s", r.Code, tc.want, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
+
+// A run's audit finds what another hand did to the data under it:
+// acknowledged inserts deleted (workload D), read-modify-writes undone
+// (F), a loaded record gone (C, its hottest key, deleted before the run).
+// Each run exits 1 and names it.
+func TestRunAttacked(t *testing.T) {
+	for _, tc := range []struct {
+		name, workload, before, during string
+		want                           []string
+	}{
+		{"inserts deleted", "d", "", "DELETE FROM usertable WHERE YCSB_KEYNUM >= 2000",
+			[]string{"inserts whose commit was acknowledged are not in the table", "acknowledged inserts are missing"}},
+		{"read-modify-writes undone", "f", "", "UPDATE usertable SET YCSB_RMW = 0 WHERE YCSB_RMW > 0",
+			[]string{"read-modify-writes: the server's YCSB_RMW grew by"}},
+		{"the hottest record deleted", "c", "DELETE FROM usertable WHERE YCSB_KEYNUM = 6284781860667377211 % 2001", "",
+			[]string{"operations found no record for a key that must be there", "1 of the 2000 records init loaded are missing"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := initialized(t, "2000")
+			if tc.before != "" {
+				exec(t, url, tc.before)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan workloadtest.Result, 1)
+			go func() {
+				done <- ycsbCmd(ctx, t, url, "run", "--records", "2000", "--workload", tc.workload, "--duration", "2s",
+					"--concurrency", "4", "--progress", "0")
+			}()
+			var r workloadtest.Result
+			tick := time.NewTicker(200 * time.Millisecond)
+			defer tick.Stop()
+		wait:
+			for {
+				select {
+				case r = <-done:
+					break wait
+				case <-tick.C:
+					if tc.during != "" {
+						exec(t, url, tc.during)
+					}
+				}
+			}
+			if r.Code != 1 {
+				t.Fatalf("exit %d, want 1\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.Stdout, w) {
+					t.Errorf("the report lacks %q:\n%s", w, r.Stdout)
+				}
+			}
+		})
+	}
+}
