@@ -32,6 +32,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -65,6 +66,55 @@ type Options struct {
 	// that asks the server for the page twice a second and shows it when
 	// it changed. The page is otherwise the one --html writes.
 	Live *Live
+	// Cache, when set, keeps what the page drew of its runs' intervals for
+	// the next drawing of the same runs (a live page, drawn again at each
+	// interval: the new intervals are added up, not the run's all over
+	// again).
+	Cache *Cache
+}
+
+// Cache keeps the windows drawn of runs whose intervals come from a
+// Source that is a comparable value (a pointer: a live run's spool), by
+// that source: the windows that hold a whole group of intervals do not
+// change as the run goes on, as long as the group does not. The zero
+// value is ready; one drawing may use it at a time.
+type Cache struct {
+	runs map[any]*cachedRun
+}
+
+// cachedRun is what a drawing kept of one run.
+type cachedRun struct {
+	group   int
+	t0      time.Time
+	windows []window // the whole ones, from the first
+}
+
+// lookup is what c holds of rd for windows of group intervals from t0:
+// the whole windows first, and where to put the new ones; nil c, or an
+// rd it cannot key, holds nothing.
+func (c *Cache) lookup(rd *report.RunDoc, group int, t0 time.Time) (ws []window, keep func([]window)) {
+	if c == nil || rd.Spooled == nil || !reflect.TypeOf(rd.Spooled).Comparable() {
+		return nil, func([]window) {}
+	}
+	if c.runs == nil {
+		c.runs = map[any]*cachedRun{}
+	}
+	key := any(rd.Spooled)
+	cr := c.runs[key]
+	if cr != nil && (cr.group != group || !cr.t0.Equal(t0)) {
+		cr = nil
+	}
+	keep = func(out []window) {
+		whole := len(out)
+		if whole > 0 && out[whole-1].intervals < group {
+			whole--
+		}
+		c.runs[key] = &cachedRun{group: group, t0: t0, windows: out[:whole]}
+	}
+	if cr == nil {
+		return nil, keep
+	}
+	return cr.windows, keep
 }
 
 // Live is what a live page says of itself.
@@ -106,7 +156,9 @@ type partial struct {
 type window struct {
 	at   float64 // seconds from the start of the measured period to the window's end
 	secs float64
-	ops  []point // by the run's operation index
+	// intervals is the number of intervals it adds up.
+	intervals int
+	ops       []point // by the run's operation index
 	// errors and retries are every operation's failed attempts, by class,
 	// and retries.
 	errors  [metrics.NumClasses]int64
@@ -287,7 +339,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
 			warmup, _ := time.ParseDuration(d.ConfigString(report.KeyWarmup))
-			ws, part, err := windows(rd, warmup)
+			ws, part, err := windows(rd, warmup, opts.Cache)
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
@@ -464,7 +516,7 @@ func nameRuns(runs []*run) {
 // measured period (and the time axis) starts there, and that interval's
 // rates are over its measured part: its warm-up's operations are not in
 // its counts.
-func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error) {
+func windows(rd *report.RunDoc, warmup time.Duration, cache *Cache) ([]window, *partial, error) {
 	// The first pass: the measured intervals' number and lengths, the
 	// first and the last.
 	var (
@@ -519,11 +571,17 @@ func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error
 	// The second pass: windows of group intervals each, added up.
 	group := (measured + MaxPoints - 1) / MaxPoints
 	out := make([]window, (measured+group-1)/group)
-	wa := startWindows(rd, out, t0)
+	cached, keep := cache.lookup(rd, group, t0)
+	done := copy(out, cached) // windows drawn before, whole: their intervals are skipped
+	wa := startWindows(rd, out, len(out)-done, t0)
 	var batch windowBatch
 	m := 0 // measured intervals seen
 	err = rd.EachInterval(func(n int, iv *report.IntervalDoc) error {
 		if iv.Warmup || m >= measured {
+			return nil
+		}
+		if m < done*group {
+			m++
 			return nil
 		}
 		batch.n = append(batch.n, n)
@@ -539,6 +597,9 @@ func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error
 	})
 	if werr := wa.wait(); err == nil || err == errStop {
 		err = werr
+	}
+	if err == nil {
+		keep(out)
 	}
 	return out, part, err
 }
@@ -564,9 +625,9 @@ type windowAdder struct {
 	first error
 }
 
-// startWindows starts the workers that fill out's windows.
-func startWindows(rd *report.RunDoc, out []window, t0 time.Time) *windowAdder {
-	workers := max(min(runtime.GOMAXPROCS(0), len(out)), 1)
+// startWindows starts the workers that fill out's windows, todo of them.
+func startWindows(rd *report.RunDoc, out []window, todo int, t0 time.Time) *windowAdder {
+	workers := max(min(runtime.GOMAXPROCS(0), todo), 1)
 	wa := &windowAdder{jobs: make(chan windowBatch, workers)}
 	for range workers {
 		wa.wg.Go(func() {
@@ -631,6 +692,7 @@ func addWindow(add *report.IntervalAdder, snap *metrics.Snapshot, b windowBatch,
 		from = t0
 	}
 	w := windowOf(snap, end.Sub(t0).Seconds(), end.Sub(from).Seconds())
+	w.intervals = len(b.ivs)
 	if len(b.ivs) > 1 {
 		if err := bands.add(&w, b.ivs, t0); err != nil {
 			return err

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"io"
 	"math"
 	"reflect"
 	"regexp"
@@ -156,7 +157,7 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 		t.Error("no band of the intervals a window holds")
 	}
 	rd := &doc.Runs[0]
-	ws, _, err := windows(rd, 0)
+	ws, _, err := windows(rd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +187,7 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 		}
 		all := want.Total("all")
 		got := windowOf(want, w.at, w.secs)
+		got.intervals = min(group*k+group, n) - group*k
 		bd := w.ops[0].band
 		w.ops[0].band, w.ops[1].band = nil, nil
 		if w.secs != float64(group) || !reflect.DeepEqual(w, got) || w.errors != all.Errors || w.retries != all.Retries {
@@ -233,4 +235,79 @@ func BenchmarkHour(b *testing.B) {
 		size = buf.Len()
 	}
 	b.ReportMetric(float64(size)/1024, "KB")
+}
+
+// BenchmarkLivePage is the time to draw the page of a run of 1, 10 and 60
+// minutes of 1-second intervals (two operations): what the live page costs
+// the run at each interval a browser watches (bench/live-page measures it
+// on a run).
+func BenchmarkLivePage(b *testing.B) {
+	for _, n := range []int{60, 600, 3600} {
+		doc := hourDoc(b, n)
+		b.Run(strconv.Itoa(n/60)+"min", func(b *testing.B) {
+			for b.Loop() {
+				if err := Write(io.Discard, []*report.Document{doc}, Options{Live: &Live{Version: 1, Status: "live"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// growing is a run's intervals as a live run's spool is: a pointer, whose
+// intervals grow between drawings.
+type growing struct{ ivs []report.IntervalDoc }
+
+func (g *growing) Len() int { return len(g.ivs) }
+
+func (g *growing) Open() (report.Cursor[report.IntervalDoc], error) {
+	return report.Slice[report.IntervalDoc](g.ivs).Open()
+}
+
+// A live page drawn again as its run grows, with a Cache, is the page
+// drawn from scratch: at each size, across the sizes where a point starts
+// to hold more intervals (159, 318), and over a warm-up.
+func TestCacheDrawsTheSamePage(t *testing.T) {
+	doc := hourDoc(t, 400)
+	all := doc.Runs[0].Intervals
+	all[0].Warmup = true
+	src := &growing{}
+	doc.Runs[0].Intervals, doc.Runs[0].Spooled = nil, src
+	cache := &Cache{}
+	for _, n := range []int{1, 2, 60, 158, 159, 160, 161, 300, 318, 319, 320, 400} {
+		src.ivs = all[:n]
+		var cached, fresh bytes.Buffer
+		if err := Write(&cached, []*report.Document{doc}, Options{Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&fresh, []*report.Document{doc}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if cached.String() != fresh.String() {
+			t.Fatalf("%d intervals: the page drawn with the cache differs from the page drawn afresh", n)
+		}
+	}
+}
+
+// BenchmarkLivePageCached is BenchmarkLivePage's page drawn again, as the
+// live page draws it at each interval, its windows kept from the drawing
+// before.
+func BenchmarkLivePageCached(b *testing.B) {
+	for _, n := range []int{60, 600, 3600} {
+		doc := hourDoc(b, n)
+		src := &growing{ivs: doc.Runs[0].Intervals}
+		doc.Runs[0].Intervals, doc.Runs[0].Spooled = nil, src
+		cache := &Cache{}
+		opts := Options{Live: &Live{Version: 1, Status: "live"}, Cache: cache}
+		if err := Write(io.Discard, []*report.Document{doc}, opts); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strconv.Itoa(n/60)+"min", func(b *testing.B) {
+			for b.Loop() {
+				if err := Write(io.Discard, []*report.Document{doc}, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -64,7 +64,7 @@ func TestLongRunFromFile(t *testing.T) {
 	if most != windowsOf {
 		t.Errorf("the longest line has %d points, want one a window (%d)", most, windowsOf)
 	}
-	ws, _, err := windows(rd, 0)
+	ws, _, err := windows(rd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

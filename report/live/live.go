@@ -37,7 +37,8 @@ type Page struct {
 	opts   htmlreport.Options
 	source Source
 
-	draw sync.Mutex // held while drawing: one drawing at a time
+	draw  sync.Mutex       // held while drawing: one drawing at a time
+	cache htmlreport.Cache // the runs' windows drawn, for the next drawing (under draw)
 
 	mu       sync.Mutex
 	news     uint64 // bumped by Changed
@@ -160,6 +161,7 @@ func (p *Page) render(docs []*report.Document, names []string, final bool) ([]by
 	opts := p.opts
 	opts.Names = names
 	opts.Live = &htmlreport.Live{Version: version, Status: statusMark, Final: final}
+	opts.Cache = &p.cache
 	var b bytes.Buffer
 	if err := htmlreport.Write(&b, docs, opts); err != nil {
 		return nil, err
