@@ -191,7 +191,7 @@ func Sweep(title string, curves ...Curve) *plot.Chart {
 	}
 	c.Legend = append(c.Legend, p50, p99, plot.Key{Name: "hollow: step failed", Mark: true, Hollow: true, NoLine: true})
 	if behind {
-		c.Legend = append(c.Legend, plot.Key{Name: "fell behind: achieved ⋯ target", Dash: plot.Dotted, Width: 1})
+		c.Legend = append(c.Legend, plot.Key{Name: "fell behind: dotted to its target", Dash: plot.Dotted, Width: 1})
 	}
 	c.Legend = append(c.Legend, plot.Key{Name: "4000/s: the step's target rate", NoLine: true})
 	return c
