@@ -156,7 +156,11 @@ func runPage(t *testing.T, p *doctest.Page, bin string, update, long bool) {
 				continue
 			}
 			for i, s := range b.Steps {
-				if d := doctest.Compare(s.Want, outputs[i], b.Vary()); d != "" {
+				d := doctest.Compare(s.Want, outputs[i], b.Vary())
+				if d == "" {
+					d = doctest.ExitStatus(s.Cmd, s.Want, outputs[i])
+				}
+				if d != "" {
 					t.Errorf("%s:%d: $ %s\n%s\n(TXLOAD_DOCS_UPDATE=1 go test -run 'TestDocSamples/%s' . writes the output into the page)",
 						p.Path, b.Line, s.Cmd, d, strings.TrimSuffix(filepath.Base(p.Path), ".md"))
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/txload/txload/internal/cli"
+	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/all"
 )
 
@@ -37,10 +38,13 @@ func txloadLine(t *testing.T, args ...string) (string, int) {
 }
 
 // The README lists every registered workload as `txload workloads` prints
-// them, and each has a row of its table; docs/bad-input.md has a refusal
-// of each, and its rows that refuse before connecting are what the
-// commands print (those that enumerate the workloads included), so a new
-// workload cannot be left out of them (issue 38 §6).
+// them, and each has a row of its table linking its page, which exists
+// and is in the README's Documentation list; a workload whose runs do not
+// load fresh data by default is named in the --init row; docs/bad-input.md
+// has a refusal of each, and its rows that refuse before connecting are
+// what the commands print (those that enumerate the workloads included,
+// "No workload" too), so a new workload cannot be left out of them (issue
+// 38 §6).
 func TestWorkloadListings(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {
@@ -56,20 +60,47 @@ func TestWorkloadListings(t *testing.T) {
 	if !strings.Contains(string(readme), listing) {
 		t.Errorf("README.md's workload listing is not what `txload workloads` prints; want:\n%s", listing)
 	}
-	table := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\| (`[^|]+`) \\| ").FindAllStringSubmatch(string(readme), -1) {
+	table := map[string]string{} // workload: the page its row links
+	for _, m := range regexp.MustCompile("(?m)^\\| (`[^|]+`) \\| (.*)$").FindAllStringSubmatch(string(readme), -1) {
+		page := regexp.MustCompile(`\]\((docs/[^)#]+\.md)\)`).FindStringSubmatch(m[2])
 		for _, name := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(m[1], -1) {
-			table[name[1]] = true
+			if page == nil {
+				table[name[1]] = ""
+			} else {
+				table[name[1]] = page[1]
+			}
 		}
+	}
+	_, docList, _ := strings.Cut(string(readme), "\n## Documentation\n")
+	docList, _, _ = strings.Cut(docList, "\n## ")
+	initRow := regexp.MustCompile("(?m)^\\| `--init fresh\\\\\\|keep\\\\\\|skip` \\|.*$").FindString(string(readme))
+	if initRow == "" {
+		t.Fatal("README.md has no row of --init fresh|keep|skip")
 	}
 	bad, err := os.ReadFile("docs/bad-input.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows := badInputRows(string(bad))
-	for _, name := range all.Registry().Names() {
-		if !table[name] {
+	for _, m := range all.Registry().All() {
+		name, h := m.Name, m.New().Hooks()
+		page, ok := table[name]
+		switch {
+		case !ok:
 			t.Errorf("README.md's table of workloads has no row for %s", name)
+		case page == "":
+			t.Errorf("README.md's row of %s links no page of docs/ (docs/%s.md: what it measures, with real output)", name, name)
+		default:
+			if _, err := os.Stat(page); err != nil {
+				t.Errorf("README.md's row of %s links %s: %v", name, page, err)
+			}
+			if !strings.Contains(docList, "("+page+")") {
+				t.Errorf("README.md's Documentation list does not link %s, the page of %s", page, name)
+			}
+		}
+		if d := h.RunDefaults.Init; h.Ops != nil && h.Init != nil && d.String() != workload.InitFresh.String() &&
+			!regexp.MustCompile("[ `(]"+regexp.QuoteMeta(name)+"[`,;:) ]").MatchString(initRow) {
+			t.Errorf("README.md's --init row does not name %s, whose runs default to --init %s:\n%s", name, d, initRow)
 		}
 		if !slices.ContainsFunc(rows, func(r row) bool { return len(r.args) > 1 && r.args[1] == name }) {
 			t.Errorf("docs/bad-input.md has no refusal of a command of %s (txload VERB %s …)", name, name)
@@ -130,6 +161,9 @@ var fileRE = regexp.MustCompile(`\.(sql|json|html|csv|png|svg|gif|hlog|jsonl|edn
 // beforeConnecting says the row's command is refused before any server
 // is touched, given nothing but $URL: no quotes to interpret, no file.
 func (r row) beforeConnecting() bool {
+	if len(r.args) == 1 {
+		return true // a verb alone: refused before any flag is read
+	}
 	if r.server || strings.ContainsAny(r.cmd, `'"<>|&;*/`) || !strings.Contains(r.cmd, "--url $URL") {
 		return false
 	}

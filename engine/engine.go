@@ -294,6 +294,11 @@ type Event struct {
 }
 
 // Result is what a run measured.
+// BehindShare is the share of an open loop's offered operations that may
+// be left never started at the end of its window (a burst of arrivals in
+// its last milliseconds) before the run is said to be behind its rate.
+const BehindShare = 0.01
+
 type Result struct {
 	Total *metrics.Snapshot // measured window; Total.Elapsed is its length
 	// Drain is what ended after the window: the operations in flight at
@@ -307,6 +312,11 @@ type Result struct {
 	Offered, Unstarted int64
 	// Saturated: the open loop fell more than MaxLag behind and stopped.
 	Saturated bool
+	// Behind: the open loop ran its window, but more than BehindShare of
+	// the operations it offered never started before the window ended:
+	// it did not run at its rate, and the latency of what it dropped (the
+	// latest of all) is in no figure.
+	Behind bool
 	// Interrupted: the context was cancelled (Ctrl-C) before the end;
 	// Cause is its context.Cause.
 	Interrupted bool
@@ -390,11 +400,15 @@ func Run(ctx context.Context, cfg Config, load *workload.QueryLoad) (*Result, er
 		if cfg.Start != nil {
 			cfg.Start(start)
 		}
+		// The window's end, then the drain: nothing starts after the
+		// window (an open loop of a number of transactions may start its
+		// last up to MaxLag late, its window running until they end).
 		hard := r.end.Add(cfg.DrainTimeout)
-		if cfg.Rate > 0 {
+		if cfg.Rate > 0 && !r.bounded() {
 			hard = hard.Add(cfg.MaxLag)
 		}
 		deadline = time.AfterFunc(time.Until(hard), func() {
+			r.cutAt(time.Now()) // a window with no end of its own ends here
 			r.drained.Store(true)
 			cancelDrive()
 		})
@@ -555,9 +569,12 @@ func (r *run) makeGroups(load *workload.QueryLoad) {
 			gr.emitLag = metrics.NewHistogram()
 		}
 		for j := 0; j < size; j++ {
-			c := &client{r: r, g: gr, id: id, choose: zero}
+			c := &client{r: r, g: gr, id: id, choose: zero, last: -1}
 			if load.Chooser != nil {
 				c.choose = load.Chooser(id)
+			}
+			if load.Pause != nil && r.cfg.Rate == 0 {
+				c.pause = load.Pause(id)
 			}
 			gr.clients = append(gr.clients, c)
 			id++
@@ -688,6 +705,7 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 		}
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()
+		res.Behind = !res.Saturated && !interrupted && float64(res.Unstarted) > BehindShare*float64(res.Offered)
 		res.EmitLag = metrics.NewHistogram()
 		for _, g := range r.groups {
 			res.EmitLag.Merge(g.emitLag)

@@ -1395,3 +1395,172 @@ func TestClockBeforeConnectLongerThanDuration(t *testing.T) {
 		}
 	})
 }
+
+// An open loop past its window: nothing new starts once it has ended, what
+// is running drains within the drain timeout, and what was scheduled but
+// not started is counted once, as never started. In flight at the end are
+// only operations really sent: at most one per client. (The old engine
+// kept starting the late arrivals after the window until --max-lag
+// tripped, and counted them all as in flight: 4400 on 2 clients, and a
+// run of 2 s with a drain timeout of 1 s that took 7.5 s.)
+func TestOpenLoopWindowEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		rate    float64
+		clients int
+		service time.Duration // of each operation
+		hang    time.Duration // the server stops answering then (0: never)
+		offered int64
+		// The run ends within [window, window+ended], every operation
+		// offered was in it or never started, at least unstarted of them.
+		ended     time.Duration
+		drained   bool
+		abandoned int64
+		unstarted int64
+		// behind: more than 1% of the offered never started.
+		behind bool
+	}{
+		{name: "behind at the end", rate: 3000, clients: 2, service: 2500 * time.Microsecond, offered: 6000,
+			ended: 2500 * time.Microsecond, unstarted: 6000 - 2*801, behind: true},
+		{name: "a rate of 1e9", rate: 1e9, clients: 2, service: time.Millisecond, offered: 2e9,
+			ended: time.Millisecond, unstarted: 2e9 - 2*2001, behind: true},
+		{name: "a server that stops answering", rate: 100, clients: 3, hang: 1500 * time.Millisecond, offered: 200,
+			ended: time.Second, drained: true, abandoned: 3, unstarted: 200 - 150 - 3, behind: true},
+		{name: "keeping up", rate: 100, clients: 2, service: time.Millisecond, offered: 200, ended: time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := base()
+				cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.DrainTimeout = tc.clients, tc.rate, Uniform, time.Second
+				cfg.Duration = 2 * time.Second
+				start := time.Now()
+				l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return tc.service }})
+				if tc.hang > 0 {
+					var blocked atomic.Int64
+					l = workers(func(int) worker { return &blockingWorker{start: start, after: tc.hang, blocked: &blocked} })
+				}
+				res, err := Run(t.Context(), cfg, l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(start); took < cfg.Duration || took > cfg.Duration+tc.ended {
+					t.Errorf("the run took %s, want at most %s (window 2s, drain timeout 1s)", took, cfg.Duration+tc.ended)
+				}
+				if res.Saturated || res.Drained != tc.drained || res.Behind != tc.behind {
+					t.Errorf("saturated %v drained %v behind %v, want false %v %v", res.Saturated, res.Drained, res.Behind, tc.drained, tc.behind)
+				}
+				w := res.Total.Ops[0]
+				inFlight := res.InFlight()
+				if inFlight > int64(tc.clients) || res.Drain == nil || res.Drain.Ops[0].Abandoned != tc.abandoned {
+					t.Fatalf("in flight at the window's end %d (abandoned %+v), want at most the %d clients", inFlight, res.Drain, tc.clients)
+				}
+				if res.Offered != tc.offered || res.Unstarted < tc.unstarted {
+					t.Errorf("offered %d, never started %d; want %d, at least %d", res.Offered, res.Unstarted, tc.offered, tc.unstarted)
+				}
+				// Every operation offered is counted once: ended in the
+				// window, in flight at its end, or never started.
+				if sum := w.OK + w.FailedTotal() + w.Skipped + inFlight + res.Unstarted; sum != res.Offered {
+					t.Errorf("ok %d + failed %d + skipped %d + in flight %d + never started %d = %d, want the %d offered",
+						w.OK, w.FailedTotal(), w.Skipped, inFlight, res.Unstarted, sum, res.Offered)
+				}
+			})
+		})
+	}
+}
+
+// An open loop whose schedule is done before its window's end (no
+// operation in flight then) still ends its window at its end: the run
+// lasts its duration and its last progress interval ends there, not at
+// its last operation's end (whose interval the progress lines left out).
+func TestOpenLoopIdleAtTheEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.Duration, cfg.Progress = 2, 100, Uniform, 2*time.Second, time.Second
+		var last struct{ end, length time.Duration } // of the window's last interval
+		cfg.OnTick = func(tk Tick) {
+			if !tk.Drain {
+				last.end, last.length = tk.Elapsed, tk.Interval.Elapsed
+			}
+		}
+		l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return time.Millisecond }})
+		start := time.Now()
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took != cfg.Duration || res.Total.Elapsed != cfg.Duration || res.Total.Ops[0].OK != 200 {
+			t.Fatalf("took %s, window %s, ok %d: want 2s, 2s, 200", took, res.Total.Elapsed, res.Total.Ops[0].OK)
+		}
+		if last.end != cfg.Duration || last.length != time.Second {
+			t.Fatalf("the window's last interval ends at %s after %s: want a whole interval ending at 2s", last.end, last.length)
+		}
+	})
+}
+
+// QueryLoad.Pause: each operation starts after its client's pause (the
+// think time after the last, the keying time of the next), intended at the
+// pause's end, so that the pause is in no latency; a pause that would end
+// after the run does not start its operation, and the run ends on time.
+func TestPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.Duration = 1, time.Second
+		var pauses [][2]int
+		var starts []time.Time
+		l := &workload.QueryLoad{Ops: []string{"a", "b"}, Chooser: func(int) func() int {
+			n := 0
+			return func() int { n++; return n % 2 }
+		}, Pause: func(int) func(prev, next int) time.Duration {
+			return func(prev, next int) time.Duration {
+				pauses = append(pauses, [2]int{prev, next})
+				return 100 * time.Millisecond * time.Duration(next+1) // a: 100ms, b: 200ms
+			}
+		}, Drive: func(ctx context.Context, cs workload.Clients) error {
+			start := time.Now()
+			cs.Ready(start)
+			s := cs.Groups[0][0]
+			step := s.Next(time.Now())
+			for step.Kind != workload.Stop {
+				switch step.Kind {
+				case workload.Pause:
+					time.Sleep(time.Until(step.At))
+					step = s.Next(time.Now())
+				case workload.Start:
+					starts = append(starts, time.Now())
+					time.Sleep(10 * time.Millisecond)
+					step = s.Done(time.Now(), nil, -1)
+				default:
+					t.Fatalf("step %v", step.Kind)
+				}
+			}
+			return nil
+		}}
+		begin := time.Now()
+		res, err := Run(t.Context(), cfg, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// b at 200ms (ends 210), a at 310 (320), b at 520 (530), a at 630
+		// (640), b at 840 (850); the next a would start at 950 (ends 960),
+		// then b's pause would end at 1160, after the end: 6 operations.
+		wantAt := []time.Duration{200, 310, 520, 630, 840, 950}
+		if len(starts) != len(wantAt) {
+			t.Fatalf("%d operations started, want %d", len(starts), len(wantAt))
+		}
+		for i, at := range starts {
+			if d := at.Sub(begin); d != wantAt[i]*time.Millisecond {
+				t.Errorf("operation %d started at %s, want %dms", i, d, wantAt[i])
+			}
+		}
+		if want := [][2]int{{-1, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}, {1, 0}, {0, 1}}; fmt.Sprint(pauses) != fmt.Sprint(want) {
+			t.Errorf("pauses asked %v, want %v", pauses, want)
+		}
+		all := res.Total.Total("all")
+		if all.OK != 6 || all.Response.Max() > 10010 || all.Lag.Max() != 0 {
+			t.Errorf("ok %d, max response %dµs, max lag %dµs: want 6, 10ms (the pause in no latency), 0", all.OK, all.Response.Max(), all.Lag.Max())
+		}
+		if d := time.Since(begin); d != time.Second || res.Total.Elapsed != time.Second {
+			t.Errorf("the run ended after %s, its window %s: want both 1s (a pause beyond the end ends with it)", d, res.Total.Elapsed)
+		}
+	})
+}

@@ -33,13 +33,15 @@ const (
 	wait                        // wait until intended, then ask again
 	connect                     // connect anew first (Config.ConnectPerTxn)
 	stop                        // no more operations
+	pause                       // wait alone until intended, then ask again (QueryLoad.Pause)
 )
 
 // newMode is the mode cfg asks for: an open loop when it has a rate, else a
 // closed loop.
 func newMode(cfg Config) mode {
 	if cfg.Rate > 0 {
-		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit, cut: cfg.ClockBeforeConnect && cfg.Transactions == 0}
+		timed := cfg.Transactions == 0
+		return openLoop{maxLag: cfg.MaxLag, latencyLimit: cfg.LatencyLimit, timed: timed, cut: timed && cfg.ClockBeforeConnect}
 	}
 	return closedLoop{perClient: cfg.Transactions, connect: cfg.ConnectPerTxn}
 }
@@ -63,7 +65,35 @@ func (m closedLoop) next(c *client, now time.Time, _ bool) decision {
 	if m.connect && !c.fresh {
 		return decision{kind: connect}
 	}
+	if c.pause != nil {
+		return c.paused(now)
+	}
 	return decision{kind: start, op: c.choose(), intended: now, measured: !now.Before(r.measureStart)}
+}
+
+// paused decides for a client that pauses before each operation
+// (QueryLoad.Pause): it chooses the operation, then pauses; once the pause
+// is over, the operation starts, intended at the pause's end. One whose
+// pause would end after the run's end is not started: the client pauses
+// until the end, then stops, so that the measured window is the whole
+// duration (the terminals were busy thinking until its end).
+func (c *client) paused(now time.Time) decision {
+	r := c.r
+	if c.held {
+		c.held = false
+		return decision{kind: start, op: c.heldOp, intended: c.heldAt, measured: !c.heldAt.Before(r.measureStart)}
+	}
+	op := c.choose()
+	d := c.pause(c.last, op)
+	if d <= 0 {
+		return decision{kind: start, op: op, intended: now, measured: !now.Before(r.measureStart)}
+	}
+	at := now.Add(d)
+	if !at.Before(r.end) {
+		return decision{kind: pause, intended: r.end}
+	}
+	c.held, c.heldOp, c.heldAt = true, op, at
+	return decision{kind: pause, intended: at}
 }
 
 func (m closedLoop) bounded() bool { return m.perClient == 0 }
@@ -72,24 +102,34 @@ func (m closedLoop) bounded() bool { return m.perClient == 0 }
 // of the schedule, whether or not the previous ones were done: an operation
 // that starts late is charged the wait (lag). An arrival more than maxLag
 // behind saturates the run, which stops; one later than latencyLimit
-// (when set) is skipped and counted (pgbench's --latency-limit). The
-// window is the schedule's, whatever the number of transactions. With cut
-// (Config.ClockBeforeConnect) the window may end before the schedule,
-// which ends with it, as pgbench's: what would start at or after its end
-// is not offered, and nothing starts after it, however late.
+// (when set) is skipped and counted (pgbench's --latency-limit).
+//
+// A timed run (a duration, not a number of transactions) has a window:
+// once it has ended nothing new starts, however late, and what was
+// scheduled but not started is never started (Result.Unstarted); what is
+// running then drains. With cut (Config.ClockBeforeConnect) the window may
+// end before the schedule: what would start at or after its end is not
+// offered. A run of a number of transactions (pgbench's -t with -R) starts
+// every one of them, however late, and its window runs until the last has
+// ended, as a closed loop's does.
 type openLoop struct {
 	maxLag, latencyLimit time.Duration
-	cut                  bool
+	timed, cut           bool
 }
 
 func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 	r, a := c.r, &c.g.arrivals
 	for {
-		at, ok := a.peek()
-		if !ok {
-			return decision{kind: stop}
+		if m.timed && !now.Before(r.end) {
+			return decision{kind: stop} // the window is over
 		}
-		if m.cut && (!at.Before(r.end) || !now.Before(r.end)) {
+		at, ok := a.peek()
+		if !ok && m.timed {
+			// The schedule is done before the window: the client waits
+			// for its end, which ends the run's window there.
+			return decision{kind: wait, intended: r.end}
+		}
+		if !ok || (m.cut && !at.Before(r.end)) {
 			return decision{kind: stop}
 		}
 		if at.After(now) {
@@ -120,7 +160,7 @@ func (m openLoop) next(c *client, now time.Time, idle bool) decision {
 	}
 }
 
-func (openLoop) bounded() bool { return true }
+func (m openLoop) bounded() bool { return m.timed }
 
 // step carries out d for c at now: the step the driver takes next. Under
 // Config.ConnectPerTxn an open-loop operation is decided first and its client
@@ -132,6 +172,8 @@ func (c *client) step(d decision, now time.Time) workload.Step {
 		return c.stop(now)
 	case wait:
 		return workload.Step{Kind: workload.Wait, At: d.intended}
+	case pause:
+		return workload.Step{Kind: workload.Pause, At: d.intended}
 	case connect:
 		return c.reconnect(now)
 	}

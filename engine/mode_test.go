@@ -101,17 +101,40 @@ func TestOpenLoopMode(t *testing.T) {
 	if d.kind != stop || !c.r.saturated.Load() {
 		t.Fatalf("600 ms behind: %+v, saturated %v; want stop and saturated", d, c.r.saturated.Load())
 	}
-	// The schedule's end: nothing more to start.
+	// The schedule's end: nothing more to start; the client waits for the
+	// window's end, and stops there.
 	c = fixture(Config{Rate: 10, Duration: 200 * ms, MaxLag: time.Hour}, t0)
 	var starts int
 	for {
-		d := c.r.mode.next(c, t0.Add(time.Second), true)
-		if d.kind == stop {
+		d := c.r.mode.next(c, t0.Add(150*ms), true)
+		if d.kind != start {
+			if d.kind != wait || d.intended != c.r.end {
+				t.Fatalf("the schedule done before the window's end: %+v, want to wait for its end", d)
+			}
 			break
 		}
 		starts++
 	}
-	if starts != 2 {
-		t.Fatalf("%d operations from a schedule of 2", starts)
+	if d := c.r.mode.next(c, c.r.end, true); starts != 2 || d.kind != stop {
+		t.Fatalf("%d operations from a schedule of 2, then at the window's end %+v", starts, d)
+	}
+	// The window's end: nothing new starts, however late the arrivals it
+	// held (they are never started), but a run of a number of
+	// transactions starts every one.
+	for _, tc := range []struct {
+		cfg    Config
+		starts int
+	}{
+		{Config{Rate: 10, Duration: 200 * ms, MaxLag: time.Hour}, 0},
+		{Config{Rate: 10, Transactions: 2, Concurrency: 1, MaxLag: time.Hour}, 2},
+	} {
+		c = fixture(tc.cfg, t0)
+		starts = 0
+		for c.r.mode.next(c, t0.Add(time.Second), true).kind != stop {
+			starts++
+		}
+		if starts != tc.starts || c.r.mode.bounded() != (tc.cfg.Transactions == 0) {
+			t.Fatalf("%+v: %d started after the window, want %d", tc.cfg, starts, tc.starts)
+		}
 	}
 }

@@ -17,6 +17,15 @@ type client struct {
 	g      *group
 	id     int
 	choose func() int
+	// pause, if set, is how long the client pauses before an operation
+	// (QueryLoad.Pause); last is the operation that ended (-1: none yet);
+	// held says a pause is under way before operation heldOp, intended
+	// at heldAt.
+	pause  func(prev, next int) time.Duration
+	last   int
+	held   bool
+	heldOp int
+	heldAt time.Time
 
 	// The operation under way.
 	op, attempt     int
@@ -84,6 +93,7 @@ func (c *client) reconnect(now time.Time) workload.Step {
 func (c *client) begin(op int, intended, now time.Time, measured bool) workload.Step {
 	c.fresh = false
 	c.op, c.attempt, c.intended, c.start, c.measured, c.busy = op, 1, intended, now, measured, true
+	c.last = op
 	c.attemptStart = now
 	return workload.Step{Kind: workload.Start, Op: op, Attempt: 1, Intended: intended}
 }

@@ -3,7 +3,7 @@
 // client does next) and the workload's (a Program, which queues protocol
 // messages on its Conn and is called back when their results are in), and
 // every way of driving them. On Linux a group's clients on plain sockets
-// run on one epoll loop locked to a thread of its own; TLS connections,
+// run on one epoll loop, a goroutine with a P of its own; TLS connections,
 // and every connection elsewhere, run on a goroutine each with blocking
 // reads. The messages themselves are package pgwire's; this package holds
 // the connections, their exchanges and the loops.
@@ -27,6 +27,10 @@ const (
 	// Reconnect: replace the connection, not before Step.At, then report
 	// the outcome with Connected.
 	Reconnect
+	// Pause: ask Next again at Step.At, this client alone (a terminal's
+	// think time), not in the line of idle clients that Wait joins for
+	// the schedule's next arrival.
+	Pause
 )
 
 // Step is a Session's decision.

@@ -14,6 +14,7 @@ const (
 	waitIO      waitKind = iota // its exchange: flush, then read until done
 	waitTimer                   // until at: a Sleep ends (Resume)
 	waitArrival                 // until at: ask the session again (Wait)
+	waitPause                   // until at: ask the session again (Pause)
 	waitDial                    // until at: then connect anew
 	waitStopped                 // nothing more
 )
@@ -25,6 +26,10 @@ type client struct {
 	sess Session
 	prog Program
 	conn *Conn
+	// The program's optional interfaces, found once: a type assertion to
+	// an interface per attempt costs a lookup in the runtime's table.
+	ender  Ender
+	stmter Statementer
 
 	wait waitKind
 	at   time.Time
@@ -35,6 +40,14 @@ type client struct {
 	queued      bool // waiting in its loop's line of idle clients
 	writable    bool // registered for writability (epoll)
 	slot        int  // index in its loop
+}
+
+// newClient is session s's client, running prog.
+func newClient(s Session, prog Program) *client {
+	c := &client{id: s.ID(), sess: s, prog: prog}
+	c.ender, _ = prog.(Ender)
+	c.stmter, _ = prog.(Statementer)
+	return c
 }
 
 var errAwaitNothing = errors.New("executor: the program awaited an exchange but queued nothing")
@@ -48,6 +61,9 @@ func (c *client) apply(step Step, now time.Time) {
 			return
 		case Wait:
 			c.wait, c.at = waitArrival, step.At
+			return
+		case Pause:
+			c.wait, c.at = waitPause, step.At
 			return
 		case Reconnect:
 			c.wait, c.at = waitDial, step.At
@@ -136,8 +152,8 @@ func (c *client) failed(err error, now time.Time) {
 // stmtIndex maps an exchange's statement to the program's numbering when
 // the program says how (Statementer); else -1.
 func (c *client) stmtIndex(i int) int {
-	if s, ok := c.prog.(Statementer); ok && i >= 0 {
-		return s.Statement(i)
+	if c.stmter != nil && i >= 0 {
+		return c.stmter.Statement(i)
 	}
 	return -1
 }
@@ -150,7 +166,7 @@ func (c *client) fired(now time.Time) {
 		if next, more := c.act(c.prog.Resume(c.conn), now); more {
 			c.apply(next, now)
 		}
-	case waitArrival:
+	case waitArrival, waitPause:
 		c.apply(c.sess.Next(now), now)
 	}
 }
@@ -169,7 +185,7 @@ func (c *client) connected(conn *Conn, err error, now time.Time) {
 
 // ended tells a program that is an Ender how its attempt ended.
 func (c *client) ended(now time.Time, err error) {
-	if e, ok := c.prog.(Ender); ok {
-		e.Ended(now, err)
+	if c.ender != nil {
+		c.ender.Ended(now, err)
 	}
 }

@@ -152,7 +152,7 @@ type Conn struct {
 	synced   int // ReadyForQuery messages received: the segments ended
 	arena    []byte
 	fields   [][]byte // a row's values or a description's names, as decoded
-	prepared map[*Stmt]bool
+	prepared stmtSet
 	broken   error // the connection failed
 	sent     bool  // something of the exchange in flight was written
 	internal bool  // the exchange in flight is the executor's own (ROLLBACK)
@@ -182,7 +182,36 @@ const (
 
 func newConn() *Conn {
 	return &Conn{fd: -1, rbuf: make([]byte, readBuf), wbuf: make([]byte, 0, 1<<10),
-		tx: 'I', prepared: map[*Stmt]bool{}, arena: make([]byte, 0, 1<<10)}
+		tx: 'I', arena: make([]byte, 0, 1<<10)}
+}
+
+// stmtSet is the named statements prepared on a connection. Every Bind
+// looks its statement up: a script has a handful, which a slice searched
+// in order finds faster than a map's hashing does.
+type stmtSet []*Stmt
+
+func (s stmtSet) has(st *Stmt) bool {
+	for _, x := range s {
+		if x == st {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *stmtSet) add(st *Stmt) {
+	if !s.has(st) {
+		*s = append(*s, st)
+	}
+}
+
+func (s *stmtSet) remove(st *Stmt) {
+	for i, x := range *s {
+		if x == st {
+			*s = append((*s)[:i], (*s)[i+1:]...)
+			return
+		}
+	}
 }
 
 // Idle says the connection is outside a transaction block.
@@ -248,7 +277,7 @@ func (c *Conn) Simple(text []byte, s *Stmt, capture Capture) {
 func (c *Conn) Prepare(s *Stmt) {
 	c.fresh()
 	c.wbuf = pgwire.Parse{Name: s.Name, Query: s.SQL}.Encode(c.wbuf)
-	c.prepared[s] = true
+	c.prepared.add(s)
 	c.queue(s, CaptureNone, false)
 	c.reqs[len(c.reqs)-1].parsed = true
 	if !c.pipeline {
@@ -271,10 +300,10 @@ type Params struct {
 func (c *Conn) Bind(s *Stmt, capture Capture) *Params {
 	c.fresh()
 	parsed := false
-	if s.Name == "" || !c.prepared[s] {
+	if s.Name == "" || !c.prepared.has(s) {
 		c.wbuf = pgwire.Parse{Name: s.Name, Query: s.SQL}.Encode(c.wbuf)
 		if s.Name != "" {
-			c.prepared[s] = true
+			c.prepared.add(s)
 			parsed = true
 		}
 	}
@@ -443,7 +472,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		for i := c.cur; i < len(c.reqs) && c.reqs[i].seg == c.reqs[c.cur].seg; i++ {
 			c.results[i].Err = pe
 			if q := c.reqs[i]; q.parsed && !q.parseOK {
-				delete(c.prepared, c.results[i].stmt)
+				c.prepared.remove(c.results[i].stmt)
 				c.results[i].ParseFailed = i == c.cur
 			}
 		}

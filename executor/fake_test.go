@@ -741,3 +741,70 @@ func TestErrorOutsideStatements(t *testing.T) {
 		})
 	}
 }
+
+// pausingSession runs ops operations, pausing pause before each after the
+// first (Pause: a think time of its own), and records when each started.
+type pausingSession struct {
+	recSession
+	id     int
+	pause  time.Duration
+	rest   bool
+	starts []time.Time
+}
+
+func (s *pausingSession) ID() int { return s.id }
+
+func (s *pausingSession) Next(now time.Time) Step {
+	if s.op > 0 && s.op < s.ops && !s.rest {
+		s.rest = true
+		return Step{Kind: Pause, At: now.Add(s.pause)}
+	}
+	s.rest = false
+	step := s.recSession.Next(now)
+	if step.Kind == Start {
+		s.starts = append(s.starts, now)
+	}
+	return step
+}
+
+func (s *pausingSession) Done(now time.Time, err error, stmt int) Step {
+	step := s.recSession.Done(now, err, stmt)
+	if step.Kind == Start && step.Attempt == 1 {
+		return s.Next(now) // pause first
+	}
+	return step
+}
+
+// Pause: clients of one loop pause each for its own time, not in the line
+// of clients waiting for an arrival (Wait), where the second would wait
+// for the first's longer pause.
+func TestPauseAlone(t *testing.T) {
+	for name, raw := range loops() {
+		t.Run(name, func(t *testing.T) {
+			srv := newFakeServer(t, func(c *serverConn) {
+				for c.segment() != nil {
+					c.send(tag("SELECT 1"), idle)
+				}
+			})
+			long := &pausingSession{recSession: recSession{ops: 2}, id: 0, pause: 2 * time.Second}
+			short := &pausingSession{recSession: recSession{ops: 2}, id: 1, pause: 20 * time.Millisecond}
+			sessions := []Session{long, short}
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			err := run(ctx, srv.target(t), Clients{Groups: [][]Session{sessions}, Ready: func(time.Time) {}},
+				func(int) Program { return queryProgram("SELECT 1") }, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(short.starts) != 2 || len(long.starts) != 2 {
+				t.Fatalf("starts: short %d, long %d; want 2 each", len(short.starts), len(long.starts))
+			}
+			if gap := short.starts[1].Sub(short.starts[0]); gap > time.Second {
+				t.Fatalf("the short pause took %s: it waited behind the long one", gap)
+			}
+			if gap := long.starts[1].Sub(long.starts[0]); gap < 2*time.Second {
+				t.Fatalf("the long pause took %s, want 2s", gap)
+			}
+		})
+	}
+}

@@ -72,7 +72,7 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 				c.exchanged(time.Now())
 			}
 			l.mu.Unlock()
-		case waitTimer, waitArrival:
+		case waitTimer, waitArrival, waitPause:
 			spin := time.Duration(0)
 			if wait == waitArrival {
 				spin = l.spin

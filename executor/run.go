@@ -33,7 +33,7 @@ type Clients struct {
 // ends. programs makes client id's program.
 //
 // On Linux a group's clients on plain TCP or Unix sockets run on one epoll
-// loop locked to its own thread; TLS connections, and every connection on
+// loop, a goroutine with a P of its own; TLS connections, and every connection on
 // other systems, run as a goroutine each, their group's sessions called
 // under a lock.
 func Run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Program) error {
@@ -47,7 +47,7 @@ func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Pr
 	var all []*client
 	for _, g := range groups {
 		for _, s := range g {
-			all = append(all, &client{id: s.ID(), sess: s, prog: programs(s.ID())})
+			all = append(all, newClient(s, programs(s.ID())))
 		}
 	}
 	// Connect every client, a few at a time.

@@ -139,6 +139,10 @@ type Settings struct {
 	// Scale 0 and Protocol "" are not recorded.
 	Scale    int
 	Protocol string
+	// Instance of Instances: the run was that share of several load
+	// generators' (recorded as KeyInstance "i/N" when Instances > 1,
+	// however the command was told).
+	Instance, Instances int
 }
 
 // Record writes s into config under the keys above, over any value a
@@ -171,5 +175,8 @@ func (s Settings) Record(config map[string]any) {
 	}
 	if s.Protocol != "" {
 		set(KeyProtocol, s.Protocol)
+	}
+	if s.Instances > 1 {
+		set(KeyInstance, fmt.Sprintf("%d/%d", s.Instance, s.Instances))
 	}
 }

@@ -27,17 +27,23 @@ func (d *Document) ServerString() string {
 }
 
 // Mode describes the document's loop for the summary's header, as the run
-// printed it.
-func (d *Document) Mode() string {
-	workers := d.ConfigString(KeyConcurrency)
-	if rate := d.configFloat(KeyRate); rate > 0 {
-		arrival := d.ConfigString(KeyArrival)
-		if arrival == "" {
-			arrival = "poisson"
-		}
-		return fmt.Sprintf("open loop at %g ops/s (%s), %s workers", rate, arrival, workers)
+// printed it: of one instance of several (--instance), its share.
+func (d *Document) Mode() string { return d.loop().String() }
+
+// loop is the document's loop: of an instance (KeyInstance "i/N"), its
+// share of the workers.
+func (d *Document) loop() Loop {
+	l := Loop{Rate: d.configFloat(KeyRate), Arrival: d.ConfigString(KeyArrival), AllWorkers: d.configInt(KeyConcurrency),
+		Each: d.configInt(KeyTransactions)}
+	if l.Arrival == "" {
+		l.Arrival = "poisson"
 	}
-	return fmt.Sprintf("closed loop, %s workers", workers)
+	l.Workers = l.AllWorkers
+	var i, n int
+	if _, err := fmt.Sscanf(d.ConfigString(KeyInstance), "%d/%d", &i, &n); err == nil && n > 1 && i >= 0 && i < n && l.AllWorkers >= n {
+		l.Instance, l.Instances, l.Workers = i, n, InstanceClients(l.AllWorkers, i, n)
+	}
+	return l
 }
 
 // InterruptedLine is the note of an interrupted run: what interrupted it.
@@ -47,6 +53,15 @@ func (r *RunDoc) InterruptedLine() string {
 		by = "an interrupt"
 	}
 	return "INTERRUPTED: the figures cover what ran before " + by
+}
+
+// WarmupLine is the note of what run's warm-up ran ("" if nothing).
+func (d *Document) WarmupLine(run *RunDoc) string {
+	w := run.Warmup
+	if w == nil || w.Operations == 0 {
+		return ""
+	}
+	return WarmupText(w.Operations, w.Committed, d.configDuration(KeyWarmup))
 }
 
 // SaturatedLine is the note of an open loop that fell behind and stopped.
@@ -87,13 +102,21 @@ func (r *RunDoc) LabelLines() []string {
 func (d *Document) SummaryNotes(run *RunDoc) ([]string, error) {
 	var notes []string
 	if run.ConnectSec > 0 {
-		notes = append(notes, ConnectLine(d.configInt(KeyConcurrency), time.Duration(run.ConnectSec*float64(time.Second))))
+		notes = append(notes, ConnectLine(d.loop().Workers, time.Duration(run.ConnectSec*float64(time.Second))))
 	}
 	if n := len(d.MergedFrom); n > 0 {
-		notes = append(notes, fmt.Sprintf("merged from %d documents: %s", n, strings.Join(d.MergedFrom, ", ")))
+		notes = append(notes, fmt.Sprintf("merged from %s: %s", Count(n, "document"), strings.Join(d.MergedFrom, ", ")))
 	}
 	if run.Interrupted {
 		notes = append(notes, run.InterruptedLine())
+	}
+	if line := d.WarmupLine(run); line != "" {
+		notes = append(notes, line)
+	}
+	if run.Saturated {
+		notes = append(notes, run.SaturatedLine())
+	} else if run.Offered > 0 {
+		notes = append(notes, OfferedLine(run.Offered, run.Unstarted))
 	}
 	drain, err := run.DrainSnapshot()
 	if err != nil {
@@ -101,11 +124,6 @@ func (d *Document) SummaryNotes(run *RunDoc) ([]string, error) {
 	}
 	if line := DrainLine(drain); line != "" {
 		notes = append(notes, line)
-	}
-	if run.Saturated {
-		notes = append(notes, run.SaturatedLine())
-	} else if run.Offered > 0 {
-		notes = append(notes, fmt.Sprintf("offered %d operations, %d never started", run.Offered, run.Unstarted))
 	}
 	return notes, nil
 }

@@ -15,6 +15,10 @@ func Micros(us int64) string { return metrics.Micros(us) }
 // MicrosF formats a mean.
 func MicrosF(us float64) string { return Micros(int64(us + 0.5)) }
 
+// Count is n with noun, in the plural unless n is 1 (metrics.Count, under
+// the name the report's callers know): "1 operation", "2 operations".
+func Count[N ~int | ~int64](n N, noun string) string { return metrics.Count(n, noun) }
+
 // Seconds formats an elapsed time like 5.00s.
 func Seconds(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
 

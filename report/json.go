@@ -128,6 +128,10 @@ type RunDoc struct {
 	// unknown), from the window's end to the drain's. They are in neither
 	// Ops nor Intervals; a workload's audit counts them.
 	Drain *IntervalDoc `json:"drain,omitempty"`
+	// Warmup is what the warm-up ran: the operations begun in it, in
+	// neither Ops' other counts nor Intervals' (Drain counts those still
+	// in flight when the window ended). A workload's audit counts them.
+	Warmup *WarmupDoc `json:"warmup,omitempty"`
 	// Reconnects counts failed attempts to replace lost connections.
 	Reconnects int64 `json:"reconnects,omitempty"`
 	// Notes are the lines the run printed under its summary's header (its
@@ -151,6 +155,15 @@ type RunDoc struct {
 	// WriteJSON writes them where Intervals would be; IntervalSource and
 	// EachInterval read either.
 	Spooled Source[IntervalDoc] `json:"-"`
+}
+
+// WarmupDoc is the operations begun in the warm-up that ended by the
+// window's end (OpDoc's Warmup and WarmupOK, of every operation), and
+// how many of them committed.
+type WarmupDoc struct {
+	Operations int64 `json:"operations"`
+	Committed  int64 `json:"committed"`
+	Failed     int64 `json:"failed"`
 }
 
 // HistSettings is the geometry of txload's histograms: values in µs from
@@ -199,6 +212,7 @@ type OpDoc struct {
 	Retried   int64            `json:"retried"`
 	Retries   int64            `json:"retries"`
 	Warmup    int64            `json:"warmup"`
+	WarmupOK  int64            `json:"warmup_ok,omitempty"`
 	Skipped   int64            `json:"skipped"`
 	Late      int64            `json:"late"`
 	Abandoned int64            `json:"abandoned,omitempty"`
@@ -263,7 +277,7 @@ func NewRunDoc(s *metrics.Snapshot) (RunDoc, error) {
 		od := OpDoc{
 			Name: o.Name, OK: o.OK, OpsPerSec: rate(o.OK, s.Elapsed),
 			Failed: classMap(o.Failed), Errors: classMap(o.Errors),
-			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup, Skipped: o.Skipped, Late: o.Late,
+			Retried: o.Retried, Retries: o.Retries, Warmup: o.Warmup, WarmupOK: o.WarmupOK, Skipped: o.Skipped, Late: o.Late,
 			Abandoned: o.Abandoned,
 		}
 		if d.Histograms == nil {
@@ -280,6 +294,9 @@ func NewRunDoc(s *metrics.Snapshot) (RunDoc, error) {
 			}
 		}
 		d.Ops = append(d.Ops, od)
+	}
+	if w := s.Total("all"); w.Warmup > 0 {
+		d.Warmup = &WarmupDoc{Operations: w.Warmup, Committed: w.WarmupOK, Failed: w.Warmup - w.WarmupOK}
 	}
 	return d, nil
 }
@@ -396,7 +413,7 @@ func (r *RunDoc) Total() (*metrics.Snapshot, error) {
 		Elapsed: time.Duration(r.ElapsedSec * float64(time.Second))}
 	for i, od := range r.Ops {
 		o, err := opCounts(metrics.OpStats{Name: od.Name, OK: od.OK, Retried: od.Retried, Retries: od.Retries, Warmup: od.Warmup,
-			Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
+			WarmupOK: od.WarmupOK, Skipped: od.Skipped, Late: od.Late, Abandoned: od.Abandoned}, od.Failed, od.Errors)
 		if err != nil {
 			return nil, fmt.Errorf("%s %w", od.Name, err)
 		}

@@ -53,6 +53,63 @@ type Header struct {
 	Statements [][]string
 }
 
+// Loop is how a run drove its operations, for Header.Mode: a closed loop
+// of Workers, or an open loop at Rate; of several load generators
+// (Instances > 1), this one's share.
+type Loop struct {
+	// Rate is the whole run's, of every instance (0: a closed loop);
+	// Arrival its process.
+	Rate    float64
+	Arrival string
+	// Workers are this process's clients; AllWorkers those of every
+	// instance.
+	Workers, AllWorkers int
+	// Each is a number of operations per client (0: a duration).
+	Each int
+	// Instance of Instances: this process's share (Instances 0 or 1: the
+	// only one).
+	Instance, Instances int
+}
+
+// String says the loop: "open loop at 500 ops/s (poisson), 8 workers",
+// "closed loop, 1 worker, 10 operations each", and of an instance "open
+// loop at 200 ops/s (poisson), 2 workers (instance 0 of 2: its share of
+// 400 ops/s and 4 workers)". An instance offers its share of a timed
+// schedule; with Each, every one of its clients' operations at Rate.
+func (l Loop) String() string {
+	shared := l.Instances > 1
+	timed := l.Each == 0
+	s := "closed loop, "
+	if l.Rate > 0 {
+		rate := l.Rate
+		if shared && timed {
+			rate /= float64(l.Instances)
+		}
+		s = fmt.Sprintf("open loop at %.6g ops/s (%s), ", rate, l.Arrival)
+	}
+	s += Count(l.Workers, "worker")
+	if !timed {
+		s += ", " + Count(l.Each, "operation") + " each"
+	}
+	if shared {
+		whole := Count(l.AllWorkers, "worker")
+		if l.Rate > 0 && timed {
+			whole = fmt.Sprintf("%.6g ops/s and %s", l.Rate, whole)
+		}
+		s += fmt.Sprintf(" (instance %d of %d: its share of %s)", l.Instance, l.Instances, whole)
+	}
+	return s
+}
+
+// InstanceClients is instance i's share of c clients split between n
+// instances: c/n each, and one more for each of the first c%n.
+func InstanceClients(c, i, n int) int {
+	if i < c%n {
+		return c/n + 1
+	}
+	return c / n
+}
+
 // Summary writes the per-operation summary of a run.
 func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 	fmt.Fprintf(w, "%s on %s: %s, %s measured\n", h.Workload, h.Server, h.Mode, Seconds(s.Elapsed))
@@ -83,7 +140,7 @@ func Summary(w io.Writer, h Header, s *metrics.Snapshot, extra []string) {
 		if o.ErrorsTotal() > 0 {
 			fmt.Fprintf(w, "  errors by class: %s\n", ByClass(o.Errors))
 		}
-		fmt.Fprintf(w, "  retried: %d transactions, %d retries\n", o.Retried, o.Retries)
+		fmt.Fprintf(w, "  retried: %s, %s\n", Count(o.Retried, "transaction"), Count(o.Retries, "retry"))
 		if o.Skipped > 0 || o.Late > 0 {
 			fmt.Fprintf(w, "  latency limit: %d skipped, %d late\n", o.Skipped, o.Late)
 		}
@@ -225,23 +282,53 @@ func OpenLoop(w io.Writer, s *metrics.Snapshot, started int64, window time.Durat
 // ConnectLine says how long the clients took to connect: the ramp before
 // the measured window, which starts once every client is connected.
 func ConnectLine(clients int, took time.Duration) string {
-	return fmt.Sprintf("connected %d clients in %s, before the measured window", clients, took.Round(time.Millisecond))
+	return fmt.Sprintf("connected %s in %s, before the measured window", Count(clients, "client"), took.Round(time.Millisecond))
 }
 
 // DrainLine says what was in flight when the measured window ended and how
-// it ended in the drain after it ("" if nothing was).
+// it ended in the drain after it ("" if nothing was), and what the drain
+// skipped (later than --latency-limit): with the window's figures and the
+// operations never started, every operation offered.
 func DrainLine(drain *metrics.Snapshot) string {
 	if drain == nil {
 		return ""
 	}
 	d := drain.Total("all")
 	inFlight := d.OK + d.FailedTotal() + d.Abandoned + d.Warmup
-	if inFlight == 0 {
+	if inFlight == 0 && d.Skipped == 0 {
 		return ""
 	}
 	ok := d.OK + d.WarmupOK
-	return fmt.Sprintf("drain: %d operations in flight when the window ended, not in the figures below: %d committed and %d failed in the %s after it, %d abandoned (outcome unknown)",
-		inFlight, ok, inFlight-ok-d.Abandoned, roundShort(drain.Elapsed), d.Abandoned)
+	line := fmt.Sprintf("drain: %s in flight when the window ended, not in the figures below: %d committed and %d failed in the %s after it, %d abandoned (outcome unknown)",
+		Count(inFlight, "operation"), ok, inFlight-ok-d.Abandoned, roundShort(drain.Elapsed), d.Abandoned)
+	if d.Skipped > 0 {
+		line += fmt.Sprintf("; %s skipped after it, later than --latency-limit", Count(d.Skipped, "operation"))
+	}
+	return line
+}
+
+// OfferedLine says how many operations an open loop's schedule offered in
+// the window, and how many of them never started.
+func OfferedLine(offered, unstarted int64) string {
+	return fmt.Sprintf("offered %s, %d never started", Count(offered, "operation"), unstarted)
+}
+
+// WarmupLine says what the warm-up ran (total is the run's figures, which
+// count the operations begun in it apart): "" if nothing. With the
+// window's figures and the drain's, every operation the run sent.
+func WarmupLine(total *metrics.Snapshot, warmup time.Duration) string {
+	w := total.Total("all")
+	if w.Warmup == 0 {
+		return ""
+	}
+	return WarmupText(w.Warmup, w.WarmupOK, warmup)
+}
+
+// WarmupText is WarmupLine of operations begun in the warm-up, committed
+// of them committed.
+func WarmupText(operations, committed int64, warmup time.Duration) string {
+	return fmt.Sprintf("warm-up: %s begun in the %s before the window, not in the figures below: %d committed and %d failed",
+		Count(operations, "operation"), Seconds(warmup), committed, operations-committed)
 }
 
 // roundShort rounds a short time to the millisecond, or below one

@@ -42,6 +42,9 @@ func (r *RunDoc) validate(at string) error {
 	if r.Unstarted > r.Offered {
 		return fmt.Errorf("%s.unstarted: %d of %d offered", at, r.Unstarted, r.Offered)
 	}
+	if w := r.Warmup; w != nil && (w.Committed < 0 || w.Committed > w.Operations || w.Failed != w.Operations-w.Committed) {
+		return fmt.Errorf("%s.warmup: %d committed and %d failed of %d operations", at, w.Committed, w.Failed, w.Operations)
+	}
 	for j, o := range r.Ops {
 		if err := o.validate(fmt.Sprintf("%s.operations[%d]", at, j)); err != nil {
 			return err
@@ -73,11 +76,14 @@ func (o *OpDoc) validate(at string) error {
 	for _, c := range []struct {
 		name string
 		n    int64
-	}{{"ok", o.OK}, {"retried", o.Retried}, {"retries", o.Retries}, {"warmup", o.Warmup}, {"skipped", o.Skipped},
-		{"late", o.Late}, {"abandoned", o.Abandoned}} {
+	}{{"ok", o.OK}, {"retried", o.Retried}, {"retries", o.Retries}, {"warmup", o.Warmup}, {"warmup_ok", o.WarmupOK},
+		{"skipped", o.Skipped}, {"late", o.Late}, {"abandoned", o.Abandoned}} {
 		if c.n < 0 {
 			return fmt.Errorf("%s.%s: %d is negative", at, c.name, c.n)
 		}
+	}
+	if o.WarmupOK > o.Warmup {
+		return fmt.Errorf("%s.warmup_ok: %d of %d begun in the warm-up", at, o.WarmupOK, o.Warmup)
 	}
 	if err := validClasses(at+".failed", o.Failed); err != nil {
 		return err

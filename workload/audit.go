@@ -11,14 +11,6 @@ import (
 	"github.com/txload/txload/pg"
 )
 
-// InitSchema is the Init hook of a workload whose schema is one Schema,
-// built from its flags when init runs.
-func InitSchema(schema func() Schema) func(context.Context, *pg.Target, InitOptions) error {
-	return func(ctx context.Context, t *pg.Target, o InitOptions) error {
-		return schema().Init(ctx, t, o)
-	}
-}
-
 // ReadSnapshot runs read in one read-only repeatable-read transaction on a
 // connection of its own, so that the queries of a check see one snapshot
 // and a check during a run is consistent. A connection error is returned as

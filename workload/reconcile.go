@@ -69,7 +69,7 @@ func (r *Reconciliation) Lines(where string) []Line {
 func (r Reconciliation) line() string {
 	where := r.where
 	if r.ByID {
-		v := fmt.Sprintf("%d (%d of them committed, by their markers on %s: the %s holds %d rows = %d committed", r.Unknown, r.Found, r.On, where, r.Server, r.Committed)
+		v := fmt.Sprintf("%d (%d of them committed, by their markers on %s: the %s holds %s = %d committed", r.Unknown, r.Found, r.On, where, metrics.Count(r.Server, "row"), r.Committed)
 		if r.Missing > 0 {
 			v += fmt.Sprintf(" − %d missing", r.Missing)
 		}
@@ -85,14 +85,14 @@ func (r Reconciliation) line() string {
 	cu := r.CommittedUnknown()
 	switch {
 	case cu < 0:
-		return fmt.Sprintf("%d (the %s holds %d rows, %d fewer than the %d transactions txload saw commit: at least %d committed transactions are missing)",
-			r.Unknown, where, r.Server, -cu, r.Committed, -cu)
+		return fmt.Sprintf("%d (the %s holds %s, %d fewer than the %s txload saw commit: at least %s)",
+			r.Unknown, where, metrics.Count(r.Server, "row"), -cu, metrics.Count(r.Committed, "transaction"), missingCommits(-cu))
 	case cu > r.Unknown:
-		return fmt.Sprintf("%d (the %s holds %d rows = %d committed + %d, more than the %d with an unknown outcome)",
-			r.Unknown, where, r.Server, r.Committed, cu, r.Unknown)
+		return fmt.Sprintf("%d (the %s holds %s = %d committed + %d, more than the %d with an unknown outcome)",
+			r.Unknown, where, metrics.Count(r.Server, "row"), r.Committed, cu, r.Unknown)
 	}
-	return fmt.Sprintf("%d (%d of them committed, per the %s: %d rows = %d committed + %d)",
-		r.Unknown, cu, where, r.Server, r.Committed, cu)
+	return fmt.Sprintf("%d (%d of them committed, per the %s: %s = %d committed + %d)",
+		r.Unknown, cu, where, metrics.Count(r.Server, "row"), r.Committed, cu)
 }
 
 // Into adds the reconciliation's figures to res, and a violation when the
@@ -143,14 +143,14 @@ func (r Reconciliation) violations() []string {
 			if r.Missing == 1 {
 				what = "1 transaction txload saw commit is missing: its marker is"
 			}
-			out = append(out, fmt.Sprintf("%s not on %s (the %s holds %d rows = %d committed − %d + %d of the %d with an unknown outcome, by their markers)",
-				what, r.On, r.where, r.Server, r.Committed, r.Missing, r.Found, r.Unknown))
+			out = append(out, fmt.Sprintf("%s not on %s (the %s holds %s = %d committed − %d + %d of the %d with an unknown outcome, by their markers)",
+				what, r.On, r.where, metrics.Count(r.Server, "row"), r.Committed, r.Missing, r.Found, r.Unknown))
 		}
 		switch u := r.unexplained(); {
 		case u > 0:
-			out = append(out, fmt.Sprintf("the %s holds %d rows, %d more than the markers on %s account for: %d were applied twice or by someone else", r.where, r.Server, u, r.On, u))
+			out = append(out, fmt.Sprintf("the %s holds %s, %d more than the markers on %s account for: %d %s applied twice or by someone else", r.where, metrics.Count(r.Server, "row"), u, r.On, u, metrics.Were(u)))
 		case u < 0:
-			out = append(out, fmt.Sprintf("the %s holds %d rows, %d fewer than the markers on %s account for: %d transactions left their marker and lost their rows", r.where, r.Server, -u, r.On, -u))
+			out = append(out, fmt.Sprintf("the %s holds %s, %d fewer than the markers on %s account for: %s left their marker and lost their rows", r.where, metrics.Count(r.Server, "row"), -u, r.On, metrics.Count(-u, "transaction")))
 		}
 		return out
 	}
@@ -158,13 +158,14 @@ func (r Reconciliation) violations() []string {
 	switch {
 	case cu < 0:
 		// At least: an unknown outcome that committed hides a lost one.
-		v := fmt.Sprintf("the server holds %d rows but txload saw %d transactions commit: at least %d committed transactions are missing", r.Server, r.Committed, -cu)
+		v := fmt.Sprintf("the server holds %s but txload saw %s commit: at least %s", metrics.Count(r.Server, "row"), metrics.Count(r.Committed, "transaction"), missingCommits(-cu))
 		if r.Unknown > 0 {
 			v += fmt.Sprintf(" (more if any of the %d with an unknown outcome committed)", r.Unknown)
 		}
 		out = append(out, v)
 	case cu > r.Unknown:
-		out = append(out, fmt.Sprintf("the server holds %d rows, %d more than txload saw commit, but only %d transactions ended with an unknown outcome: %d were applied twice or by someone else", r.Server, cu, r.Unknown, cu-r.Unknown))
+		out = append(out, fmt.Sprintf("the server holds %s, %d more than txload saw commit, but only %s ended with an unknown outcome: %d %s applied twice or by someone else",
+			metrics.Count(r.Server, "row"), cu, metrics.Count(r.Unknown, "transaction"), cu-r.Unknown, metrics.Were(cu-r.Unknown)))
 	}
 	return out
 }
@@ -199,4 +200,12 @@ func (res *CheckResult) Identify(missing, found int64, on string) {
 		}
 	}
 	r.Into(res)
+}
+
+// missingCommits says n committed transactions are missing.
+func missingCommits(n int64) string {
+	if n == 1 {
+		return "1 committed transaction is missing"
+	}
+	return metrics.Count(n, "committed transaction") + " are missing"
 }

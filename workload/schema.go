@@ -117,6 +117,14 @@ func (s Schema) Init(ctx context.Context, t *pg.Target, opts InitOptions) error 
 	return nil
 }
 
+// InitSchema is the Init hook of a workload whose schema is one Schema,
+// built from its flags when init runs.
+func InitSchema(schema func() Schema) func(context.Context, *pg.Target, InitOptions) error {
+	return func(ctx context.Context, t *pg.Target, o InitOptions) error {
+		return schema().Init(ctx, t, o)
+	}
+}
+
 // Require fails with one line that says what to do unless the schema was
 // loaded completely.
 func (s Schema) Require(ctx context.Context, conn *pgx.Conn) error {

@@ -185,6 +185,24 @@ type Hooks struct {
 	// Inputs, if set, lists the files the configured workload reads (its
 	// script files), by flag: no output of the run may be one of them.
 	Inputs func() []Input
+	// ValidateRun, if set, checks the configured workload against the
+	// run's own settings, after Validate and before the database is
+	// touched (TPC-C's --wait runs 10 terminals per warehouse: fewer given
+	// as --concurrency is bad usage). Its error names the flags and what
+	// is allowed.
+	ValidateRun func(RunSettings) error
+}
+
+// RunSettings are the run's own settings a workload may check.
+type RunSettings struct {
+	// Concurrency is --concurrency, the clients of every instance
+	// together; ConcurrencySet says it was given.
+	Concurrency    int
+	ConcurrencySet bool
+	// Rate is --rate (0: closed loop); Instances the load generators of a
+	// run of several (0: one).
+	Rate      float64
+	Instances int
 }
 
 // Input is a file a workload reads, and the flag that named it.
@@ -270,6 +288,17 @@ type QueryLoad struct {
 	// its tables times its sessions per table): the run has that many in
 	// place of --concurrency.
 	Clients int
+	// Measured, if set, is told the measured window's figures (the
+	// summary's: no warm-up, no drain) before Report is called.
+	Measured func(window *metrics.Snapshot)
+	// Pause, if set, makes client id's pause before each of its
+	// operations in a closed loop: given the operation that ended (-1
+	// before the first) and the one chosen next, how long the client
+	// waits before the next's intended start (TPC-C's think and keying
+	// times). The pause is in no latency; an operation whose pause would
+	// end after the run's end is not started, its client pausing until
+	// the end. An open loop has none.
+	Pause func(id int) func(prev, next int) time.Duration
 
 	// Drive runs the clients: it connects every one, calls cs.Ready with
 	// the start time, then steps them as their sessions decide until every
@@ -353,6 +382,7 @@ const (
 	Start     = executor.Start
 	Wait      = executor.Wait
 	Reconnect = executor.Reconnect
+	Pause     = executor.Pause
 )
 
 // CheckResult is what a check found.

@@ -23,7 +23,7 @@ import (
 )
 
 // The reconciliation line of bank, tpcb-like and vote.
-var reconciled = regexp.MustCompile(`(?m)^ambiguous:\s+(\d+) \((-?\d+) of them committed, per the [a-z ]+: (\d+) rows = (\d+) committed \+ (-?\d+)\)$`)
+var reconciled = regexp.MustCompile(`(?m)^ambiguous:\s+(\d+) \((-?\d+) of them committed, per the [a-z ]+: (\d+) rows? = (\d+) committed \+ (-?\d+)\)$`)
 
 // A run interrupted at any moment (SIGINT or SIGTERM, on the embedded server
 // or by URL, during start-up, loading or load) never accuses the database:

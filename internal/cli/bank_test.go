@@ -167,9 +167,9 @@ func TestCheckFindsViolations(t *testing.T) {
 		{"money appears", `UPDATE bank_account SET balance = balance + 5 WHERE id = 50`,
 			`UPDATE bank_account SET balance = balance - 5 WHERE id = 50`, "money drift of +5"},
 		{"lost update at serializable", `INSERT INTO bank_ledger VALUES (1, 2, 0, 0, 0, 3, 1, 2, 0)`,
-			`DELETE FROM bank_ledger WHERE from_read = 0 AND from_written = 3 AND amount = 0`, "lost updates written at repeatable read or serializable"},
+			`DELETE FROM bank_ledger WHERE from_read = 0 AND from_written = 3 AND amount = 0`, "written at repeatable read or serializable"},
 		{"write without ledger row", `UPDATE bank_account SET version = version + 1 WHERE id = 60`,
-			`UPDATE bank_account SET version = version - 1 WHERE id = 60`, "1 accounts with versions no ledger row wrote"},
+			`UPDATE bank_account SET version = version - 1 WHERE id = 60`, "1 account with versions no ledger row wrote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn := pgtest.Conn(t, url)

@@ -89,6 +89,31 @@ func TestInitRerunAndDrop(t *testing.T) {
 	}
 }
 
+// A run or sweep on a schema init made with other settings is refused as
+// init refuses it: bad input found before anything is written, exit 2,
+// with the run's way to recreate it.
+func TestRunOtherSettingsExit2(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "bank", "--url", url, "--accounts", "1000"); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"run", "bank", "--duration", "1s"},
+		{"sweep", "bank", "--slo", "p99<=1s", "--step-duration", "1s"},
+	} {
+		r := txload(t.Context(), nil, append(args, "--url", url, "--accounts", "2000", "--init", "keep", "--progress", "0")...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		want := "txload: init bank: the bank schema exists with other settings (accounts=1000 initial-balance=10000; asked: accounts=2000 initial-balance=10000); --drop recreates it (in a run: --init fresh)"
+		if r.code != ExitUsage || lines[len(lines)-1] != want || r.stdout != "" {
+			t.Fatalf("%s: exit %d, want 2 and the last line\n%s\nstdout:\n%s\nstderr:\n%s", args[0], r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if n, ledger := count(t, url, "SELECT count(*) FROM bank_account"), count(t, url, "SELECT count(*) FROM bank_ledger"); n != 1000 || ledger != 0 {
+		t.Fatalf("the refused runs left %d accounts and %d ledger rows, want 1000 and 0", n, ledger)
+	}
+}
+
 // --verbose-errors prints every failed attempt, one line each, and the
 // progress line carries errors and retries.
 func TestVerboseErrorsAndProgress(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/all"
 )
 
@@ -29,7 +30,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"run", "bank", "--nope"}, "unknown flag: --nope"},
-		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: append, bank, pgio, script, select-only`},
+		{"unknown workload", []string{"run", "nosuch"}, `unknown workload "nosuch" for txload run (known: ` + registered(func(h workload.Hooks) bool { return h.Ops != nil }) + ")"},
 		{"isolation", []string{"run", "bank", "--isolation", "foo"}, `--isolation: "foo" is not an isolation level`},
 		{"isolation in a list", []string{"run", "bank", "--isolation", "rc,foo"}, `"foo" is not an isolation level`},
 		{"accounts zero", []string{"run", "bank", "--accounts", "0"}, "--accounts must be between 2 and 2147483647 (an INT column), got 0"},
@@ -77,7 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"sweep csv dir", []string{"sweep", "bank", "--slo", "p99<=1s", "--csv", "/no/such/x.csv"}, "--csv /no/such/x.csv"},
 		{"empty url", []string{"run", "bank", "--url", ""}, "--url is empty"},
 		{"embedded version with url", []string{"run", "bank", "--embedded-version", "17"}, "--embedded-version applies only to the embedded server"},
-		{"init of a workload without init", []string{"init", "script"}, "workload script has no init (it has: run, sweep; init works for: append, bank, pgio, select-only"},
+		{"init of a workload without init", []string{"init", "script"}, "workload script has no init (it has: run, sweep; init works for: " + registered(func(h workload.Hooks) bool { return h.Init != nil }) + ")"},
 		{"check of a workload without check", []string{"check", "script"}, "workload script has no check"},
 		{"instance beyond N", []string{"run", "bank", "--instance", "3/2"}, `--instance "3/2": want i/N, instance i of N counted from 0`},
 		{"instance of none", []string{"run", "bank", "--instance", "0/0"}, `--instance "0/0": want i/N`},
@@ -108,6 +109,19 @@ func TestBadInput(t *testing.T) {
 	if n := tables(t, url); n != 0 {
 		t.Fatalf("bad input created %d bank tables", n)
 	}
+}
+
+// registered lists the registered workloads whose hooks have what a
+// command needs, as its refusals name them: derived, so that a new
+// workload does not break TestBadInput.
+func registered(has func(workload.Hooks) bool) string {
+	var out []string
+	for _, m := range all.Registry().All() {
+		if has(m.New().Hooks()) {
+			out = append(out, m.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func TestUnreachableURL(t *testing.T) {

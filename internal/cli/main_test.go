@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		if dir, err := binDir(); err == nil {
 			os.RemoveAll(dir)
 		}
-	})
+	}, dropTPCCTemplate)
 }
 
 // timingSensitive skips t under the race detector, which slows the client
@@ -124,7 +124,7 @@ func txloadTo(ctx context.Context, env map[string]string, stdout, stderr io.Writ
 
 // drainLine is the summary's line on what was in flight when the window
 // ended.
-var drainLine = regexp.MustCompile(`(?m)^  drain: ([0-9]+) operations in flight when the window ended, not in the figures below: ([0-9]+) committed and ([0-9]+) failed in the [^ ]+ after it, ([0-9]+) abandoned \(outcome unknown\)$`)
+var drainLine = regexp.MustCompile(`(?m)^  drain: ([0-9]+) operations? in flight when the window ended, not in the figures below: ([0-9]+) committed and ([0-9]+) failed in the [^ ]+ after it, ([0-9]+) abandoned \(outcome unknown\)$`)
 
 // drained reads the drain line of a run's report: the operations that
 // committed and failed after the window (0, 0 if it has none).

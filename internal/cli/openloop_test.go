@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -118,4 +121,50 @@ func atof(t *testing.T, s string) float64 {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// Far beyond what 2 clients can do, but within --max-lag: once the 2 s
+// window ends nothing new starts. The 2 operations in flight then drain
+// within --drain-timeout, the rest of the schedule is never started,
+// counted once, and the audit finds exactly the operations that ran. The
+// old engine went on starting the late arrivals after the window (tens of
+// seconds of them) and called them all "in flight". The run did not do
+// what was asked, its rate: it says BEHIND and exits 1.
+func TestOpenLoopEndsWithItsWindow(t *testing.T) {
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	js := jsonPath(t)
+	r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--init", "skip", "--rate", "20000", "--concurrency", "2",
+		"--duration", "2s", "--drain-timeout", "1s", "--max-lag", "1m", "--progress", "0", "--json", js)
+	if r.code != 1 || !strings.Contains(r.stderr, "behind: the database did not sustain 20000 ops/s") {
+		t.Fatalf("exit %d, want 1 and the behind error\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	run := readDoc(t, js).Runs[0]
+	if run.Saturated || run.Drain == nil || run.Offered != 40000 {
+		t.Fatalf("saturated %v, drain %v, offered %d: want neither saturated nor without a drain, 40000 offered\n%s", run.Saturated, run.Drain != nil, run.Offered, r.stdout)
+	}
+	drain, err := run.DrainSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, err := run.Total()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, w := drain.Total("all"), total.Total("all")
+	inFlight := d.OK + d.FailedTotal() + d.Abandoned
+	if inFlight > 2 || drain.Elapsed > time.Second {
+		t.Errorf("%d operations in flight at the window's end, drained in %s: want at most the 2 clients' within --drain-timeout 1s\n%s", inFlight, drain.Elapsed, r.stdout)
+	}
+	if sum := w.OK + w.FailedTotal() + w.Skipped + inFlight + run.Unstarted; sum != run.Offered || run.Unstarted < 30000 {
+		t.Errorf("ok %d + failed %d + skipped %d + in flight %d + never started %d = %d, want the %d offered, most never started",
+			w.OK, w.FailedTotal(), w.Skipped, inFlight, run.Unstarted, sum, run.Offered)
+	}
+	mustContain(t, r.stdout, fmt.Sprintf("BEHIND: the target of 20000 ops/s was not sustained: %d of 40000 scheduled operations", run.Unstarted),
+		fmt.Sprintf("per the history: %d rows = %d committed + 0", w.OK+d.OK, w.OK+d.OK), "check: ok")
+	if strings.Contains(r.stdout, "SATURATED") {
+		t.Errorf("a run within --max-lag says SATURATED:\n%s", r.stdout)
+	}
 }

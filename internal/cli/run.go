@@ -118,7 +118,7 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 			Progress: f.progress, Seed: f.seed, DrainTimeout: f.drainTimeout, ContinueOnError: f.continueOnError,
 			Spin: engine.DefaultSpin,
 		},
-		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed,
+		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed, ConcurrencySet: f.fs.Changed("concurrency"),
 		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, LiveAddr: f.live, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}

@@ -57,8 +57,11 @@ The schema is loaded once, before the first step (see --init). One line per
 step goes to stdout as it ends, then the maximum sustainable rate.
 --rate, --duration and --warmup are run's; sweep chooses the rates itself.
 
-Exit status: 0 when a maximum was found, 1 when even --start fails,
-2 for bad usage.`,
+A workload's audit (its check) runs once, after the last step, over what
+every step committed.
+
+Exit status: 0 when a maximum was found, 1 when even --start fails or the
+audit found a violation, 2 for bad usage.`,
 		Example: `  txload sweep select-only --slo "p99<=5ms"
   txload sweep bank --isolation rc --slo "p99<=50ms,max<1s" --start 500 --csv sweep.csv --chart sweep.png
   txload sweep tpcb-like --slo "p95<10ms" --step-duration 30s --precision 0.05 --chart sweep.svg`,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,71 @@ func TestSweepBadInput(t *testing.T) {
 	}
 	if n := count(t, url, `SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'pgbench_%'`); n != 0 {
 		t.Fatalf("bad input created %d tables", n)
+	}
+}
+
+// A sweep of a workload with an audit of its own (bank's ledger held to
+// the transfers txload saw commit) is audited once, after the last step,
+// over what every step committed: the schema's state before the first
+// step is the audit's baseline, so the audit must see every step's
+// commits, not the last step's alone. A real violation (a trigger that
+// writes each transfer's ledger row twice) then ends the sweep with exit 1.
+func TestSweepAuditsEveryStep(t *testing.T) {
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "bank", "--url", url, "--accounts", "1000"); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	// A loose SLO and any error rate: the test is about the audit, not
+	// the steps' verdicts.
+	sweep := []string{"sweep", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--slo", "p99<=30s", "--max-error-rate", "1",
+		"--step-duration", "1s", "--step-warmup", "100ms", "--start", "50", "--max-steps", "2", "--concurrency", "4", "--progress", "0"}
+	var r result
+	var base int64
+	for try := 1; ; try++ {
+		base = count(t, url, "SELECT count(*) FROM bank_ledger")
+		r = txload(t.Context(), nil, sweep...)
+		if strings.Contains(r.stdout, "VIOLATION") || r.code != 0 && !strings.Contains(r.stderr, "no sustainable rate") {
+			t.Fatalf("exit %d, want no violation\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, r.stdout, "check: ok")
+		if len(stepLine.FindAllString(r.stdout, -1)) == 2 {
+			break
+		}
+		// A loaded machine can fail the first step (an operation still
+		// in flight when its second ended): the sweep stops there, and
+		// one step does not test the sum.
+		if try == 3 {
+			t.Fatalf("the first step failed in %d sweeps:\n%s", try, r.stdout)
+		}
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Every transfer of the two steps, warm-ups and drains included, is
+	// in the audit's count: the rows the ledger gained.
+	m := regexp.MustCompile(`(?m)^ambiguous: +0 \(0 of them committed, per the ledger: (\d+) rows = (\d+) committed \+ 0\)$`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no reconciliation line with 0 ambiguous:\n%s", r.stdout)
+	}
+	before := count(t, url, "SELECT count(*) FROM bank_ledger")
+	if m[1] != m[2] || m[1] != strconv.FormatInt(before-base, 10) {
+		t.Fatalf("the audit counted %s ledger rows and %s commits; the sweep added %d rows:\n%s", m[1], m[2], before-base, r.stdout)
+	}
+
+	sqlExec(t, url, `CREATE FUNCTION twice() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF pg_trigger_depth() = 1 THEN
+		INSERT INTO bank_ledger SELECT NEW.*;
+	END IF;
+	RETURN NULL;
+END $$`, `CREATE TRIGGER twice AFTER INSERT ON bank_ledger FOR EACH ROW EXECUTE FUNCTION twice()`)
+	r = txload(t.Context(), nil, sweep...)
+	if r.code != ExitFailed {
+		t.Fatalf("a sweep whose audit found a violation: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "VIOLATION: the server holds ", "applied twice or by someone else")
+	mustContain(t, r.stderr, "check found violations: ")
+	if after := count(t, url, "SELECT count(*) FROM bank_ledger"); after == before {
+		t.Fatalf("the tampered sweep wrote no ledger row")
 	}
 }

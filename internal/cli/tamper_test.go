@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/workload/all"
+	"github.com/txload/txload/workload/tpcc"
 )
 
 // The tamper catalogue: every check is attacked after a real run. Each
@@ -78,15 +79,15 @@ func levelSQL(level string) string {
 var isolationLevels = []string{"read committed", "repeatable read", "serializable"}
 
 func bankTamperings(mode string) []tampering {
-	off := "accounts whose balance is not what their ledger replays to"
+	off := "whose balance is not what the ledger replays to"
 	return []tampering{
 		{what: tamperBalance, sql: `UPDATE bank_account SET balance = balance + 500000 WHERE id = 5`, want: off},
-		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 " + off},
-		{what: tamperRowDeleted, sql: `DELETE FROM bank_account WHERE id = 500`, want: "1 accounts missing"},
-		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 rows in bank_account that are not accounts 1 to 1000"},
+		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 accounts " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM bank_account WHERE id = 500`, want: "1 account missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO bank_account VALUES (1001, 10000, 0)`, want: "1 row in bank_account outside accounts 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE bank_account DROP CONSTRAINT bank_account_pkey; INSERT INTO bank_account SELECT * FROM bank_account WHERE id = 600`,
-			want: "1 account rows more than bank_meta's 1000 (an id duplicated)"},
-		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 accounts with versions no ledger row wrote"},
+			want: "1 account row more than bank_meta's 1000 (an id duplicated)"},
+		{what: tamperVersion, sql: `UPDATE bank_account SET version = version + 1 WHERE id = 6`, want: "1 account with versions no ledger row wrote"},
 		{what: tamperNegative, sql: `UPDATE bank_account SET balance = -10 WHERE id = 7`, want: off},
 		{what: tamperLogDeleted, sql: `DELETE FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`, want: "2 accounts with versions no ledger row wrote"},
 		{what: tamperLogDuplicate, sql: `INSERT INTO bank_ledger SELECT * FROM bank_ledger WHERE ctid = (SELECT min(ctid) FROM bank_ledger)`,
@@ -97,21 +98,21 @@ func bankTamperings(mode string) []tampering {
 }
 
 func tpcbTamperings(builtin string) []tampering {
-	off := "accounts whose abalance is not the sum of their history deltas"
+	off := "whose abalance is not the sum of their history deltas"
 	teller := tampering{what: tamperOther, sql: `UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1`,
-		want: "1 tellers whose tbalance is not the sum of their history deltas"}
+		want: "1 teller whose tbalance is not the sum of their history deltas"}
 	if builtin == "simple-update" {
 		teller.want = "balances disagree: tellers"
 	}
 	return []tampering{
-		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 " + off},
-		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 " + off},
-		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 accounts missing"},
+		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 account " + off},
+		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 accounts " + off},
+		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 account missing"},
 		{what: tamperRowAdded, sql: `INSERT INTO pgbench_accounts (aid, bid, abalance, filler) VALUES (100001, 1, 0, '')`,
-			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
+			want: "1 row in pgbench_accounts beyond aid 1 to 100000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE pgbench_accounts DROP CONSTRAINT pgbench_accounts_pkey; INSERT INTO pgbench_accounts SELECT * FROM pgbench_accounts WHERE aid = 600`,
-			want: "1 rows in pgbench_accounts beyond aid 1 to 100000"},
-		{what: tamperNegative, sql: `UPDATE pgbench_accounts SET abalance = -10 - abalance WHERE aid = 7`, want: "1 " + off},
+			want: "1 row in pgbench_accounts beyond aid 1 to 100000"},
+		{what: tamperNegative, sql: `UPDATE pgbench_accounts SET abalance = -10 - abalance WHERE aid = 7`, want: "1 account " + off},
 		{what: tamperLogDeleted, sql: `DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogDuplicate, sql: `INSERT INTO pgbench_history SELECT * FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogAdded, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 5, now())`, want: off},
@@ -140,17 +141,47 @@ func voteTamperings(variant string) []tampering {
 	if variant != "counter" {
 		onlyRecord = "the vote rows are the only record of the votes in the join and matview variants (no counter is kept): the run's own audit reconciles them with the votes it saw commit, check has nothing to hold them against"
 	}
-	mismatch := "articles whose votes disagree with their vote rows"
+	mismatch := "whose votes disagree with the vote rows"
 	return []tampering{
 		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: mismatch},
-		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 articles missing"},
-		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 rows in article beyond ids 1 to 1000"},
+		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 article missing"},
+		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 row in article beyond ids 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE article DROP CONSTRAINT article_pkey; INSERT INTO article SELECT * FROM article WHERE id = 600`,
-			want: "1 article rows more than the 1000 init loaded (an id duplicated)"},
+			want: "1 article row more than the 1000 init loaded (an id duplicated)"},
 		{what: tamperLogDeleted, sql: `DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogDuplicate, sql: `INSERT INTO vote SELECT * FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
-		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 votes for articles that do not exist"},
+		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
 	}
+}
+
+// tpccTamperings are the catalogue's tamperings of TPC-C's tables, each
+// caught by a consistency condition of clause 3.3.2 or the cardinalities
+// of clause 1.2, then the tamperings that break one condition each
+// (tpcc.Tamperings), which the table does not list.
+func tpccTamperings() []tampering {
+	cond := func(n int) string { return fmt.Sprintf("consistency condition %d (", n) }
+	out := []tampering{
+		{what: tamperBalance, sql: `UPDATE customer SET c_balance = c_balance + 500 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 5`, want: cond(10)},
+		{what: tamperMoved, sql: `UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 3 THEN 7 ELSE -7 END WHERE c_w_id = 1 AND c_d_id = 1 AND c_id IN (3, 4)`,
+			want: "(C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)): 2 of 30000 customers"},
+		{what: tamperRowDeleted, sql: `DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 500`, want: "customer holds 29999 rows, want 30000"},
+		{what: tamperRowAdded, sql: `INSERT INTO item VALUES (100001, 1, 'an item', 1.00, 'no load made it')`, want: "item holds 100001 rows, want 100000"},
+		{what: tamperRowDuplicate, sql: `ALTER TABLE customer DROP CONSTRAINT customer_pkey; INSERT INTO customer SELECT * FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 600`,
+			want: "customer holds 30001 rows, want 30000"},
+		{what: tamperNegative, sql: `UPDATE customer SET c_balance = -1000000 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 7`, want: cond(12)},
+		{what: tamperLogDeleted, sql: `DELETE FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogDuplicate, sql: `INSERT INTO history SELECT * FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
+		{what: tamperLogAdded, sql: `INSERT INTO history VALUES (9, 1, 1, 1, 1, now(), 5.00, 'no payment')`, want: cond(9)},
+		{what: tamperOther, sql: `UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1`, want: cond(1)},
+	}
+	for i, sql := range tpcc.Tamperings() {
+		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
+		if i+1 == 11 {
+			tm.allowed = "condition 11 holds only until the first Delivery: after a run, check tpcc says it is not checked"
+		}
+		out = append(out, tm)
+	}
+	return out
 }
 
 // ycsbTamperings attack usertable after runs of workloads F and D on 1000
@@ -225,6 +256,18 @@ func tamperWorkloads() []tamperWorkload {
 		},
 		tamper:  ycsbTamperings(),
 		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
+	})
+	out = append(out, tamperWorkload{
+		name: "tpcc", check: "tpcc", levels: []string{"read committed"},
+		setup: func(level string) [][]string {
+			return [][]string{{"init", "tpcc", "--load-jobs", "2"},
+				{"run", "tpcc", "--isolation", level, "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
+		},
+		tamper: tpccTamperings(),
+		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to: they hold at every " +
+			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering violates one of them. " +
+			"Beside the catalogue's, the tpcc column is attacked with one tampering per condition, each breaking that condition alone (`tpcc.Tamperings`): " +
+			"all caught after a run, but condition 11's, which holds only until the first Delivery.",
 	})
 	return out
 }

@@ -52,7 +52,7 @@ func TestVoteCounter(t *testing.T) {
 	if c.code != 1 {
 		t.Fatalf("check after tampering exit %d, want 1\n%s", c.code, c.stdout)
 	}
-	mustContain(t, c.stdout, "VIOLATION: 1 articles whose votes disagree with their vote rows (first: article 500)")
+	mustContain(t, c.stdout, "VIOLATION: 1 article whose votes disagree with the vote rows (first: article 500)")
 }
 
 func TestVoteJoinAndMatview(t *testing.T) {

@@ -136,3 +136,19 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		cmd, want, got string
+		ok             bool
+	}{
+		{"txload check bank; echo $?", "check: ok\n0", "check: ok\n0\n", true},
+		{"txload check bank; echo $?", "check: ok\n0", "VIOLATION\n1", false},
+		{"echo $?", "1", "0", false},
+		{"psql -Atc 'select count(*)'", "80", "81", true}, // not a status: masked
+	} {
+		if d := ExitStatus(c.cmd, lines(c.want), lines(c.got)); (d == "") != c.ok {
+			t.Errorf("ExitStatus(%q, %q, %q) = %q, want ok=%v", c.cmd, c.want, c.got, d, c.ok)
+		}
+	}
+}

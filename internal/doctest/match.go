@@ -174,3 +174,26 @@ func Shorten(lines []string, show, elide *regexp.Regexp) []string {
 	}
 	return out
 }
+
+// ExitStatus compares, for a command that ends by printing its exit status
+// (`…; echo $?`), that status exactly: Compare masks numbers, and an exit
+// status of 1 where the page says 0 is a change of behaviour, not of
+// figures. It returns "" when they agree or the command prints no status.
+func ExitStatus(cmd string, want, got []string) string {
+	c := strings.TrimSpace(cmd)
+	if !strings.HasSuffix(c, "echo $?") {
+		return ""
+	}
+	last := func(lines []string) string {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" {
+				return l
+			}
+		}
+		return ""
+	}
+	if w, g := last(want), last(got); w != g {
+		return fmt.Sprintf("the exit status: the page says %s, the command exited %s", w, g)
+	}
+	return ""
+}

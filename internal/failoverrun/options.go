@@ -256,10 +256,8 @@ func (p *plan) loadOptions() error {
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	if p.h.Validate != nil {
-		if err := p.h.Validate(); err != nil {
-			return runner.Usage(err)
-		}
+	if err := runner.ValidateHooks(p.h, opts); err != nil {
+		return err
 	}
 	if p.h.Init == nil && !p.external() {
 		if p.o.Schema == nil || p.o.Schema.Hooks().Init == nil {

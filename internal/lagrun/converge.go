@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/report"
 )
 
 // Convergence is what comparing the two sides found.
@@ -30,7 +31,7 @@ func (c *Convergence) Failures() []string {
 		}
 	}
 	if m := c.Markers; m != nil && !m.OK() {
-		out = append(out, fmt.Sprintf("markers: %d gaps, %d repeats, %d extra", m.Gaps, m.Repeats, m.Extra))
+		out = append(out, "markers: "+markerFaults(*m))
 	}
 	return out
 }
@@ -110,4 +111,10 @@ func compareTable(ctx context.Context, src, dst *pgx.Conn, t lag.Pair, recheck b
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// markerFaults counts what the marker comparison found wrong: "1 gap,
+// 0 repeats, 0 extra".
+func markerFaults(m lag.MarkerDiff) string {
+	return fmt.Sprintf("%s, %s, %d extra", report.Count(m.Gaps, "gap"), report.Count(m.Repeats, "repeat"), m.Extra)
 }

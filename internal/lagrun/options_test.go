@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/workload/all"
 )
 
 // Every refusal is one usage error naming the flag, found without a
@@ -30,9 +31,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"pooler", "", nil, func(o *Options) { external(o); o.Pooler = "weird" }, `--pooler "weird" is not allowed (allowed: auto, none, transaction, session)`},
 		{"source without dest", "", nil, func(o *Options) { o.Source = src }, "--source needs --dest: give both, or neither for an embedded pair"},
 		{"dest without source", "", nil, func(o *Options) { o.Dest = dst }, "--dest needs --source: give both, or neither for an embedded pair"},
-		{"a workload that runs no load", "tpcb", nil, nil, "--workload tpcb: lag needs a workload that runs load (lag works for: append, bank, pgio, script, select-only, simple-update, tpcb-like, vote)"},
+		{"a workload that runs no load", "tpcb", nil, nil, "--workload tpcb: lag needs a workload that runs load (lag works for: " + runsLoad(t) + ")"},
 		{"mark transactions of pgio", "pgio", nil, func(o *Options) { external(o); o.MarkTransactions = true },
-			"--mark-transactions: workload pgio cannot write a marker inside its transactions (those that can: bank, simple-update, tpcb-like, vote); the marker stream (--mark-interval) measures the lag"},
+			"--mark-transactions: workload pgio cannot write a marker inside its transactions (those that can: " + canMark(t, external) + "); the marker stream (--mark-interval) measures the lag"},
 		{"mark transactions of select-only", "select-only", nil, func(o *Options) { external(o); o.MarkTransactions = true },
 			"--mark-transactions: script select-only, line 2 (SELECT abalance FROM pgbench_accounts WHERE aid = :aid;) runs outside a BEGIN ... END block: it is a transaction of its own, which a marker cannot share; put the script's statements in explicit transactions (the marker stream, --mark-interval, measures the lag without them)"},
 		{"empty table name", "", nil, func(o *Options) { external(o); o.Tables = []string{"pgbench_accounts", "", "x"} },
@@ -88,6 +89,43 @@ func TestValidateRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runsLoad lists the registered workloads that run load, as the refusal
+// of one that does not names them: derived, so that a new workload does
+// not break the test.
+func runsLoad(t *testing.T) string {
+	t.Helper()
+	var out []string
+	for _, m := range all.Registry().All() {
+		if m.New().Hooks().Ops != nil {
+			out = append(out, m.Name)
+		}
+	}
+	if !slices.Contains(out, "bank") || slices.Contains(out, "tpcb") {
+		t.Fatalf("workloads that run load: %v", out)
+	}
+	return strings.Join(out, ", ")
+}
+
+// canMark lists the registered workloads whose lag with
+// --mark-transactions on an external pair passes Validate, with their
+// defaults: those the refusal of one that cannot must name.
+func canMark(t *testing.T, external func(*Options)) string {
+	t.Helper()
+	var out []string
+	for _, name := range all.Registry().Names() {
+		o := options(t, name)
+		external(&o)
+		o.MarkTransactions = true
+		if o.Validate() == nil {
+			out = append(out, name)
+		}
+	}
+	if !slices.Contains(out, "bank") || slices.Contains(out, "pgio") || slices.Contains(out, "select-only") {
+		t.Fatalf("workloads that can mark their transactions: %v", out)
+	}
+	return strings.Join(out, ", ")
 }
 
 // What a valid invocation becomes: the tables by their names on the

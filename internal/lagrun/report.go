@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
 )
 
@@ -58,8 +59,8 @@ func how(r *Result) string {
 // transactions' with --mark-transactions.
 func writeCounts(w io.Writer, r *Result) {
 	n := r.Stream
-	fmt.Fprintf(w, "replication lag (%s): %d markers written every %s, %d acknowledged, %d seen on the destination\n",
-		how(r), n.Sent, r.MarkInterval, n.Acked, n.Measured)
+	fmt.Fprintf(w, "replication lag (%s): %s written every %s, %d acknowledged, %d seen on the destination\n",
+		how(r), report.Count(n.Sent, "marker"), r.MarkInterval, n.Acked, n.Measured)
 	if !r.Marked {
 		return
 	}
@@ -114,19 +115,19 @@ func writeNotes(w io.Writer, r *Result) {
 		n.Expired += r.Tx.Expired
 	}
 	if n.Early > 0 {
-		fmt.Fprintf(w, "  %d markers were visible before their COMMIT's acknowledgement reached txload (recorded as 0)\n", n.Early)
+		fmt.Fprintf(w, "  %s %s visible before their COMMIT's acknowledgement reached txload (recorded as 0)\n", report.Count(n.Early, "marker"), metrics.Were(n.Early))
 	}
 	if n.Failed+n.Ambiguous > 0 {
-		fmt.Fprintf(w, "  %d marker writes failed, %d of them with their COMMIT's outcome unknown (%d of those arrived)\n", n.Failed+n.Ambiguous, n.Ambiguous, n.AmbiguousSeen)
+		fmt.Fprintf(w, "  %s failed, %d of them with their COMMIT's outcome unknown (%d of those arrived)\n", report.Count(n.Failed+n.Ambiguous, "marker write"), n.Ambiguous, n.AmbiguousSeen)
 	}
 	if n.Late+n.Expired > 0 {
 		fmt.Fprintf(w, "  the destination reordered markers: %d found late, %d never seen while later ones were\n", n.Late, n.Expired)
 	}
 	if rs.Errors > 0 {
-		fmt.Fprintf(w, "  %d polls of the destination failed; the first: %s\n", rs.Errors, flat(rs.FirstErr.Error()))
+		fmt.Fprintf(w, "  %s of the destination failed; the first: %s\n", report.Count(rs.Errors, "poll"), flat(rs.FirstErr.Error()))
 	}
 	if r.Writes.Errors > 0 {
-		fmt.Fprintf(w, "  %d marker writes on the source failed; the first: %s\n", r.Writes.Errors, flat(r.Writes.FirstErr.Error()))
+		fmt.Fprintf(w, "  %s on the source failed; the first: %s\n", report.Count(r.Writes.Errors, "marker write"), flat(r.Writes.FirstErr.Error()))
 	}
 	switch {
 	case r.Interrupted:
@@ -141,7 +142,7 @@ func writeNotes(w io.Writer, r *Result) {
 // writeViews writes what the servers said of the replication themselves.
 func writeViews(w io.Writer, r *Result) {
 	for _, s := range r.Senders {
-		line := fmt.Sprintf("  server: pg_stat_replication %s: %d samples", s.Name, s.Samples)
+		line := fmt.Sprintf("  server: pg_stat_replication %s: %s", s.Name, report.Count(s.Samples, "sample"))
 		if s.Replay.TotalCount() > 0 {
 			line += fmt.Sprintf(", replay_lag p50 %s p99 %s max %s", report.Micros(s.Replay.ValueAtQuantile(50)),
 				report.Micros(s.Replay.ValueAtQuantile(99)), report.Micros(s.Replay.Max()))
@@ -156,7 +157,7 @@ func writeViews(w io.Writer, r *Result) {
 		fmt.Fprintln(w, line)
 	}
 	for _, s := range r.Subscriptions {
-		line := fmt.Sprintf("  server: pg_stat_subscription %s: %d samples", s.Name, s.Samples)
+		line := fmt.Sprintf("  server: pg_stat_subscription %s: %s", s.Name, report.Count(s.Samples, "sample"))
 		if s.Delay.TotalCount() > 0 {
 			line += fmt.Sprintf(", last message sent → received p50 %s p99 %s max %s", report.Micros(s.Delay.ValueAtQuantile(50)),
 				report.Micros(s.Delay.ValueAtQuantile(99)), report.Micros(s.Delay.Max()))
@@ -213,7 +214,7 @@ func convergenceLines(conv *Convergence) []string {
 		}
 	}
 	m := conv.Markers
-	out = append(out, fmt.Sprintf("markers: %d on the source, %d on the destination: %d gaps, %d repeats, %d extra", m.Source, m.Dest, m.Gaps, m.Repeats, m.Extra))
+	out = append(out, fmt.Sprintf("markers: %d on the source, %d on the destination: %s", m.Source, m.Dest, markerFaults(*m)))
 	for _, k := range []struct {
 		what string
 		keys []string

@@ -220,7 +220,7 @@ func TestConvergenceFailures(t *testing.T) {
 		{"counts alone differ", Convergence{Tables: []*lag.Diff{{Pair: lag.Pair{Source: "h", Dest: "h"}, SourceRows: 7, DestRows: 6}}, Markers: okMarkers},
 			[]string{"h: 6 rows against 7"}},
 		{"markers lost and repeated", Convergence{Markers: &lag.MarkerDiff{Source: 5, Dest: 5, Gaps: 1, Repeats: 1}},
-			[]string{"markers: 1 gaps, 1 repeats, 0 extra"}},
+			[]string{"markers: 1 gap, 1 repeat, 0 extra"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.conv.Failures(); !slices.Equal(got, tc.want) {
@@ -257,10 +257,10 @@ pgbench_accounts still differed after 4 comparisons a second apart
 EXTRA pgbench_history: (row) 1,2,3
 DIFFERING pgbench_history: (row) 4
 MISSING COLUMNS hist: mtime
-markers: 12 on the source, 12 on the destination: 1 gaps, 1 repeats, 0 extra
+markers: 12 on the source, 12 on the destination: 1 gap, 1 repeat, 0 extra
 GAP (lost): writer 3 seq 7
 REPEAT (applied twice): writer 3 seq 9
-convergence: FAILED: pgbench_accounts: 3 missing; pgbench_history: 1 extra, 1 differing, columns missing: mtime; markers: 1 gaps, 1 repeats, 0 extra (compared in 1.50s)
+convergence: FAILED: pgbench_accounts: 3 missing; pgbench_history: 1 extra, 1 differing, columns missing: mtime; markers: 1 gap, 1 repeat, 0 extra (compared in 1.50s)
 `
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)

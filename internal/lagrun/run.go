@@ -214,7 +214,7 @@ func runError(res *Result, runErr error, failures []string, pr *pair) error {
 	case runErr != nil:
 		return pr.scrub(runErr)
 	case o != nil && o.Result != nil && o.Result.Aborted > 0:
-		return fmt.Errorf("%d clients aborted: %v", o.Result.Aborted, pr.scrub(o.Result.AbortErr))
+		return fmt.Errorf("%s aborted: %v", report.Count(o.Result.Aborted, "client"), pr.scrub(o.Result.AbortErr))
 	case o != nil && o.Check != nil && len(o.Check.Violations) > 0:
 		return &runner.ViolationError{Violations: o.Check.Violations}
 	case len(failures) > 0:

@@ -12,6 +12,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/pg"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )
@@ -25,6 +26,8 @@ type Options struct {
 	// Init is what happens to the schema before the run: fresh (drop and
 	// reload), keep (load if missing), skip.
 	Init string
+	// ConcurrencySet says --concurrency was given (Hooks.ValidateRun).
+	ConcurrencySet bool
 	// InitSet says --init was given: without it, a workload whose default
 	// is skip never creates tables on a user's database (it does on the
 	// embedded server, which holds nothing).
@@ -117,16 +120,9 @@ func (o *Options) Share(i, n int) error {
 	o.Init, o.InitSet = "skip", true
 	o.allClients = c
 	o.Engine.Instance, o.Engine.Instances = i, n
-	o.Engine.Concurrency = c/n + btoi(i < c%n)
+	o.Engine.Concurrency = report.InstanceClients(c, i, n)
 	o.FirstClient = i*(c/n) + min(i, c%n)
 	return nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Validate checks o before anything touches the database: every value, and

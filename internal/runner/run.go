@@ -64,10 +64,8 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
 	}
-	if h.Validate != nil {
-		if err := h.Validate(); err != nil {
-			return Resolved{}, h, Usage(err)
-		}
+	if err := ValidateHooks(h, *opts); err != nil {
+		return Resolved{}, h, err
 	}
 	if opts.PerStatement && !h.PerStatement {
 		return Resolved{}, h, Usagef("--report-per-statement (-r): workload %s does not time its statements one by one; its report is per operation", m.Name)
@@ -83,6 +81,26 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 		err = Usagef("--instance needs --url: the instances must drive one database")
 	}
 	return r, h, err
+}
+
+// ValidateHooks checks a workload's flags (Hooks.Validate), then against
+// the run's own settings (Hooks.ValidateRun): bad usage, before the
+// database is touched.
+func ValidateHooks(h workload.Hooks, opts Options) error {
+	if h.Validate != nil {
+		if err := h.Validate(); err != nil {
+			return Usage(err)
+		}
+	}
+	if h.ValidateRun != nil {
+		e := opts.Engine
+		c := e.Concurrency
+		if opts.allClients > 0 {
+			c = opts.allClients
+		}
+		return Usage(h.ValidateRun(workload.RunSettings{Concurrency: c, ConcurrencySet: opts.ConcurrencySet, Rate: e.Rate, Instances: e.Instances}))
+	}
+	return nil
 }
 
 // Capabilities lists the commands a workload's hooks support.
@@ -181,6 +199,9 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if ue := (*UsageError)(nil); errors.As(runErr, &ue) {
 		return ue // one line naming what to change, exit 2
 	}
+	if se := settingsErr(runErr); se != nil {
+		return se // tables that exist with other settings: nothing was written, exit 2
+	}
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
 		if hint := pg.PoolerHint(runErr); hint != "" {
@@ -204,7 +225,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 // client aborted, a violation found.
 func outcomeErr(o Outcome) error {
 	if res := o.Result; res != nil && res.Aborted > 0 {
-		return fmt.Errorf("%d clients aborted: %w", res.Aborted, res.AbortErr)
+		return fmt.Errorf("%s aborted: %w", report.Count(res.Aborted, "client"), res.AbortErr)
 	}
 	if o.Check != nil && len(o.Check.Violations) > 0 {
 		return &ViolationError{Violations: o.Check.Violations}
@@ -213,6 +234,10 @@ func outcomeErr(o Outcome) error {
 		// The run did not do what was asked: its rate for its duration.
 		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
 			o.Engine.Rate, report.Seconds(res.Total.Elapsed), o.Engine.Duration)
+	}
+	if res := o.Result; res != nil && res.Behind {
+		return fmt.Errorf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started (see BEHIND above)",
+			o.Engine.Rate, res.Unstarted, res.Offered)
 	}
 	return nil
 }
@@ -275,6 +300,17 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 		}
 	}
 	return load, nil
+}
+
+// settingsErr is err's SettingsError, if any: the schema exists with
+// other settings than the run's flags, found before anything was written
+// (exit 2), with the run's way to recreate it.
+func settingsErr(err error) error {
+	var se *workload.SettingsError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	return &workload.SettingsError{Workload: se.Workload, Msg: se.Msg + " (in a run: --init fresh)"}
 }
 
 // figure is what the workload's own figures go to: the exporter, and the
@@ -381,6 +417,9 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		conn.settle(actx)
 		all, err := res.All()
 		var chk *workload.CheckResult
+		if load.Measured != nil {
+			load.Measured(res.Total)
+		}
 		if err == nil {
 			chk, err = load.Report(actx, all)
 		}
@@ -405,27 +444,35 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	if res.Interrupted {
 		out = append(out, "INTERRUPTED: the figures cover what ran before "+InterruptedBy(res.Cause))
 	}
+	if line := report.WarmupLine(res.Total, opts.Engine.Warmup); line != "" {
+		out = append(out, line)
+	}
 	if res.Saturated {
 		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
 			opts.Engine.Rate, opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
+	} else if res.Behind {
+		all := res.Total.Total("all")
+		out = append(out, fmt.Sprintf("BEHIND: the target of %g ops/s was not sustained: %d of %d scheduled operations (%.1f%%) never started before the window ended, and their schedule lag is in no figure below; it sustained %.1f ops/s",
+			opts.Engine.Rate, res.Unstarted, res.Offered, 100*float64(res.Unstarted)/float64(res.Offered), float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds()))
 	} else if res.Offered > 0 {
-		out = append(out, fmt.Sprintf("offered %d operations, %d never started", res.Offered, res.Unstarted))
+		out = append(out, report.OfferedLine(res.Offered, res.Unstarted))
 	}
 	if line := report.DrainLine(res.Drain); line != "" {
 		out = append(out, line)
 	}
 	if res.Drained {
-		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %d operations still in flight %s after the end were abandoned; their outcome is unknown",
-			res.Drain.Total("all").Abandoned, opts.Engine.DrainTimeout))
+		n := res.Drain.Total("all").Abandoned
+		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned; their outcome is unknown",
+			report.Count(n, "operation"), opts.Engine.DrainTimeout, metrics.Were(n)))
 	}
 	if res.Outages > 0 {
-		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %d times, %s in all; %d reconnection attempts failed",
-			res.Outages, res.Unreachable.Round(time.Millisecond), res.Total.Reconnects))
+		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %s, %s in all; %s failed",
+			report.Count(res.Outages, "time"), res.Unreachable.Round(time.Millisecond), report.Count(res.Total.Reconnects, "reconnection attempt")))
 	}
 	if res.Aborted > 0 {
-		out = append(out, fmt.Sprintf("ABORTED: %d clients ended on an error no retry cures (--continue-on-error keeps them running): %s",
-			res.Aborted, t.Scrub(res.AbortErr.Error())))
+		out = append(out, fmt.Sprintf("ABORTED: %s ended on an error no retry cures (--continue-on-error keeps them running): %s",
+			report.Count(res.Aborted, "client"), t.Scrub(res.AbortErr.Error())))
 	}
 	for c, err := range res.FirstErrors {
 		if err != nil && (res.AbortErr == nil || err != res.AbortErr) {
@@ -437,17 +484,15 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// Mode describes the loop for the summary's header.
+// Mode describes the loop for the summary's header: of one instance of
+// several, its share.
 func Mode(opts Options) string {
 	e := opts.Engine
-	each := ""
-	if e.Transactions > 0 {
-		each = fmt.Sprintf(", %d operations each", e.Transactions)
+	l := report.Loop{Rate: e.Rate, Arrival: e.Arrival.String(), Workers: e.Concurrency, Each: e.Transactions}
+	if e.Instances > 1 {
+		l.Instance, l.Instances, l.AllWorkers = e.Instance, e.Instances, opts.allClients
 	}
-	if e.Rate > 0 {
-		return fmt.Sprintf("open loop at %g ops/s (%s), %d workers%s", e.Rate, e.Arrival, e.Concurrency, each)
-	}
-	return fmt.Sprintf("closed loop, %d workers%s", e.Concurrency, each)
+	return l.String()
 }
 
 // LabelString is a variant's labels on one line.
@@ -634,7 +679,7 @@ func settingsOf(o Outcome, opts Options, schedule bool) report.Settings {
 	s := report.Settings{Concurrency: clients, Threads: threads(o.Load, e), Schedule: schedule,
 		Duration: e.Duration, Transactions: e.Transactions, Warmup: e.Warmup, Rate: e.Rate, LatencyLimit: e.LatencyLimit,
 		Arrival: e.Arrival.String(), MaxTries: e.MaxTries, Progress: e.Progress, Seed: opts.Seed, Connect: e.ConnectPerTxn,
-		Scale: o.Load.Scale, Protocol: o.Load.Protocol}
+		Scale: o.Load.Scale, Protocol: o.Load.Protocol, Instance: e.Instance, Instances: e.Instances}
 	if e.MaxTries >= engine.Unlimited {
 		s.MaxTries = 0
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
@@ -109,6 +111,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}
 	defer conn.Close()
 	load, err := Load(ctx, conn, g, opts, false)
+	if se := settingsErr(err); se != nil {
+		return se
+	}
 	if err != nil {
 		return errors.New(conn.Target.Scrub(err.Error()))
 	}
@@ -116,13 +121,17 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		defer load.Close()
 	}
 	w := opts.Stdout
-	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %d workers, %s arrivals\n",
-		m.Name, objective, s.StepDuration, s.StepWarmup, opts.Engine.Concurrency, opts.Engine.Arrival)
+	fmt.Fprintf(w, "sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %s, %s arrivals\n",
+		m.Name, objective, s.StepDuration, s.StepWarmup, report.Count(opts.Engine.Concurrency, "worker"), opts.Engine.Arrival)
 	fmt.Fprintf(w, "%4s  %12s  %12s  %10s  %10s  %10s  %7s  %s\n",
 		"step", "target/s", "achieved/s", "p50", "p99", "max", "errors", "result")
 
 	var steps []sweepStep
 	var outcomes []Outcome
+	// committed is what every step ran, the drains and an interrupted
+	// step's part included: the workload's audit ends the sweep over the
+	// data all of them changed (Ops ran once, before the first step).
+	var committed *metrics.Snapshot
 	defer func() {
 		for i := range outcomes {
 			outcomes[i].Close()
@@ -149,6 +158,14 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if res != nil && opts.Metrics != nil {
 			opts.Metrics.SetSaturated(res.Saturated)
 		}
+		if res != nil {
+			// What ran is audited, an interrupted step's part included.
+			if sum, addErr := addUp(committed, res); addErr != nil && err == nil {
+				err = addErr
+			} else if addErr == nil {
+				committed = sum
+			}
+		}
 		if err != nil || ctx.Err() != nil {
 			// No step of the document: an error, or an interrupt that
 			// left this step's figures partial.
@@ -173,27 +190,31 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	lo := found.Lo
 
 	var outErr error
-	if load.Report != nil && len(outcomes) > 0 {
+	if load.Report != nil && committed != nil {
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
-		last := outcomes[len(outcomes)-1].Result
 		conn.settle(actx)
-		all, err := last.All()
-		var chk *workload.CheckResult
-		if err == nil {
-			chk, err = load.Report(actx, all)
+		if load.Measured != nil && len(outcomes) > 0 {
+			load.Measured(outcomes[len(outcomes)-1].Result.Total)
 		}
+		chk, err := load.Report(actx, committed)
 		cancel()
-		if err != nil {
-			outErr = err
-		} else {
+		switch {
+		case err != nil:
+			outErr = fmt.Errorf("auditing the sweep: %w", err)
+		default:
 			fmt.Fprintln(w)
 			PrintCheck(w, chk)
-			outcomes[len(outcomes)-1].Check = chk
+			if len(outcomes) > 0 {
+				outcomes[len(outcomes)-1].Check = chk
+			}
+			if len(chk.Violations) > 0 {
+				outErr = &ViolationError{Violations: chk.Violations}
+			}
 		}
 	}
 	if s.CSV != "" && len(steps) > 0 {
 		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
-			outErr = fmt.Errorf("writing --csv: %w", err)
+			outErr = errors.Join(outErr, fmt.Errorf("writing --csv: %w", err))
 		}
 	}
 	if s.Chart != "" && len(steps) > 0 {
@@ -207,13 +228,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			write = chart.WritePNG
 		}
 		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
-		if err != nil && outErr == nil {
-			outErr = fmt.Errorf("writing --chart: %w", err)
+		if err != nil {
+			outErr = errors.Join(outErr, fmt.Errorf("writing --chart: %w", err))
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, false); err != nil && outErr == nil {
-			outErr = err
+		if err := writeDocument(conn, m, opts, outcomes, false); err != nil {
+			outErr = errors.Join(outErr, err)
 		}
 	}
 
@@ -231,6 +252,24 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}
 	fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
 	return outErr
+}
+
+// addUp adds what a step counted, its drain included, to what the steps
+// before it counted (nil: none).
+func addUp(sum *metrics.Snapshot, res *engine.Result) (*metrics.Snapshot, error) {
+	all, err := res.All()
+	if err != nil {
+		return nil, fmt.Errorf("adding up the steps' figures: %w", err)
+	}
+	if sum == nil {
+		return all, nil
+	}
+	out, err := sum.Plus(all)
+	if err != nil {
+		return nil, fmt.Errorf("adding up the steps' figures: %w", err)
+	}
+	out.Elapsed = sum.Elapsed + all.Elapsed
+	return out, nil
 }
 
 // sweepStep is one measured step.

@@ -366,7 +366,7 @@ func failureSection(p *page, runs []*run) {
 		all := r.total.Total("all")
 		if all.ErrorsTotal() > 0 || all.Retries > 0 {
 			drawn = append(drawn, r)
-			lines = append(lines, fmt.Sprintf("%s: %d failed attempts (%s), %d retries, %d operations failed", r.name, all.ErrorsTotal(), report.ByClass(all.Errors), all.Retries, all.FailedTotal()))
+			lines = append(lines, fmt.Sprintf("%s: %s (%s), %s, %s failed", r.name, report.Count(all.ErrorsTotal(), "failed attempt"), report.ByClass(all.Errors), report.Count(all.Retries, "retry"), report.Count(all.FailedTotal(), "operation")))
 		}
 		if len(r.windows) == 0 {
 			continue

@@ -115,7 +115,7 @@ func replay(d *report.Document, objective slo.SLO, steps []step) string {
 		search.Observe(st.Target, st.Pass)
 	}
 	if _, more := search.Next(); more {
-		return fmt.Sprintf("interrupted after %d steps: the search had not ended", len(steps))
+		return fmt.Sprintf("interrupted after %s: the search had not ended", report.Count(len(steps), "step"))
 	}
 	return search.Result().Verdict(objective, start, maxSteps, precision)
 }

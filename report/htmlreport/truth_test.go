@@ -214,7 +214,7 @@ func TestDrainApart(t *testing.T) {
 	n := len(rd.Intervals)
 	rd.Drain, rd.Intervals = &rd.Intervals[n-1], rd.Intervals[:n-1]
 	html := render(t, runDocument(rd))
-	if want := "drain: 1 operations in flight when the window ended, not in the figures of this page: 1 committed and 0 failed in the 10ms after it, 0 abandoned"; !strings.Contains(html, want) {
+	if want := "drain: 1 operation in flight when the window ended, not in the figures of this page: 1 committed and 0 failed in the 10ms after it, 0 abandoned"; !strings.Contains(html, want) {
 		t.Errorf("the page lacks %q", want)
 	}
 	if strings.Contains(html, "left out of them") || strings.Contains(html, "not drawn") {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/history"
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/workload"
 )
 
@@ -35,7 +36,7 @@ func (r *runState) report(res *history.Result, elapsed time.Duration) *workload.
 		busy = fmt.Sprintf("; busy %.1f%% of the run (%s), at most %d events waiting", 100*r.busy.Seconds()/elapsed.Seconds(), r.busy.Round(time.Millisecond), r.backlog)
 	}
 	out.Lines = []workload.Line{
-		{Label: "history", Value: fmt.Sprintf("%d attempts: %d committed, %d failed, %d unknown; %s", res.Attempts, res.Committed, res.Failed, res.Unknown, where)},
+		{Label: "history", Value: fmt.Sprintf("%s: %d committed, %d failed, %d unknown; %s", metrics.Count(res.Attempts, "attempt"), res.Committed, res.Failed, res.Unknown, where)},
 		{Label: "checker", Value: fmt.Sprintf("online, held at most %d attempts and %d keys%s", res.Stats.PeakTxns, res.Stats.PeakKeys, busy)},
 	}
 	for _, f := range res.Findings {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -61,37 +60,8 @@ func (g *gen) schema() workload.Schema {
 // observed collects the isolation levels the workers' server ran, and the
 // transfers declined for want of funds (they commit nothing).
 type observed struct {
-	mu       sync.Mutex
-	levels   map[pg.Isolation]int
+	workload.Isolations
 	declined atomic.Int64
-}
-
-func (o *observed) add(i pg.Isolation) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.levels == nil {
-		o.levels = map[pg.Isolation]int{}
-	}
-	o.levels[i]++
-}
-
-// notes reports the isolation level the server actually ran, and warns when
-// it is not the one requested.
-func (o *observed) notes(requested pg.Isolation) []workload.Line {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var lines []workload.Line
-	for _, iso := range []pg.Isolation{pg.ReadCommitted, pg.RepeatableRead, pg.Serializable} {
-		if o.levels[iso] == 0 {
-			continue
-		}
-		v := iso.String()
-		if iso != requested {
-			v += fmt.Sprintf(" (WARNING: requested %s; the server ran %s)", requested, iso)
-		}
-		lines = append(lines, workload.Line{Label: "isolation (server)", Value: v})
-	}
-	return lines
 }
 
 const (

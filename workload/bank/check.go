@@ -279,31 +279,32 @@ func (a *audit) explained() int64 { return a.replayed - a.expected }
 // wrote.
 func (a *audit) violations() []string {
 	var v []string
-	add := func(n int64, format string, args ...any) {
+	// add says n of noun (in the plural unless n is 1), then the rest.
+	add := func(n int64, noun, rest string, args ...any) {
 		if n > 0 {
-			v = append(v, fmt.Sprintf(format, append([]any{n}, args...)...))
+			v = append(v, metrics.Count(n, noun)+" "+fmt.Sprintf(rest, args...))
 		}
 	}
-	add(a.lostLevel, "%d lost updates written at repeatable read or serializable (the level forbids them)")
-	add(a.lostLocked, "%d lost updates in for-update transfers at read committed (SELECT … FOR UPDATE forbids them)")
-	add(a.accounts-a.inRange, "%d accounts missing (bank_meta has %d, ids 1 to %d)", a.accounts, a.accounts)
-	add(a.inRange-a.accounts, "%d account rows more than bank_meta's %d (an id duplicated)", a.accounts)
-	add(a.rows-a.inRange, "%d rows in bank_account that are not accounts 1 to %d (added by no transfer)", a.accounts)
-	add(a.orphanWrites, "%d ledger writes of accounts that do not exist")
-	add(a.moreWrites, "%d accounts with more ledger writes than versions (a ledger row duplicated or added, a write applied twice, or a version set back)")
-	add(a.fewerWrites, "%d accounts with versions no ledger row wrote (a ledger row deleted, a version bumped, or a write without its ledger row)")
-	add(a.otherWrites, "%d accounts whose ledger writes are not versions 1 to their version, each once (a ledger row's version changed)")
-	add(a.badReads, "%d ledger writes that read a version not written before them")
+	add(a.lostLevel, "lost update", "written at repeatable read or serializable (the level forbids them)")
+	add(a.lostLocked, "lost update", "in for-update transfers at read committed (SELECT … FOR UPDATE forbids them)")
+	add(a.accounts-a.inRange, "account", "missing (bank_meta has %d, ids 1 to %d)", a.accounts, a.accounts)
+	add(a.inRange-a.accounts, "account row", "more than bank_meta's %d (an id duplicated)", a.accounts)
+	add(a.rows-a.inRange, "row", "in bank_account outside accounts 1 to %d (added by no transfer)", a.accounts)
+	add(a.orphanWrites, "ledger write", "of accounts that do not exist")
+	add(a.moreWrites, "account", "with more ledger writes than versions (a ledger row duplicated or added, a write applied twice, or a version set back)")
+	add(a.fewerWrites, "account", "with versions no ledger row wrote (a ledger row deleted, a version bumped, or a write without its ledger row)")
+	add(a.otherWrites, "account", "whose ledger writes are not versions 1 to its version, each once (a ledger row's version changed)")
+	add(a.badReads, "ledger write", "that read a version not yet written")
 	if a.offReplay > 0 {
 		f := a.firstOff
-		v = append(v, fmt.Sprintf("%d accounts whose balance is not what their ledger replays to (first: account %d holds %d, its ledger %d)",
-			a.offReplay, f.id, f.balance, f.replayed))
+		v = append(v, fmt.Sprintf("%s whose balance is not what the ledger replays to (first: account %d holds %d, its ledger %d)",
+			metrics.Count(a.offReplay, "account"), f.id, f.balance, f.replayed))
 	}
 	if d := a.drift() - a.explained(); d != 0 {
 		v = append(v, fmt.Sprintf("money drift of %+d that no read-committed lost update explains (drift %+d, the ledger's replay explains %+d)",
 			d, a.drift(), a.explained()))
 	}
-	add(a.negativeNoOD, "%d negative balances in accounts no delta transfer wrote (read-modify-write and for-update refuse to overdraw)")
+	add(a.negativeNoOD, "negative balance", "in accounts no delta transfer wrote (read-modify-write and for-update refuse to overdraw)")
 	return v
 }
 
@@ -321,7 +322,7 @@ func (a *audit) anomalies() []workload.Line {
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	explained := fmt.Sprintf("%+d", a.explained())
 	if a.lostUpdates > 0 {
-		explained += fmt.Sprintf(" (by the lost updates of %d accounts, replayed from the ledger)", a.explainedBy)
+		explained += fmt.Sprintf(" (by the lost updates of %s, replayed from the ledger)", metrics.Count(a.explainedBy, "account"))
 	}
 	return []workload.Line{
 		{Label: "money drift", Value: fmt.Sprintf("%+d", a.drift())},
@@ -381,13 +382,13 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 	lines = append(lines,
 		workload.Line{Label: "committed", Value: strconv.FormatInt(op.OK, 10)},
 		workload.Line{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
-		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%d retries)", op.Retried, op.Retries)},
+		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%s)", op.Retried, metrics.Count(op.Retries, "retry"))},
 	)
 	rec := workload.Reconcile(op, a.transfers-before)
 	rec.Committed -= obs.declined.Load() // rolled back: no ledger row
 	lines = append(lines, rec.Lines("ledger")...)
 	lines = append(lines, a.anomalies()...)
-	res := a.result(append(lines, obs.notes(g.cfg.isolation)...))
+	res := a.result(append(lines, obs.Notes(g.cfg.isolation)...))
 	rec.Into(res)
 	return res, nil
 }

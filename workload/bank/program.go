@@ -128,7 +128,7 @@ func (p *program) Resume(c *executor.Conn) executor.Action {
 			return executor.Action{Kind: executor.Finish, Err: pg.Fatal(fmt.Errorf("reading back the isolation level: %w", err)), Stmt: -1}
 		}
 		p.effective, p.checked = eff, true
-		p.obs.add(eff)
+		p.obs.Add(eff)
 		i = 2
 	}
 	if p.cfg.transfer == Delta {

@@ -65,9 +65,9 @@ var auditTables = [3]struct {
 	name, what, id, balance string
 	per                     int64
 }{
-	{"pgbench_accounts", "accounts", "aid", "abalance", naccounts},
-	{"pgbench_tellers", "tellers", "tid", "tbalance", ntellers},
-	{"pgbench_branches", "branches", "bid", "bbalance", nbranches},
+	{"pgbench_accounts", "account", "aid", "abalance", naccounts},
+	{"pgbench_tellers", "teller", "tid", "tbalance", ntellers},
+	{"pgbench_branches", "branch", "bid", "bbalance", nbranches},
 }
 
 // tableAuditSQL audits one table against the history: its rows, those of
@@ -136,20 +136,20 @@ func (a *tpcbAudit) violations(r rule) []string {
 		s := a.shape[i]
 		want := tb.per * scale
 		if missing := want - s.inRange; missing > 0 {
-			v = append(v, fmt.Sprintf("%d %s missing (scale %d has %s 1 to %d)", missing, tb.what, scale, tb.id, want))
+			v = append(v, fmt.Sprintf("%s missing (scale %d has %s 1 to %d)", metrics.Count(missing, tb.what), scale, tb.id, want))
 		}
 		if extra := s.rows - min(s.inRange, want); extra > 0 {
-			v = append(v, fmt.Sprintf("%d rows in %s beyond %s 1 to %d (added, or an id duplicated)", extra, tb.name, tb.id, want))
+			v = append(v, fmt.Sprintf("%s in %s beyond %s 1 to %d (added, or an id duplicated)", metrics.Count(extra, "row"), tb.name, tb.id, want))
 		}
 		if r == anyBuiltin || (r == simpleUpdate && i > 0) {
 			continue
 		}
 		if s.off > 0 {
-			v = append(v, fmt.Sprintf("%d %s whose %s is not the sum of their history deltas (first: %s %d holds %d, its history %d): a balance changed, or history rows deleted, duplicated or added (after pgbench truncated the history, as it does before each run unless -n, or other scripts ran, `txload check tpcb` checks what every builtin keeps)",
-				s.off, tb.what, tb.balance, tb.id, s.firstID, s.firstBal, s.firstHist))
+			v = append(v, fmt.Sprintf("%s whose %s is not the sum of their history deltas (first: %s %d holds %d, its history %d): a balance changed, or history rows deleted, duplicated or added (after pgbench truncated the history, as it does before each run unless -n, or other scripts ran, `txload check tpcb` checks what every builtin keeps)",
+				metrics.Count(s.off, tb.what), tb.balance, tb.id, s.firstID, s.firstBal, s.firstHist))
 		}
 		if s.orphans > 0 {
-			v = append(v, fmt.Sprintf("history rows of %d %s ids that %s does not have", s.orphans, tb.id, tb.name))
+			v = append(v, fmt.Sprintf("history rows of %s that %s does not have", metrics.Count(s.orphans, tb.id+" id"), tb.name))
 		}
 	}
 	switch {

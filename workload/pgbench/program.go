@@ -33,11 +33,24 @@ type program struct {
 
 	prng  *expr.PRNG // the scripts' random functions, as pgbench's
 	saved expr.PRNG  // the random state at the start of the transaction
-	vars  map[string]expr.Value
-	env   expr.Env
+	// vars holds each variable behind a pointer that stays its own once
+	// set (a variable is never unset), so that params and sets can keep
+	// it: a command finds its variables without a map lookup after the
+	// first time.
+	vars   map[string]*expr.Value
+	params [][][]*expr.Value // per script, command and parameter: nil until found
+	sets   [][]*expr.Value   // per script and command: \set's variable, nil until set
+	// recent are the variables expressions looked up last (:scale in
+	// every builtin transaction): found again without the map's hashing.
+	recent     [4]recentVar
+	recentNext int
+	env        expr.Env
 
-	op, pc   int
-	sent     time.Time // when the exchange awaited was sent
+	op, pc int
+	// at is the time the command under way began: the end of the last
+	// one, read once per \set, or the loop's time of the exchange that
+	// resumed the program. sent is when the exchange awaited was sent.
+	at, sent time.Time
 	sleeping bool
 	inPipe   bool
 	pending  []int  // commands (pc) of the exchange awaited, in queue order
@@ -62,7 +75,7 @@ type program struct {
 // newProgram makes client id's program; pgbenchID is the client's number
 // in pgbench's lines.
 func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr.Value, log io.Writer, defaultSeed int64, mark *workload.Mark) *program {
-	p := &program{mode: g.mode, id: pgbenchID, vars: make(map[string]expr.Value, len(vars)+8), prng: expr.NewPRNG(seed),
+	p := &program{mode: g.mode, id: pgbenchID, vars: make(map[string]*expr.Value, len(vars)+8), prng: expr.NewPRNG(seed),
 		mark: mark, markAt: -1, pgbench: g.preset != nil, log: log, stdout: g.stdout}
 	if p.log == nil {
 		p.log = io.Discard
@@ -71,7 +84,7 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 		p.stdout = p.log
 	}
 	for k, v := range vars {
-		p.vars[k] = v
+		p.vars[k] = &v
 	}
 	p.env = expr.Env{Lookup: p.lookup, Rand: rand.New(p.prng), Debug: log, DefaultSeed: defaultSeed}
 	// Prepared statements are named as pgbench names them: P_0, P_1, ...
@@ -94,13 +107,45 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 			row[j] = st
 		}
 		p.stmts = append(p.stmts, row)
+		params := make([][]*expr.Value, len(s.Commands))
+		for j := range s.Commands {
+			params[j] = make([]*expr.Value, len(s.Commands[j].Params))
+		}
+		p.params = append(p.params, params)
+		p.sets = append(p.sets, make([]*expr.Value, len(s.Commands)))
 	}
 	return p
 }
 
 func (p *program) lookup(name string) (expr.Value, bool) {
-	v, ok := p.vars[name]
-	return v, ok
+	for i := range p.recent {
+		if r := &p.recent[i]; r.ref != nil && r.name == name {
+			return *r.ref, true
+		}
+	}
+	v := p.vars[name]
+	if v == nil {
+		return expr.Value{}, false
+	}
+	p.recent[p.recentNext] = recentVar{name: name, ref: v}
+	p.recentNext = (p.recentNext + 1) % len(p.recent)
+	return *v, true
+}
+
+// recentVar is a variable an expression looked up.
+type recentVar struct {
+	name string
+	ref  *expr.Value
+}
+
+// param is parameter i of SQL command pc of the script under way: nil
+// while the variable is not set.
+func (p *program) param(pc, i int, name string) *expr.Value {
+	ref := &p.params[p.op][pc][i]
+	if *ref == nil {
+		*ref = p.vars[name]
+	}
+	return *ref
 }
 
 // cmds returns command pc of the script under way.
@@ -126,6 +171,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 		*p.prng = p.saved
 	}
 	p.op, p.pc, p.inPipe, p.sleeping = op, 0, false, false
+	p.at = c.Now
 	p.trace.script(op)
 	p.pending, p.markAt = p.pending[:0], -1
 	return p.run(c)
@@ -141,6 +187,7 @@ func (p *program) Statement(i int) int {
 
 // Resume continues after a \sleep or the results of SQL commands.
 func (p *program) Resume(c *executor.Conn) executor.Action {
+	p.at = c.Now
 	if p.sleeping {
 		p.sleeping = false
 		c.Statement(p.op, p.pc-1, c.Now.Sub(p.sent))
@@ -218,11 +265,22 @@ func (p *program) store(r *executor.Result, pc int, cmd *script.Command) error {
 // assign sets variable name, which must be a valid name when it is new
 // (pgbench's lookupCreateVariable; what names the command in the error).
 func (p *program) assign(what, name string, v expr.Value) error {
-	if _, ok := p.vars[name]; !ok && !script.ValidVariableName(name) {
-		return fmt.Errorf("%s: invalid variable name: \"%s\"", what, name)
+	_, err := p.set(what, name, v)
+	return err
+}
+
+// set is assign, returning where the variable is kept.
+func (p *program) set(what, name string, v expr.Value) (*expr.Value, error) {
+	ref := p.vars[name]
+	if ref == nil {
+		if !script.ValidVariableName(name) {
+			return nil, fmt.Errorf("%s: invalid variable name: \"%s\"", what, name)
+		}
+		ref = new(expr.Value)
+		p.vars[name] = ref
 	}
-	p.vars[name] = v
-	return nil
+	*ref = v
+	return ref, nil
 }
 
 // run executes commands from p.pc until one must be awaited.
@@ -236,16 +294,20 @@ func (p *program) run(c *executor.Conn) executor.Action {
 		}
 		switch cmd.Kind {
 		case script.Set:
-			start := time.Now()
 			p.env.Script, p.env.Command = p.op, pc+1
 			v, err := cmd.Expr.Eval(&p.env)
 			if err != nil {
 				return p.fail(pc, p.metaError(pc, cmd.Name, "evaluation of meta-command failed", err))
 			}
-			if err := p.assign(cmd.Name, cmd.Var, v); err != nil {
+			if ref := p.sets[p.op][pc]; ref != nil {
+				*ref = v
+			} else if p.sets[p.op][pc], err = p.set(cmd.Name, cmd.Var, v); err != nil {
 				return p.fail(pc, p.metaError(pc, "set", "assignment of meta-command failed", err))
 			}
-			c.Statement(p.op, pc, time.Since(start))
+			// One clock read a \set: its end is the next command's start.
+			end := time.Now()
+			c.Statement(p.op, pc, end.Sub(p.at))
+			p.at = end
 			p.pc++
 		case script.Sleep:
 			d, err := p.sleepFor(cmd)
@@ -283,7 +345,8 @@ func (p *program) run(c *executor.Conn) executor.Action {
 				}
 				return p.fail(pc, p.metaError(pc, what, "execution of meta-command failed", err))
 			}
-			c.Statement(p.op, pc, time.Since(start))
+			p.at = time.Now()
+			c.Statement(p.op, pc, p.at.Sub(start))
 			p.pc++
 		case script.StartPipeline:
 			// txload run refused these before the run (script.CheckPipelines).
@@ -310,7 +373,7 @@ func (p *program) run(c *executor.Conn) executor.Action {
 			p.inPipe = false
 			p.pc++
 			if len(p.pending) > 0 {
-				p.sent = time.Now()
+				p.sent = p.at
 				return executor.Action{Kind: executor.Await}
 			}
 		case script.SQL:
@@ -325,7 +388,7 @@ func (p *program) run(c *executor.Conn) executor.Action {
 			p.pc++
 			if !p.inPipe {
 				p.trace.receiving() // pgbench's first look, right after sending
-				p.sent = time.Now()
+				p.sent = p.at
 				return executor.Action{Kind: executor.Await}
 			}
 		}
@@ -373,8 +436,8 @@ func (p *program) queue(c *executor.Conn, pc int, cmd *script.Command) {
 			at := cmd.ParamPos[i]
 			b = append(b, cmd.Text[prev:at]...)
 			prev = at + 1 + len(name)
-			if v, ok := p.vars[name]; ok {
-				b = appendValue(b, v)
+			if v := p.param(pc, i, name); v != nil {
+				b = appendValue(b, *v)
 			} else {
 				b = append(b, cmd.Text[at:prev]...) // as pgbench: left as written
 			}
@@ -387,11 +450,13 @@ func (p *program) queue(c *executor.Conn, pc int, cmd *script.Command) {
 	}
 	p.trace.send(p.op, pc, st, nil)
 	params := c.Bind(st, capture)
-	for _, name := range cmd.Params {
-		v, ok := p.vars[name]
-		switch {
-		case !ok:
+	for i, name := range cmd.Params {
+		ref := p.param(pc, i, name)
+		if ref == nil {
 			params.Null()
+			continue
+		}
+		switch v := *ref; {
 		case v.Kind == expr.Int:
 			params.Int(v.I)
 		case v.Kind == expr.Str:
@@ -421,7 +486,7 @@ func appendValue(b []byte, v expr.Value) []byte {
 func (p *program) sleepFor(cmd *script.Command) (time.Duration, error) {
 	n := cmd.SleepValue
 	if cmd.SleepVarSet {
-		v, ok := p.vars[cmd.SleepVar]
+		v, ok := p.lookup(cmd.SleepVar)
 		if !ok {
 			return 0, fmt.Errorf("%s: undefined variable \"%s\"", cmd.Name, cmd.SleepVar)
 		}

@@ -33,7 +33,7 @@ func (p *program) shell(c *script.Command) error {
 		case strings.HasPrefix(a, "::"):
 			a = a[1:]
 		default:
-			v, ok := p.vars[a[1:]]
+			v, ok := p.lookup(a[1:])
 			if !ok {
 				return fmt.Errorf("%s: undefined variable \"%s\"", argv[0], a)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
@@ -208,7 +209,7 @@ func create(ctx context.Context, conn *pgx.Conn, d pg.Dialect, n int, opts InitO
 	if err != nil {
 		return err
 	}
-	opts.logf("init: creating %s (dropping %d)\n", plural(n, "pgio table"), len(old))
+	opts.logf("init: creating %s (dropping %d)\n", metrics.Count(n, "pgio table"), len(old))
 	// One DDL statement at a time: distributed catalogs are slow to change
 	// in bulk, and only the tables that exist are dropped (pgio's setup
 	// drops pgio1..pgio8192 whatever exists, which takes minutes there).
@@ -299,7 +300,7 @@ func chunks(d pg.Dialect, tables int, scale int64, jobs int, batch int64) []chun
 func load(ctx context.Context, t *pg.Target, d pg.Dialect, cfg Config, opts InitOptions) (int64, error) {
 	work := chunks(d, cfg.Tables, cfg.Scale, cfg.LoadJobs, cfg.BatchRows)
 	total := int64(cfg.Tables) * cfg.Scale
-	opts.logf("init: loading %d rows into %s over %d connections (%d statements)\n", total, plural(cfg.Tables, "table"), min(cfg.LoadJobs, len(work)), len(work))
+	opts.logf("init: loading %d rows into %s over %d connections (%d statements)\n", total, metrics.Count(cfg.Tables, "table"), min(cfg.LoadJobs, len(work)), len(work))
 	var next, inserted atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -479,7 +480,7 @@ func (b *Built) Lines() []string {
 		names = fmt.Sprintf("pgio1..pgio%d", b.Tables)
 	}
 	out = append(out, fmt.Sprintf("pgio schema %s: %s (%s) of %d %s, %d rows in all",
-		what, plural(b.Tables, "table"), names, b.Rows, unit, int64(b.Tables)*b.Rows))
+		what, metrics.Count(b.Tables, "table"), names, b.Rows, unit, int64(b.Tables)*b.Rows))
 	if b.TableBytes >= 0 {
 		out = append(out, fmt.Sprintf("size: tables %s, indexes %s", Bytes(b.TableBytes), Bytes(b.IndexBytes)))
 	}

@@ -135,7 +135,7 @@ func (r *Result) Lines() []workload.Line {
 		rng = "BETWEEN k AND k+work unit, as pgio (--range pgio)"
 	}
 	add("pgio", "%s × %s, %d rows per table, work unit %d (%s a SELECT), update work unit %d (%s an UPDATE): %s; %d%% updates; %s; %s",
-		plural(c.Tables, "table"), plural(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, plural64(sw, "row"), c.UpdateWorkUnit, plural64(uw, "row"), rng,
+		metrics.Count(c.Tables, "table"), metrics.Count(c.SessionsPerTable, "session"), c.Scale, c.WorkUnit, metrics.Count(sw, "row"), c.UpdateWorkUnit, metrics.Count(uw, "row"), rng,
 		c.UpdatePct, how, shape)
 	if c.Sessions() > 1 && r.StartSpread >= 0 {
 		add("sessions started", "within %s of each other", spread(r.StartSpread))
@@ -215,8 +215,8 @@ func (r *Result) Lines() []workload.Line {
 		add("warm-up", "%d statements, not in the figures above", w)
 	}
 	if d := r.Drain[Select].Statements + r.Drain[Update].Statements; d > 0 {
-		add("drain", "%s in flight at the window's end (%s, %s), not in the figures above; the server's counters hold their blocks", plural64(d, "statement"),
-			plural64(r.Drain[Select].Statements, "select"), plural64(r.Drain[Update].Statements, "update"))
+		add("drain", "%s in flight at the window's end (%s, %s), not in the figures above; the server's counters hold their blocks", metrics.Count(d, "statement"),
+			metrics.Count(r.Drain[Select].Statements, "select"), metrics.Count(r.Drain[Update].Statements, "update"))
 	}
 	measured := r.MeasuredIntervals
 	if measured > 0 && measured <= maxReportIntervals {
@@ -229,20 +229,6 @@ func (r *Result) Lines() []workload.Line {
 		add("intervals", "%d: see the progress lines", measured)
 	}
 	return out
-}
-
-func plural64(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // maxReportIntervals bounds the intervals listed in the report.

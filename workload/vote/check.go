@@ -69,20 +69,20 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 func (a *audit) violations() []string {
 	var v []string
 	if a.maintained && a.mismatched > 0 {
-		v = append(v, fmt.Sprintf("%d articles whose votes disagree with their vote rows (first: article %d)", a.mismatched, a.firstMismatchedID))
+		v = append(v, fmt.Sprintf("%s whose votes disagree with the vote rows (first: article %d)", metrics.Count(a.mismatched, "article"), a.firstMismatchedID))
 	}
 	// A vote is for one of the articles init loaded, whatever the variant.
 	if a.orphanVotes > 0 {
-		v = append(v, fmt.Sprintf("%d votes for articles that do not exist", a.orphanVotes))
+		v = append(v, metrics.Count(a.orphanVotes, "vote")+" for articles that do not exist")
 	}
 	if a.want > 0 && a.inRange < a.want {
-		v = append(v, fmt.Sprintf("%d articles missing (init loaded ids 1 to %d)", a.want-a.inRange, a.want))
+		v = append(v, fmt.Sprintf("%s missing (init loaded ids 1 to %d)", metrics.Count(a.want-a.inRange, "article"), a.want))
 	}
 	if a.want > 0 && a.inRange > a.want {
-		v = append(v, fmt.Sprintf("%d article rows more than the %d init loaded (an id duplicated)", a.inRange-a.want, a.want))
+		v = append(v, fmt.Sprintf("%s more than the %d init loaded (an id duplicated)", metrics.Count(a.inRange-a.want, "article row"), a.want))
 	}
 	if a.want > 0 && a.articles > a.inRange {
-		v = append(v, fmt.Sprintf("%d rows in article beyond ids 1 to %d (added by no vote)", a.articles-a.inRange, a.want))
+		v = append(v, fmt.Sprintf("%s in article beyond ids 1 to %d (added by no vote)", metrics.Count(a.articles-a.inRange, "row"), a.want))
 	}
 	return v
 }
@@ -91,7 +91,7 @@ func (a *audit) lines() []workload.Line {
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	counted := "not maintained (join/matview variant)"
 	if a.maintained {
-		counted = fmt.Sprintf("verified: sum %d, %d articles mismatched", a.counted, a.mismatched)
+		counted = fmt.Sprintf("verified: sum %d, %s mismatched", a.counted, metrics.Count(a.mismatched, "article"))
 	}
 	return []workload.Line{
 		{Label: "articles", Value: i(a.articles)},

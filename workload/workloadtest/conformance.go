@@ -37,7 +37,7 @@ const runFor = "700ms"
 // Run takes the workload m through every command a user runs it with, on a
 // database of its own on srv, as subtests: init (twice: it is
 // re-runnable), a closed-loop run (its report and its audit), an open-loop
-// run, check, -r and --output pgbench (whose query mode is the one the
+// run, check (with the workload's flags, then without them), -r and --output pgbench (whose query mode is the one the
 // document records), two load generators (--instance) merged and drawn as
 // HTML, and an interrupt (exit 130, the report says so, and check still
 // passes: nothing half-written is accepted). A step the workload's hooks do
@@ -189,6 +189,19 @@ func (c *conformance) check(t *testing.T) {
 	want(t, r, ExitOK, "check after the runs")
 	if strings.Contains(r.Stdout, "VIOLATION") {
 		t.Fatalf("check found violations:\n%s", r.Stdout)
+	}
+	if len(c.cfg.Flags) == 0 {
+		return
+	}
+	// As a user (and the tamper catalogue) runs it: without the flags
+	// init was given. What init loaded comes from the database (the
+	// settings its marker recorded: workload.ReadMarker), not from the
+	// flags' defaults.
+	r = Command(t.Context(), c.reg, "check", c.name, "--url", c.url)
+	want(t, r, ExitOK, "check without the workload's flags ("+strings.Join(c.cfg.Flags, " ")+")")
+	if strings.Contains(r.Stdout, "VIOLATION") {
+		t.Fatalf("check without the workload's flags (%s) found violations: what init loaded must come from the database:\n%s",
+			strings.Join(c.cfg.Flags, " "), r.Stdout)
 	}
 }
 

@@ -87,9 +87,6 @@ func (z *zipfian) next(rng *rand.Rand, itemcount int64) int64 {
 	return z.base + int64(float64(itemcount)*math.Pow(z.eta*u-z.eta+1, z.alpha))
 }
 
-// copy is a generator of its own with z's state: a client's.
-func (z *zipfian) copy() *zipfian { c := *z; return &c }
-
 // The scrambled zipfian draws from a zipfian over scrambledItems items,
 // whose ζ YCSB precomputed, and spreads the popular ones over the key
 // space by hashing (ScrambledZipfianGenerator).

@@ -1,0 +1,313 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// condition is one of the twelve consistency conditions of clause 3.3.2:
+// what it says, what it is checked over, and the key of that unit.
+type condition struct {
+	rule string
+	unit string   // what the count of violations counts: "districts"
+	key  []string // the unit's key columns, for the example
+}
+
+var conditions = [12]condition{
+	{"W_YTD = sum(D_YTD)", "warehouses", []string{"w_id"}},
+	{"D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)", "districts", []string{"w_id", "d_id"}},
+	{"max(NO_O_ID) - min(NO_O_ID) + 1 = count of NEW-ORDER rows", "districts", []string{"w_id", "d_id"}},
+	{"sum(O_OL_CNT) = count of ORDER-LINE rows", "districts", []string{"w_id", "d_id"}},
+	{"O_CARRIER_ID is null if and only if a NEW-ORDER row exists", "orders", []string{"w_id", "d_id", "o_id"}},
+	{"O_OL_CNT = count of its ORDER-LINE rows", "orders", []string{"w_id", "d_id", "o_id"}},
+	{"OL_DELIVERY_D is null if and only if O_CARRIER_ID is null", "order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
+	{"W_YTD = sum(H_AMOUNT)", "warehouses", []string{"w_id"}},
+	{"D_YTD = sum(H_AMOUNT)", "districts", []string{"w_id", "d_id"}},
+	{"C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)", "customers", []string{"w_id", "d_id", "c_id"}},
+	{"count(ORDER) - count(NEW-ORDER) = 2100", "districts", []string{"w_id", "d_id"}},
+	{"C_BALANCE + C_YTD_PAYMENT = sum(OL_AMOUNT delivered)", "customers", []string{"w_id", "d_id", "c_id"}},
+}
+
+// finding is what the check found of one condition.
+type finding struct {
+	violations int64
+	example    []int64 // the first violating unit's key; nil when none
+	over       int64   // the units checked
+	applies    bool
+	why        string // when it does not apply
+}
+
+// checkResult is the twelve findings, and how long the check took.
+type checkResult struct {
+	found      [12]finding
+	deliveries int64 // sum(C_DELIVERY_CNT): 0 right after the load
+	// The tables no transaction adds rows to or deletes them from, counted
+	// against the cardinalities of clause 1.2 for the warehouses loaded.
+	warehouses int64
+	counts     [5]int64 // warehouses, districts, customers, items, stock
+	took       time.Duration
+}
+
+// cardinalities names the counted tables, with their rows per warehouse
+// (items: in all) as clause 1.2 gives them.
+var cardinalities = [5]struct {
+	table string
+	per   int64
+}{{"warehouse", 1}, {"district", districtsPerWH}, {"customer", districtsPerWH * customersPerDistrict}, {"item", 0}, {"stock", items}}
+
+// want is the rows table i holds for the warehouses loaded.
+func (r *checkResult) want(i int) int64 {
+	if cardinalities[i].per == 0 {
+		return items
+	}
+	return cardinalities[i].per * r.warehouses
+}
+
+// cardinality describes the counted tables that do not hold what they
+// should (nil when all do).
+func (r *checkResult) cardinality() []string {
+	var out []string
+	for i, c := range cardinalities {
+		if r.counts[i] != r.want(i) {
+			out = append(out, fmt.Sprintf("%s holds %d rows, want %d", c.table, r.counts[i], r.want(i)))
+		}
+	}
+	return out
+}
+
+// The check's queries, each over one kind of unit, all in one snapshot.
+// Every condition gives its count of violations and the least violating
+// key (min over key arrays: the first in key order).
+const (
+	warehouseSQL = `WITH d AS (SELECT d_w_id AS w, sum(d_ytd) AS s FROM district GROUP BY 1),
+h AS (SELECT h_w_id AS w, sum(h_amount) AS s FROM history GROUP BY 1)
+SELECT count(*),
+	count(*) FILTER (WHERE w.w_ytd <> COALESCE(d.s, 0)), min(ARRAY[w.w_id]) FILTER (WHERE w.w_ytd <> COALESCE(d.s, 0)),
+	count(*) FILTER (WHERE w.w_ytd <> COALESCE(h.s, 0)), min(ARRAY[w.w_id]) FILTER (WHERE w.w_ytd <> COALESCE(h.s, 0))
+FROM warehouse w LEFT JOIN d ON d.w = w.w_id LEFT JOIN h ON h.w = w.w_id`
+
+	districtSQL = `WITH o AS (SELECT o_w_id AS w, o_d_id AS d, max(o_id) AS mx, count(*) AS n, sum(o_ol_cnt) AS lines FROM orders GROUP BY 1, 2),
+n AS (SELECT no_w_id AS w, no_d_id AS d, max(no_o_id) AS mx, min(no_o_id) AS mn, count(*) AS n FROM new_order GROUP BY 1, 2),
+l AS (SELECT ol_w_id AS w, ol_d_id AS d, count(*) AS n FROM order_line GROUP BY 1, 2),
+h AS (SELECT h_w_id AS w, h_d_id AS d, sum(h_amount) AS s FROM history GROUP BY 1, 2),
+x AS (SELECT ARRAY[t.d_w_id, t.d_id] AS k,
+	t.d_next_o_id - 1 IS DISTINCT FROM o.mx OR n.mx <> t.d_next_o_id - 1 AS c2,
+	n.n > 0 AND n.mx - n.mn + 1 <> n.n AS c3,
+	COALESCE(o.lines, 0) <> COALESCE(l.n, 0) AS c4,
+	t.d_ytd <> COALESCE(h.s, 0) AS c9,
+	COALESCE(o.n, 0) - COALESCE(n.n, 0) <> 2100 AS c11
+	FROM district t LEFT JOIN o ON (o.w, o.d) = (t.d_w_id, t.d_id) LEFT JOIN n ON (n.w, n.d) = (t.d_w_id, t.d_id)
+	LEFT JOIN l ON (l.w, l.d) = (t.d_w_id, t.d_id) LEFT JOIN h ON (h.w, h.d) = (t.d_w_id, t.d_id))
+SELECT count(*),
+	count(*) FILTER (WHERE c2), min(k) FILTER (WHERE c2),
+	count(*) FILTER (WHERE c3), min(k) FILTER (WHERE c3),
+	count(*) FILTER (WHERE c4), min(k) FILTER (WHERE c4),
+	count(*) FILTER (WHERE c9), min(k) FILTER (WHERE c9),
+	count(*) FILTER (WHERE c11), min(k) FILTER (WHERE c11)
+FROM x`
+
+	// newOrderSQL: condition 5, each order against the new orders.
+	newOrderSQL = `SELECT count(*),
+	count(*) FILTER (WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL)),
+	min(ARRAY[o.o_w_id, o.o_d_id, o.o_id]) FILTER (WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL))
+FROM orders o LEFT JOIN new_order n ON (n.no_w_id, n.no_d_id, n.no_o_id) = (o.o_w_id, o.o_d_id, o.o_id)`
+
+	// orderSQL: conditions 6 and 7 per order, 10 and 12 per customer,
+	// from one pass over the order lines: each order's lines counted, its
+	// delivered amount summed. An order line whose delivery date disagrees
+	// with its order's carrier violates 7; the example is the first such
+	// line of the first such order. As the spec words them, the conditions
+	// are of each order (5, 6, 7) and each district (4): an order line of
+	// no order counts in its district's lines (4) only.
+	orderSQL = `WITH l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
+		count(*) FILTER (WHERE ol_delivery_d IS NULL) AS undelivered,
+		min(ol_number) FILTER (WHERE ol_delivery_d IS NULL) AS first_undelivered,
+		min(ol_number) FILTER (WHERE ol_delivery_d IS NOT NULL) AS first_delivered,
+		COALESCE(sum(ol_amount) FILTER (WHERE ol_delivery_d IS NOT NULL), 0) AS delivered
+	FROM order_line GROUP BY 1, 2, 3),
+ol AS MATERIALIZED (SELECT o.o_w_id, o.o_d_id, o.o_id, o.o_c_id, o.o_ol_cnt, o.o_carrier_id,
+		l.n, l.undelivered, l.first_undelivered, l.first_delivered, COALESCE(l.delivered, 0) AS delivered
+	FROM orders o LEFT JOIN l ON (l.w, l.d, l.o) = (o.o_w_id, o.o_d_id, o.o_id)),
+per AS (SELECT count(*) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS n6,
+		min(ARRAY[o_w_id, o_d_id, o_id]) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS e6,
+		COALESCE(sum(n), 0) AS lines,
+		COALESCE(sum(CASE WHEN o_carrier_id IS NULL THEN n - undelivered ELSE undelivered END), 0) AS n7,
+		min(ARRAY[o_w_id, o_d_id, o_id, CASE WHEN o_carrier_id IS NULL THEN first_delivered ELSE first_undelivered END])
+			FILTER (WHERE CASE WHEN o_carrier_id IS NULL THEN n - undelivered ELSE undelivered END > 0) AS e7
+	FROM ol),
+cust AS (SELECT o_w_id, o_d_id, o_c_id, sum(delivered) AS s FROM ol WHERE delivered <> 0 GROUP BY 1, 2, 3),
+h AS (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s FROM history GROUP BY 1, 2, 3),
+c AS (SELECT ARRAY[c.c_w_id, c.c_d_id, c.c_id] AS k, c.c_delivery_cnt,
+		c.c_balance <> COALESCE(cust.s, 0) - COALESCE(h.s, 0) AS c10,
+		c.c_balance + c.c_ytd_payment <> COALESCE(cust.s, 0) AS c12
+	FROM customer c LEFT JOIN cust ON (cust.o_w_id, cust.o_d_id, cust.o_c_id) = (c.c_w_id, c.c_d_id, c.c_id)
+	LEFT JOIN h ON (h.h_c_w_id, h.h_c_d_id, h.h_c_id) = (c.c_w_id, c.c_d_id, c.c_id)),
+pc AS (SELECT count(*) AS customers, COALESCE(sum(c_delivery_cnt), 0) AS deliveries,
+		count(*) FILTER (WHERE c10) AS n10, min(k) FILTER (WHERE c10) AS e10,
+		count(*) FILTER (WHERE c12) AS n12, min(k) FILTER (WHERE c12) AS e12
+	FROM c)
+SELECT per.n6, per.e6, per.lines, per.n7, per.e7, pc.customers, pc.deliveries, pc.n10, pc.e10, pc.n12, pc.e12 FROM per, pc`
+)
+
+// errNoSchema is a check of a database without the tables.
+var errNoSchema = errors.New("no tpcc schema in this database: run `txload init tpcc` first")
+
+// runCheck checks the twelve conditions in one snapshot on a connection
+// of its own, whose queries are cancelled on the server if ctx ends.
+func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
+	start := time.Now()
+	conn, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	server, err := pg.Detect(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	res := &checkResult{}
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if server.Dialect == pg.PostgreSQL && !t.Pooled() {
+			// The per-order and per-customer aggregates hash in memory.
+			if _, err := tx.Exec(ctx, "SET LOCAL work_mem = '256MB'"); err != nil {
+				return fmt.Errorf("setting work_mem: %w", err)
+			}
+		}
+		return checkTx(ctx, tx, res)
+	})
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "42P01":
+		return nil, errNoSchema
+	case err != nil:
+		return nil, fmt.Errorf("check tpcc: %w", firstCause(ctx, err))
+	}
+	res.took = time.Since(start)
+	return res, nil
+}
+
+// checkTx runs the check's queries in tx and fills res.
+func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
+	f := &res.found
+	if err := tx.QueryRow(ctx, `SELECT warehouses, (SELECT count(*) FROM item), (SELECT count(*) FROM stock) FROM `+metaTable).
+		Scan(&res.warehouses, &res.counts[3], &res.counts[4]); err != nil {
+		return fmt.Errorf("counting the items and stock: %w", err)
+	}
+	var whs int64
+	if err := tx.QueryRow(ctx, warehouseSQL).Scan(&whs, &f[0].violations, &f[0].example, &f[7].violations, &f[7].example); err != nil {
+		return fmt.Errorf("checking conditions 1 and 8: %w", err)
+	}
+	f[0].over, f[7].over = whs, whs
+	var districts int64
+	if err := tx.QueryRow(ctx, districtSQL).Scan(&districts, &f[1].violations, &f[1].example, &f[2].violations, &f[2].example,
+		&f[3].violations, &f[3].example, &f[8].violations, &f[8].example, &f[10].violations, &f[10].example); err != nil {
+		return fmt.Errorf("checking conditions 2, 3, 4, 9 and 11: %w", err)
+	}
+	for _, i := range []int{1, 2, 3, 8, 10} {
+		f[i].over = districts
+	}
+	var orders int64
+	if err := tx.QueryRow(ctx, newOrderSQL).Scan(&orders, &f[4].violations, &f[4].example); err != nil {
+		return fmt.Errorf("checking condition 5: %w", err)
+	}
+	var lines, customers int64
+	if err := tx.QueryRow(ctx, orderSQL).Scan(&f[5].violations, &f[5].example, &lines, &f[6].violations, &f[6].example,
+		&customers, &res.deliveries, &f[9].violations, &f[9].example, &f[11].violations, &f[11].example); err != nil {
+		return fmt.Errorf("checking conditions 6, 7, 10 and 12: %w", err)
+	}
+	f[4].over, f[5].over, f[6].over = orders, orders, lines
+	f[9].over, f[11].over = customers, customers
+	res.counts[0], res.counts[1], res.counts[2] = whs, districts, customers
+	for i := range f {
+		f[i].applies = true
+	}
+	// Condition 11 holds until the first Delivery (clause 3.3.2.11).
+	if res.deliveries > 0 {
+		f[10].applies = false
+		f[10].why = fmt.Sprintf("not checked: it holds until the first Delivery, and %d orders were delivered since the load", res.deliveries)
+	}
+	return nil
+}
+
+// violations describes every condition that does not hold.
+func (r *checkResult) violations() []string {
+	var out []string
+	if c := r.cardinality(); len(c) > 0 {
+		out = append(out, "cardinality (clause 1.2): "+strings.Join(c, ", "))
+	}
+	for i, f := range r.found {
+		if f.applies && f.violations > 0 {
+			out = append(out, fmt.Sprintf("consistency condition %d (%s): %s", i+1, conditions[i].rule, f.describe(conditions[i])))
+		}
+	}
+	return out
+}
+
+// describe says how many units violate c, and the first.
+func (f finding) describe(c condition) string {
+	s := fmt.Sprintf("%d of %d %s violate it", f.violations, f.over, c.unit)
+	if f.violations > 0 && len(f.example) > 0 {
+		var kv []string
+		for i, v := range f.example {
+			name := "?"
+			if i < len(c.key) {
+				name = c.key[i]
+			}
+			kv = append(kv, name+"="+strconv.FormatInt(v, 10))
+		}
+		s += ", e.g. " + strings.Join(kv, " ")
+	}
+	return s
+}
+
+// lines are the check's report: one line per condition.
+func (r *checkResult) lines() []workload.Line {
+	card := fmt.Sprintf("ok (%s, %d districts, %d customers, %d items, %d stock rows)", plural(int(r.warehouses), "warehouse"),
+		r.counts[1], r.counts[2], r.counts[3], r.counts[4])
+	if c := r.cardinality(); len(c) > 0 {
+		card = "VIOLATED: " + strings.Join(c, ", ")
+	}
+	out := []workload.Line{{Label: "cardinality", Value: card}}
+	for i, f := range r.found {
+		c := conditions[i]
+		v := ""
+		switch {
+		case !f.applies:
+			v = fmt.Sprintf("%s: %s", c.rule, f.why)
+		case f.violations == 0:
+			v = fmt.Sprintf("%s: ok (%d %s)", c.rule, f.over, c.unit)
+		default:
+			v = fmt.Sprintf("%s: VIOLATED: %s", c.rule, f.describe(c))
+		}
+		out = append(out, workload.Line{Label: fmt.Sprintf("condition %2d", i+1), Value: v})
+	}
+	out = append(out, workload.Line{Label: "check time", Value: fmt.Sprintf("%.1fs (one snapshot, repeatable read)", r.took.Seconds())})
+	return out
+}
+
+// values are the findings by key, for JSON.
+func (r *checkResult) values() map[string]int64 {
+	v := map[string]int64{"check_ms": r.took.Milliseconds(), "deliveries_since_load": r.deliveries, "cardinality_violations": int64(len(r.cardinality()))}
+	for i, f := range r.found {
+		if f.applies {
+			v["condition_"+strconv.Itoa(i+1)+"_violations"] = f.violations
+		}
+	}
+	return v
+}
+
+// result is the check as the report shows it.
+func (r *checkResult) result(lines []workload.Line) *workload.CheckResult {
+	res := &workload.CheckResult{Lines: append(lines, r.lines()...), Violations: r.violations(), Values: r.values()}
+	return res
+}

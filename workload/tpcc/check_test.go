@@ -1,0 +1,167 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// TestInitLoadsConsistentData: init loads one warehouse as clause 4.3 says
+// (its cardinalities), and the check finds the twelve conditions hold.
+func TestInitLoadsConsistentData(t *testing.T) {
+	url := loadedDB(t)
+	t.Logf("init:\n%s", loaded.log)
+	conn := pgtest.Conn(t, url)
+	for _, tc := range []struct {
+		sql  string
+		want int64
+	}{
+		{"SELECT count(*) FROM warehouse", 1},
+		{"SELECT count(*) FROM district", 10},
+		{"SELECT count(*) FROM customer", 30000},
+		{"SELECT count(*) FROM history", 30000},
+		{"SELECT count(*) FROM orders", 30000},
+		{"SELECT count(*) FROM new_order", 9000},
+		{"SELECT count(*) FROM item", 100000},
+		{"SELECT count(*) FROM stock", 100000},
+		{"SELECT sum(o_ol_cnt) - (SELECT count(*) FROM order_line) FROM orders", 0},
+		{"SELECT count(DISTINCT c_last) FROM customer WHERE c_id <= 1000", 1000},
+		{"SELECT count(*) FROM customer WHERE c_credit = 'BC'", 3000}, // about 10%: checked apart
+	} {
+		var got int64
+		if err := conn.QueryRow(t.Context(), tc.sql).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if strings.Contains(tc.sql, "'BC'") {
+			if got < 2700 || got > 3300 {
+				t.Errorf("%s = %d, want about 3000", tc.sql, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s = %d, want %d", tc.sql, got, tc.want)
+		}
+	}
+	res, err := runCheck(t.Context(), target(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.violations(); len(v) > 0 {
+		t.Fatalf("violations after init: %v", v)
+	}
+	for i, f := range res.found {
+		if !f.applies || f.over == 0 {
+			t.Errorf("condition %d: applies %t over %d", i+1, f.applies, f.over)
+		}
+	}
+	t.Logf("check took %s", res.took)
+}
+
+// TestTamperEachCondition attacks the check: each of Tamperings breaks
+// exactly one consistency condition of a clean load, and the check must
+// find that condition, and only it, violated.
+func TestTamperEachCondition(t *testing.T) {
+	url := loadedDB(t)
+	tampers := Tamperings()
+	conn := pgtest.Conn(t, url)
+	for n := 1; n <= 12; n++ {
+		t.Run(conditions[n-1].rule, func(t *testing.T) {
+			tx, err := conn.Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(t.Context())
+			tag, err := tx.Exec(t.Context(), tampers[n-1])
+			if err != nil || tag.RowsAffected() != 1 {
+				t.Fatalf("tampering: %v (%s)", err, tag)
+			}
+			res := &checkResult{}
+			if err := checkTx(t.Context(), tx, res); err != nil {
+				t.Fatal(err)
+			}
+			var broken []int
+			for i, f := range res.found {
+				if f.applies && f.violations > 0 {
+					broken = append(broken, i+1)
+				}
+			}
+			if !slices.Equal(broken, []int{n}) {
+				t.Fatalf("conditions violated: %v, want [%d]\n%s", broken, n, linesText(res))
+			}
+			v := strings.Join(res.violations(), "; ")
+			if !strings.Contains(v, "consistency condition "+strconv.Itoa(n)+" ") || !strings.Contains(v, "e.g. w_id=1") {
+				t.Fatalf("violation %q does not name condition %d and its example", v, n)
+			}
+		})
+	}
+}
+
+// A customer deleted breaks none of the twelve conditions (each is of the
+// rows that are there): the cardinalities of clause 1.2 catch it, and a
+// customer, stock row or item added, or a district or warehouse.
+func TestCardinality(t *testing.T) {
+	url := loadedDB(t)
+	conn := pgtest.Conn(t, url)
+	for _, tc := range []struct{ sql, want string }{
+		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000"},
+		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000"},
+		{`DELETE FROM stock WHERE s_w_id = 1 AND s_i_id < 3`, "cardinality (clause 1.2): stock holds 99998 rows, want 100000"},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			tx, err := conn.Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(t.Context())
+			if _, err := tx.Exec(t.Context(), tc.sql); err != nil {
+				t.Fatal(err)
+			}
+			res := &checkResult{}
+			if err := checkTx(t.Context(), tx, res); err != nil {
+				t.Fatal(err)
+			}
+			if v := strings.Join(res.violations(), "; "); v != tc.want {
+				t.Fatalf("violations %q, want %q", v, tc.want)
+			}
+		})
+	}
+}
+
+func linesText(r *checkResult) string {
+	var b strings.Builder
+	for _, l := range r.lines() {
+		b.WriteString(l.Label + ": " + l.Value + "\n")
+	}
+	return b.String()
+}
+
+// TestCheckCancelledOnServer: a check interrupted in the middle of its
+// queries has stopped them on the server by the time it returns: the
+// process may exit at once (pgx's default closes the socket and sends the
+// cancel request from a goroutine, which an exiting process never runs;
+// the server then computes the aggregate to its end).
+func TestCheckCancelledOnServer(t *testing.T) {
+	url := loadedDB(t)
+	conn := pgtest.Conn(t, url) // open before: looking must not take a connection's time
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	_, err := runCheck(ctx, target(t, url))
+	var n int
+	var q *string
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), min(query) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%FILTER%'`).Scan(&n, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("runCheck after cancel = %v, want context.Canceled", err)
+	}
+	if n > 0 {
+		t.Fatalf("%d backends still run the check's queries after it was cancelled: %.80s", n, *q)
+	}
+}
