@@ -140,65 +140,88 @@ func TestLivePageInChromium(t *testing.T) {
 }
 
 // The live page polled over HTTP as its script polls it, every 100 ms,
-// while a sweep runs (under the race detector too: the page reads the
-// spools the run appends to): each answer is the page or 204, the page
-// is drawn again as the steps go, and the final page is --html's with its
-// status line.
+// while a sweep, a lag run and a failover run (under the race detector
+// too: the page reads the spools the run appends to): each answer is the
+// page or 204, the page is drawn again as the run goes, and the final page
+// is --html's with its status line. The sweep's page is served by the
+// --metrics-addr server, the others' by --live.
 func TestLivePageWhileRunning(t *testing.T) {
 	t.Parallel()
-	url := srv.NewDatabase(t)
-	page := filepath.Join(t.TempDir(), "sweep.html")
-	var stdout, stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- txloadTo(t.Context(), nil, &stdout, &stderr, "sweep", "bank", "--url", url, "--isolation", "rc", "--accounts", "1000", "--slo", "p99<=10s", "--max-error-rate", "1",
+	for _, c := range []struct {
+		name     string
+		args     []string
+		versions int   // drawings at least, while the run went
+		codes    []int // exit codes it may end with
+	}{
+		{"sweep", []string{"sweep", "bank", "--url", "", "--isolation", "rc", "--accounts", "1000", "--slo", "p99<=10s", "--max-error-rate", "1",
 			"--start", "50", "--factor", "2", "--step-duration", "2s", "--step-warmup", "0s", "--max-steps", "2", "--progress", "200ms",
-			"--metrics-addr", "127.0.0.1:0", "--html", page)
-	}()
-	root := waitLive(t, &stderr, done)
-	versions := map[string]bool{}
-	var last string
-	code := -1
-	for code < 0 {
-		select {
-		case code = <-done:
-			continue
-		default:
-		}
-		resp, err := http.Get(root + "live?v=0&id=test")
-		if err != nil {
-			break // the run ended and its server with it
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || (resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent) {
-			t.Fatalf("live: %s %v", resp.Status, err)
-		}
-		if resp.StatusCode == http.StatusOK {
-			versions[resp.Header.Get("X-Live-Version")] = true
-			last = string(b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if code < 0 {
-		code = <-done
-	}
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
-	}
-	if len(versions) < 3 {
-		t.Errorf("%d versions of the page during the sweep, want it drawn again as it went", len(versions))
-	}
-	html, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	status := regexp.MustCompile(`<p id="live-status" class="live">[^<]*</p>`)
-	body := func(s string) string {
-		s = status.ReplaceAllString(s, "")
-		return s[strings.Index(s, "<h1>"):]
-	}
-	if !strings.Contains(last, "this is its final page") || body(last) != body(string(html)) {
-		t.Errorf("the last page served is not --html's:\n--- live\n%.2000s\n--- html\n%.2000s", body(last), body(string(html)))
+			"--metrics-addr", "127.0.0.1:0"}, 3, nil},
+		{"lag", []string{"lag", "--workload", "tpcb-like", "--rate", "100", "--duration", "4s", "--progress", "0", "--live", "127.0.0.1:0"}, 3, nil},
+		// async loses the commits the primary had not shipped: exit 1.
+		{"failover", []string{"failover", "tpcb-like", "--replication", "async", "--at", "2s", "--duration", "4s", "--progress", "500ms",
+			"--live", "127.0.0.1:0"}, 3, []int{1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			page := filepath.Join(t.TempDir(), c.name+".html")
+			args := append(slices.Clone(c.args), "--html", page)
+			if i := slices.Index(args, "--url"); i >= 0 {
+				args[i+1] = srv.NewDatabase(t)
+			}
+			env := map[string]string{"TXLOAD_CACHE_DIR": os.Getenv("TXLOAD_CACHE_DIR")}
+			var stdout, stderr syncBuffer
+			done := make(chan int, 1)
+			go func() { done <- txloadTo(t.Context(), env, &stdout, &stderr, args...) }()
+			root := waitLive(t, &stderr, done)
+			versions := map[string]bool{}
+			var last string
+			code := -1
+			for code < 0 {
+				select {
+				case code = <-done:
+					continue
+				default:
+				}
+				resp, err := http.Get(root + "live?v=0&id=test")
+				if err != nil {
+					break // the run ended and its server with it
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || (resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent) {
+					t.Fatalf("live: %s %v", resp.Status, err)
+				}
+				if resp.StatusCode == http.StatusOK {
+					versions[resp.Header.Get("X-Live-Version")] = true
+					last = string(b)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if code < 0 {
+				code = <-done
+			}
+			if code != 0 && !slices.Contains(c.codes, code) {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+			}
+			t.Logf("%d versions of the page served while it ran, exit %d", len(versions), code)
+			if len(versions) < c.versions {
+				t.Errorf("%d versions of the page during the run, want at least %d: drawn again as it went", len(versions), c.versions)
+			}
+			html, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			status := regexp.MustCompile(`<p id="live-status" class="live">[^<]*</p>`)
+			body := func(s string) string {
+				s = status.ReplaceAllString(s, "")
+				if i := strings.Index(s, "<h1>"); i >= 0 {
+					return s[i:]
+				}
+				return s
+			}
+			if !strings.Contains(last, "this is its final page") || body(last) != body(string(html)) {
+				t.Errorf("the last page served is not --html's:\n--- live\n%.2000s\n--- html\n%.2000s", body(last), body(string(html)))
+			}
+		})
 	}
 }
