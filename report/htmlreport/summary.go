@@ -183,9 +183,13 @@ func openLoopOf(r *run) (openLoopRates, bool) {
 		return openLoopRates{}, false
 	}
 	if rd.Offered == 0 {
+		// Under way: judged against its target so far.
 		all := total.Total("all")
-		target := targetOf(r)
-		return openLoopRates{target: target, actual: float64(all.OK+all.FailedTotal()) / secs}, target > 0
+		ol := openLoopRates{target: targetOf(r), actual: float64(all.OK+all.FailedTotal()) / secs,
+			lagP50: all.Lag.ValueAtQuantile(50), lagP99: all.Lag.ValueAtQuantile(99)}
+		ol.behind = ol.actual < behindShare*ol.target
+		ol.late = time.Duration(ol.lagP50)*time.Microsecond >= lateLag
+		return ol, ol.target > 0
 	}
 	window := configDuration(r.doc, report.KeyDuration)
 	if window <= 0 {
@@ -230,8 +234,13 @@ func openLoopLines(p *page, r *run) {
 	if !ok {
 		return
 	}
+	lag := fmt.Sprintf("schedule lag (actual start − intended start) p50 %s, p99 %s", report.Micros(ol.lagP50), report.Micros(ol.lagP99))
 	if r.rd.Offered == 0 {
 		p.printf(`<p class="openloop">%s</p>`, esc(fmt.Sprintf("open loop at %s/s: actual ops/s %.2f so far", fmtRate(ol.target), ol.actual)))
+		if ol.behind || ol.late {
+			p.printf(`<p class="verdict fail behind">%s</p>`, esc(fmt.Sprintf("FALLING BEHIND so far: completed %.1f/s of the %s/s target; %s: the database is not keeping up with the schedule, and response times include the wait",
+				ol.actual, fmtRate(ol.target), lag)))
+		}
 		return
 	}
 	line := fmt.Sprintf("open loop: generated ops/s %.2f, actual ops/s %.2f", ol.generated, ol.actual)
@@ -242,7 +251,6 @@ func openLoopLines(p *page, r *run) {
 		line += fmt.Sprintf("; generator emission lag: p50 %d, p99 %d, max %d (µs)", e.P50, e.P99, e.Max)
 	}
 	p.printf(`<p class="openloop">%s</p>`, esc(line))
-	lag := fmt.Sprintf("schedule lag (actual start − intended start) p50 %s, p99 %s", report.Micros(ol.lagP50), report.Micros(ol.lagP99))
 	switch {
 	case ol.behind:
 		p.printf(`<p class="verdict fail behind">%s</p>`, esc(fmt.Sprintf("FELL BEHIND: completed %.1f/s of the %.1f/s offered (%.0f%%); %s: the database did not keep up with the schedule, and response times include the wait",

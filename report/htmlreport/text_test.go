@@ -144,6 +144,22 @@ func TestOpenLoopTold(t *testing.T) {
 	if p := render(t, doc); strings.Contains(p, "FELL BEHIND") || !strings.Contains(pageText(p), "kept up: completed 300.0/s") {
 		t.Errorf("a run that kept up: %q", regexp.MustCompile(`(?s)open loop at.*?</p>.*?</p>`).FindString(p))
 	}
+	// Under way (the live page's: nothing offered yet), the run falling
+	// behind says so in red too, against its target so far; the live page
+	// of a run at 216/s of 300/s with a schedule lag of 8 s said only
+	// "actual ops/s 215.92 so far".
+	rd.Offered = 0
+	doc = runDocument(rd)
+	doc.Config["rate"] = "800"
+	if p := render(t, doc); !regexp.MustCompile(`<p class="verdict fail behind">FALLING BEHIND so far: completed 553.0/s of the 800/s target; schedule lag \(actual start − intended start\) p50 \S+, p99 \S+`).MatchString(p) {
+		t.Errorf("a run under way falling behind: %q", regexp.MustCompile(`(?s)open loop at.*?</p>.*?</p>`).FindString(p))
+	}
+	ok.Offered = 0
+	doc = runDocument(ok)
+	doc.Config["rate"] = "300"
+	if p := render(t, doc); strings.Contains(p, "BEHIND") || !strings.Contains(pageText(p), "open loop at 300/s: actual ops/s 300.00 so far") {
+		t.Errorf("a run under way keeping up: %q", regexp.MustCompile(`(?s)open loop at.*?</p>.*?</p>`).FindString(p))
+	}
 }
 
 // A failover's timelines, one per replication mode, are drawn in their
