@@ -45,8 +45,11 @@ func docPages(t *testing.T) []*doctest.Page {
 	return pages
 }
 
-// TestDocSamplesMarked checks that every block that shows commands either
-// runs in TestDocSamples or says why not and when it was made.
+// TestDocSamplesMarked checks that every block that shows commands, or
+// reads as txload's output (doctest's Block.LooksLikeOutput), either runs in
+// TestDocSamples or says why not and when it was made, and that every other
+// block says what it is by its language tag, so that no output slips in
+// untested.
 func TestDocSamplesMarked(t *testing.T) {
 	run, notRun := 0, 0
 	for _, p := range docPages(t) {
@@ -58,6 +61,10 @@ func TestDocSamplesMarked(t *testing.T) {
 				notRun++
 			case b.Sample():
 				t.Errorf("%s:%d: a block of commands neither runs (<!-- sample: run -->) nor says why not (<!-- sample: not run: WHY; made DATE with txload VERSION -->)", p.Path, b.Line)
+			case b.Kind == doctest.Plain && b.LooksLikeOutput():
+				t.Errorf("%s:%d: a block that reads as txload's output neither runs (<!-- sample: run cmd=\"...\" -->, or a \"$ \" line in the block) nor says why not (<!-- sample: not run: WHY; made DATE with txload VERSION -->)", p.Path, b.Line)
+			case b.Kind == doctest.Plain && b.Lang == "":
+				t.Errorf("%s:%d: a block without a language: tag it (text for a diagram or a listing that is no output, sql, json ...) or, if it is output, mark it as a sample", p.Path, b.Line)
 			}
 		}
 	}

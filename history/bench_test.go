@@ -1,6 +1,7 @@
 package history
 
 import (
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -88,20 +89,27 @@ func heapNow() uint64 {
 // BenchmarkMillion checks a history of 1,000,000 attempts, generated as it
 // is checked: the checker's rate (its own calls timed) and its heap, all
 // attempts held (offline, measured before Close) or as they retire
-// (online, the most sampled every 100,000 attempts). Run it with
-// -benchtime 1x.
+// (online, the most sampled every 100,000 attempts; online-final keeps
+// each key's state for a final read of the simulated database, checked
+// after Close: kept-B/append is the heap that state takes per value
+// appended, committed or not). Run it with -benchtime 1x.
 func BenchmarkMillion(b *testing.B) {
 	const n = 1_000_000
-	for _, mode := range []string{"offline", "online"} {
+	for _, mode := range []string{"offline", "online", "online-final"} {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
-				t := &timed{c: NewChecker(), sample: mode == "online"}
+				t := &timed{c: NewChecker(), sample: mode != "offline"}
+				if mode == "online-final" {
+					if err := t.c.ExpectFinal(); err != nil {
+						b.Fatal(err)
+					}
+				}
 				t.base = heapNow()
 				var s sink = t
 				if mode == "offline" {
 					s = offlineSink{t}
 				}
-				simulate(seeded(2), benchConfig(n), s)
+				db := simulate(seeded(2), benchConfig(n), s)
 				if t.err != nil {
 					b.Fatal(t.err)
 				}
@@ -114,6 +122,31 @@ func BenchmarkMillion(b *testing.B) {
 					r, err = t.c.Close()
 					return err
 				})
+				if mode == "online-final" {
+					values := 0 // appended, committed or not
+					for _, fk := range t.c.final {
+						values += len(fk.vals)
+					}
+					kept := heapNow() - t.base
+					t.call(func() error {
+						var err error
+						r, err = t.c.CheckFinal(math.MinInt64, math.MaxInt64, func(read func(int64, []int64) error) error {
+							for k, l := range db {
+								if err := read(k, l); err != nil {
+									return err
+								}
+							}
+							return nil
+						})
+						return err
+					})
+					if t.err == nil && len(r.Final.Counts) > 0 {
+						b.Fatalf("the final read of a clean database found %v", r.Final.Counts)
+					}
+					// What CheckFinal let go: the keys' states (the
+					// simulated database is still held).
+					b.ReportMetric(float64(kept-min(kept, heapNow()-t.base))/float64(values), "kept-B/append")
+				}
 				if t.err != nil {
 					b.Fatal(t.err)
 				}

@@ -49,6 +49,10 @@ type Checker struct {
 	// lastDone is when each client's latest attempt completed: a client
 	// runs one attempt at a time, so its next one is invoked after that.
 	lastDone map[int32]time.Duration
+	// final holds, after ExpectFinal, what a final read of each key
+	// finalized is held to (CheckFinal).
+	final  map[int64]finalKey
+	closed bool
 }
 
 // Stats say how much of the history the checker holds.
@@ -90,6 +94,7 @@ type txn struct {
 	id       int32
 	client   int32
 	outcome  Outcome
+	partial  bool  // an example's: ops holds only the operation it is about
 	open     int32 // keys of ops not yet final
 	inDeg    int32
 	mark     int32 // sweep scratch
@@ -293,6 +298,7 @@ func (c *Checker) Close() (*Result, error) {
 	}
 	c.pending = nil
 	c.sweep(true)
+	c.closed = true
 	return c.result(), nil
 }
 

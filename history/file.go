@@ -38,11 +38,27 @@ func (e *InputError) Unwrap() error { return e.Err }
 // first characters say), and checks it; path names it in errors. A history
 // that cannot be checked as given is an *InputError.
 func CheckFile(in io.Reader, path string, f Format) (*File, error) {
+	file, _, err := checkFile(in, path, f, false)
+	return file, err
+}
+
+// CheckFileForFinal is CheckFile for a history a final read of the
+// database follows: it returns the checker too, closed, for CheckFinal.
+func CheckFileForFinal(in io.Reader, path string, f Format) (*File, *Checker, error) {
+	return checkFile(in, path, f, true)
+}
+
+func checkFile(in io.Reader, path string, f Format, final bool) (*File, *Checker, error) {
 	rd, err := NewReader(in, f)
 	if err != nil {
-		return nil, &InputError{Path: path, Err: err}
+		return nil, nil, &InputError{Path: path, Err: err}
 	}
 	c := NewChecker()
+	if final {
+		if err := c.ExpectFinal(); err != nil {
+			return nil, nil, err
+		}
+	}
 	file := &File{}
 	for {
 		a, err := rd.Read()
@@ -57,7 +73,7 @@ func CheckFile(in io.Reader, path string, f Format) (*File, error) {
 			if !errors.As(err, &le) {
 				err = &LineError{Line: rd.Line(), Err: err}
 			}
-			return nil, &InputError{Path: path, Err: err, line: true}
+			return nil, nil, &InputError{Path: path, Err: err, line: true}
 		}
 		file.lines = append(file.lines, int32(rd.Line()))
 	}
@@ -65,11 +81,11 @@ func CheckFile(in io.Reader, path string, f Format) (*File, error) {
 	if file.Result, err = c.Close(); err != nil {
 		var dup *DuplicateAppendError
 		if errors.As(err, &dup) {
-			return nil, &InputError{Path: path, Err: errors.New(dup.Describe(file.Name))}
+			return nil, nil, &InputError{Path: path, Err: errors.New(dup.Describe(file.Name))}
 		}
-		return nil, fmt.Errorf("checking %s: %w", path, err)
+		return nil, nil, fmt.Errorf("checking %s: %w", path, err)
 	}
-	return file, nil
+	return file, c, nil
 }
 
 // Err is nil when the verdict passes; else it says which classes the

@@ -181,6 +181,7 @@ func (c *Checker) finalize(ks *keyState) error {
 	}
 	pos := map[int64]int{}
 	if leaf != nil {
+		vorder = make([]int64, 0, len(leaf.vals))
 		for _, v := range leaf.vals {
 			if _, ok := pos[v]; !ok {
 				pos[v] = len(vorder)
@@ -328,6 +329,9 @@ func (c *Checker) finalize(ks *keyState) error {
 		}
 	}
 
+	if c.final != nil {
+		c.keepFinal(k, vorder, leaf, writers, pos)
+	}
 	for _, t := range txns {
 		t.open--
 		if t.open == 0 {

@@ -18,6 +18,9 @@ type Result struct {
 	// class may be there. Never set for G0 and G1c, decided exactly.
 	Incomplete map[Class]int
 	Stats      Stats
+	// Final is what the final read found (Checker.CheckFinal), nil when
+	// there was none.
+	Final *FinalRead
 }
 
 // Finding is one class found: how many times, and one example.
@@ -44,6 +47,11 @@ type ExampleTxn struct {
 	Name    string
 	Index   int
 	Attempt Attempt
+	// Final says it is the final read (Index -1), Attempt its read of the
+	// example's key only; Partial, that Attempt holds only the operation
+	// the example is about (of a key final before the final read: the
+	// rest of the attempt was not kept), its client and times unknown.
+	Final, Partial bool
 }
 
 // Count returns how many instances of c were found.
@@ -98,6 +106,9 @@ func (r *Result) WriteText(w io.Writer, l Level, name func(index int) string) er
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "checked %d attempt%s: %d committed, %d failed, %d unknown\n", r.Attempts, plural(r.Attempts), r.Committed, r.Failed, r.Unknown)
+	if f := r.Final; f != nil {
+		fmt.Fprintf(&b, "%s\n", f.Line())
+	}
 	if len(r.Findings) == 0 {
 		b.WriteString("no anomalies found\n")
 	}
@@ -191,6 +202,12 @@ func (t ExampleTxn) describe(name func(int) string) string {
 	for i, op := range a.Ops {
 		ops[i] = op.String()
 	}
+	switch {
+	case t.Final:
+		return "the final read, in one snapshot after every attempt ended: " + strings.Join(ops, " ")
+	case t.Partial:
+		return fmt.Sprintf("%s, %s: … %s …", name(t.Index), outcome, strings.Join(ops, " "))
+	}
 	return fmt.Sprintf("%s, client %d, %s: %s", name(t.Index), a.Client, outcome, strings.Join(ops, " "))
 }
 
@@ -254,7 +271,7 @@ func (e *exampleOf) name(t *txn) string {
 	}
 	n := fmt.Sprintf("T%d", len(e.ex.Txns)+1)
 	e.names[t.id] = n
-	e.ex.Txns = append(e.ex.Txns, ExampleTxn{Name: n, Index: int(t.id), Attempt: t.attempt()})
+	e.ex.Txns = append(e.ex.Txns, ExampleTxn{Name: n, Index: int(t.id), Attempt: t.attempt(), Final: t.id == finalID, Partial: t.partial})
 	return n
 }
 

@@ -71,7 +71,8 @@ type simTxn struct {
 // simulate runs a list-append workload against an in-memory database and
 // hands its history to out. Keys are drawn from a window of cfg.keys; a key
 // is retired after cfg.maxWrites appends (as txload's workload will do).
-func simulate(src source, cfg simConfig, out sink) {
+// It returns the database as it ends: what a final read reads.
+func simulate(src source, cfg simConfig, out sink) map[int64][]int64 {
 	db := map[int64][]int64{}
 	failedVals := map[int64][]int64{}
 	nextVal := map[int64]int64{}
@@ -217,7 +218,7 @@ func simulate(src source, cfg simConfig, out sink) {
 			finish(t)
 			mark()
 		}
-		return
+		return db
 	}
 	for started < cfg.attempts || slices.ContainsFunc(running, func(t *simTxn) bool { return t != nil }) {
 		tick()
@@ -241,6 +242,7 @@ func simulate(src source, cfg simConfig, out sink) {
 		finish(t)
 		mark()
 	}
+	return db
 }
 
 // collect keeps what a simulation produced, in order.

@@ -145,6 +145,10 @@ type Hooks struct {
 	Ops func(ctx context.Context, t *pg.Target, opts RunOptions) (*QueryLoad, error)
 	// Check audits the data the workload left behind.
 	Check func(ctx context.Context, t *pg.Target) (*CheckResult, error)
+	// CheckValidate, if set, is Validate for check: a flag that names a
+	// file the run writes and check reads (append's --history) is checked
+	// as check's input, before the database is touched. Unset: Validate.
+	CheckValidate func() error
 	// Variants returns one generator per combination when the flags list
 	// several values (each variant runs on fresh data, and the run ends
 	// with a table comparing them); nil for a single combination.

@@ -30,7 +30,8 @@ var reconciled = regexp.MustCompile(`(?m)^ambiguous:\s+(\d+) \((-?\d+) of them c
 // what was in flight has an unknown outcome, is reconciled like any
 // ambiguous commit, and no VIOLATION is printed; committed (window and
 // drain) plus the unknown ones that committed is the server's own count,
-// every time.
+// every time. Five moments a workload in go test ./..., twenty with the
+// long suites (pgtest.Longer: .ci/run).
 func TestInterruptAtRandomMoments(t *testing.T) {
 	bin := build(t)
 	seed := uint64(time.Now().UnixNano())
@@ -47,7 +48,10 @@ func TestInterruptAtRandomMoments(t *testing.T) {
 		{"tpcb-like", []string{"run", "tpcb-like", "--init", "fresh"}, "tpcb-like", "SELECT count(*) FROM pgbench_history"},
 		{"vote", []string{"run", "vote", "--articles", "1000", "--write-every", "2", "--rate", "3000"}, "write", "SELECT count(*) FROM vote"},
 	}
-	const moments = 20
+	moments := 5
+	if pgtest.Longer() {
+		moments = 20
+	}
 	type trial struct {
 		w        workload
 		n        int

@@ -188,6 +188,7 @@ func TestStopSignals(t *testing.T) {
 	bin := build(t)
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel() // a TMPDIR and a server of its own
 			tmp := privateTemp(t)
 			p := start(t, bin, tmp, "run", "bank", "--accounts", "1000", "--duration", "1m", "--isolation", "rc")
 			waitFor(t, "progress line", 2*time.Minute, func() bool { return strings.Contains(p.stderr.String(), "ops/s") })

@@ -24,8 +24,11 @@ balance changed, a row deleted or added), and 0 otherwise (anomalies that
 level allows are reported).
 
 check history FILE checks a list-append history (JSON lines or Elle's EDN)
-for the anomalies of Adya's isolation levels, as Elle does.`,
-		Example: "  txload check bank --url postgres://localhost/bench\n  txload check history run.jsonl --isolation serializable",
+for the anomalies of Adya's isolation levels, as Elle does; check append
+--history FILE reads the append tables and holds them to the history a run
+wrote (the run's final read, later).`,
+		Example: "  txload check bank --url postgres://localhost/bench\n  txload check history run.jsonl --isolation serializable\n" +
+			"  txload check append --url postgres://localhost/bench --history run.jsonl",
 	}
 	subcommands(env, cmd, "check", func(h workload.Hooks) bool { return h.Check != nil },
 		func(m workload.Meta, g workload.Generator) leaf {

@@ -10,7 +10,9 @@ import (
 // UTF8 through pgx; the workload's statements go out in the database's
 // encoding, as pgbench's do: the script below fails unless its session's
 // client_encoding is the database's. (simple-update leaves the balances
-// of branches and tellers behind: check tpcb runs before it.)
+// of branches and tellers behind: check tpcb runs before it.) The runs are
+// of a few transactions and the data small (bank's 1,000 accounts, pgio's
+// 1,000 blocks, not its 512 MB): the encoding is what is tried.
 func TestEveryCommandAnyEncoding(t *testing.T) {
 	for _, enc := range []string{"SQL_ASCII", "LATIN1", "UTF8"} {
 		t.Run(enc, func(t *testing.T) {
@@ -18,7 +20,7 @@ func TestEveryCommandAnyEncoding(t *testing.T) {
 			db := srv.NewDatabaseEncoding(t, enc)
 			check := writeScript(t, "encoding.sql", "SELECT current_setting('client_encoding') = '"+enc+"' AS same \\gset\n"+
 				"\\if :same\nSELECT 'é' AS e;\n\\else\nSELECT 1/0;\n\\endif\n")
-			run := []string{"--url", db, "--duration", "1s", "--progress", "0"}
+			run := []string{"--url", db, "--transactions", "25", "--progress", "0"}
 			for _, args := range [][]string{
 				{"pgbench", "-i", "-s", "1", db},
 				{"pgbench", "-t", "5", "-c", "2", db},
@@ -29,13 +31,13 @@ func TestEveryCommandAnyEncoding(t *testing.T) {
 				append([]string{"run", "simple-update"}, run...),
 				append([]string{"run", "select-only", "--protocol", "prepared"}, run...),
 				append([]string{"run", "script", "--file", check}, run...),
-				{"init", "bank", "--url", db},
-				append([]string{"run", "bank", "--isolation", "rc,serializable"}, run...),
-				{"check", "bank", "--url", db},
+				{"init", "bank", "--accounts", "1000", "--url", db},
+				append([]string{"run", "bank", "--accounts", "1000", "--isolation", "rc,serializable"}, run...),
+				{"check", "bank", "--accounts", "1000", "--url", db},
 				append([]string{"run", "vote", "--articles", "1000", "--rate", "200"}, run...),
 				{"check", "vote", "--url", db},
-				{"init", "pgio", "--url", db},
-				append([]string{"run", "pgio"}, run...),
+				{"init", "pgio", "--scale", "1000", "--url", db},
+				{"run", "pgio", "--url", db, "--duration", "1s", "--progress", "0"}, // timed only
 				{"sweep", "select-only", "--url", db, "--init", "keep", "--slo", "p99<=2s", "--step-duration", "500ms",
 					"--step-warmup", "0s", "--start", "100", "--max-steps", "2"},
 				{"lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "1s"},

@@ -77,6 +77,7 @@ func TestFailoverComparison(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two embedded pairs")
 	}
+	t.Parallel() // pairs of its own, which mostly wait
 	dir := t.TempDir()
 	js, page := filepath.Join(dir, "f.json"), filepath.Join(dir, "f.html")
 	r := txload(t.Context(), nil, "failover", "simple-update", "--replication", "async,sync", "--duration", "3s", "--at", "1s",
@@ -159,6 +160,7 @@ func TestFailoverInterruptedBeforeFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded pair")
 	}
+	t.Parallel() // a pair of its own, which mostly waits
 	js := filepath.Join(t.TempDir(), "f.json")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

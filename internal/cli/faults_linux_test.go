@@ -17,6 +17,7 @@ import (
 // what was in flight is the drain, on its own line, abandoned after the
 // drain timeout, and reconciled with the ledger once the server thaws.
 func TestFrozenServerDrainNotMeasured(t *testing.T) {
+	t.Parallel()
 	s := pgtest.OwnServer(t) // frozen: a server of its own
 	b, err := os.ReadFile(filepath.Join(s.DataDir(), "postmaster.pid"))
 	if err != nil {

@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/txload/txload/internal/lagrun"
-	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/lag"
@@ -154,7 +148,7 @@ func lagEmbeddedLogical(t *testing.T) {
 // A pair of servers connected by logical replication, for the tests that
 // act on the destination during a run.
 type logicalPair struct {
-	src, dst *embedded.Server
+	src, dst *pgtest.Server
 }
 
 func startLogicalPair(t *testing.T) *logicalPair {
@@ -162,43 +156,28 @@ func startLogicalPair(t *testing.T) *logicalPair {
 	// Four subscriptions at once (TestLagLogicalPair's cases), each with an
 	// apply worker and a table-sync worker at first: PostgreSQL's default
 	// of 4 logical replication workers would leave the last waiting.
-	return &logicalPair{
-		src: pgtest.OwnServer(t, replica.SourceSettings()...),
-		dst: pgtest.OwnServer(t, "max_logical_replication_workers=12", "max_worker_processes=24"),
-	}
-}
-
-// newDB creates a database on a server for t, and returns its URL.
-func newDB(t *testing.T, base string) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "lag_" + hex.EncodeToString(b[:])
-	sqlExec(t, base, "CREATE DATABASE "+name+" STRATEGY file_copy") // see pgtest.NewDatabase
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			conn.Close(context.Background())
+	p := &logicalPair{}
+	for _, s := range []struct {
+		to       **pgtest.Server
+		settings []string
+	}{{&p.src, replica.SourceSettings()}, {&p.dst, []string{"max_logical_replication_workers=12", "max_worker_processes=24"}}} {
+		own := pgtest.OwnServer(t, s.settings...)
+		var err error
+		if *s.to, err = pgtest.At(t.Context(), own.URL()); err != nil {
+			t.Fatal(err)
 		}
-	})
-	u, _ := url.Parse(base)
-	u.Path = "/" + name
-	return u.String()
+	}
+	return p
 }
 
 // replicate makes a fresh source and destination database holding pgbench's
-// tables at scale 1 and the marker table, the destination subscribed to the
-// source, and returns their URLs and the subscription's name.
+// tables at scale 1 (copies of one loaded once per server) and the marker
+// table, the destination subscribed to the source, and returns their URLs
+// and the subscription's name.
 func (p *logicalPair) replicate(t *testing.T) (src, dst, sub string) {
 	t.Helper()
 	ctx := context.Background()
-	src, dst = newDB(t, p.src.URL()), newDB(t, p.dst.URL())
-	for _, u := range []string{src, dst} {
-		if r := txload(ctx, nil, "init", "tpcb", "--url", u); r.code != 0 {
-			t.Fatalf("init tpcb: exit %d\n%s", r.code, r.stderr)
-		}
-	}
+	src, dst = tpcbDatabaseOn(t, p.src), tpcbDatabaseOn(t, p.dst)
 	sqlExec(t, dst, "TRUNCATE pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history")
 	if err := lag.CreateSource(ctx, pgtest.Conn(t, src)); err != nil {
 		t.Fatal(err)
@@ -206,7 +185,7 @@ func (p *logicalPair) replicate(t *testing.T) (src, dst, sub string) {
 	if err := lag.CreateDest(ctx, pgtest.Conn(t, dst), lag.Table); err != nil {
 		t.Fatal(err)
 	}
-	sub = "sub_" + strings.TrimPrefix(filepath.Base(dst), "lag_")
+	sub = "sub_" + strings.TrimPrefix(filepath.Base(dst), "txload_test_")
 	sub, _, _ = strings.Cut(sub, "?")
 	l, err := replica.StartLogical(ctx, src, dst, src, sub, []string{"pgbench_accounts", "pgbench_branches", "pgbench_tellers", "pgbench_history", lag.Table})
 	if err != nil {
@@ -345,13 +324,8 @@ func TestLagLogicalPair(t *testing.T) {
 // stops before the load with one line saying what to look at.
 func TestLagNoReplication(t *testing.T) {
 	t.Parallel()
-	src, dst := srv.NewDatabase(t), srv.NewDatabase(t)
+	src, dst := tpcbDatabase(t), tpcbDatabase(t)
 	ctx := t.Context()
-	for _, u := range []string{src, dst} {
-		if r := txload(ctx, nil, "init", "tpcb", "--url", u); r.code != 0 {
-			t.Fatalf("init: %s", r.stderr)
-		}
-	}
 	t0 := time.Now()
 	r := txload(ctx, nil, "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like", "--rate", "50", "--duration", "2s", "--drain-timeout", "1s")
 	if r.code != 1 {
@@ -379,11 +353,8 @@ func TestLagNoReplication(t *testing.T) {
 // not poll every millisecond fails.
 func TestLagSameDatabase(t *testing.T) {
 	timingSensitive(t)
-	db := srv.NewDatabase(t)
+	db := tpcbDatabase(t)
 	ctx := t.Context()
-	if r := txload(ctx, nil, "init", "tpcb", "--url", db); r.code != 0 {
-		t.Fatalf("init: %s", r.stderr)
-	}
 	best, fastestRT, bestPeriod := int64(-1), int64(-1), int64(-1)
 	for attempt := 1; attempt <= 3; attempt++ {
 		js := filepath.Join(t.TempDir(), "lag.json")
@@ -465,10 +436,7 @@ func lagPhysical(t *testing.T) {
 func TestLagBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	src, empty := srv.NewDatabase(t), srv.NewDatabase(t)
-	if r := txload(ctx, nil, "init", "tpcb", "--url", src); r.code != 0 {
-		t.Fatalf("init: %s", r.stderr)
-	}
+	src, empty := tpcbDatabase(t), srv.NewDatabase(t)
 	for _, tc := range []struct {
 		name string
 		args []string

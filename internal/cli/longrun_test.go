@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/txload/txload/internal/pgtest"
 )
 
 // lineCounter counts the lines written to it, keeping none.
@@ -92,13 +94,11 @@ func heapGrowth(t *testing.T, count func() int64, from, to, step int64, done <-c
 // (before 64a9f2c) it grew by 790 to 965 bytes an interval here (intervals of a
 // millisecond of 8 clients; a 24-hour run at one a second of 1,500 ops/s
 // held 3 KB each, 250 MB). The document has every interval, and the run
-// leaves no file in $TMPDIR.
+// leaves no file in $TMPDIR. A long suite (pgtest.Long): .ci/run runs it.
 func TestLongRunHeapBounded(t *testing.T) {
 	// Not parallel: the heap measured is the process's, and no other test
 	// runs beside one that is not parallel.
-	if testing.Short() {
-		t.Skip("a run of 10,000 intervals")
-	}
+	pgtest.Long(t, "a run of 10,000 intervals, its heap sampled")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	url := srv.NewDatabase(t)
@@ -220,12 +220,11 @@ func TestInterruptedLongRunOutputs(t *testing.T) {
 
 // txload pgbench -l writes each transaction to its log as it ends, and
 // holds none: from its 20,000th logged transaction to its 100,000th, its
-// live heap grows by less than 8 bytes a transaction.
+// live heap grows by less than 8 bytes a transaction. A long suite
+// (pgtest.Long): .ci/run runs it.
 func TestPgbenchTxnLogHeapBounded(t *testing.T) {
 	// Not parallel: the heap measured is the process's.
-	if testing.Short() {
-		t.Skip("100,000 transactions")
-	}
+	pgtest.Long(t, "100,000 transactions, the heap sampled")
 	url := srv.NewDatabase(t)
 	if r := txload(t.Context(), nil, "pgbench", "-i", "-s", "1", url); r.code != 0 {
 		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,7 +45,27 @@ func TestMain(m *testing.M) {
 		if dir, err := binDir(); err == nil {
 			os.RemoveAll(dir)
 		}
-	}, dropTPCCTemplate)
+	})
+}
+
+// tpcbDatabase creates a database for t holding pgbench's tables at scale
+// 1 as `txload init tpcb` loads them, and returns its URL: a copy of one
+// loaded once for the package (pgtest.NewDatabaseLoaded), for a test that
+// needs the tables and not their loading.
+func tpcbDatabase(t *testing.T) string {
+	t.Helper()
+	return tpcbDatabaseOn(t, srv)
+}
+
+// tpcbDatabaseOn is tpcbDatabase on the server s.
+func tpcbDatabaseOn(t *testing.T, s *pgtest.Server) string {
+	t.Helper()
+	return s.NewDatabaseLoaded(t, "tpcb", func(url string) error {
+		if r := txload(context.Background(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+			return fmt.Errorf("txload init tpcb: exit %d\n%s", r.code, r.stderr)
+		}
+		return nil
+	})
 }
 
 // timingSensitive skips t under the race detector, which slows the client

@@ -62,10 +62,7 @@ func decodeHist(t *testing.T, s string) *hdr.Histogram {
 // says so.
 func TestMergeInstances(t *testing.T) {
 	t.Parallel()
-	url := srv.NewDatabase(t)
-	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
-		t.Fatalf("init: %d\n%s", r.code, r.stderr)
-	}
+	url := tpcbDatabase(t)
 	paths := instanceDocs(t, url, "--rate", "600")
 	one := jsonPath(t)
 	if r := txload(t.Context(), nil, "run", "select-only", "--url", url, "--init", "skip", "--rate", "600", "--concurrency", "6",

@@ -403,10 +403,7 @@ func TestMetricsAddrPgio(t *testing.T) {
 // lag serves its own figures beside the workload's counters.
 func TestMetricsAddrLag(t *testing.T) {
 	t.Parallel()
-	db := srv.NewDatabase(t)
-	if r := txload(t.Context(), nil, "init", "tpcb", "--url", db); r.code != 0 {
-		t.Fatalf("init: %s", r.stderr)
-	}
+	db := tpcbDatabase(t)
 	js := filepath.Join(t.TempDir(), "lag.json")
 	r := startHeld(t, "wrote "+js, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "2s",
 		"--json", js, "--metrics-addr", "127.0.0.1:0")

@@ -74,8 +74,10 @@ func (f pgbenchFigures) steady() (float64, bool) {
 // clients (a server with room for them): wall times within 10%, and each
 // tool's tps its transactions over the time it ran once connected. The
 // code before it started -T once connected: at 1,000 clients its runs
-// were longer by the connection time (2.3 s of 8 s then).
+// were longer by the connection time (2.3 s of 8 s then). A long suite
+// (pgtest.Long), compared with pgbench: .ci/run runs it.
 func TestPgbenchClockMatchesPgbench(t *testing.T) {
+	pgtest.Long(t, "pgbench and txload pgbench at 1, 100 and 1,000 clients, 38 s of load")
 	pgtest.OutsideRace(t, "timing against pgbench")
 	pgbench, major := installedPgbench(t)
 	s := pgtest.OwnServer(t, "max_connections=1020")

@@ -21,7 +21,7 @@ func TestThroughPgbouncer(t *testing.T) {
 	direct := srv.NewDatabase(t)
 	url := pgtest.Pgbouncer(t, direct, "transaction")
 
-	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--transactions", "200", "--progress", "0", "--concurrency", "8")
+	r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--transactions", "200", "--progress", "0", "--concurrency", "8")
 	if r.code != 0 {
 		t.Fatalf("bank: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -39,11 +39,14 @@ const (
 	tamperOther        = "another table's balance changed"
 	tamperValue        = "a value changed, its length kept"
 	tamperValueMoved   = "a value copied from another row"
+	tamperElemRemoved  = "a list element removed"
+	tamperElemSwapped  = "two list elements reordered"
+	tamperElemAdded    = "a list element appended that no transaction wrote"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
-	tamperValue, tamperValueMoved}
+	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -64,10 +67,13 @@ type tamperWorkload struct {
 	check  string // the workload whose check runs: txload check NAME
 	levels []string
 	// setup makes the data at level in the database at url: init and a
-	// short run, each a command line (without --url).
-	setup   func(level string) [][]string
-	tamper  []tampering
-	comment string // a note under the table, if any
+	// short run, each a command line (without --url); {dir} is a
+	// directory of the test's, for the files a run writes and check reads.
+	setup func(level string) [][]string
+	// checkArgs, if set, are check's flags at level beyond --url.
+	checkArgs func(level string) []string
+	tamper    []tampering
+	comment   string // a note under the table, if any
 }
 
 // levelSQL is how a workload without an --isolation flag runs at a
@@ -208,6 +214,24 @@ func ycsbTamperings() []tampering {
 	}
 }
 
+// appendTamperings attack a key of the first table: its lists, its rows.
+func appendTamperings() []tampering {
+	first := `(SELECT min(id) FROM txn0)`
+	return []tampering{
+		{what: tamperElemRemoved, sql: `UPDATE txn0 SET val = regexp_replace(val, '^([^,]+),[^,]+', '\1') WHERE id = (SELECT min(id) FROM txn0 WHERE val LIKE '%,%')`,
+			want: "lost-append: 1 ("},
+		// The longest list: reads saw its first two values in order.
+		{what: tamperElemSwapped, sql: `UPDATE txn0 SET val = regexp_replace(val, '^([^,]+),([^,]+)', '\2,\1') WHERE id = (SELECT id FROM txn0 ORDER BY length(val) DESC, id LIMIT 1)`,
+			want: "incompatible-order: 1 ("},
+		{what: tamperElemAdded, sql: `UPDATE txn0 SET val = val || ',999999' WHERE id = ` + first, want: "garbage-read: 1 ("},
+		{what: tamperRowDeleted, sql: `DELETE FROM txn0 WHERE id = ` + first, want: "lost-append: "},
+		{what: tamperRowDuplicate, sql: `INSERT INTO txn1 SELECT * FROM txn0 WHERE id = ` + first,
+			want: "1 row no transaction of the workload wrote: key"},
+		{what: tamperRowAdded, sql: `INSERT INTO txn0 VALUES (2000000000, 2000000000, '1')`,
+			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append counts such rows and reads them not; the run's own final read, which reads every key from the run's first up, catches one"},
+	}
+}
+
 func tamperWorkloads() []tamperWorkload {
 	var out []tamperWorkload
 	for _, mode := range []struct{ name, code string }{{"read-modify-write", "0"}, {"delta", "1"}, {"for-update", "2"}} {
@@ -258,6 +282,16 @@ func tamperWorkloads() []tamperWorkload {
 		comment: "`check ycsb` holds each record to itself (its key, its fields' lengths and checksums) and the table to the records init loaded; its read-modify-writes take a lock whatever the level.",
 	})
 	out = append(out, tamperWorkload{
+		name: "append", check: "append", levels: isolationLevels,
+		setup: func(level string) [][]string {
+			return [][]string{{"run", "append", "--init", "keep", "--isolation", level, "--concurrency", "4", "--duration", "1s",
+				"--progress", "0", "--history", "{dir}/h.jsonl"}}
+		},
+		checkArgs: func(level string) []string { return []string{"--history", "{dir}/h.jsonl", "--isolation", level} },
+		tamper:    appendTamperings(),
+		comment:   "`check append --history FILE` reads the tables and holds them to the history the run wrote (the run's own final read does the same at its end).",
+	})
+	out = append(out, tamperWorkload{
 		name: "tpcc", check: "tpcc", levels: []string{"read committed"},
 		setup: func(level string) [][]string {
 			return [][]string{{"init", "tpcc", "--load-jobs", "2"},
@@ -276,7 +310,6 @@ func tamperWorkloads() []tamperWorkload {
 // under another row, and those without one, with why.
 var tamperExempt = map[string]string{
 	"select-only": "its check is check tpcb's: the row tpcb (and select-only)",
-	"append":      "no check of the database, so no list element removed or reordered can be tried on one: its audit is its history, checked while the run goes (`txload check history` checks a history file)",
 	"pgio":        "no check: it reports figures",
 	"script":      "no check: a script file's guarantees are its author's",
 }
@@ -305,7 +338,23 @@ func TestTamperCatalogue(t *testing.T) {
 			t.Run(w.name+"/"+level, func(t *testing.T) {
 				t.Parallel()
 				url := srv.NewDatabase(t)
+				dir := t.TempDir()
+				inDir := func(args []string) []string {
+					out := make([]string, len(args))
+					for i, a := range args {
+						out[i] = strings.ReplaceAll(a, "{dir}", dir)
+					}
+					return out
+				}
+				var checkArgs []string
+				if w.checkArgs != nil {
+					checkArgs = inDir(w.checkArgs(level))
+				}
+				check := func(url string) result {
+					return txload(t.Context(), nil, append([]string{"check", w.check, "--url", url}, checkArgs...)...)
+				}
 				for _, args := range w.setup(level) {
+					args = inDir(args)
 					if args[0] == "sql" {
 						name := url[strings.LastIndex(url, "/")+1:]
 						if i := strings.IndexByte(name, '?'); i >= 0 {
@@ -320,7 +369,7 @@ func TestTamperCatalogue(t *testing.T) {
 						t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
 					}
 				}
-				if r := txload(t.Context(), nil, "check", w.check, "--url", url); r.code != 0 {
+				if r := check(url); r.code != 0 {
 					t.Fatalf("check %s on the run's data: exit %d\n%s\n%s", w.check, r.code, r.stdout, r.stderr)
 				}
 				for _, tm := range w.tamper {
@@ -328,7 +377,7 @@ func TestTamperCatalogue(t *testing.T) {
 					if _, err := pgtest.Conn(t, copy).Exec(t.Context(), tm.sql); err != nil {
 						t.Fatalf("%s: %s: %v", tm.what, tm.sql, err)
 					}
-					r := txload(t.Context(), nil, "check", w.check, "--url", copy)
+					r := check(copy)
 					if why := tm.why(level); why != "" {
 						if r.code != 0 {
 							t.Errorf("%s: allowed (%s), but check exit %d\n%s", tm.what, why, r.code, r.stdout)

@@ -5,75 +5,32 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/txload/txload/internal/pgtest"
 )
 
-// tpccTemplateDB is a database loaded once with one warehouse (20 s on a
-// loaded 2-core machine), which each TPC-C test copies.
-const tpccTemplateDB = "txload_test_tpcc_template"
-
-var tpccTemplate = sync.OnceValues(func() (string, error) {
-	ctx := context.Background()
-	if err := serverExec(ctx, "DROP DATABASE IF EXISTS "+tpccTemplateDB+" WITH (FORCE)"); err != nil {
-		return "", err
-	}
-	if err := serverExec(ctx, "CREATE DATABASE "+tpccTemplateDB); err != nil {
-		return "", err
-	}
-	url := databaseURL(tpccTemplateDB)
-	if r := txload(ctx, nil, "init", "tpcc", "--url", url); r.code != 0 {
-		return "", fmt.Errorf("init tpcc: exit %d\n%s", r.code, r.stderr)
-	}
-	return url, nil
-})
-
-// dropTPCCTemplate drops the template, if it was made (TestMain).
-func dropTPCCTemplate() {
-	_ = serverExec(context.Background(), "DROP DATABASE IF EXISTS "+tpccTemplateDB+" WITH (FORCE)")
-}
-
-func serverExec(ctx context.Context, sql string) error {
-	conn, err := pgx.Connect(ctx, srv.URL())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
-func databaseURL(name string) string {
-	u, _ := neturl.Parse(srv.URL())
-	u.Path = "/" + name
-	return u.String()
-}
-
-// tpccDB returns a copy of the one-warehouse database for t, dropped when
-// t ends.
+// tpccDB returns a copy of a database loaded once with one warehouse (20 s
+// on a loaded 2-core machine), dropped when t ends.
 func tpccDB(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("loads a TPC-C warehouse")
 	}
-	url, err := tpccTemplate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv.CopyDatabase(t, url)
+	return srv.NewDatabaseLoaded(t, "tpcc", func(url string) error {
+		if r := txload(context.Background(), nil, "init", "tpcc", "--url", url); r.code != 0 {
+			return fmt.Errorf("init tpcc: exit %d\n%s", r.code, r.stderr)
+		}
+		return nil
+	})
 }
 
 // tpccState is what a run could have written: the districts' order ids,

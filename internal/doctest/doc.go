@@ -33,6 +33,12 @@
 //
 //	<!-- sample: not run: needs a pg_auto_failover formation; made 2026-11-27 with txload 63fbdd6 -->
 //
+// A block of text that reads as txload's output (Block.LooksLikeOutput: a
+// report, progress or check line, an error line, a history's figures) is a
+// sample too, even with no "$ " line: it runs (cmd="...") or is marked not
+// run, with when it was made. Other blocks say what they are by their
+// language tag (text, sql, json, ...).
+//
 // A page's settings, in a comment of its own anywhere on the page:
 //
 //	<!-- samples: server=own databases="bench ascii:SQL_ASCII" -->

@@ -127,6 +127,7 @@ func TestParseRefuses(t *testing.T) {
 		"<!-- sample: run -->\n```\nno command\n```\n",
 		"<!-- sample: run show=\"(\" -->\n```\n$ x\n```\n",
 		"<!-- sample: not run: needs a cluster -->\n```\n$ x\nout\n```\n",
+		"<!-- sample: not run: needs a cluster -->\n```\ncheck: ok\n```\n", // output without a "$ " line says when it was made too
 		"<!-- sample: not run: -->\n```\nx\n```\n",
 		"<!-- sample: file a/b -->\n```\nx\n```\n",
 		"<!-- sample: runs -->\n```\n$ x\n```\n",
@@ -150,5 +151,44 @@ func TestExitStatus(t *testing.T) {
 		if d := ExitStatus(c.cmd, lines(c.want), lines(c.got)); (d == "") != c.ok {
 			t.Errorf("ExitStatus(%q, %q, %q) = %q, want ok=%v", c.cmd, c.want, c.got, d, c.ok)
 		}
+	}
+}
+
+func TestLooksLikeOutput(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		lang string
+		text string
+		want bool
+	}{
+		{"report", "", "bank on PostgreSQL 18.3: closed loop, 8 workers, 5.00s measured", true},
+		{"progress", "", "   1.0s     433.0 ops/s  errors 0  retries 0", true},
+		{"check", "", "exp total balance:   1000000000\ncheck: ok", true},
+		{"error line", "", "txload: --failover-command failed (exit status 3): no such formation", true},
+		{"merge warning", "", "txload: merge: warning: m1.json, m2.json each ran on an embedded server of its own", true},
+		{"verdict", "text", "verdict: at serializable: ok", true},
+		{"history", "console", "history: 920 attempts: 607 committed, 313 failed, 0 unknown", true},
+		{"anomaly", "", "G2-item: 1 (anti-dependency cycle: a cycle with two or more rw edges; forbidden at serializable)", true},
+		{"pgbench banner", "", "pgbench (15 (txload dev), server 18.3)", true},
+		{"pgbench line", "", "pgbench: client 0 receiving", true},
+		{"tps", "", "tps = 394.643005 (without initial connection time)", true},
+		{"percentiles", "", "  response  7.90ms  5.87ms  15.74ms", true},
+		{"lag block", "", "replication lag (a streaming standby of an embedded server): 990 markers", true},
+		{"sweep", "", "sweep select-only: SLO p99<=50ms on response time", true},
+		{"scrape", "", `txload_workers{instance="0/1",workload="bank"} 4`, true},
+		{"wrote", "", "wrote report.html", true},
+		{"layout diagram", "text", "cmd/txload            main: root command\n   retries,    pgbench (+expr, format, JSON,     step verdict", false},
+		{"a listing of commands", "", "txload failover bank   # embedded primary + standby", false},
+		{"sql", "sql", "SELECT 1; -- check: ok", false},
+		{"go", "go", `fmt.Println("check: ok")`, false},
+		{"a listing tagged sh", "sh", "txload run bank --rate 800 # 800 ops/s", false},
+		{"json lines", "", `{"client":1,"outcome":"committed"}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &Block{Lang: c.lang, Content: lines(c.text)}
+			if got := b.LooksLikeOutput(); got != c.want {
+				t.Errorf("LooksLikeOutput(%q, ```%s) = %v, want %v", c.text, c.lang, got, c.want)
+			}
+		})
 	}
 }

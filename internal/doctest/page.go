@@ -145,7 +145,7 @@ func (b *Block) directive(lines []string, i int) error {
 		if b.Reason == "" {
 			return fmt.Errorf("a sample not run says why")
 		}
-		if b.showsOutput() && !madeRE.MatchString(b.Reason) {
+		if (b.showsOutput() || b.LooksLikeOutput()) && !madeRE.MatchString(b.Reason) {
 			return fmt.Errorf("a sample not run that shows output says why and when it was made: %q lacks \"made YYYY-MM-DD with txload VERSION\"", b.Reason)
 		}
 	default:
@@ -249,4 +249,27 @@ func parseOptions(s string, known map[string]bool) (Options, error) {
 		s = strings.TrimSpace(s)
 	}
 	return o, nil
+}
+
+// outputRE finds a line of txload's output (or pgbench's, which txload
+// pgbench prints): a progress or report line, a check's verdict, an error
+// line, a history's figures.
+var outputRE = regexp.MustCompile(`ops/s|\bcheck: |\bmeasured\b|VIOLATION|(^|: )txload: |^\s*wrote |^verdict:|^history: |^pgbench: |\bpgbench \((\d|PostgreSQL\))|^tps = |^server: |started PostgreSQL|^(replication lag|sweep) [^:]*: |^(failover|comparison|convergence|markers|init|drain|ambiguous|committed|pgio|G[0-9a-z-]+):|^\s*(response|service|lag) +\d|^txload_[a-z_]+\{`)
+
+// LooksLikeOutput reports whether a block holds what reads as txload's
+// output: a block of text (no language, or text/console/output) with a
+// line outputRE finds. Such a block shows a run, so it must be one
+// (<!-- sample: run -->) or say why not and when it was made.
+func (b *Block) LooksLikeOutput() bool {
+	switch b.Lang {
+	case "", "text", "console", "output":
+	default:
+		return false
+	}
+	for _, l := range b.Content {
+		if outputRE.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }

@@ -45,6 +45,7 @@ func clusterOptions(t *testing.T, url string) (Options, *buffer) {
 // target in libpq's keyword form): both are seen, the unavailability
 // measured, nothing lost (sync), the check clean.
 func TestCluster(t *testing.T) {
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	for _, mode := range []string{"command", "wait", "late"} {
 		t.Run(mode, func(t *testing.T) {
 			p := startPair(t, replica.Sync)
@@ -101,6 +102,7 @@ func TestCluster(t *testing.T) {
 // cluster whose standby does not replicate (found before the load: no
 // marker is written), no failover while txload waits for one.
 func TestClusterFailures(t *testing.T) {
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	p := startPair(t, replica.Async)
 	for _, tc := range []struct {
 		name    string
@@ -144,6 +146,7 @@ func TestClusterFailures(t *testing.T) {
 // commits the old primary took are lost commits it holds, and bank's check
 // finds exactly those of the clients missing, by their markers.
 func TestClusterSplitBrain(t *testing.T) {
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	p := startPair(t, replica.Async)
 	o, out := clusterOptions(t, p.URL())
 	o.Run.Engine.Duration, o.At = 10*time.Second, 2*time.Second

@@ -267,6 +267,7 @@ func TestTallyIsTheInMemoryOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
+	t.Parallel()
 	srv := pgtest.OwnServer(t)
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, srv.URL())

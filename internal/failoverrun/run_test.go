@@ -38,6 +38,7 @@ func TestEmbeddedSync(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded primary and standby")
 	}
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	for _, fault := range []string{"immediate", "kill", "fast"} {
 		t.Run(fault, func(t *testing.T) {
 			o, out := options(t, "bank")
@@ -129,6 +130,7 @@ func TestEmbeddedAsyncHeld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded primary and standby")
 	}
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	o, out := options(t, "bank")
 	o.Replications, o.Fault, o.HoldStandby, o.At = []string{"async"}, "kill", 2*time.Second, 3*time.Second
 	o.Run.Engine.Duration = 5 * time.Second
@@ -255,6 +257,7 @@ func TestEmbeddedInterruptedBeforeFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded primary and standby")
 	}
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	o, out := options(t, "bank")
 	o.At, o.Run.Engine.Duration = 10*time.Minute, 20*time.Minute
 	ctx, cancel := context.WithCancel(t.Context())
@@ -318,6 +321,7 @@ func TestEmbeddedInterruptedAfterPromotion(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an embedded primary and standby")
 	}
+	t.Parallel() // a pair of its own; the failover waits more than it computes
 	o, out := options(t, "bank")
 	o.Run.Engine.Concurrency = 32
 	o.Replications, o.HoldStandby, o.At, o.Run.Engine.Duration = []string{"async"}, time.Second, 2*time.Second, time.Minute

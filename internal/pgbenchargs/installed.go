@@ -26,8 +26,14 @@ var pgbenchVersion = regexp.MustCompile(`\(PostgreSQL\) ((\d+)\S*)`)
 // looking for one in turn.
 const ProbeEnv = "TXLOAD_PGBENCH_PROBE"
 
+// probeTimeout bounds the installed pgbench's --version. Debian's pgbench
+// is a Perl wrapper (pg_wrapper): on a loaded machine it took more than two
+// seconds to answer, and txload then followed pgbench 18's command line
+// beside an installed pgbench 15 (-d read as --dbname, not --debug).
+const probeTimeout = 10 * time.Second
+
 // FindInstalled runs the first pgbench on the PATH lookup gives (bounded by
-// two seconds) and reads its version. A txload started as pgbench is not
+// probeTimeout) and reads its version. A txload started as pgbench is not
 // asked (ProbeEnv in its environment).
 func FindInstalled(lookup func(string) (string, bool)) Installed {
 	if _, probing := lookup(ProbeEnv); probing {
@@ -42,7 +48,7 @@ func FindInstalled(lookup func(string) (string, bool)) Installed {
 		if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		cmd := exec.CommandContext(ctx, bin, "--version")
 		cmd.Env = append(cmd.Environ(), ProbeEnv+"=1")
 		out, err := cmd.Output()

@@ -16,6 +16,9 @@ func TestFollow(t *testing.T) {
 	dir := func(version string) string {
 		d := t.TempDir()
 		script := "#!/bin/sh\necho 'pgbench (PostgreSQL) " + version + "'\n"
+		if v, ok := strings.CutPrefix(version, "slow "); ok { // a pgbench that answers as Debian's wrapper does on a loaded machine
+			script = "#!/bin/sh\nsleep 3\necho 'pgbench (PostgreSQL) " + v + "'\n"
+		}
 		if err := os.WriteFile(filepath.Join(d, "pgbench"), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +34,7 @@ func TestFollow(t *testing.T) {
 			return "", false
 		}
 	}
-	old, newer, empty := dir("12.3"), dir("19devel"), t.TempDir()
+	old, newer, slow, empty := dir("12.3"), dir("19devel"), dir("slow 15.18"), t.TempDir()
 	for _, c := range []struct {
 		name      string
 		args      []string
@@ -43,6 +46,7 @@ func TestFollow(t *testing.T) {
 		{"flag after --", []string{"--", "--pgbench-version"}, env("PATH", old), MinMajor, "the installed " + old + "/pgbench is 12.3"},
 		{"older", nil, env("PATH", old), MinMajor, "the installed " + old + "/pgbench is 12.3"},
 		{"newer", nil, env("PATH", empty+string(filepath.ListSeparator)+newer), MaxMajor, "the installed " + newer + "/pgbench is 19devel"},
+		{"slow to answer", nil, env("PATH", slow), 15, "the installed " + slow + "/pgbench is 15.18"},
 		{"none", nil, env("PATH", empty), DefaultMajor, "no pgbench is installed here: the newest"},
 		{"probing", nil, env("PATH", old, ProbeEnv, "1"), DefaultMajor, "no pgbench is installed here: the newest"},
 	} {

@@ -97,6 +97,7 @@ func TestSameAsPgbench(t *testing.T) {
 	}
 	for _, line := range cases {
 		t.Run(line, func(t *testing.T) {
+			t.Parallel() // each waits on a pgbench process
 			args := splitArgs(t, line)
 			const stdin = "SELECT 1;\n"
 			code, want := runPgbench(t, path, dir, args, stdin)

@@ -66,14 +66,14 @@ type NodeState struct {
 
 // StartAutoFailover creates a monitor and two nodes with pg_autoctl
 // (trust authentication, no TLS, loopback only), waits until one node is
-// primary and the other secondary, and stops them all when t ends. It
-// skips t under -short, and where pg_autoctl, pg_auto_failover's extension
-// or PostgreSQL 15 is missing, saying which; it installs nothing.
+// primary and the other secondary, and stops them all when t ends. A
+// formation is a long suite (Long: three servers and their failover, 15
+// to 20 s before the test's own load); it skips t without LongEnv, under
+// -short, and where pg_autoctl, pg_auto_failover's extension or PostgreSQL
+// 15 is missing, saying which; it installs nothing.
 func StartAutoFailover(t testing.TB) *AutoFailover {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a pg_auto_failover formation (three servers)")
-	}
+	Long(t, "starts a pg_auto_failover formation (three servers)")
 	if _, err := osexec.LookPath("pg_autoctl"); err != nil {
 		t.Skipf("pg_autoctl is not installed (%s)", autoFailoverHint)
 	}

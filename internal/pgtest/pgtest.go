@@ -7,10 +7,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +27,28 @@ type Server struct {
 	stop func() error
 	// strategy ends CREATE DATABASE: see createStrategy.
 	strategy string
+
+	mu        sync.Mutex
+	templates map[string]*template // NewDatabaseLoaded's, by name
+}
+
+// template is a database loaded once, which NewDatabaseLoaded copies.
+type template struct {
+	once sync.Once
+	name string // the database, once loaded
+	url  string
+	err  error
 }
 
 // Start returns the server of TXLOAD_TEST_URL, or starts an embedded one.
 func Start(ctx context.Context) (*Server, error) {
 	return start(ctx, os.Getenv("TXLOAD_TEST_URL"))
 }
+
+// At is the server at url, which the caller started and stops (a test's
+// own, from OwnServer): its databases are made as Start's are, and Stop
+// only drops those NewDatabaseLoaded loaded.
+func At(ctx context.Context, url string) (*Server, error) { return start(ctx, url) }
 
 // StartEmbedded starts an embedded server whatever TXLOAD_TEST_URL says:
 // for tests whose output names the server (the docs' samples).
@@ -88,7 +106,7 @@ func Main(m *testing.M, srv **Server, after ...func()) {
 	}
 	*srv = s
 	code := m.Run()
-	if err := s.stop(); err != nil {
+	if err := s.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping the test server:", err)
 	}
 	for _, f := range after {
@@ -97,8 +115,26 @@ func Main(m *testing.M, srv **Server, after ...func()) {
 	os.Exit(code)
 }
 
-// Stop stops the server if Start started it.
-func (s *Server) Stop() error { return s.stop() }
+// Stop drops the databases NewDatabaseLoaded loaded, and stops the server
+// if Start started it.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	var names []string
+	for _, tpl := range s.templates {
+		if tpl.name != "" {
+			names = append(names, tpl.name)
+		}
+	}
+	s.templates = nil
+	s.mu.Unlock()
+	var errs []error
+	for _, name := range names {
+		if err := run(context.Background(), s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, s.stop())...)
+}
 
 // URL is the server's own URL.
 func (s *Server) URL() string { return s.base }
@@ -119,24 +155,91 @@ func (s *Server) NewDatabaseEncoding(t testing.TB, encoding string) string {
 	return s.newDatabase(t, fmt.Sprintf(" ENCODING '%s' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0", encoding))
 }
 
+// NewDatabaseLoaded creates a database for t holding what load put into
+// an empty database, dropped when t ends, and returns its URL. The first
+// call for a name loads a database once for the server (load gets its URL
+// and returns an error if it failed); every call copies it (CREATE
+// DATABASE … TEMPLATE, the files copied on PostgreSQL 15 and later: tens
+// of milliseconds for pgbench's tables at scale 1, which take a second of
+// CPU to load). On a server where databases are not copied as files
+// (CockroachDB, PostgreSQL before 15), load runs into t's own database.
+// The loaded databases are dropped by Stop.
+func (s *Server) NewDatabaseLoaded(t testing.TB, name string, load func(url string) error) string {
+	t.Helper()
+	if s.strategy == "" {
+		db := s.NewDatabase(t)
+		if err := load(db); err != nil {
+			t.Fatalf("loading %s: %v", name, err)
+		}
+		return db
+	}
+	s.mu.Lock()
+	if s.templates == nil {
+		s.templates = map[string]*template{}
+	}
+	tpl := s.templates[name]
+	if tpl == nil {
+		tpl = &template{}
+		s.templates[name] = tpl
+	}
+	s.mu.Unlock()
+	tpl.once.Do(func() {
+		ctx := context.Background()
+		db := "txload_template_" + randomName()
+		u, err := s.urlOf(db)
+		if err != nil {
+			tpl.err = err
+			return
+		}
+		if tpl.err = run(ctx, s.base, "CREATE DATABASE "+db+s.strategy); tpl.err != nil {
+			return
+		}
+		if tpl.err = load(u); tpl.err != nil {
+			_ = run(ctx, s.base, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)")
+			return
+		}
+		s.mu.Lock()
+		tpl.name, tpl.url = db, u
+		s.mu.Unlock()
+	})
+	if tpl.err != nil {
+		t.Fatalf("loading %s: %v", name, tpl.err)
+	}
+	return s.CopyDatabase(t, tpl.url)
+}
+
 // newDatabase creates a database with the options of CREATE DATABASE in
 // with, dropped when t ends, and returns its URL.
 func (s *Server) newDatabase(t testing.TB, with string) string {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "txload_test_" + hex.EncodeToString(b[:])
+	name := "txload_test_" + randomName()
 	ctx := context.Background()
 	exec(t, ctx, s.base, "CREATE DATABASE "+name+with+s.strategy)
 	t.Cleanup(func() {
 		exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
+	u, err := s.urlOf(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// randomName is 12 hexadecimal digits, for a database's name.
+func randomName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// urlOf is the server's URL with the database name.
+func (s *Server) urlOf(name string) (string, error) {
 	u, err := url.Parse(s.base)
 	if err != nil {
-		t.Fatalf("parsing the test server URL: %v", err)
+		return "", fmt.Errorf("parsing the test server URL: %w", err)
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), nil
 }
 
 // createStrategy returns the clause that makes CREATE DATABASE copy the
@@ -161,14 +264,22 @@ func createStrategy(ctx context.Context, dsn string) (string, error) {
 
 func exec(t testing.TB, ctx context.Context, dsn, sql string) {
 	t.Helper()
+	if err := run(ctx, dsn, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run runs sql on a connection of its own to dsn.
+func run(ctx context.Context, dsn, sql string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		t.Fatalf("connecting to the test server: %v", err)
+		return fmt.Errorf("connecting to the test server: %w", err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
+		return fmt.Errorf("%s: %w", sql, err)
 	}
+	return nil
 }
 
 // Conn opens a connection to dsn, closed when t ends.
@@ -204,9 +315,7 @@ func (s *Server) CopyDatabase(t testing.TB, src string) string {
 	if err != nil {
 		t.Fatalf("parsing %s: %v", src, err)
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "txload_test_" + hex.EncodeToString(b[:])
+	name := "txload_test_" + randomName()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, s.base)
 	if err != nil {
@@ -226,12 +335,11 @@ func (s *Server) CopyDatabase(t testing.TB, src string) string {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	t.Cleanup(func() { exec(t, ctx, s.base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
-	u, err := url.Parse(s.base)
+	u, err := s.urlOf(name)
 	if err != nil {
-		t.Fatalf("parsing the test server URL: %v", err)
+		t.Fatal(err)
 	}
-	u.Path = "/" + name
-	return u.String()
+	return u
 }
 
 // LongEnv is the switch that runs the long suites: the comparisons case by
@@ -243,7 +351,11 @@ const LongEnv = "TXLOAD_TEST_LONG"
 // and how to run it.
 func Long(t testing.TB, what string) {
 	t.Helper()
-	if testing.Short() || os.Getenv(LongEnv) != "1" {
+	if !Longer() {
 		t.Skipf("%s: a long suite, run with %s=1 (as .ci/run does)", what, LongEnv)
 	}
 }
+
+// Longer reports whether the long suites run (LongEnv is 1, and not
+// -short): a test that tries random moments tries more of them then.
+func Longer() bool { return !testing.Short() && os.Getenv(LongEnv) == "1" }

@@ -12,9 +12,18 @@ import (
 // Open validates a workload's flags and the target, then opens it: what
 // init and check work on. Bad flags are a UsageError.
 func Open(ctx context.Context, g workload.Generator, target TargetOptions, log io.Writer) (*Conn, workload.Hooks, error) {
+	return open(ctx, g, target, log, false)
+}
+
+// open is Open; for check, with the workload's CheckValidate if it has one.
+func open(ctx context.Context, g workload.Generator, target TargetOptions, log io.Writer, check bool) (*Conn, workload.Hooks, error) {
 	h := g.Hooks()
-	if h.Validate != nil {
-		if err := h.Validate(); err != nil {
+	validate := h.Validate
+	if check && h.CheckValidate != nil {
+		validate = h.CheckValidate
+	}
+	if validate != nil {
+		if err := validate(); err != nil {
 			return nil, h, Usage(err)
 		}
 	}
@@ -44,7 +53,7 @@ func Init(ctx context.Context, g workload.Generator, target TargetOptions, drop 
 // found on w (check's one call): a *ViolationError when it found an anomaly
 // the transactions' isolation level forbids.
 func Check(ctx context.Context, g workload.Generator, target TargetOptions, w, log io.Writer) error {
-	conn, h, err := Open(ctx, g, target, log)
+	conn, h, err := open(ctx, g, target, log, true)
 	if err != nil {
 		return err
 	}

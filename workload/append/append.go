@@ -22,7 +22,8 @@ func Meta() workload.Meta {
 		Examples: `  txload run append --isolation serializable --concurrency 20 --duration 60s --history run.jsonl
   txload run append --isolation repeatable-read --keys 3 --history run.edn
   txload run append --embedded-version 12.3.0 --concurrency 20 --duration 60s --keys 4
-  txload check history run.jsonl --isolation serializable`,
+  txload check history run.jsonl --isolation serializable
+  txload check append --url postgres://localhost/bench --history run.jsonl --isolation serializable`,
 		New: func() workload.Generator { return newGenerator() },
 	}
 }
@@ -140,8 +141,8 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 			return programs(ctx, cs)
 		},
 		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
-			return r.finish()
+			return r.finish(ctx, t)
 		},
-		Close: func() { _, _ = r.finish() },
+		Close: func() { _, _ = r.finish(context.Background(), nil) },
 	}, nil
 }

@@ -59,6 +59,9 @@ type gen struct {
 	flags *pflag.FlagSet
 	raw   struct{ mode, isolation, format string }
 	cfg   config
+	// checked is the history check reads, checked before the database is
+	// touched (CheckValidate), for its final read.
+	checked *checkedHistory
 }
 
 func newGenerator() *gen {
@@ -70,32 +73,53 @@ func newGenerator() *gen {
 	f.IntVar(&g.cfg.maxWrites, "max-writes-per-key", 32, "appends to a key before it leaves the window for a new one (Elle's default)")
 	f.StringVar(&g.raw.mode, "append", "upsert", "how an append writes: upsert (INSERT … ON CONFLICT DO UPDATE) | update-insert (UPDATE, then INSERT when no row)")
 	f.StringVar(&g.raw.isolation, "isolation", "serializable", "read committed | repeatable read | serializable (or rc, rr, ser)")
-	f.StringVar(&g.cfg.history, "history", "", "write the history (every attempt, what each read returned, its outcome) to this file: JSON lines, or Elle's EDN for a name ending in .edn")
-	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name")
-	workload.OnlyFor(f, workload.VerbRun, "history", "history-format")
+	f.StringVar(&g.cfg.history, "history", "", "run: write the history (every attempt, what each read returned, its outcome) to this file, JSON lines or Elle's EDN for a name ending in .edn; check: the history a run wrote, which the tables are read and held to")
+	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name (check: else from its contents)")
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbCheck, "history", "history-format")
 	return g
 }
 
 func (g *gen) Flags() *pflag.FlagSet { return g.flags }
 
-// Hooks: the workload is initialised and run; its check is its history's.
+// Hooks: the workload is initialised and run; its audit is its history's,
+// and the final read of its tables held to the history, at the end of a
+// run or by check with the history the run wrote.
 func (g *gen) Hooks() workload.Hooks {
 	return workload.Hooks{
-		Validate: g.validate,
-		Init:     g.init,
-		Ops:      g.ops,
-		Tables:   tables,
+		Validate:      g.validate,
+		CheckValidate: g.validateCheck,
+		Init:          g.init,
+		Ops:           g.ops,
+		Check:         g.check,
+		Tables:        tables,
 		// An append that finds a key being inserted by another transaction
 		// fails on its unique key (update-insert): a failed attempt of the
 		// history, not a reason to end the client.
 		RunDefaults: workload.RunDefaults{ContinueOnError: true},
+		// Load generators started together would draw the same keys and
+		// values (each starts above the keys the tables hold), and each
+		// history holds one process's attempts only.
+		SingleProcess: "its history is one process's: load generators started together would append the same values to the same keys, and each checker and final read would see only its own attempts",
 		SessionState: func() string {
 			return "append sets default_transaction_isolation on each connection (single-operation transactions run without BEGIN) and prepares its statements"
 		},
 	}
 }
 
+// validate checks the flags of a run: --history is the file it writes.
 func (g *gen) validate() error {
+	if err := g.validateFlags(); err != nil {
+		return err
+	}
+	if c := &g.cfg; c.history != "" {
+		if err := outfile.Check(c.history); err != nil {
+			return fmt.Errorf("--history %s: %w", c.history, err)
+		}
+	}
+	return nil
+}
+
+func (g *gen) validateFlags() error {
 	c := &g.cfg
 	switch {
 	case c.keys < 1 || c.keys > maxKeys:
@@ -136,12 +160,7 @@ func (g *gen) validate() error {
 		return fmt.Errorf("--history-format %q is not allowed (allowed: jsonl, edn)", g.raw.format)
 	}
 	if g.raw.format != "" && c.history == "" {
-		return fmt.Errorf("--history-format %s without --history: give the file to write", g.raw.format)
-	}
-	if c.history != "" {
-		if err := outfile.Check(c.history); err != nil {
-			return fmt.Errorf("--history %s: %w", c.history, err)
-		}
+		return fmt.Errorf("--history-format %s without --history: give the history file", g.raw.format)
 	}
 	return nil
 }

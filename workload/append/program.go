@@ -112,7 +112,7 @@ func (p *program) Resume(c *executor.Conn) executor.Action {
 	case phaseOp:
 		op := &p.a.Ops[p.i]
 		if op.Kind == history.Read {
-			list, err := parseList(last)
+			list, err := readList(last)
 			if err != nil {
 				return executor.Action{Kind: executor.Finish, Err: pg.Fatal(fmt.Errorf("append: reading key %d: %w", op.Key, err)), Stmt: -1}
 			}
@@ -164,16 +164,19 @@ func (p *program) Ended(now time.Time, err error) {
 	p.r.complete(p, outcome, state, now)
 }
 
-// parseList reads a key's list: "1,2,3"; no row is the empty list.
-func parseList(r *executor.Result) ([]int64, error) {
-	list := []int64{}
+// readList reads a key's list from a read's result: no row is the empty
+// list.
+func readList(r *executor.Result) ([]int64, error) {
 	if r.Kept() == 0 {
-		return list, nil
+		return []int64{}, nil
 	}
-	all, ok := r.Value(0, 0)
-	if !ok || len(all) == 0 {
-		return list, nil
-	}
+	all, _ := r.Value(0, 0)
+	return parseList(all)
+}
+
+// parseList reads a list as a row holds it: "1,2,3"; NULL or "" is empty.
+func parseList(all []byte) ([]int64, error) {
+	list := []int64{}
 	for v := all; len(v) > 0; {
 		f := v
 		if i := bytes.IndexByte(v, ','); i >= 0 {

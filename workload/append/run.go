@@ -2,6 +2,7 @@ package append
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/internal/outfile"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -29,6 +31,7 @@ import (
 type runState struct {
 	cfg      *config
 	programs []*program // every client's, for the attempts a run abandons
+	first    int64      // the run's first key: the final read reads from it up
 
 	mu      sync.Mutex
 	start   time.Time
@@ -83,9 +86,12 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 	if first > math.MaxInt32-int64(cfg.keys) {
 		return nil, fmt.Errorf("the append tables hold keys up to %d: no INT keys are left; run `txload init append --drop`", first-1)
 	}
-	r := &runState{cfg: cfg, nextKey: first + int64(cfg.keys), writes: map[int64]int{},
+	r := &runState{cfg: cfg, first: first, nextKey: first + int64(cfg.keys), writes: map[int64]int{},
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		checker: history.NewChecker(), inflight: map[int]time.Duration{}}
+	if err := r.checker.ExpectFinal(); err != nil {
+		return nil, err
+	}
 	for k := range int64(cfg.keys) {
 		r.window = append(r.window, first+k)
 	}
@@ -279,13 +285,14 @@ func (r *runState) progress() {
 
 // finish ends the history once the clients are done: the attempts still
 // running (abandoned at the drain deadline or an interrupt) end with an
-// unknown outcome; the checker finishes, the file is written.
-func (r *runState) finish() (*workload.CheckResult, error) {
-	r.finishOnce.Do(func() { r.result, r.finishErr = r.close() })
+// unknown outcome; the checker finishes, the file is written; then, with a
+// target, the final read of every key of the run is held to the history.
+func (r *runState) finish(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	r.finishOnce.Do(func() { r.result, r.finishErr = r.close(ctx, t) })
 	return r.result, r.finishErr
 }
 
-func (r *runState) close() (*workload.CheckResult, error) {
+func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 	now := time.Now()
 	r.mu.Lock()
 	started := !r.start.IsZero()
@@ -330,7 +337,16 @@ func (r *runState) close() (*workload.CheckResult, error) {
 	if !started {
 		elapsed = 0
 	}
-	return r.report(res, elapsed), nil
+	var final *finalResult
+	if t != nil && started {
+		// Every key the run drew is at or above its first: nothing else
+		// writes there, so every row from it up is held to the history.
+		if final, err = finalRead(ctx, t, r.checker, r.first, math.MaxInt32); err != nil {
+			return nil, err
+		}
+		res = final.res
+	}
+	return r.report(res, final, elapsed), nil
 }
 
 // writeHistory copies the spool to --history.

@@ -83,7 +83,7 @@ func TestGenerator(t *testing.T) {
 		t.Fatalf("only %d keys retired", len(retired))
 	}
 	go r.consume()
-	res, err := r.finish()
+	res, err := r.finish(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

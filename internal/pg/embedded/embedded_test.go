@@ -139,6 +139,18 @@ func TestStartUnpublished(t *testing.T) {
 	}
 }
 
+// long skips t unless TXLOAD_TEST_LONG is 1 (and under -short): the
+// switch of pgtest.Long, which this package's tests cannot import (pgtest
+// starts its servers with this package). The cache tests that extract the
+// binaries again (4 s of CPU each time) or download them are long suites;
+// .ci/run runs them.
+func long(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() || os.Getenv("TXLOAD_TEST_LONG") != "1" {
+		t.Skipf("%s: a long suite, run with TXLOAD_TEST_LONG=1 (as .ci/run does)", what)
+	}
+}
+
 // linuxOnly skips tests that inspect processes through /proc.
 func linuxOnly(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -258,9 +270,7 @@ func TestStartCanceled(t *testing.T) {
 // TestConcurrentFetch starts servers in parallel against an empty cache, so
 // they race to download and extract under the lock.
 func TestConcurrentFetch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("downloads binaries")
-	}
+	long(t, "downloads and extracts the binaries into an empty cache")
 	t.Parallel() // a cache of its own
 	cache := t.TempDir()
 	// The server user (nobody, when root) must reach the cache.

@@ -30,9 +30,7 @@ func (l *logBuf) Write(p []byte) (int, error) {
 // (binaries without a manifest, from an older txload), else empty.
 func TestDamagedCache(t *testing.T) {
 	linuxOnly(t)
-	if testing.Short() {
-		t.Skip("may download the binaries")
-	}
+	long(t, "downloads the binaries and extracts them five times")
 	t.Parallel() // a cache of its own
 	cache, rt := copiedCache(t, false)
 	v, _ := Lookup(DefaultMajor())

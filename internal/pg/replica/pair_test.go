@@ -197,6 +197,7 @@ func TestPairFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers per case")
 	}
+	t.Parallel() // servers of its own, which mostly wait
 	for _, tc := range []struct {
 		repl     Replication
 		fault    Fault
@@ -208,6 +209,7 @@ func TestPairFailover(t *testing.T) {
 		{Async, Fast, 0, false},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/hold=%s", tc.repl, tc.fault, tc.hold), func(t *testing.T) {
+			t.Parallel() // a pair of its own
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
 			t0 := time.Now()

@@ -80,6 +80,7 @@ func TestLogical(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers of its own")
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	src := start(t, ctx, SourceSettings())
@@ -112,6 +113,7 @@ func TestStandby(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two servers of its own")
 	}
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	src := start(t, ctx, SourceSettings())

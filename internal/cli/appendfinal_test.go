@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// appendRows is the number of rows and of elements the append tables hold.
+func appendRows(t *testing.T, url string) (rows, elements int64) {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.WithoutCancel(t.Context()))
+	err = conn.QueryRow(t.Context(), `SELECT count(*), COALESCE(sum(array_length(string_to_array(val, ','), 1)), 0)
+		FROM (SELECT val FROM txn0 UNION ALL SELECT val FROM txn1 UNION ALL SELECT val FROM txn2) v`).Scan(&rows, &elements)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, elements
+}
+
+// squeeze makes each run of spaces one: the report's labels are padded
+// to the longest of the block.
+func squeeze(s string) string { return regexp.MustCompile(` +`).ReplaceAllString(s, " ") }
+
+// The run ends with Jepsen's final read: every key of the run read in one
+// snapshot after the drain, and held to the history. A key changed behind
+// the run after it retired (no attempt reads it again) is seen by the
+// final read alone: a value appended that nobody appended is a garbage
+// read, a row deleted lost appends, each with its example, exit 1. On the
+// code before the final read, this run ended `check: ok`, exit 0.
+func TestAppendFinalRead(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	tampered := make(chan []int64, 1)
+	go func() {
+		// --max-writes-per-key 1: a key retires when its one append is
+		// drawn, so a row that exists is of a key no later attempt draws.
+		conn := pgtest.Conn(t, url)
+		done := []int64{}
+		defer func() { tampered <- done }()
+		for ctx.Err() == nil && len(done) < 2 {
+			time.Sleep(50 * time.Millisecond)
+			var id int64
+			// Until the run has made the tables and rows, this fails.
+			if conn.QueryRow(ctx, `SELECT id FROM (SELECT id FROM txn0 UNION ALL SELECT id FROM txn1 UNION ALL SELECT id FROM txn2) k
+				WHERE id <> ALL($1::BIGINT[]) ORDER BY id LIMIT 1`, done).Scan(&id) != nil {
+				continue
+			}
+			for _, table := range []string{"txn0", "txn1", "txn2"} {
+				sql := "UPDATE " + table + " SET val = val || ',999999' WHERE id = $1"
+				if len(done) == 1 {
+					sql = "DELETE FROM " + table + " WHERE id = $1"
+				}
+				if _, err := conn.Exec(ctx, sql, id); err != nil {
+					return
+				}
+			}
+			done = append(done, id)
+		}
+	}()
+	js := jsonPath(t)
+	r := txload(t.Context(), nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--json", js,
+		"--isolation", "rc", "--keys", "4", "--max-writes-per-key", "1", "--concurrency", "4", "--duration", "3s")
+	stop()
+	keys := <-tampered
+	if len(keys) != 2 {
+		t.Fatalf("tampered with %d keys, want 2\n%s%s", len(keys), r.stdout, r.stderr)
+	}
+	if r.code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
+	}
+	key := strconv.FormatInt(keys[0], 10)
+	mustContain(t, squeeze(r.stdout), "final: read ", " keys in one snapshot, ", ", 1 key with committed appends not found: ",
+		"VIOLATION: garbage-read: ", "VIOLATION: lost-append: ",
+		"T1 = the final read, in one snapshot after every attempt ended: [r "+key+" [1 999999]]",
+		"T1 read key "+key+" as [1 999999], which holds 999999; no attempt in the history appended 999999 to key "+key,
+		"the final read of key "+strconv.FormatInt(keys[1], 10)+" does not hold 1: the append was lost")
+	values := readDoc(t, js).Runs[0].Check.Values
+	rows, elements := appendRows(t, url)
+	if values["final_read_anomalies"] != 2 || values["final_read_missing_keys"] != 1 ||
+		values["final_read_keys"] != rows || values["final_read_elements"] != elements {
+		t.Errorf("values %v; want the final read's 2 anomalies, 1 key missing, and the tables' %d rows, %d elements", values, rows, elements)
+	}
+}
+
+// check append holds the tables to a history a run wrote, as the run's own
+// final read did: clean data passes, a row deleted after the run is lost
+// appends (exit 1), and a later run's keys, above the history's, are
+// counted and left alone: the history of each of two runs on the same
+// tables passes, in JSON lines and in EDN. Without a history it reads the
+// tables alone: a value twice and a row in the wrong table are caught.
+func TestCheckAppend(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := srv.NewDatabase(t)
+	run := func(file string) {
+		t.Helper()
+		r := txload(t.Context(), nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--history", file,
+			"--isolation", "rr", "--concurrency", "4", "--duration", "2s")
+		if r.code != 0 {
+			t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		mustContain(t, squeeze(r.stdout), "final: read ", " elements: ok\n")
+	}
+	check := func(url, file string) result {
+		return txload(t.Context(), nil, "check", "append", "--url", url, "--history", file, "--isolation", "rr")
+	}
+	first, second := filepath.Join(dir, "first.jsonl"), filepath.Join(dir, "second.edn")
+	run(first)
+	rows, elements := appendRows(t, url)
+	c := check(url, first)
+	if c.code != 0 {
+		t.Fatalf("check of the run's data: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	mustContain(t, squeeze(c.stdout), "read from "+first+" (JSON lines)", "final: read "+strconv.FormatInt(rows, 10)+" keys in one snapshot, "+
+		strconv.FormatInt(elements, 10)+" elements: ok", "check: ok")
+
+	copy := srv.CopyDatabase(t, url)
+	if _, err := pgtest.Conn(t, copy).Exec(t.Context(), `DELETE FROM txn0 WHERE id = (SELECT min(id) FROM txn0)`); err != nil {
+		t.Fatal(err)
+	}
+	if c := check(copy, first); c.code != ExitFailed || !strings.Contains(c.stdout, "VIOLATION: lost-append: ") {
+		t.Fatalf("check of a row deleted after the run: exit %d, want 1 and lost appends\n%s%s", c.code, c.stdout, c.stderr)
+	}
+
+	// Without a history: what the tables show alone.
+	alone := func(url string) result {
+		return txload(t.Context(), nil, "check", "append", "--url", url)
+	}
+	if c := alone(url); c.code != 0 || !strings.Contains(c.stdout, "none given") || !strings.Contains(c.stdout, "check: ok") {
+		t.Fatalf("check without a history: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	copy = srv.CopyDatabase(t, url)
+	if _, err := pgtest.Conn(t, copy).Exec(t.Context(), `UPDATE txn1 SET val = val || ',' || split_part(val, ',', 1) WHERE id = (SELECT min(id) FROM txn1);
+		INSERT INTO txn2 SELECT * FROM txn1 WHERE id = (SELECT min(id) FROM txn1)`); err != nil {
+		t.Fatal(err)
+	}
+	if c := alone(copy); c.code != ExitFailed || !strings.Contains(c.stdout, "VIOLATION: duplicate-elements: 1 (") ||
+		!strings.Contains(c.stdout, "has a row in txn2, where it does not live (its table is txn1)") {
+		t.Fatalf("check without a history of a value twice and a row copied: exit %d, want 1 and both\n%s%s", c.code, c.stdout, c.stderr)
+	}
+
+	run(second)
+	c = check(url, first)
+	if c.code != 0 {
+		t.Fatalf("check of the first history after a second run: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	mustContain(t, squeeze(c.stdout), "above: ", " not read: a later run's keys", "check: ok")
+	if c := check(url, second); c.code != 0 || !strings.Contains(c.stdout, "read from "+second+" (EDN)") {
+		t.Fatalf("check of the second history: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+}
+
+// Bad input to check append: one line naming the flag, exit 2, before the
+// database is touched (the URL is unreachable: exit 1 otherwise).
+func TestCheckAppendBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("good.jsonl", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n")
+	bad := write("bad.jsonl", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"comitted","ops":[["r",9,[7]]]}`+"\n")
+	twice := write("twice.jsonl", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n"+
+		`{"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,1]]}`+"\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"history missing", []string{"--history", filepath.Join(dir, "none.jsonl")}, "--history: open " + filepath.Join(dir, "none.jsonl") + ": no such file or directory"},
+		{"history a directory", []string{"--history", dir}, "--history: " + dir},
+		{"history malformed", []string{"--history", bad}, "--history: " + bad + `, line 1: outcome "comitted" is not committed, failed or unknown`},
+		{"a value appended twice", []string{"--history", twice}, "value 1 appended to key 1 twice, by line 1 and line 2"},
+		{"history as EDN", []string{"--history", good, "--history-format", "edn"}, "--history: " + good},
+		{"history format", []string{"--history", good, "--history-format", "csv"}, `--history-format "csv" is not allowed (allowed: jsonl, edn)`},
+		{"isolation", []string{"--history", good, "--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := txload(t.Context(), nil, append([]string{"check", "append", "--url", "postgres://nobody@127.0.0.1:1/none"}, tc.args...)...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != ExitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package append
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/txload/txload/history"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// checkedHistory is the history check holds the tables to: read and
+// checked, its checker closed and waiting for the final read.
+type checkedHistory struct {
+	file    *history.File
+	checker *history.Checker
+}
+
+// validateCheck checks the flags of check: --history, if given, is the
+// file a run wrote, read and checked here, before the database is touched
+// (a file that cannot be checked is bad input).
+func (g *gen) validateCheck() error {
+	if err := g.validateFlags(); err != nil {
+		return err
+	}
+	c := &g.cfg
+	if c.history == "" {
+		return nil // the tables alone
+	}
+	format := history.FormatOf(c.history)
+	switch g.raw.format {
+	case "jsonl":
+		format = history.JSONL
+	case "edn":
+		format = history.EDN
+	}
+	f, err := os.Open(c.history)
+	if err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	defer f.Close()
+	file, checker, err := history.CheckFileForFinal(f, c.history, format)
+	if err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	g.checked = &checkedHistory{file: file, checker: checker}
+	return nil
+}
+
+// check reads every key of the history's range from the tables in one
+// snapshot and holds the lists to the history: what changed in the
+// database since the run (or behind it) shows, as the run's own final read
+// would have shown it. Without a history, it reads every key and reports
+// what the tables show alone.
+func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	err = g.schema().Require(ctx, conn)
+	conn.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	h := g.checked
+	if h == nil {
+		final, err := tablesAlone(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		out := &workload.CheckResult{Values: map[string]int64{}, Lines: []workload.Line{{Label: "history",
+			Value: "none given: --history FILE, the file a run wrote, holds each list to it; the tables alone show rows no transaction writes and a value twice"}}}
+		judge(out, final.res, final, g.cfg.level(), func(i int) string { return fmt.Sprintf("attempt %d", i) })
+		return out, nil
+	}
+	// The keys from the history's least to the largest it must find a
+	// list for: every run starts above the keys the tables hold, so a
+	// later run's keys are above those.
+	lo, hi, ok := h.checker.FinalRange()
+	if !ok { // nothing to read: a range of no INT key, no rows above it
+		lo, hi = math.MaxInt32+1, math.MaxInt32
+	}
+	final, err := finalRead(ctx, t, h.checker, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	out := historyBlock(final.res, fmt.Sprintf("read from %s (%s)", g.cfg.history, h.file.Format))
+	keys := fmt.Sprintf("%d to %d, from the history's least key to the largest it committed an append to", lo, hi)
+	if !ok {
+		keys = "none: the history committed no append"
+	}
+	out.Lines = append(out.Lines, workload.Line{Label: "keys", Value: keys})
+	if final.above > 0 {
+		out.Lines = append(out.Lines, workload.Line{Label: "above",
+			Value: metrics.Count(final.above, "row") + ", not read: a later run's keys (each run starts above the keys the tables hold), or rows no transaction wrote"})
+	}
+	out.Values["final_read_rows_above"] = final.above
+	judge(out, final.res, final, g.cfg.level(), h.file.Name)
+	return out, nil
+}
