@@ -27,6 +27,7 @@
 package prom
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -418,9 +419,19 @@ func (s *Server) URL() string { return s.Root() + "metrics" }
 // Root is the server's URL: http://HOST:PORT/.
 func (s *Server) Root() string { return "http://" + s.Addr() + "/" }
 
-// Close stops serving.
+// closeWait is how long Close waits for the answers under way.
+const closeWait = 2 * time.Second
+
+// Close stops serving, once the answers under way are sent.
 func (s *Server) Close() error {
-	err := s.srv.Close()
+	// The answers under way are finished (the live page's final page, a
+	// scrape), closeWait at most: Close alone cut them short.
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = s.srv.Close()
+	}
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}
