@@ -733,10 +733,12 @@ func (c *Chart) draw(cv canvas) {
 	type spot struct {
 		x, y float64
 		end  bool
+		far  bool // a row away from its line: taken only when no near spot is free
 	}
 	// place writes text at the first spot that covers nothing (with
 	// avoidLines, no line either), else the first that covers no text and
-	// no mark, else the first inside the plot.
+	// no mark, the near spots before the far ones; else the first inside
+	// the plot.
 	place := func(spots []spot, text string, st textStyle, avoidLines bool) {
 		w, h := TextWidth(text, st.size), st.size
 		boxOf := func(s spot) box {
@@ -747,10 +749,12 @@ func (c *Chart) draw(cv canvas) {
 		}
 		inside := func(b box) bool { return b.x0 >= left+2 && b.x1 <= right-2 && b.y0 >= top+2 && b.y1 <= bottom-1 }
 		chosen := -1
-		for _, lines := range []bool{avoidLines, false} {
-			for k, s := range spots {
-				if b := boxOf(s); chosen < 0 && inside(b) && free(b, lines) {
-					chosen = k
+		for _, far := range []bool{false, true} {
+			for _, lines := range []bool{avoidLines, false} {
+				for k, s := range spots {
+					if b := boxOf(s); chosen < 0 && (far || !s.far) && inside(b) && free(b, lines) {
+						chosen = k
+					}
 				}
 			}
 		}
@@ -779,7 +783,7 @@ func (c *Chart) draw(cv canvas) {
 		var spots []spot
 		for k := range 8 {
 			d := float64(k) * (h + 2)
-			spots = append(spots, spot{x + 5, y - 5 - d, false}, spot{x + 5, y + 5 + h + d, false}, spot{x - 5, y - 5 - d, true}, spot{x - 5, y + 5 + h + d, true})
+			spots = append(spots, spot{x: x + 5, y: y - 5 - d}, spot{x: x + 5, y: y + 5 + h + d}, spot{x: x - 5, y: y - 5 - d, end: true}, spot{x: x - 5, y: y + 5 + h + d, end: true})
 		}
 		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"}, true)
 	}
@@ -806,16 +810,22 @@ func (c *Chart) draw(cv canvas) {
 			for _, end := range []bool{false, true} {
 				for y := top + st.size + 4; y < bottom; y += 6 {
 					if end {
-						spots = append(spots, spot{x - 4, y, true})
+						spots = append(spots, spot{x: x - 4, y: y, end: true})
 					} else {
-						spots = append(spots, spot{x + 4, y, false})
+						spots = append(spots, spot{x: x + 4, y: y})
 					}
 				}
 			}
 		case !r.Vertical && valid(c.Y, r.V):
+			// Along the line, above or below it, then a row further
+			// away each time: the labels of rules at one rate (two
+			// runs' targets) stack instead of overlapping.
 			y := ys.at(r.V)
-			for x := left + 4; x < right; x += 12 {
-				spots = append(spots, spot{x, y - 4, false}, spot{x, y + 4 + st.size, false})
+			for k := range 4 {
+				d := float64(k) * (st.size + 2)
+				for x := left + 4; x < right; x += 12 {
+					spots = append(spots, spot{x: x, y: y - 4 - d, far: k > 0}, spot{x: x, y: y + 4 + st.size + d, far: k > 0})
+				}
 			}
 		}
 		if len(spots) > 0 {

@@ -214,10 +214,22 @@ func TestLabelsApart(t *testing.T) {
 	if err := c.SVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	type box struct{ x0, y0, x1, y1 float64 }
+	boxes, texts := textBoxes(b.String())
+	if len(boxes) != 5 {
+		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
+	}
+	overlapping(t, boxes, texts)
+}
+
+// box is a text's box in an SVG.
+type box struct{ x0, y0, x1, y1 float64 }
+
+// textBoxes are the boxes of an SVG's point and rule labels, and their
+// texts.
+func textBoxes(svg string) ([]box, []string) {
 	var boxes []box
 	var texts []string
-	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1) {
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(svg, -1) {
 		x, _ := strconv.ParseFloat(m[1], 64)
 		y, _ := strconv.ParseFloat(m[2], 64)
 		size, _ := strconv.ParseFloat(m[4], 64)
@@ -228,9 +240,12 @@ func TestLabelsApart(t *testing.T) {
 		boxes = append(boxes, box{x, y - size, x + w, y})
 		texts = append(texts, m[5])
 	}
-	if len(boxes) != 5 {
-		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
-	}
+	return boxes, texts
+}
+
+// overlapping fails t for each two boxes that overlap.
+func overlapping(t *testing.T, boxes []box, texts []string) {
+	t.Helper()
 	for i := range boxes {
 		for j := i + 1; j < len(boxes); j++ {
 			a, o := boxes[i], boxes[j]
@@ -239,6 +254,27 @@ func TestLabelsApart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Two runs' targets on one throughput chart, the same rate, both fallen
+// behind: their long labels, too wide to stand side by side, stack along
+// the line instead of overlapping (the compare page of two bank runs at
+// 400/s drew them one over the other).
+func TestRuleLabelsApart(t *testing.T) {
+	c := &Chart{ID: "r", X: Axis{Time: true}, Y: Axis{},
+		Series: []Series{{Name: "rc", X: []float64{1, 2, 3, 4}, Y: []float64{230, 240, 220, 230}},
+			{Name: "serializable", X: []float64{1, 2, 3, 4}, Y: []float64{263, 250, 270, 260}}},
+		Rules: []Rule{{V: 400, Label: "rc.json: target 400/s (completed 230/s: fell behind)"},
+			{V: 400, Label: "serializable.json: target 400/s (completed 263/s: fell behind)"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	boxes, texts := textBoxes(b.String())
+	if len(boxes) != 2 {
+		t.Fatalf("%d labels %q, want 2", len(boxes), texts)
+	}
+	overlapping(t, boxes, texts)
 }
 
 // A point's label is not struck through by a line (the SLO's across the
