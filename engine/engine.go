@@ -293,12 +293,16 @@ type Event struct {
 	Down    time.Duration
 }
 
-// Result is what a run measured.
 // BehindShare is the share of an open loop's offered operations that may
 // be left never started at the end of its window (a burst of arrivals in
 // its last milliseconds) before the run is said to be behind its rate.
+// However few the operations offered, one a client may be left: an
+// arrival that came while its client served the one before (a loop that
+// keeps up can end its window so), which at 40 ops/s for 2 s on one
+// client is more than 1%.
 const BehindShare = 0.01
 
+// Result is what a run measured.
 type Result struct {
 	Total *metrics.Snapshot // measured window; Total.Elapsed is its length
 	// Drain is what ended after the window: the operations in flight at
@@ -313,7 +317,8 @@ type Result struct {
 	// Saturated: the open loop fell more than MaxLag behind and stopped.
 	Saturated bool
 	// Behind: the open loop ran its window, but more than BehindShare of
-	// the operations it offered never started before the window ended:
+	// the operations it offered, and more than one a client, never started
+	// before the window ended:
 	// it did not run at its rate, and the latency of what it dropped (the
 	// latest of all) is in no figure.
 	Behind bool
@@ -705,7 +710,7 @@ func (r *run) result(lastEnd time.Time) (*Result, error) {
 		}
 		res.Offered = r.offered
 		res.Unstarted = r.offered - r.startedMeasured.Load()
-		res.Behind = !res.Saturated && !interrupted && float64(res.Unstarted) > BehindShare*float64(res.Offered)
+		res.Behind = !res.Saturated && !interrupted && res.Unstarted > int64(r.cfg.Concurrency) && float64(res.Unstarted) > BehindShare*float64(res.Offered)
 		res.EmitLag = metrics.NewHistogram()
 		for _, g := range r.groups {
 			res.EmitLag.Merge(g.emitLag)

@@ -1409,6 +1409,7 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 		rate    float64
 		clients int
 		service time.Duration // of each operation
+		slow    int64         // the operation, from 1, that takes 60ms (0: none)
 		hang    time.Duration // the server stops answering then (0: never)
 		offered int64
 		// The run ends within [window, window+ended], every operation
@@ -1417,7 +1418,8 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 		drained   bool
 		abandoned int64
 		unstarted int64
-		// behind: more than 1% of the offered never started.
+		// behind: more than 1% of the offered, and more than one a
+		// client, never started.
 		behind bool
 	}{
 		{name: "behind at the end", rate: 3000, clients: 2, service: 2500 * time.Microsecond, offered: 6000,
@@ -1427,6 +1429,11 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 		{name: "a server that stops answering", rate: 100, clients: 3, hang: 1500 * time.Millisecond, offered: 200,
 			ended: time.Second, drained: true, abandoned: 3, unstarted: 200 - 150 - 3, behind: true},
 		{name: "keeping up", rate: 100, clients: 2, service: time.Millisecond, offered: 200, ended: time.Millisecond},
+		// 80 offered on one client: the one that arrives while its
+		// client serves the last long operation is never started, and
+		// is more than 1%, but a loop that keeps up can end so.
+		{name: "one left to its client", rate: 40, clients: 1, slow: 79, service: time.Millisecond, offered: 80,
+			ended: 20 * time.Millisecond, unstarted: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -1434,7 +1441,12 @@ func TestOpenLoopWindowEnd(t *testing.T) {
 				cfg.Concurrency, cfg.Rate, cfg.Arrival, cfg.DrainTimeout = tc.clients, tc.rate, Uniform, time.Second
 				cfg.Duration = 2 * time.Second
 				start := time.Now()
-				l, _, _ := load(fakeWorker{service: func(int64) time.Duration { return tc.service }})
+				l, _, _ := load(fakeWorker{service: func(n int64) time.Duration {
+					if n == tc.slow {
+						return 60 * time.Millisecond
+					}
+					return tc.service
+				}})
 				if tc.hang > 0 {
 					var blocked atomic.Int64
 					l = workers(func(int) worker { return &blockingWorker{start: start, after: tc.hang, blocked: &blocked} })

@@ -72,7 +72,7 @@ func reportDocs(t *testing.T) (runs, sweep string) {
 	r2 = txload(t.Context(), nil, "sweep", "bank", "--url", url2, "--isolation", "rc", "--slo", "p99<=2s", "--start", "100", "--factor", "3",
 		"--step-duration", "1s", "--step-warmup", "0s", "--max-steps", "3", "--json", sweep)
 	wg.Wait()
-	if r1.code != 0 {
+	if !r1.ran() {
 		t.Fatalf("bank: exit %d\n%s\n%s", r1.code, r1.stdout, r1.stderr)
 	}
 	if r2.code != 0 {
@@ -292,7 +292,7 @@ func TestTwoRunReportInChromium(t *testing.T) {
 	}
 	wg.Wait()
 	for _, r := range results {
-		if r.code != 0 {
+		if !r.ran() {
 			t.Fatalf("bank: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 	}
@@ -384,7 +384,7 @@ func TestHTMLOnRun(t *testing.T) {
 	for _, out := range [][]string{{"--html", page}, {"--json", doc}} {
 		r := txload(t.Context(), nil, append([]string{"run", "bank", "--url", url, "--init", "keep", "--accounts", "1000",
 			"--rate", "200", "--duration", "2s", "--progress", "1s"}, out...)...)
-		if r.code != 0 {
+		if !r.ran() {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
 		if !strings.Contains(r.stderr, "wrote "+out[1]) {

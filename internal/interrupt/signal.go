@@ -22,7 +22,8 @@ const duplicateWithin = time.Second
 
 // Context returns a context that a stop signal cancels, its cause a
 // *runner.Interrupt naming the signal; a second stop signal, a second or
-// more after the first, kills at once.
+// more after the first, kills at once. A stop signal ignored when the
+// process started (nohup's SIGHUP) stays ignored.
 // A closed standard output or error (`txload run … | head -1`) ends the
 // command the same way, cleanly, instead of killing it with SIGPIPE in the
 // middle of a write: the reports then name it. stop releases the signals.
@@ -30,7 +31,19 @@ func Context(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
 	pipes := make(chan os.Signal, 1)
-	signal.Notify(sigs, stopSignals...)
+	// A signal ignored when txload started stays ignored, as in any
+	// program that catches it: SIGHUP under nohup, SIGINT and SIGQUIT in
+	// a script's background job (`txload run … &`). Notify would take it
+	// over, and a stop would then come from what the user shut out.
+	var watched []os.Signal
+	for _, s := range stopSignals {
+		if !signal.Ignored(s) {
+			watched = append(watched, s)
+		}
+	}
+	if len(watched) > 0 {
+		signal.Notify(sigs, watched...)
+	}
 	// With SIGPIPE notified, a write to a closed stdout or stderr returns
 	// EPIPE instead of killing the process. The signal also comes for a
 	// socket closed under a write; only a closed output ends the command.
@@ -53,7 +66,9 @@ func Context(parent context.Context) (ctx context.Context, stop func()) {
 				}
 			case <-grace:
 				grace = nil
-				signal.Reset(stopSignals...)
+				if len(watched) > 0 {
+					signal.Reset(watched...)
+				}
 			case <-pipes:
 				if outputClosed() {
 					cancel(&runner.Interrupt{Signal: syscall.SIGPIPE})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -71,4 +72,32 @@ func TestDuplicateSignal(t *testing.T) {
 		t.Fatal("SIGINT did not end the context")
 	}
 	time.Sleep(50 * time.Millisecond) // still alive after the second
+}
+
+// A stop signal ignored when the command started (nohup's SIGHUP, SIGINT in
+// a script's background job) stays ignored: it ends nothing, and the
+// others still do. (Notify took it over: nohup had no effect.)
+func TestIgnoredAtStartStaysIgnored(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP)
+	defer signal.Reset(syscall.SIGHUP)
+	ctx, stop := Context(context.Background())
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatalf("an ignored SIGHUP ended the context: %v", context.Cause(ctx))
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not end the context")
+	}
+	if !signal.Ignored(syscall.SIGHUP) {
+		t.Error("SIGHUP is no longer ignored")
+	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	// Format, if set, prints the run in another format than txload's
 	// summary (--output).
 	Format Format
+	// BehindReported: an open loop that fell behind its rate (BEHIND) is
+	// reported, and the run does not fail for it (pgbench's exit status:
+	// its lag says so).
+	BehindReported bool
 	// PerStatement reports each statement's latency, failures and retries.
 	PerStatement bool
 	// VerboseErrors prints every failed attempt on Stderr.

@@ -149,15 +149,43 @@ func linesText(r *checkResult) string {
 func TestCheckCancelledOnServer(t *testing.T) {
 	url := loadedDB(t)
 	conn := pgtest.Conn(t, url) // open before: looking must not take a connection's time
-	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(700*time.Millisecond, cancel)
-	_, err := runCheck(ctx, target(t, url))
-	var n int
-	var q *string
-	if err := conn.QueryRow(t.Context(), `SELECT count(*), min(query) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%FILTER%'`).Scan(&n, &q); err != nil {
+	// The check waits on a lock another session holds, so that it is
+	// certainly under way on the server when it is cancelled (a check
+	// that ran to its end before the cancel would prove nothing).
+	holder := pgtest.Conn(t, url)
+	tx, err := holder.Begin(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // the test's end
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE warehouse IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	active := func() (n int, q *string) {
+		t.Helper()
+		if err := conn.QueryRow(t.Context(), `SELECT count(*), min(query) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid NOT IN (pg_backend_pid(), $1) AND state = 'active'`, holder.PgConn().PID()).Scan(&n, &q); err != nil {
+			t.Fatal(err)
+		}
+		return n, q
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	checked := make(chan error, 1)
+	go func() {
+		_, err := runCheck(ctx, target(t, url))
+		checked <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if n, _ := active(); n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the check's query never showed in pg_stat_activity")
+		}
+	}
+	cancel()
+	err = <-checked
+	n, q := active()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("runCheck after cancel = %v, want context.Canceled", err)
 	}

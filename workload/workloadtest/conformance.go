@@ -173,7 +173,12 @@ func (c *conformance) closed(t *testing.T) {
 func (c *conformance) open(t *testing.T) {
 	js := c.path("open.json")
 	r := c.run(t.Context(), "--init", "skip", "--rate", "40", "--duration", runFor, "--json", js)
-	want(t, r, ExitOK, "open-loop run")
+	// A loaded machine may leave the loop behind its rate (BEHIND, exit
+	// 1, its last error): that is the database's figure, not the
+	// workload's conformance.
+	if !(r.Code == 1 && strings.Contains(r.Stderr, "txload: behind: the database did not sustain ")) {
+		want(t, r, ExitOK, "open-loop run")
+	}
 	mustContain(t, "the report", r.Stdout, "open loop at 40 ops/s", "offered ")
 	if doc := readDoc(t, js); doc.Runs[0].Offered == 0 {
 		t.Fatalf("the open loop offered nothing:\n%s", r.Stdout)
