@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -30,7 +31,7 @@ func (c *client) dial(ctx context.Context, t *pg.Target, raw bool) (*Conn, error
 	conn.encoding = hj.ParameterStatuses["client_encoding"]
 	conn.nc = hj.Conn
 	if s, ok := c.prog.(Setuper); ok {
-		if err := setUp(ctx, conn, s); err != nil {
+		if err := setUp(ctx, conn, s, hj.Config.ConnectTimeout); err != nil {
 			conn.close()
 			return nil, err
 		}
@@ -44,17 +45,26 @@ func (c *client) dial(ctx context.Context, t *pg.Target, raw bool) (*Conn, error
 }
 
 // setUp runs what s queues on conn, a new connection, with blocking reads
-// that ctx interrupts.
-func setUp(ctx context.Context, conn *Conn, s Setuper) error {
+// that ctx interrupts, bounded as the rest of a connection is: a server
+// that has not answered within bound (the connect timeout) fails the
+// attempt, which is then retried as any failed connection.
+func setUp(ctx context.Context, conn *Conn, s Setuper, bound time.Duration) error {
 	conn.begin()
 	s.Setup(conn)
 	if !conn.pending() {
 		return nil
 	}
+	if bound > 0 {
+		_ = conn.nc.SetDeadline(time.Now().Add(bound))
+	}
 	stop := context.AfterFunc(ctx, func() { _ = conn.nc.SetDeadline(time.Now()) })
 	err := exchange(conn)
-	if !stop() {
+	var ne net.Error
+	switch {
+	case !stop():
 		err = ctx.Err()
+	case errors.As(err, &ne) && ne.Timeout():
+		err = &stalled{bound: bound, err: err}
 	}
 	_ = conn.nc.SetDeadline(time.Time{})
 	if err != nil {
@@ -67,6 +77,19 @@ func setUp(ctx context.Context, conn *Conn, s Setuper) error {
 	}
 	return nil
 }
+
+// stalled is a step of a connection the server did not answer within the
+// connect timeout.
+type stalled struct {
+	bound time.Duration
+	err   error
+}
+
+func (e *stalled) Error() string {
+	return fmt.Sprintf("no answer in %s (the connect timeout)", e.bound)
+}
+
+func (e *stalled) Unwrap() error { return e.err }
 
 // cancel asks the server to cancel what c's backend runs (a CancelRequest on
 // a connection of its own), bounded by a second.

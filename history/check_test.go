@@ -70,6 +70,24 @@ func TestAnomalies(t *testing.T) {
 			lines: []string{"T1 read key 1 as [1 7], which holds 7; no attempt in the history appended 7 to key 1, committed, failed or unknown: a read of a write the history does not hold"},
 		},
 		{
+			name: "G1a: a read of an append recorded unknown with SQLSTATE 40001, a rollback",
+			history: []Attempt{
+				{Client: 0, Invoke: us(0), Complete: us(10), Outcome: Unknown, SQLState: "40001", Ops: []Op{A(1, 1)}},
+				at(1, 20, 30, Committed, R(1, 1)),
+			},
+			want:  []Class{G1a},
+			lines: []string{"T1 read key 1 as [1], which holds 1; only T2 appended 1 to key 1, and T2 is recorded unknown, but its SQLSTATE 40001 says it rolled back: an aborted read"},
+		},
+		{
+			name: "future read: a read of an append invoked after the read completed",
+			history: []Attempt{
+				at(0, 0, 10, Committed, R(1, 1)),
+				at(1, 20, 30, Committed, A(1, 1)),
+			},
+			want:  []Class{FutureRead},
+			lines: []string{"T1 read key 1 as [1], which holds 1, and completed at 0.000010 s; T2 appended 1 to key 1, but was invoked at 0.000020 s, after that: a read of a write not yet begun"},
+		},
+		{
 			// The intermediate read is a G-single cycle too: T2 read T1's
 			// write (wr) and missed T1's next append to that key (rw).
 			name: "G1b: a read of a state between two appends of one transaction",

@@ -24,6 +24,12 @@ const (
 	// history). Every level forbids it: no isolation level lets a read
 	// return data no transaction wrote.
 	GarbageRead
+	// FutureRead: a committed read holds a value appended by an attempt
+	// invoked after the read's attempt completed: in real time the read
+	// returned what nobody had begun to write. Every level forbids it,
+	// as it does a garbage read (the history's clocks are one client's
+	// monotonic clock: a run's attempts are timed against one start).
+	FutureRead
 	// G1b: a committed read ends with a value its writer appended before
 	// another of its own appends to that key (intermediate read).
 	G1b
@@ -62,7 +68,7 @@ const (
 )
 
 var classNames = [numClasses]string{
-	G0: "G0", G1a: "G1a", GarbageRead: "garbage-read", G1b: "G1b", G1c: "G1c", GSingle: "G-single", GNonadjacent: "G-nonadjacent",
+	G0: "G0", G1a: "G1a", GarbageRead: "garbage-read", FutureRead: "future-read", G1b: "G1b", G1c: "G1c", GSingle: "G-single", GNonadjacent: "G-nonadjacent",
 	G2Item: "G2-item", Internal: "internal", IncompatibleOrder: "incompatible-order",
 	DuplicateElements: "duplicate-elements", LostAppend: "lost-append",
 }
@@ -71,6 +77,7 @@ var classMeanings = [numClasses]string{
 	G0:                "write cycle: a cycle of ww edges",
 	G1a:               "aborted read: a read of a value only a failed attempt appended",
 	GarbageRead:       "a read of a value no attempt in the history appended",
+	FutureRead:        "a read of a value appended by an attempt invoked after the read completed",
 	G1b:               "intermediate read: a read ending with a value its writer appended to again",
 	G1c:               "circular information flow: a cycle of ww and wr edges",
 	GSingle:           "read skew: a cycle with exactly one rw edge",
@@ -183,7 +190,7 @@ func ParseLevel(s string) (Level, error) {
 //   - serializable (PL-3) forbids every class.
 func (l Level) Forbids(c Class) bool {
 	switch c {
-	case G0, GarbageRead, DuplicateElements, Internal, LostAppend:
+	case G0, GarbageRead, FutureRead, DuplicateElements, Internal, LostAppend:
 		return true
 	case G1a, G1b, G1c, IncompatibleOrder:
 		return l >= ReadCommitted

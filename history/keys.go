@@ -133,6 +133,11 @@ type writer struct {
 	okOp, failedOp int
 }
 
+// rolledBack says an attempt whose error has SQLSTATE s did not commit,
+// whatever outcome the history gives it: a serialization failure or a
+// deadlock rolls the transaction back.
+func rolledBack(s string) bool { return s == "40001" || s == "40P01" }
+
 // finalize draws the key's edges and reports its anomalies, then drops it.
 func (c *Checker) finalize(ks *keyState) error {
 	delete(c.keys, ks.key)
@@ -157,7 +162,7 @@ func (c *Checker) finalize(ks *keyState) error {
 				writers[op.value] = w
 			}
 			switch {
-			case t.outcome == Failed:
+			case t.outcome == Failed || (t.outcome == Unknown && rolledBack(t.sqlstate)):
 				if w.failed == nil {
 					w.failed, w.failedOp = t, i
 				}
@@ -250,6 +255,12 @@ func (c *Checker) finalize(ks *keyState) error {
 			for _, v := range n.vals {
 				if writers[v] == nil {
 					c.report(GarbageRead, opRank(t, i), func() *Example { return garbageExample(t, i, v) })
+					break
+				}
+			}
+			for _, v := range n.vals {
+				if w := writers[v]; w != nil && w.ok != nil && w.ok != t && w.ok.invoke > t.complete {
+					c.report(FutureRead, opRank(t, i), func() *Example { return futureExample(t, i, v, w.ok) })
 					break
 				}
 			}

@@ -330,7 +330,10 @@ func abortedExample(t *txn, op int, v int64, failed *txn) *Example {
 	k := t.ops[op].key
 	n1, n2 := e.name(t), e.name(failed)
 	how := "failed"
-	if failed.sqlstate != "" {
+	switch {
+	case failed.outcome == Unknown:
+		how = "is recorded unknown, but its SQLSTATE " + failed.sqlstate + " says it rolled back"
+	case failed.sqlstate != "":
 		how += " (SQLSTATE " + failed.sqlstate + ")"
 	}
 	e.line("%s read key %d as %s, which holds %d; only %s appended %d to key %d, and %s %s: an aborted read",
@@ -380,6 +383,15 @@ func cloneAttempt(a Attempt) Attempt {
 	}
 	a.Ops = ops
 	return a
+}
+
+func futureExample(t *txn, op int, v int64, w *txn) *Example {
+	e := newExample()
+	k := t.ops[op].key
+	n1, n2 := e.name(t), e.name(w)
+	e.line("%s read key %d as %s, which holds %d, and completed at %s; %s appended %d to key %d, but was invoked at %s, after that: a read of a write not yet begun",
+		n1, k, listString(readOf(t, op)), v, seconds(t.complete), n2, v, k, seconds(w.invoke))
+	return e.ex
 }
 
 func lostExample(w *txn, op int, reader *txn, readOp int) *Example {

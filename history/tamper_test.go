@@ -326,6 +326,31 @@ func tamperings() []tampering {
 			allowed: "no read saw the value: the same run without that append would have written this history",
 		},
 		{
+			// The reader's times set before the writer's invocation, on
+			// a client of its own (so no client runs two attempts at once).
+			name: "a read moved before the append it holds was invoked",
+			apply: func(h []Attempt) ([]Attempt, string, bool) {
+				client := 0
+				for _, a := range h {
+					client = max(client, a.Client+1)
+				}
+				for _, s := range appends(h, Committed) {
+					w, op := h[s.i], h[s.i].Ops[s.j]
+					rs := holders(h, op.Key, op.Value, s.i)
+					if len(rs) == 0 || w.Invoke < 2 {
+						continue
+					}
+					r := &h[rs[0].i]
+					d := r.Complete - r.Invoke
+					r.Client, r.Complete = client, w.Invoke-1
+					r.Invoke = max(0, r.Complete-d)
+					r.Intended = r.Invoke
+					return h, fmt.Sprintf("attempt %d, which reads %s, completed before attempt %d was invoked", rs[0].i, op, s.i), true
+				}
+				return nil, "", false
+			},
+		},
+		{
 			name: "a read-only committed attempt deleted",
 			apply: func(h []Attempt) ([]Attempt, string, bool) {
 				for i, a := range h {

@@ -31,6 +31,12 @@ type Target struct {
 	// plain marks the nodes that refused TLS under sslmode=prefer: see
 	// preferPlain.
 	plain []atomic.Bool
+	// ownRefused marks the nodes that refused the settings of txload's own
+	// sessions (see own.go).
+	ownRefused []atomic.Bool
+	// urlTimeout marks the nodes whose URL (or PGCONNECT_TIMEOUT) sets
+	// connect_timeout: SetConnectTimeout leaves them be.
+	urlTimeout []bool
 	// pinned, when set, is the one host every connection goes to: see
 	// Pin.
 	pinned atomic.Pointer[pin]
@@ -42,7 +48,9 @@ type pin struct {
 	addr string
 }
 
-// DefaultConnectTimeout bounds each connection attempt when the URL sets none.
+// DefaultConnectTimeout bounds each step of a connection (TCP connect,
+// startup and authentication; the workload's setup statements) when
+// neither the URL's connect_timeout nor SetConnectTimeout says otherwise.
 const DefaultConnectTimeout = 10 * time.Second
 
 // ErrEmptyURL: no URL, or an empty one. pgx would read "" as libpq's
@@ -61,7 +69,7 @@ func NewTarget(urls []string) (*Target, error) {
 			return nil, ErrEmptyURL
 		}
 	}
-	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls))}
+	t := &Target{urls: append([]string(nil), urls...), secrets: passwords(urls), plain: make([]atomic.Bool, len(urls)), ownRefused: make([]atomic.Bool, len(urls))}
 	for _, u := range urls {
 		if err := cleanURL("--url ", u); err != nil {
 			return nil, err
@@ -70,6 +78,7 @@ func NewTarget(urls []string) (*Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parsing --url %s: %s", Redact(u), t.Scrub(err.Error()))
 		}
+		t.urlTimeout = append(t.urlTimeout, cfg.ConnectTimeout > 0)
 		if cfg.ConnectTimeout == 0 {
 			cfg.ConnectTimeout = DefaultConnectTimeout
 		}
@@ -80,6 +89,17 @@ func NewTarget(urls []string) (*Target, error) {
 		t.configs = append(t.configs, cfg)
 	}
 	return t, nil
+}
+
+// SetConnectTimeout makes d the bound of each step of a connection to the
+// nodes whose URL sets no connect_timeout (nor PGCONNECT_TIMEOUT): a URL's
+// own setting wins for it, as in libpq. d must be positive.
+func (t *Target) SetConnectTimeout(d time.Duration) {
+	for i, c := range t.configs {
+		if !t.urlTimeout[i] {
+			c.ConnectTimeout = d
+		}
+	}
 }
 
 // URLs returns the URLs with passwords redacted.
@@ -97,7 +117,8 @@ func (t *Target) Nodes() int { return len(t.urls) }
 // Scrub removes the target's passwords from msg.
 func (t *Target) Scrub(msg string) string { return Scrub(msg, t.secrets) }
 
-// Connect opens a connection to the next node in round-robin order.
+// Connect opens one of txload's own sessions (not a workload's client:
+// see own.go) to the next node in round-robin order.
 func (t *Target) Connect(ctx context.Context) (*pgx.Conn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	return t.ConnectNode(ctx, i)
@@ -160,14 +181,23 @@ func (t *Target) pinTo(i int, cfg func(int) *pgconn.Config) (int, *pgconn.Config
 	return p.url, c
 }
 
-// ConnectNode opens a connection to node i.
+// ConnectNode opens one of txload's own sessions to node i.
 func (t *Target) ConnectNode(ctx context.Context, i int) (*pgx.Conn, error) {
-	return t.connect(ctx, i, nil)
+	return t.connectOwn(ctx, i, nil)
 }
 
-// ConnectWith opens a connection to the next node with its configuration
-// changed by adjust: a DialFunc, say.
+// ConnectWith opens one of txload's own sessions to the next node with its
+// configuration changed by adjust: a DialFunc, say.
 func (t *Target) ConnectWith(ctx context.Context, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
+	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
+	return t.connectOwn(ctx, i, adjust)
+}
+
+// ConnectClient opens a workload client's session with pgx (one the
+// executor does not drive: pgio's server-side sessions) to the next node,
+// its configuration changed by adjust: the URL's settings apply as they
+// are, the server's timeouts included.
+func (t *Target) ConnectClient(ctx context.Context, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
 	i := int((t.next.Add(1) - 1) % uint64(len(t.configs)))
 	return t.connect(ctx, i, adjust)
 }
@@ -184,10 +214,21 @@ func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig
 	t.preferPlain(i, &cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+		return nil, t.connectError(ctx, i, cfg.ConnectTimeout, err)
 	}
 	t.notePlain(i, &cfg.Config, conn.PgConn())
 	return conn, nil
+}
+
+// connectError is err, a failed connection to node i, as a ConnectError:
+// when the connect timeout (bound) ran out while ctx goes on, its message
+// names the step the server did not answer.
+func (t *Target) connectError(ctx context.Context, i int, bound time.Duration, err error) *ConnectError {
+	e := &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		e.bound = bound
+	}
+	return e
 }
 
 // ConnectError is a failed connection attempt; its message carries the
@@ -196,11 +237,35 @@ type ConnectError struct {
 	URL string
 	msg string
 	err error
+	// bound is the connect timeout that ran out (0: another failure).
+	bound time.Duration
 }
 
 func (e *ConnectError) Error() string {
-	return fmt.Sprintf("connecting to %s: %s", e.URL, connectDetail(e.msg))
+	msg := connectDetail(e.msg)
+	if e.bound > 0 {
+		msg = stalledStep.ReplaceAllStringFunc(msg, func(m string) string {
+			step := stepName(stalledStep.FindStringSubmatch(m)[1])
+			return fmt.Sprintf("%s: no answer in %s (the connect timeout)", step, e.bound)
+		})
+	}
+	return fmt.Sprintf("connecting to %s: %s", e.URL, msg)
 }
+
+// stepName is pgx's name of a step of a connection, as txload says it
+// when the server stopped answering in one.
+func stepName(pgxStep string) string {
+	switch pgxStep {
+	case "dial error":
+		return "TCP connect"
+	case "tls error":
+		return "TLS handshake"
+	}
+	return "startup and authentication"
+}
+
+// stalledStep is pgx's account of a step cut by the connect timeout.
+var stalledStep = regexp.MustCompile(`(dial error|tls error|failed to write startup message|failed to receive message|failed to write password message|failed SASL auth): [^;]*(timeout|deadline exceeded)[^;]*`)
 
 var (
 	// pgx's prefix: the URL in the message names the user and database.
@@ -268,6 +333,13 @@ func (e *ConnectError) Unwrap() error { return e.err }
 // ConnectRaw opens a protocol-level connection (pgconn) to the next node in
 // round-robin order, for executors that speak the protocol themselves. Its
 // client_encoding is the URL's, else the database's (see encoding.go).
+//
+// The connection is ready to be hijacked: pgx holds none of its bytes and
+// reads none. A write of pgx's that takes over 15 ms (the startup message
+// on a loaded machine) starts its background reader, which may still wait
+// in a read of the socket when the connection is handed over, and would
+// take the answer to the first statement sent on the hijacked socket:
+// SyncConn stops it (with a ping when it must).
 func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	i, cfg := t.pinTo(int((t.next.Add(1)-1)%uint64(len(t.configs))), func(i int) *pgconn.Config { return t.configs[i].Config.Copy() })
 	if enc := t.encodings[i]; enc != "" {
@@ -277,8 +349,15 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	}
 	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
+	if err == nil {
+		sctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+		if err = pc.SyncConn(sctx); err != nil {
+			pc.Close(context.WithoutCancel(ctx))
+		}
+		cancel()
+	}
 	if err != nil {
-		return nil, &ConnectError{URL: Redact(t.urls[i]), msg: t.Scrub(err.Error()), err: err}
+		return nil, t.connectError(ctx, i, cfg.ConnectTimeout, err)
 	}
 	t.notePlain(i, cfg, pc)
 	return pc, nil

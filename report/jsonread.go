@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,54 @@ func ReadJSONAt(r io.ReaderAt, size int64, tee io.Writer) (*Document, error) {
 	if err := doc.Validate(); err != nil {
 		return nil, err
 	}
+	if err := doc.failoverVerdicts(); err != nil {
+		return nil, err
+	}
 	return doc, nil
+}
+
+// failoverVerdicts derives each failover table's verdict from the figures
+// of failover's section, not from the table's stored line alone: lost
+// commits, rolled-back ones present, a split brain fail the run whatever
+// the document says. A table whose stored verdict is empty gets the
+// derived one; no table, a table of its own.
+func (d *Document) failoverVerdicts() error {
+	if len(d.Failover) == 0 {
+		return nil
+	}
+	var modes []struct {
+		Replication string `json:"replication"`
+		Lost        int64  `json:"lost"`
+		Phantom     int64  `json:"phantom"`
+		SplitBrain  string `json:"split_brain"`
+	}
+	if err := json.Unmarshal(d.Failover, &modes); err != nil {
+		return &InputError{Err: fmt.Errorf("reading a txload JSON document: its failover section: %w", err)}
+	}
+	for _, m := range modes {
+		var ps []string
+		if m.Lost > 0 {
+			ps = append(ps, fmt.Sprintf("%d acknowledged commits lost", m.Lost))
+		}
+		if m.Phantom > 0 {
+			ps = append(ps, fmt.Sprintf("%d rolled-back transactions present", m.Phantom))
+		}
+		if m.SplitBrain != "" {
+			ps = append(ps, "SPLIT BRAIN: "+m.SplitBrain)
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		failed := "FAILED (" + m.Replication + "): " + strings.Join(ps, "; ")
+		i := slices.IndexFunc(d.Tables, func(t TableDoc) bool { return strings.HasPrefix(t.Title, "Failover ("+m.Replication+")") })
+		switch {
+		case i < 0:
+			d.Tables = append(d.Tables, TableDoc{Title: "Failover (" + m.Replication + ")", Rows: [][]string{{"", ""}}, Failed: failed})
+		case d.Tables[i].Failed == "":
+			d.Tables[i].Failed = failed
+		}
+	}
+	return nil
 }
 
 // InputError is a document that says what cannot be: a count below zero,

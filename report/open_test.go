@@ -66,7 +66,7 @@ func TestOpenDocuments(t *testing.T) {
 					}
 				}()
 			}
-			docs, names, closeDocs, err := report.OpenDocuments(tc.paths)
+			docs, names, closeDocs, err := report.OpenDocuments(t.Context(), tc.paths)
 			if tc.wantErr != "" {
 				var ie *report.InputError
 				if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), tc.wantErr) {

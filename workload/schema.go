@@ -192,6 +192,38 @@ func ReadMarker(ctx context.Context, conn *pgx.Conn, workload string) (Marker, e
 	return Marker{}, fmt.Errorf("reading %s: %w", MarkerTable, err)
 }
 
+// CheckMarker reads workload's marker inside a check's snapshot (tx) and
+// says what is wrong with it, if anything: no marker (the tables were not
+// made by a complete init: a run refuses them), an init that did not
+// finish, or, when the tables keep a record of their settings (have, in the
+// marker's words; "" when they keep none), settings other than those init
+// recorded. The marker is returned for the settings it holds.
+func CheckMarker(ctx context.Context, tx pgx.Tx, workload, have string) (Marker, []string, error) {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, MarkerTable).Scan(&exists); err != nil {
+		return Marker{}, nil, fmt.Errorf("looking for %s: %w", MarkerTable, err)
+	}
+	var m Marker
+	if exists {
+		err := tx.QueryRow(ctx, `SELECT state, settings FROM `+MarkerTable+` WHERE workload = $1`, workload).Scan(&m.State, &m.Settings)
+		switch {
+		case err == nil:
+			m.Found = true
+		case !errors.Is(err, pgx.ErrNoRows):
+			return Marker{}, nil, fmt.Errorf("reading %s: %w", MarkerTable, err)
+		}
+	}
+	switch {
+	case !m.Found:
+		return m, []string{fmt.Sprintf("no %s row for %s: these tables were not made by a complete `txload init %s` (a run refuses them)", MarkerTable, workload, workload)}, nil
+	case !m.Complete():
+		return m, []string{fmt.Sprintf("the %s schema's init did not finish (%s says %s): run `txload init %s --drop`", workload, MarkerTable, m.State, workload)}, nil
+	case have != "" && have != m.Settings:
+		return m, []string{fmt.Sprintf("the %s tables say %s, but init recorded %s in %s", workload, have, m.Settings, MarkerTable)}, nil
+	}
+	return m, nil, nil
+}
+
 // BeginLoad marks workload's schema as being loaded, committed at once, for
 // inits that take several transactions: until EndLoad, runs refuse it.
 func BeginLoad(ctx context.Context, conn *pgx.Conn, workload, settings string) error {

@@ -76,6 +76,27 @@ func OnlyFor(fs *pflag.FlagSet, verbs Verbs, names ...string) {
 	}
 }
 
+// FlagIgnoredBy annotates a workload's flag with the commands that take it
+// (so one command line serves every command) but do not use it: they say
+// so, in one line.
+const FlagIgnoredBy = "txload/ignored-by"
+
+// IgnoredBy marks the named flags of fs as taken but not used by the
+// commands verbs (check audits against what init recorded, not the
+// flags).
+func IgnoredBy(fs *pflag.FlagSet, verbs Verbs, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, FlagIgnoredBy, verbs.Names()); err != nil {
+			panic(err) // a name of the workload's own: a programming error
+		}
+	}
+}
+
+// FlagIgnored says whether the command verb takes flag f without using it.
+func FlagIgnored(f *pflag.Flag, verb string) bool {
+	return slices.Contains(f.Annotations[FlagIgnoredBy], verb)
+}
+
 // FlagFor says whether flag f belongs to the command verb ("run").
 func FlagFor(f *pflag.Flag, verb string) bool {
 	verbs, ok := f.Annotations[FlagVerbs]
@@ -189,6 +210,10 @@ type Hooks struct {
 	// Inputs, if set, lists the files the configured workload reads (its
 	// script files), by flag: no output of the run may be one of them.
 	Inputs func() []Input
+	// Outputs, if set, lists the files the configured workload writes
+	// (append's --history), by flag: no other output of the run may be
+	// one of them.
+	Outputs func() []Input
 	// ValidateRun, if set, checks the configured workload against the
 	// run's own settings, after Validate and before the database is
 	// touched (TPC-C's --wait runs 10 terminals per warehouse: fewer given
@@ -209,7 +234,8 @@ type RunSettings struct {
 	Instances int
 }
 
-// Input is a file a workload reads, and the flag that named it.
+// Input is a file a workload reads (or, in Outputs, writes), and the flag
+// that named it.
 type Input struct {
 	Flag, Path string
 }

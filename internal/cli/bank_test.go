@@ -290,3 +290,22 @@ func TestBankHotPairNoDeadlock(t *testing.T) {
 		mustContain(t, r.stdout, "check: ok")
 	}
 }
+
+// check takes the workload's flags, so one command line serves init, run
+// and check, but audits against what init recorded: it says, in one line,
+// that it ignored them.
+func TestCheckSaysIgnoredFlags(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "bank", "--accounts", "100", "--url", url); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	r := txload(t.Context(), nil, "check", "bank", "--accounts", "50", "--transfer", "delta", "--url", url)
+	if r.code != 0 {
+		t.Fatalf("check: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stderr, "txload: txload check bank ignores --accounts, --transfer: it reads the settings init recorded in the database\n")
+	if r := txload(t.Context(), nil, "check", "bank", "--url", url); strings.Contains(r.stderr, "ignores") {
+		t.Errorf("check without flags says it ignored some:\n%s", r.stderr)
+	}
+}

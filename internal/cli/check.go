@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/report"
 	"github.com/txload/txload/workload"
 )
 
@@ -49,7 +49,7 @@ func checkHistoryCommand(env Env) *cobra.Command {
 		Long: `history checks a list-append history, written as JSON lines (one attempt
 per line) or as Elle's EDN (the format is taken from the extension, .jsonl
 or .edn, else from the contents; FILE - reads standard input). It prints
-each class of anomaly found (G0, G1a, garbage-read, G1b, G1c, G-single,
+each class of anomaly found (G0, G1a, garbage-read, future-read, G1b, G1c, G-single,
 G-nonadjacent, G2-item, internal, incompatible-order, duplicate-elements,
 lost-append)
 with a count and one example explained edge by edge, then the verdict at
@@ -57,7 +57,8 @@ with a count and one example explained edge by edge, then the verdict at
 otherwise, 2 when the file cannot be read (its line is named).
 
 Levels: read uncommitted forbids G0, garbage reads (a value no attempt
-appended), duplicate elements, internal inconsistencies and lost appends; read committed also G1a, G1b, G1c and
+appended), future reads (a value appended by an attempt invoked after the
+read completed), duplicate elements, internal inconsistencies and lost appends; read committed also G1a, G1b, G1c and
 incompatible orders; repeatable read (PostgreSQL's: snapshot isolation)
 also G-single and G-nonadjacent, and allows G2-item (write skew);
 serializable forbids every class.`,
@@ -73,7 +74,7 @@ serializable forbids every class.`,
 			if err != nil {
 				return usagef("--isolation: %v", err)
 			}
-			return checkHistory(env, args[0], level)
+			return checkHistory(cmd.Context(), env, args[0], level)
 		},
 	}
 	c.Flags().StringVar(&isolation, "isolation", "serializable",
@@ -83,20 +84,24 @@ serializable forbids every class.`,
 }
 
 // checkHistory reads the history at path (- for stdin) and checks it
-// against level.
-func checkHistory(env Env, path string, level history.Level) error {
+// against level. A stop signal ends it at once, wherever it is (waiting
+// for a FIFO's writer, reading, checking): runner.ErrInterrupted.
+func checkHistory(ctx context.Context, env Env, path string, level history.Level) error {
 	in, format := env.Stdin, history.Sniff
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := report.OpenInput(ctx, path)
+		if ctx.Err() != nil {
+			return runner.ErrInterrupted
+		}
 		if err != nil {
-			return usagef("check history: %v", err)
+			return usagef("check history: open %s: %v", path, err)
 		}
 		defer f.Close()
 		in, format = f, history.FormatOf(path)
 	} else if in == nil {
 		return usagef("check history -: no standard input")
 	}
-	file, err := history.CheckFile(in, path, format)
+	file, err := untilDone(ctx, func() (*history.File, error) { return history.CheckFile(in, path, format) })
 	if ie := (*history.InputError)(nil); errors.As(err, &ie) {
 		return usagef("check history: %v", ie)
 	} else if err != nil {

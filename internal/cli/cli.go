@@ -253,6 +253,21 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 		for name, v := range h.RunDefaults.Flags() {
 			setDefault(c.Flags(), name, v)
 		}
+		// A flag the command takes but does not use (workload.IgnoredBy)
+		// is said to be ignored, in one line.
+		used := c.RunE
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			var ignored []string
+			g.Flags().VisitAll(func(f *pflag.Flag) {
+				if f.Changed && workload.FlagIgnored(f, verb) {
+					ignored = append(ignored, "--"+f.Name)
+				}
+			})
+			if len(ignored) > 0 {
+				fmt.Fprintf(env.Stderr, "txload: %s ignores %s: it reads the settings init recorded in the database\n", cmd.CommandPath(), strings.Join(ignored, ", "))
+			}
+			return used(cmd, args)
+		}
 		c.Args = cobra.NoArgs
 		c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 		parent.AddCommand(c)

@@ -88,7 +88,7 @@ func failoverCommand(env Env) *cobra.Command {
 				runf.register(rfs)
 				rfs.VisitAll(func(fl *pflag.Flag) {
 					switch fl.Name {
-					case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler":
+					case "output", "failures-detailed", "report-per-statement", "transactions", "instance", "instances", "pooler", "connect-timeout":
 						return
 					}
 					fs.AddFlag(fl)
@@ -128,7 +128,7 @@ func failoverOptions(env Env, fs *pflag.FlagSet, m workload.Meta, g workload.Gen
 		EmbeddedVersion: runf.load.target.embeddedVersion, EmbeddedVersionSet: fs.Changed("embedded-version"), CacheDir: env.Getenv("TXLOAD_CACHE_DIR"),
 		Run: run, Config: map[string]any{}}
 	if len(target.URLs) == 1 {
-		o.URL = target.URLs[0]
+		o.URL, o.Env = target.URLs[0], target.Env
 	}
 	if g.Hooks().Init == nil {
 		o.Schema = schemaFor(env, g)

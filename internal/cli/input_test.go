@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/all"
 )
@@ -71,6 +72,10 @@ func TestBadInput(t *testing.T) {
 			"--url postgres://xxxxx@127.0.0.1:1/shop does not parse cleanly: a password with @, /, ? or # must be percent-encoded"},
 		{"duration beyond a century", []string{"run", "bank", "--duration", "1000000h"}, "--duration must be positive and at most 100 years"},
 		{"drain timeout", []string{"run", "bank", "--drain-timeout", "-1s"}, "--drain-timeout must not be negative"},
+		{"history over json", []string{"run", "append", "--history", "out.x", "--json", "out.x"}, "--json out.x and --history out.x are the same file: one would overwrite the other; give each output its own path"},
+		{"history over html", []string{"run", "append", "--history", "/dev/stdout", "--html", "/dev/fd/1"}, "--html /dev/fd/1 and --history /dev/stdout are the same file"},
+		{"connect timeout zero", []string{"run", "bank", "--connect-timeout", "0"}, "--connect-timeout must be a positive duration, such as 10s (got 0s)"},
+		{"connect timeout negative", []string{"check", "bank", "--connect-timeout", "-2s"}, "--connect-timeout must be a positive duration, such as 10s (got -2s)"},
 		{"json is a directory", []string{"run", "bank", "--json", os.TempDir()}, "is a directory"},
 		{"json not writable", []string{"run", "bank", "--json", "/proc/run.json"}, "--json /proc/run.json: cannot create a file in /proc"},
 		{"html dir", []string{"sweep", "bank", "--slo", "p99<=1s", "--html", "/no/such/dir/x.html"}, "--html /no/such/dir/x.html: directory /no/such/dir does not exist"},
@@ -145,6 +150,33 @@ func TestUnreachableURL(t *testing.T) {
 	r = txload(t.Context(), map[string]string{"DATABASE_URL": "postgres://bob:hunter2@127.0.0.1:1/x"}, "check", "bank")
 	if r.code != ExitFailed || strings.Contains(r.stderr, "hunter2") || !strings.Contains(r.stderr, "bob:xxxxx@127.0.0.1:1") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// A server that accepts the connection and never answers its startup
+// fails the run within the connect timeout, and says so: --connect-timeout
+// for a URL that sets no connect_timeout, the URL's own where it sets one
+// (as in libpq).
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	base := "postgres://u@" + pgtest.Mute(t) + "/db?sslmode=disable"
+	for _, tc := range []struct {
+		name, url, flag, want string
+	}{
+		{"the flag", base, "1s", "startup and authentication: no answer in 1s (the connect timeout)"},
+		{"the URL's", base + "&connect_timeout=3", "1s", "startup and authentication: no answer in 3s (the connect timeout)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			r := txload(t.Context(), nil, "run", "bank", "--url", tc.url, "--connect-timeout", tc.flag)
+			if r.code != ExitFailed {
+				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			mustContain(t, r.stderr, tc.want)
+			if d := time.Since(start); d > 20*time.Second {
+				t.Errorf("gave up after %s", d)
+			}
+		})
 	}
 }
 

@@ -158,8 +158,8 @@ func parseLag(env Env, args []string) (*lagrun.Options, string, error) {
 		Source: f.source, Dest: f.dest, Replication: f.replication, ReplicationSet: fs.Changed("replication"), InitSet: fs.Changed("init"),
 		MarkInterval: f.markInterval, PollInterval: f.pollInterval, MarkTransactions: f.markTransactions, Maps: f.maps, Tables: f.tables, SLO: f.slo,
 		EmbeddedVersion: runf.load.target.embeddedVersion, EmbeddedVersionSet: fs.Changed("embedded-version"), CacheDir: env.Getenv("TXLOAD_CACHE_DIR"),
-		Pooler: runf.load.target.pooler,
-		Run:    run, Config: map[string]any{}}
+		Pooler: runf.load.target.pooler, Env: env.LookupEnv,
+		Run: run, Config: map[string]any{}}
 	fs.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
 		case "help", "source", "dest", "url":
@@ -181,7 +181,7 @@ func lagFlagSet(f *lagFlags, runf *runFlags, g workload.Generator) *pflag.FlagSe
 	runf.register(rfs)
 	rfs.VisitAll(func(fl *pflag.Flag) {
 		switch fl.Name {
-		case "url", "output", "failures-detailed", "report-per-statement":
+		case "url", "output", "failures-detailed", "report-per-statement", "connect-timeout":
 			return
 		}
 		fs.AddFlag(fl)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,13 @@ import (
 	"github.com/txload/txload/report/htmlreport"
 )
 
-// openDocuments is report.OpenDocuments, its errors usage errors.
-func openDocuments(args []string) ([]*report.Document, []string, func(), error) {
-	docs, names, closeDocs, err := report.OpenDocuments(args)
+// openDocuments is report.OpenDocuments, its errors usage errors; a stop
+// signal while it waits for a pipe or copies one is runner.ErrInterrupted.
+func openDocuments(ctx context.Context, args []string) ([]*report.Document, []string, func(), error) {
+	docs, names, closeDocs, err := report.OpenDocuments(ctx, args)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, nil, runner.ErrInterrupted
+	}
 	return docs, names, closeDocs, documentErr(err)
 }
 
@@ -31,15 +36,26 @@ func documentErr(err error) error {
 }
 
 // writeOut writes the output file path (runner.WriteFile), or to stdout
-// when path is "".
-func writeOut(env Env, path string, write func(io.Writer) error) error {
+// when path is "". A stop signal abandons the write (a file written
+// through a temporary one is left as it was): runner.ErrInterrupted.
+func writeOut(ctx context.Context, env Env, path string, write func(io.Writer) error) error {
+	cw := func(w io.Writer) error { return write(ctxWriter{ctx, w}) }
 	if path == "" {
-		return write(env.Stdout)
+		return interrupted(ctx, cw(env.Stdout))
 	}
-	if err := runner.WriteFile(env.Stderr, path, write); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := runner.WriteFile(env.Stderr, path, cw); err != nil {
+		return interrupted(ctx, fmt.Errorf("writing %s: %w", path, err))
 	}
 	return nil
+}
+
+// interrupted is err, or runner.ErrInterrupted if ctx ended (err is then
+// what the stop cut short).
+func interrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return runner.ErrInterrupted
+	}
+	return err
 }
 
 // checkOut checks the output file out ("" = none) of a command that reads
@@ -69,7 +85,8 @@ have different settings, are refused (exit 2).`,
   txload merge run-*.json --output json -o merged.json
   txload merge run-*.json --output html -o merged.html`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
 			switch output {
 			case "text", "pgbench", "json", "html":
 			default:
@@ -78,12 +95,15 @@ have different settings, are refused (exit 2).`,
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, closeDocs, err := openDocuments(args)
+			docs, names, closeDocs, err := openDocuments(ctx, args)
 			if err != nil {
 				return err
 			}
+			merged, err := untilDone(ctx, func() (*report.Document, error) { return report.Merge(docs, names) })
+			if errors.Is(err, runner.ErrInterrupted) {
+				return err // the merge runs on: its documents stay open until the exit
+			}
 			defer closeDocs()
-			merged, err := report.Merge(docs, names)
 			if me := (*report.MergeError)(nil); errors.As(err, &me) {
 				return usageErr(err)
 			} else if err != nil {
@@ -97,7 +117,7 @@ have different settings, are refused (exit 2).`,
 			for _, why := range unrelated {
 				fmt.Fprintf(env.Stderr, "txload: merge: warning: %s; the figures below add up runs that were not one\n", why)
 			}
-			err = documentErr(writeOut(env, out, func(w io.Writer) error {
+			err = documentErr(writeOut(ctx, env, out, func(w io.Writer) error {
 				switch output {
 				case "pgbench":
 					return report.WritePgbench(w, merged)

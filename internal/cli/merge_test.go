@@ -448,6 +448,29 @@ func TestMergeFailover(t *testing.T) {
 		!strings.Contains(m.stderr, lost) {
 		t.Errorf("merge: exit %d, want 1 with %q\n%s\n%s", m.code, lost, m.stdout, m.stderr)
 	}
+	// The stored verdict edited away, the section's figures still fail
+	// the merge, and the report shows them.
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range doc["tables"].([]any) {
+		delete(tb.(map[string]any), "failed")
+	}
+	edited := filepath.Join(dir, "edited.json")
+	if b, err := json.Marshal(doc); err != nil || os.WriteFile(edited, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	derived := fmt.Sprintf("FAILED (async): %d acknowledged commits lost", run.Failover[0].Lost)
+	if m := txload(t.Context(), nil, "merge", edited); m.code != ExitFailed || !strings.Contains(m.stderr, derived) {
+		t.Errorf("merge of the document without its stored verdict: exit %d, want 1 with %q\n%s\n%s", m.code, derived, m.stdout, m.stderr)
+	}
+	html := filepath.Join(dir, "r.html")
+	if r := txload(t.Context(), nil, "report", edited, "-o", html); r.code != 0 {
+		t.Errorf("report: exit %d\n%s", r.code, r.stderr)
+	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), derived) {
+		t.Errorf("the report of the document without its stored verdict lacks %q (%v)", derived, err)
+	}
 	if m := txload(t.Context(), nil, "merge", js, "--output", "json", "-o", merged); m.code != ExitFailed {
 		t.Errorf("merge --output json: exit %d, want 1\n%s", m.code, m.stderr)
 	}

@@ -23,16 +23,16 @@ documents, or the variants of one) are drawn on the same charts.`,
   txload report before.json after.json -o compare.html
   txload report sweep.json -o sweep.html`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOut("-o", out, args); err != nil {
 				return err
 			}
-			docs, names, closeDocs, err := openDocuments(args)
+			docs, names, closeDocs, err := openDocuments(cmd.Context(), args)
 			if err != nil {
 				return err
 			}
 			defer closeDocs()
-			return documentErr(writeOut(env, out, func(w io.Writer) error {
+			return documentErr(writeOut(cmd.Context(), env, out, func(w io.Writer) error {
 				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})
 			}))
 		},

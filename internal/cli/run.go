@@ -11,6 +11,7 @@ import (
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pgbenchrun"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report/prom"
 	"github.com/txload/txload/workload"
 )
@@ -21,6 +22,7 @@ type targetFlags struct {
 	urls            []string
 	embeddedVersion string
 	pooler          string
+	connectTimeout  time.Duration
 	fs              *pflag.FlagSet
 }
 
@@ -29,11 +31,13 @@ func (f *targetFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.urls, "url", nil, "database URL; repeat for the nodes of a cluster (connections go round-robin). Default: $DATABASE_URL, else an embedded PostgreSQL")
 	fs.StringVar(&f.embeddedVersion, "embedded-version", embedded.DefaultMajor(), "PostgreSQL version of the embedded server: a major version, 12 to 18, or any release published as binaries, major.minor.patch (12.3.0)")
 	fs.StringVar(&f.pooler, "pooler", "auto", "a connection pooler between txload and the server: auto (detect one) | none | transaction | session (its pool mode)")
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", pg.DefaultConnectTimeout, "bound on each step of a connection (TCP connect, startup and authentication, the workload's setup statements); a URL's connect_timeout wins for its URL, as in libpq")
 }
 
 func (f *targetFlags) options(env Env) runner.TargetOptions {
 	o := runner.TargetOptions{URLs: f.urls, EmbeddedVersion: f.embeddedVersion, EmbeddedVersionSet: f.fs.Changed("embedded-version"),
-		CacheDir: env.Getenv("TXLOAD_CACHE_DIR"), Pooler: f.pooler}
+		CacheDir: env.Getenv("TXLOAD_CACHE_DIR"), Pooler: f.pooler,
+		ConnectTimeout: f.connectTimeout, ConnectTimeoutSet: f.fs.Changed("connect-timeout"), Env: env.LookupEnv}
 	if !f.fs.Changed("url") {
 		if u := env.Getenv("DATABASE_URL"); u != "" {
 			o.URLs = []string{u}

@@ -39,6 +39,16 @@ const (
 	tamperOther        = "another table's balance changed"
 	tamperValue        = "a value changed, its length kept"
 	tamperValueMoved   = "a value copied from another row"
+	tamperTraded       = "versions traded, their count and sums kept"
+	tamperOverdraft    = "an overdraft in the ledger, final balances kept"
+	tamperAmount       = "a transfer of a negative amount"
+	tamperSelf         = "a transfer from an account to itself"
+	tamperNull         = "a NULL where the workload writes a value"
+	tamperSettings     = "the settings table changed"
+	tamperMarker       = "the init marker deleted"
+	tamperWideDelta    = "a history delta outside the script's range"
+	tamperOrphan       = "a history row of a teller that does not exist"
+	tamperZeroed       = "every vote counter zeroed"
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
@@ -46,7 +56,8 @@ const (
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
-	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded}
+	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
+	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -86,6 +97,36 @@ var isolationLevels = []string{"read committed", "repeatable read", "serializabl
 
 func bankTamperings(mode string) []tampering {
 	off := "whose balance is not what the ledger replays to"
+	delta := ""
+	if mode == "1" {
+		delta = "a delta transfer does not look at the balance it withdraws from: it may overdraw"
+	}
+	// read is the version a transfer of the mode reads: none for delta.
+	read := func(v string) string {
+		if mode == "1" {
+			return "NULL"
+		}
+		return v
+	}
+	// transfer records in the ledger, and applies, a transfer of amount
+	// (an expression over a.balance, b.balance) from account a to b, after
+	// the last versions of both.
+	transfer := func(from, to int, amount string) string {
+		return fmt.Sprintf(`WITH a AS (SELECT * FROM bank_account WHERE id = %[1]d), b AS (SELECT * FROM bank_account WHERE id = %[2]d),
+			l AS (INSERT INTO bank_ledger SELECT %[1]d, %[2]d, %[3]s, %[4]s, %[5]s, a.version + 1, b.version + 1, 0, %[6]s FROM a, b RETURNING amount)
+			UPDATE bank_account SET balance = balance + CASE id WHEN %[1]d THEN -l.amount ELSE l.amount END, version = version + 1 FROM l WHERE id IN (%[1]d, %[2]d)`,
+			from, to, amount, read("a.version"), read("b.version"), mode)
+	}
+	var eight []string
+	for from := 2; from <= 9; from++ {
+		eight = append(eight, transfer(from, 1, "10"))
+	}
+	traded := func(side string) string {
+		return fmt.Sprintf(`WITH acc AS (SELECT id, version - 8 AS base FROM bank_account WHERE id = 1)
+			UPDATE bank_ledger l SET %[1]s_written = acc.base + CASE %[1]s_written - acc.base WHEN 2 THEN 1 WHEN 3 THEN 5 WHEN 7 THEN 6 END,
+				%[1]s_read = %[1]s_read + CASE %[1]s_written - acc.base WHEN 2 THEN -1 WHEN 3 THEN 2 WHEN 7 THEN -1 END
+			FROM acc WHERE l.%[1]s_id = acc.id AND %[1]s_written - acc.base IN (2, 3, 7)`, side)
+	}
 	return []tampering{
 		{what: tamperBalance, sql: `UPDATE bank_account SET balance = balance + 500000 WHERE id = 5`, want: off},
 		{what: tamperMoved, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 3 THEN 7 ELSE -7 END WHERE id IN (3, 4)`, want: "2 accounts " + off},
@@ -100,6 +141,23 @@ func bankTamperings(mode string) []tampering {
 			want: "2 accounts with more ledger writes than versions"},
 		{what: tamperLogAdded, sql: `INSERT INTO bank_ledger SELECT 8, 9, 10, a.version, b.version, a.version + 1, b.version + 1, 0, ` + mode +
 			` FROM bank_account a, bank_account b WHERE a.id = 8 AND b.id = 9`, want: "2 accounts with more ledger writes than versions"},
+		// Accounts 2 to 9 each send 10 to account 1, whose versions
+		// b+2, b+3, b+7 of the 8 they write then become b+1, b+5, b+6
+		// (each read the one before): count, bounds, sum and sum of
+		// squares are kept.
+		{what: tamperTraded, sql: strings.Join(eight, "; ") + "; " + traded("from") + "; " + traded("to"), want: "1 account whose ledger writes are not versions 1 to its version, each once"},
+		// Account 8 sends its balance and 5 to 9, then 9 sends 10 back:
+		// 8 went to -5.
+		{what: tamperOverdraft, sql: transfer(8, 9, "a.balance + 5") + "; " + transfer(9, 8, "10"),
+			want: "1 account whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal", allowed: delta},
+		{what: tamperAmount, sql: transfer(8, 9, "-5"), want: "1 ledger row with an amount below 1"},
+		{what: tamperSelf, sql: `INSERT INTO bank_ledger SELECT 8, 8, 5, ` + read("version") + `, ` + read("version + 1") + `, version + 1, version + 2, 0, ` + mode +
+			` FROM bank_account WHERE id = 8; UPDATE bank_account SET version = version + 2 WHERE id = 8`, want: "1 ledger row of a transfer from an account to itself"},
+		{what: tamperNull, sql: `ALTER TABLE bank_account ALTER version DROP NOT NULL; UPDATE bank_account SET version = NULL WHERE id = 5`,
+			want: "1 row of bank_account with a NULL balance or version"},
+		{what: tamperSettings, sql: `UPDATE bank_meta SET accounts = 999; DELETE FROM bank_account WHERE id = 1000; DELETE FROM bank_ledger WHERE 1000 IN (from_id, to_id)`,
+			want: "the bank tables say accounts=999 initial-balance=10000, but init recorded accounts=1000 initial-balance=10000"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'bank'`, want: "no txload_init row for bank"},
 	}
 }
 
@@ -123,6 +181,20 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperLogDuplicate, sql: `INSERT INTO pgbench_history SELECT * FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0)`, want: off},
 		{what: tamperLogAdded, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 5, now())`, want: off},
 		teller,
+		{what: tamperNull, sql: `WITH a AS (SELECT aid FROM pgbench_history GROUP BY aid HAVING count(*) = 1 LIMIT 1),
+			u AS (UPDATE pgbench_history SET delta = NULL WHERE aid = (SELECT aid FROM a))
+			UPDATE pgbench_accounts SET abalance = NULL WHERE aid = (SELECT aid FROM a)`,
+			want: "1 row in pgbench_accounts with a NULL abalance"},
+		// A history row's delta, and the balances it moved, 10000 more.
+		{what: tamperWideDelta, sql: `WITH h AS (SELECT ctid, aid, tid, bid FROM pgbench_history WHERE delta > 0 LIMIT 1),
+			u1 AS (UPDATE pgbench_history SET delta = delta + 10000 WHERE ctid = (SELECT ctid FROM h)),
+			u2 AS (UPDATE pgbench_accounts SET abalance = abalance + 10000 WHERE aid = (SELECT aid FROM h)),
+			u3 AS (UPDATE pgbench_tellers SET tbalance = tbalance + 10000 WHERE tid = (SELECT tid FROM h))
+			UPDATE pgbench_branches SET bbalance = bbalance + 10000 WHERE bid = (SELECT bid FROM h)`,
+			want: "1 history row with a delta outside -5000 to 5000"},
+		// Scale 1 has tellers 1 to 10.
+		{what: tamperOrphan, sql: `UPDATE pgbench_history SET tid = 11 WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
+			want: "history rows of 1 tid id that pgbench_tellers does not have"},
 	}
 }
 
@@ -148,8 +220,12 @@ func voteTamperings(variant string) []tampering {
 		onlyRecord = "the vote rows are the only record of the votes in the join and matview variants (no counter is kept): the run's own audit reconciles them with the votes it saw commit, check has nothing to hold them against"
 	}
 	mismatch := "whose votes disagree with the vote rows"
-	return []tampering{
-		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: mismatch},
+	counted := mismatch
+	if variant != "counter" {
+		counted = "1 article whose votes are not 0, though no counter run wrote them"
+	}
+	ts := []tampering{
+		{what: tamperCounter, sql: `UPDATE article SET votes = votes + 1 WHERE id = 5`, want: counted},
 		{what: tamperRowDeleted, sql: `DELETE FROM article WHERE id = 1000`, want: "1 article missing"},
 		{what: tamperRowAdded, sql: `INSERT INTO article VALUES (1001, 'Article #1001', 0)`, want: "1 row in article beyond ids 1 to 1000"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE article DROP CONSTRAINT article_pkey; INSERT INTO article SELECT * FROM article WHERE id = 600`,
@@ -157,7 +233,13 @@ func voteTamperings(variant string) []tampering {
 		{what: tamperLogDeleted, sql: `DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogDuplicate, sql: `INSERT INTO vote SELECT * FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`, want: mismatch, allowed: onlyRecord},
 		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
+		{what: tamperNull, sql: `ALTER TABLE article ALTER votes DROP NOT NULL; UPDATE article SET votes = NULL WHERE id = 5`, want: "1 article whose votes"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'vote'`, want: "no txload_init row for vote"},
 	}
+	if variant == "counter" {
+		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
+	}
+	return ts
 }
 
 // tpccTamperings are the catalogue's tamperings of TPC-C's tables, each
@@ -211,6 +293,14 @@ func ycsbTamperings() []tampering {
 			want: "1 rows repeat another row's key"},
 		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
 			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
+		{what: tamperNegative, sql: `UPDATE usertable SET YCSB_RMW = -1 WHERE YCSB_KEYNUM = 7`, want: "1 rows have a YCSB_RMW below 0 or NULL"},
+		{what: tamperNull, sql: `ALTER TABLE usertable ALTER YCSB_RMW DROP NOT NULL; UPDATE usertable SET YCSB_RMW = NULL WHERE YCSB_KEYNUM = 8`,
+			want: "1 rows have a YCSB_RMW below 0 or NULL"},
+		// The records from key number 990 on deleted, ycsb_meta saying
+		// init loaded 990: the table agrees with it, not with init.
+		{what: tamperSettings, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM >= 990; UPDATE ycsb_meta SET records = 990`,
+			want: "the ycsb tables say records=990 fields=10 field-length=100, but init recorded records=1000 fields=10 field-length=100"},
+		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'ycsb'`, want: "no txload_init row for ycsb"},
 	}
 }
 

@@ -163,3 +163,40 @@ func TestVoteOpenLoopAccuracyAndSaturation(t *testing.T) {
 		t.Errorf("read sojourn p50 %d µs, remote p50 %d µs: want sojourn ≫ remote", read.Response.P50, read.Service.P50)
 	}
 }
+
+// Runs of the counter and join variants on one database, in either order,
+// leave counters that count only the counter run's votes: neither the runs
+// nor check call that a mismatch, and a counter above its vote rows still
+// is one.
+func TestVoteMixedVariants(t *testing.T) {
+	t.Parallel()
+	for _, order := range [][]string{{"counter", "join"}, {"join", "counter"}} {
+		t.Run(strings.Join(order, "-then-"), func(t *testing.T) {
+			t.Parallel()
+			url := srv.NewDatabase(t)
+			for i, v := range order {
+				args := []string{"run", "vote", "--url", url, "--variant", v, "--articles", "1000", "--write-every", "2",
+					"--concurrency", "2", "--duration", "1s", "--progress", "0"}
+				if i > 0 {
+					args = append(args, "--init", "keep")
+				}
+				if r := txload(t.Context(), nil, args...); r.code != 0 {
+					t.Fatalf("run --variant %s: exit %d\n%s\n%s", v, r.code, r.stdout, r.stderr)
+				}
+			}
+			c := txload(t.Context(), nil, "check", "vote", "--url", url)
+			if c.code != 0 {
+				t.Fatalf("check: exit %d\n%s", c.code, c.stdout)
+			}
+			mustContain(t, c.stdout, "votes counted per article: at most the vote rows", "(runs: counter, join;", "check: ok")
+			if _, err := pgtest.Conn(t, url).Exec(t.Context(), `UPDATE article SET votes = votes + 1000 WHERE id = 5`); err != nil {
+				t.Fatal(err)
+			}
+			c = txload(t.Context(), nil, "check", "vote", "--url", url)
+			if c.code != 1 {
+				t.Fatalf("check of a counter above its vote rows: exit %d, want 1\n%s", c.code, c.stdout)
+			}
+			mustContain(t, c.stdout, "VIOLATION: 1 article whose votes are more than their vote rows")
+		})
+	}
+}

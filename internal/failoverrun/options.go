@@ -39,6 +39,8 @@ type Options struct {
 	Schema workload.Generator
 	// URL is --url: a multi-host target ("" = the embedded pair).
 	URL string
+	// Env is the environment, for libpq's rule on the password file.
+	Env pg.LookupEnv
 	// Replications are --replication's modes (embedded pair: async, sync),
 	// each run in turn; Fault is --fault, At --at (from the start of the
 	// load), PromoteAfter --promote-after (from the fault), HoldStandby

@@ -167,7 +167,7 @@ func (s *session) open(ctx context.Context, r replica.Replication) (func(), erro
 		s.pair, url = pair, pair.URL()
 		fmt.Fprintf(stderr, "embedded primary and standby (%s) streaming after %.2fs\n", r, time.Since(t0).Seconds())
 	}
-	rs, err := runner.TargetOptions{URLs: []string{url}}.Resolve()
+	rs, err := runner.TargetOptions{URLs: []string{url}, Env: s.p.o.Env}.Resolve()
 	if err != nil {
 		return closeAll, err
 	}
@@ -184,6 +184,9 @@ func (s *session) open(ctx context.Context, r replica.Replication) (func(), erro
 	}
 	if s.prober, err = failover.NewProber([]string{url}); err != nil {
 		return closeAll, err
+	}
+	if p.o.Env != nil && pg.PassfileWarning(url, p.o.Env) != "" {
+		s.prober.IgnorePassfile() // as the target does, warned at its Open
 	}
 	return closeAll, nil
 }
@@ -419,8 +422,15 @@ func (s *session) command(ctx context.Context, at time.Time) error {
 	// A child of the shell that outlives it (a timeout kills the shell
 	// only) must not hold the run by its end of the output pipe.
 	cmd.WaitDelay = time.Second
+	inGroup(cmd)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Run() }()
+	go func() {
+		err := cmd.Run()
+		if cctx.Err() != nil {
+			endGroup(cmd) // nothing of it runs on after a timeout or an interrupt
+		}
+		done <- err
+	}()
 	type seenState struct {
 		st  failover.State
 		err error

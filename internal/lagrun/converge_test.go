@@ -27,11 +27,11 @@ func openPairOf(t *testing.T, mode string) (pr *pair, src, dst string) {
 	}
 	pr = &pair{mode: mode, srcURL: src, dstURL: dst}
 	var err error
-	if pr.src, err = open(ctx, src, "", io.Discard); err != nil {
+	if pr.src, err = open(ctx, src, &Options{}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pr.src.Close)
-	if pr.dst, err = open(ctx, dst, "", io.Discard); err != nil {
+	if pr.dst, err = open(ctx, dst, &Options{}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pr.dst.Close)

@@ -7,6 +7,7 @@ import (
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/slo"
 	"github.com/txload/txload/workload"
 )
@@ -50,6 +51,8 @@ type Options struct {
 	CacheDir           string
 	// Pooler is --pooler, for both ends.
 	Pooler string
+	// Env is the environment, for libpq's rule on the password file.
+	Env pg.LookupEnv
 	// Run is the load's options as the run flags give them: the engine's,
 	// --init, --drain-timeout, --json, --html, --histogram, --metrics-addr,
 	// Version, Stdout (the report) and Stderr (progress).

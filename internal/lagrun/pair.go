@@ -61,8 +61,8 @@ func (p prefixed) Write(b []byte) (int, error) {
 
 // open connects to one database, through the pooler --pooler names, and
 // identifies it.
-func open(ctx context.Context, url, pooler string, log io.Writer) (*runner.Conn, error) {
-	r, err := runner.TargetOptions{URLs: []string{url}, Pooler: pooler}.Resolve()
+func open(ctx context.Context, url string, o *Options, log io.Writer) (*runner.Conn, error) {
+	r, err := runner.TargetOptions{URLs: []string{url}, Pooler: o.Pooler, Env: o.Env}.Resolve()
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (p *plan) startServers(ctx context.Context, pr *pair) (src, dst *embedded.S
 func (p *plan) loadSource(ctx context.Context, pr *pair) error {
 	log := prefixed{p.load.Stderr, "source: "}
 	var err error
-	if pr.src, err = open(ctx, pr.srcURL, p.o.Pooler, log); err != nil {
+	if pr.src, err = open(ctx, pr.srcURL, &p.o, log); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.src.Close)
@@ -150,7 +150,7 @@ func (p *plan) loadSource(ctx context.Context, pr *pair) error {
 // openDest opens the embedded destination.
 func (p *plan) openDest(ctx context.Context, pr *pair) error {
 	var err error
-	if pr.dst, err = open(ctx, pr.dstURL, p.o.Pooler, prefixed{p.load.Stderr, "destination: "}); err != nil {
+	if pr.dst, err = open(ctx, pr.dstURL, &p.o, prefixed{p.load.Stderr, "destination: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.dst.Close)
@@ -209,11 +209,11 @@ func (p *plan) openExternal(ctx context.Context, pr *pair) error {
 		return err
 	}
 	var err error
-	if pr.src, err = open(ctx, pr.srcURL, p.o.Pooler, prefixed{p.load.Stderr, "source: "}); err != nil {
+	if pr.src, err = open(ctx, pr.srcURL, &p.o, prefixed{p.load.Stderr, "source: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.src.Close)
-	if pr.dst, err = open(ctx, pr.dstURL, p.o.Pooler, prefixed{p.load.Stderr, "destination: "}); err != nil {
+	if pr.dst, err = open(ctx, pr.dstURL, &p.o, prefixed{p.load.Stderr, "destination: "}); err != nil {
 		return err
 	}
 	pr.close = append(pr.close, pr.dst.Close)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -46,7 +47,16 @@ func Init(ctx context.Context, g workload.Generator, target TargetOptions, drop 
 	if conn.Embedded {
 		fmt.Fprintln(log, "note: no --url: this loads a throwaway embedded server, removed when init ends; give --url to keep the data")
 	}
-	return h.Init(ctx, conn.Target, workload.InitOptions{Drop: drop, Log: log})
+	return ownHint(conn.Target, h.Init(ctx, conn.Target, workload.InitOptions{Drop: drop, Log: log}))
+}
+
+// ownHint adds to err, a step of txload's own that failed, the target's
+// explanation when a server's timeout it could not turn off cut it.
+func ownHint(t *pg.Target, err error) error {
+	if hint := t.OwnTimeoutHint(err); hint != "" {
+		return fmt.Errorf("%w (%s)", err, hint)
+	}
+	return err
 }
 
 // Check audits the data a workload left on the target and prints what it
@@ -60,7 +70,7 @@ func Check(ctx context.Context, g workload.Generator, target TargetOptions, w, l
 	defer conn.Close()
 	res, err := h.Check(ctx, conn.Target)
 	if err != nil {
-		return err
+		return ownHint(conn.Target, err)
 	}
 	PrintCheck(w, res)
 	if len(res.Violations) > 0 {

@@ -61,6 +61,11 @@ func Prepare(m workload.Meta, g workload.Generator, target TargetOptions, opts *
 			opts.Inputs = append(opts.Inputs, outfile.File{Flag: in.Flag, Path: in.Path})
 		}
 	}
+	if h.Outputs != nil {
+		for _, out := range h.Outputs() {
+			opts.Outputs = append(opts.Outputs, outfile.File{Flag: out.Flag, Path: out.Path})
+		}
+	}
 	if err := opts.Validate(); err != nil {
 		return Resolved{}, h, err
 	}
@@ -205,6 +210,8 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if runErr != nil {
 		msg := conn.Target.Scrub(runErr.Error())
 		if hint := pg.PoolerHint(runErr); hint != "" {
+			msg += " (" + hint + ")"
+		} else if hint := conn.Target.OwnTimeoutHint(runErr); hint != "" {
 			msg += " (" + hint + ")"
 		}
 		return errors.New(msg)

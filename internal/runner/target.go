@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -29,6 +30,16 @@ type TargetOptions struct {
 	// Quiet leaves out the "server: ..." line Open prints (for a command
 	// that prints its own banner).
 	Quiet bool
+	// ConnectTimeout bounds each step of a connection (TCP connect, startup
+	// and authentication, the workload's setup statements) to the nodes
+	// whose URL sets no connect_timeout: 0 = pg.DefaultConnectTimeout.
+	// ConnectTimeoutSet: --connect-timeout was given, and must be positive.
+	ConnectTimeout    time.Duration
+	ConnectTimeoutSet bool
+	// Env is the environment, for libpq's rule on the password file (one
+	// its group or others can read is ignored, with a warning): nil, the
+	// rule is not applied.
+	Env pg.LookupEnv
 }
 
 // Resolved is a validated choice of target, not yet connected.
@@ -38,6 +49,8 @@ type Resolved struct {
 	cacheDir string
 	pooler   string
 	quiet    bool
+	timeout  time.Duration // see TargetOptions.ConnectTimeout
+	warnings []string      // libpq's, on password files ignored
 }
 
 // Embedded says the run starts its own throwaway server.
@@ -57,6 +70,9 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 	if err := CheckPooler(o.Pooler); err != nil {
 		return Resolved{}, err
 	}
+	if o.ConnectTimeout < 0 || o.ConnectTimeoutSet && o.ConnectTimeout <= 0 {
+		return Resolved{}, Usagef("--connect-timeout must be a positive duration, such as 10s (got %s)", o.ConnectTimeout)
+	}
 	for _, u := range o.URLs {
 		if strings.TrimSpace(u) == "" {
 			return Resolved{}, Usagef("--url is empty: give a database URL such as postgres://user@host:5432/db")
@@ -70,13 +86,23 @@ func (o TargetOptions) Resolve() (Resolved, error) {
 		if err != nil {
 			return Resolved{}, Usage(err)
 		}
-		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet}, nil
+		if o.ConnectTimeout > 0 {
+			t.SetConnectTimeout(o.ConnectTimeout)
+		}
+		var warnings []string
+		for i, u := range o.URLs {
+			if w := pg.PassfileWarning(u, o.Env); w != "" && o.Env != nil {
+				t.IgnorePassfile(i) // as libpq does
+				warnings = append(warnings, w)
+			}
+		}
+		return Resolved{target: t, pooler: o.Pooler, quiet: o.Quiet, timeout: o.ConnectTimeout, warnings: warnings}, nil
 	}
 	v, err := embedded.Lookup(o.EmbeddedVersion)
 	if err != nil {
 		return Resolved{}, Usagef("--embedded-version: %v", err)
 	}
-	return Resolved{embedded: &v, cacheDir: o.CacheDir, quiet: o.Quiet}, nil
+	return Resolved{embedded: &v, cacheDir: o.CacheDir, quiet: o.Quiet, timeout: o.ConnectTimeout}, nil
 }
 
 // Conn is an open target; Close stops the embedded server, if any.
@@ -99,6 +125,9 @@ func (c *Conn) Close() { c.close() }
 // Progress goes to log.
 func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 	c := &Conn{close: func() {}, Target: r.target, Embedded: r.embedded != nil, log: log}
+	for _, w := range r.warnings {
+		fmt.Fprintln(log, w)
+	}
 	where := ""
 	if r.embedded != nil {
 		srv, err := embedded.Start(ctx, embedded.Options{Major: r.embedded.Full, Log: log, CacheDir: r.cacheDir})
@@ -114,6 +143,9 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 		if c.Target, err = pg.NewTarget([]string{srv.URL()}); err != nil {
 			c.close()
 			return nil, err
+		}
+		if r.timeout > 0 {
+			c.Target.SetConnectTimeout(r.timeout)
 		}
 	}
 	t := c.Target

@@ -103,6 +103,7 @@ func (g *gen) Hooks() workload.Hooks {
 		SessionState: func() string {
 			return "append sets default_transaction_isolation on each connection (single-operation transactions run without BEGIN) and prepares its statements"
 		},
+		Outputs: func() []workload.Input { return []workload.Input{{Flag: "--history", Path: g.cfg.history}} },
 	}
 }
 

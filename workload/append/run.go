@@ -57,6 +57,10 @@ type runState struct {
 	busy     time.Duration         // time spent checking and writing
 	backlog  int                   // the most events that waited at once
 
+	// spoolName is the spool's path while it has one: "" once removed
+	// from its directory (at its creation, where the system allows it).
+	spoolName string
+
 	finishOnce sync.Once
 	result     *workload.CheckResult
 	finishErr  error
@@ -96,11 +100,17 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 		r.window = append(r.window, first+k)
 	}
 	if cfg.history != "" {
-		f, err := os.CreateTemp("", "txload-history-*")
+		removeStaleSpools(os.TempDir(), time.Now(), opts.Log)
+		f, err := os.CreateTemp("", spoolPrefix+"*")
 		if err != nil {
 			return nil, fmt.Errorf("--history: spooling the history: %w", err)
 		}
+		// Out of the directory at once: the spool goes with the process,
+		// however it ends (kill -9 included), as the interval spool does.
 		r.spool = f
+		if os.Remove(f.Name()) != nil {
+			r.spoolName = f.Name()
+		}
 		if cfg.edn {
 			r.edn = history.NewEDNWriter(f)
 		} else {
@@ -316,7 +326,9 @@ func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResu
 		<-r.done
 	}
 	if r.spool != nil {
-		defer os.Remove(r.spool.Name())
+		if r.spoolName != "" {
+			defer os.Remove(r.spoolName)
+		}
 		defer r.spool.Close()
 	}
 	if r.checkErr != nil {

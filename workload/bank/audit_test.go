@@ -1,8 +1,11 @@
 package bank
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/pg"
@@ -54,17 +57,7 @@ func TestAudit(t *testing.T) {
 			extra: "INSERT INTO bank_account VALUES (11, 100, 0)", violation: "1 row in bank_account outside accounts 1 to 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := srv.NewDatabase(t)
-			tg, err := pg.NewTarget([]string{url})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := newGenerator()
-			g.cfg.accounts, g.cfg.initialBalance = 10, 100
-			if err := g.schema().Init(t.Context(), tg, workload.InitOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			conn := pgtest.Conn(t, url)
+			tg, conn := initBank(t, 100)
 			// Transfer 1 moves 10 from 1 to 2, having read versions 0.
 			// Transfer 2 moves 5 from 1 to 3 but read account 1 before
 			// transfer 1 wrote it (version 0): it overwrites 90 with 95.
@@ -99,4 +92,105 @@ func TestAudit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The audit finds, over a crafted ledger of 10 accounts of 10000, what a
+// hostile tester did that the sums it first took let through: versions
+// traded for others of the same count, sum and sum of squares; an
+// overdraft by a transfer that refuses to overdraw, the final balances
+// kept; transfers no transfer writes; bank_meta off the marker; NULLs.
+func TestAuditTampered(t *testing.T) {
+	// Accounts 2 to 9 each send 10 to account 1 at serializable, by
+	// read-modify-write: account 1's versions 1 to 8.
+	const eight = `INSERT INTO bank_ledger VALUES (2,1,10,0,0,1,1,2,0),(3,1,10,0,1,1,2,2,0),(4,1,10,0,2,1,3,2,0),(5,1,10,0,3,1,4,2,0),(6,1,10,0,4,1,5,2,0),(7,1,10,0,5,1,6,2,0),(8,1,10,0,6,1,7,2,0),(9,1,10,0,7,1,8,2,0);
+		UPDATE bank_account SET balance = 9990, version = 1 WHERE id BETWEEN 2 AND 9;
+		UPDATE bank_account SET balance = 10080, version = 8 WHERE id = 1`
+	// The same at read committed, transfer 3 having read version 1 of
+	// account 1 (a lost update of 10).
+	const eightLost = `INSERT INTO bank_ledger VALUES (2,1,10,0,0,1,1,0,0),(3,1,10,0,1,1,2,0,0),(4,1,10,0,1,1,3,0,0),(5,1,10,0,3,1,4,0,0),(6,1,10,0,4,1,5,0,0),(7,1,10,0,5,1,6,0,0),(8,1,10,0,6,1,7,0,0),(9,1,10,0,7,1,8,0,0);
+		UPDATE bank_account SET balance = 9990, version = 1 WHERE id BETWEEN 2 AND 9;
+		UPDATE bank_account SET balance = 10070, version = 8 WHERE id = 1`
+	// Account 1 sends 10050 to 2, then 3 sends 100 to 1: account 1 went
+	// to -50 and back to 50.
+	overdraft := func(mode int) string {
+		return fmt.Sprintf(`INSERT INTO bank_ledger VALUES (1,2,10050,0,0,1,1,0,%[1]d),(3,1,100,0,1,1,2,0,%[1]d);
+		UPDATE bank_account SET balance = CASE id WHEN 1 THEN 50 WHEN 2 THEN 20050 ELSE 9900 END, version = CASE id WHEN 1 THEN 2 ELSE 1 END WHERE id IN (1, 2, 3)`, mode)
+	}
+	for _, tc := range []struct {
+		name, setup, tamper, violation string
+	}{
+		{name: "versions traded, count and power sums kept", setup: eight,
+			tamper:    `UPDATE bank_ledger SET to_written = CASE to_written WHEN 2 THEN 1 WHEN 3 THEN 5 WHEN 7 THEN 6 END, to_read = CASE to_written WHEN 2 THEN 0 WHEN 3 THEN 4 WHEN 7 THEN 5 END WHERE to_id = 1 AND to_written IN (2, 3, 7)`,
+			violation: "1 account whose ledger writes are not versions 1 to its version, each once"},
+		{name: "versions traded beside a lost update, money destroyed", setup: eightLost,
+			tamper: `UPDATE bank_ledger SET to_written = CASE to_written WHEN 2 THEN 1 WHEN 3 THEN 5 WHEN 7 THEN 6 END, to_read = CASE to_written WHEN 2 THEN 0 WHEN 3 THEN 1 WHEN 7 THEN 5 END WHERE to_id = 1 AND to_written IN (2, 3, 7);
+				UPDATE bank_account SET balance = 10050 WHERE id = 1`,
+			violation: "1 account whose ledger writes are not versions 1 to its version, each once"},
+		{name: "overdraft by read-modify-write", setup: "SELECT 1", tamper: overdraft(0),
+			violation: "1 account whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal, which refuses to overdraw (first: account 1, version 1: -50)"},
+		{name: "overdraft by for-update", setup: "SELECT 1", tamper: overdraft(2),
+			violation: "(first: account 1, version 1: -50)"},
+		{name: "overdraft by for-update beside a delta transfer", setup: "SELECT 1",
+			tamper:    overdraft(2) + `; INSERT INTO bank_ledger VALUES (4,5,10,NULL,NULL,1,1,0,1); UPDATE bank_account SET balance = balance + CASE id WHEN 4 THEN -10 ELSE 10 END, version = 1 WHERE id IN (4, 5)`,
+			violation: "(first: account 1, version 1: -50)"},
+		{name: "amount 0", setup: "SELECT 1", tamper: `INSERT INTO bank_ledger VALUES (1,2,0,0,0,1,1,0,0); UPDATE bank_account SET version = 1 WHERE id IN (1, 2)`,
+			violation: "1 ledger row with an amount below 1"},
+		{name: "negative amount", setup: "SELECT 1", tamper: `INSERT INTO bank_ledger VALUES (1,2,-5,0,0,1,1,0,0); UPDATE bank_account SET balance = balance + CASE id WHEN 1 THEN 5 ELSE -5 END, version = 1 WHERE id IN (1, 2)`,
+			violation: "1 ledger row with an amount below 1"},
+		{name: "self-transfer", setup: "SELECT 1", tamper: `INSERT INTO bank_ledger VALUES (1,1,5,0,1,1,2,0,0); UPDATE bank_account SET version = 2 WHERE id = 1`,
+			violation: "1 ledger row of a transfer from an account to itself"},
+		{name: "bank_meta off the marker", setup: "SELECT 1", tamper: `UPDATE bank_meta SET accounts = 9; DELETE FROM bank_account WHERE id = 10`,
+			violation: "the bank tables say accounts=9 initial-balance=10000, but init recorded accounts=10 initial-balance=10000 in txload_init"},
+		{name: "bank_meta emptied", setup: "SELECT 1", tamper: `DELETE FROM bank_meta`,
+			violation: "bank_meta holds 0 rows (0 with a NULL), where init wrote one"},
+		{name: "marker deleted", setup: "SELECT 1", tamper: `DELETE FROM txload_init WHERE workload = 'bank'`,
+			violation: "no txload_init row for bank"},
+		{name: "NULL version", setup: eight, tamper: `ALTER TABLE bank_account ALTER version DROP NOT NULL; UPDATE bank_account SET version = NULL WHERE id = 1`,
+			violation: "1 row of bank_account with a NULL balance or version"},
+		{name: "NULL balance of 0", setup: "SELECT 1", tamper: `ALTER TABLE bank_account ALTER balance DROP NOT NULL; INSERT INTO bank_ledger VALUES (1,2,10000,0,0,1,1,0,0); UPDATE bank_account SET balance = CASE id WHEN 1 THEN NULL ELSE 20000 END, version = 1 WHERE id IN (1, 2)`,
+			violation: "1 row of bank_account with a NULL balance or version"},
+		{name: "NULL amount", setup: eight, tamper: `ALTER TABLE bank_ledger ALTER amount DROP NOT NULL; UPDATE bank_ledger SET amount = NULL WHERE from_id = 9`,
+			violation: "1 ledger row with a NULL where every transfer writes a value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, conn := initBank(t, 10000)
+			for _, sql := range []string{tc.setup, tc.tamper} {
+				for _, q := range strings.Split(sql, ";") {
+					if _, err := conn.Exec(t.Context(), q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				a, err := runAudit(t.Context(), tg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := strings.Join(a.violations(), "; ")
+				if sql == tc.setup {
+					if got != "" {
+						t.Fatalf("before the tampering: violations %q", got)
+					}
+					continue
+				}
+				if !strings.Contains(got, tc.violation) {
+					t.Fatalf("violations %q, want %q", got, tc.violation)
+				}
+			}
+		})
+	}
+}
+
+// initBank inits a bank of 10 accounts of initial in a new database.
+func initBank(t *testing.T, initial int64) (*pg.Target, *pgx.Conn) {
+	t.Helper()
+	url := srv.NewDatabase(t)
+	tg, err := pg.NewTarget([]string{url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenerator()
+	g.cfg.accounts, g.cfg.initialBalance = 10, initial
+	if err := g.schema().Init(t.Context(), tg, workload.InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return tg, pgtest.Conn(t, url)
 }

@@ -41,7 +41,7 @@ func (g *gen) schema() workload.Schema {
 	return workload.Schema{
 		Workload: "bank",
 		Tables:   []string{"bank_ledger", "bank_account", "bank_meta"},
-		Settings: fmt.Sprintf("accounts=%d initial-balance=%d", c.accounts, c.initialBalance),
+		Settings: settings(int64(c.accounts), c.initialBalance),
 		Create:   schema,
 		Load: func(ctx context.Context, tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `INSERT INTO bank_account (id, balance) SELECT g, $1::BIGINT FROM generate_series(1, $2::INT) AS g`,

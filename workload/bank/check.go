@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"time"
@@ -25,6 +26,9 @@ type audit struct {
 	transfers         int64 // ledger rows
 	levels            [3]int64
 
+	// What init recorded, and what is wrong with it or with bank_meta.
+	meta []string
+
 	lostUpdates  int64 // writes that overwrote versions they never read
 	lostLevel    int64 // of those, written at repeatable read or above
 	lostLocked   int64 // of those, for-update transfers at read committed
@@ -37,6 +41,9 @@ type audit struct {
 	otherWrites  int64 // accounts whose writes are as many as their versions, but not versions 1 to it
 	negative     int64
 	negativeNoOD int64 // of those, in accounts no delta transfer wrote
+	overdrawn    int64 // accounts replayed below zero by a withdrawal that refuses to overdraw
+	firstOver    overdraft
+	nullRows     int64 // rows of bank_account with a NULL balance or version
 	rows         int64 // rows of bank_account
 	inRange      int64 // rows of ids 1..accounts (the primary key keeps them distinct)
 	orphanWrites int64 // ledger writes of ids that are not accounts
@@ -44,78 +51,150 @@ type audit struct {
 	actual       int64 // sum of balances
 	replayed     int64 // sum of the replayed balances of accounts 1..accounts
 	explainedBy  int64 // accounts whose replay differs from initial + net
+
+	// Ledger rows no transfer writes: an amount below 1, a transfer to
+	// its own account, a NULL where a transfer always writes a value, a
+	// level or mode that is none of 0, 1, 2, reads recorded by a delta
+	// transfer or missing from one that reads.
+	badAmount, selfTransfers, nullLedger, badCodes, badReadCols int64
 }
 
 // offAccount is the first account off its replay, for the violation.
 type offAccount struct{ id, balance, replayed int64 }
 
+// overdraft is the first account replayed below zero by a withdrawal
+// that refuses to overdraw: the version that withdrawal wrote and its
+// replayed balance.
+type overdraft struct{ id, version, balance int64 }
+
 // writesSQL is every write the ledger records, one row per account
 // written: its version v, the version r it read (a delta transfer reads
-// v-1), its delta d.
-const writesSQL = `SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d, isolation AS iso, mode FROM bank_ledger
+// v-1), its delta d, the transfer's level and mode, and src, whether it is
+// the transfer's withdrawal.
+const writesSQL = `SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d, isolation AS iso, mode, true AS src FROM bank_ledger
 	UNION ALL
-	SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount, isolation, mode FROM bank_ledger`
+	SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount, isolation, mode, false FROM bank_ledger`
+
+// refusesSQL says a write is a withdrawal of a transfer that refuses to
+// overdraw: read-modify-write (0) and for-update (2) roll back a transfer
+// whose source holds less than the amount, so the balance such a write
+// leaves is never below zero; a delta transfer (1) does not look.
+const refusesSQL = `src AND mode IN (0, 2)`
 
 // auditSQL sums the writes by account (hashed: no sort) and returns, in
 // one snapshot: row kind 0, the sums over every account; kind 2, each
 // account with stale writes (id, balance, net of its ledger, whether its
 // row exists), whose replay replaySQL finishes; kind 3, the first account
 // without stale writes whose balance is not its initial one plus its
-// ledger net (id, balance, that sum). An account's writes are versions 1
-// to its version, each once, when their count, bounds and first two
-// power sums are those of 1..n.
+// ledger net (id, balance, that sum), NULL balances being counted apart;
+// kind 4, the blocks of versions in
+// which an account without stale writes may have been overdrawn (id,
+// block, the balance change before it), which overdraftSQL replays.
+//
+// The writes are summed by account in blocks of 256 versions first: an
+// account's balance before a block is the initial balance plus the blocks
+// before it, and within the block it is at least that plus the block's
+// withdrawals, so only a block where that bound is below zero can hold an
+// overdraft. An account's writes are versions 1 to n, each once, when
+// there are n of them, the least is 1, the greatest n, and the sum of a
+// hash of each version, seeded anew by each check ($1), is that of 1..n:
+// count, bounds and power sums can be matched by other versions ({2,3,7}
+// and {1,5,6}), the seeded hash only by guessing the seed. $2 is the
+// number of accounts, $3 the initial balance.
 const auditSQL = `WITH w AS (` + writesSQL + `),
-per AS MATERIALIZED (
-	SELECT id, count(*) AS n, min(v) AS minv, max(v) AS maxv, sum(v) AS s1, sum(LEAST(v, 3000000000) * LEAST(v, 3000000000)) AS s2, sum(d) AS net,
+b AS MATERIALIZED (
+	SELECT id, v >> 8 AS blk, count(*) AS n, min(v) AS minv, max(v) AS maxv, sum(hashint8extended(v, $1)) AS fp, sum(d) AS net,
+		COALESCE(sum(d) FILTER (WHERE d < 0), 0) AS neg,
+		COALESCE(bool_or(` + refusesSQL + `), false) AS refuses,
 		count(*) FILTER (WHERE r >= 0 AND r < v - 1) AS stale,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1), 0) AS lost,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso > 0), 0) AS lost_level,
 		COALESCE(sum(v - r - 1) FILTER (WHERE r >= 0 AND r < v - 1 AND iso = 0 AND mode = 2), 0) AS lost_locked,
 		count(*) FILTER (WHERE r < 0 OR r >= v) AS bad_reads,
 		bool_or(mode = 1) AS delta
-	FROM w GROUP BY id),
+	FROM w GROUP BY id, v >> 8),
+per AS MATERIALIZED (
+	SELECT id, sum(n)::BIGINT AS n, min(minv) AS minv, max(maxv) AS maxv, sum(fp) AS fp, sum(net) AS net, sum(neg) AS neg, bool_or(refuses) AS refuses,
+		sum(stale) AS stale, sum(lost) AS lost, sum(lost_level) AS lost_level, sum(lost_locked) AS lost_locked, sum(bad_reads) AS bad_reads,
+		bool_or(delta) AS delta
+	FROM b GROUP BY id),
+e AS (SELECT g AS n, sum(hashint8extended(g, $1)) OVER (ORDER BY g ROWS UNBOUNDED PRECEDING) AS fp
+	FROM generate_series(1::BIGINT, (SELECT COALESCE(max(n), 0) FROM per)) g),
 acct AS NOT MATERIALIZED (
 	SELECT COALESCE(a.id, per.id) AS id, a.id IS NOT NULL AS present, a.balance, a.version,
-		per.n, per.minv, per.maxv, per.s1, per.s2, per.net, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta,
-		m.accounts AS nacc, m.initial_balance AS init
-	FROM bank_account a FULL JOIN per ON per.id = a.id CROSS JOIN bank_meta m)
+		per.n, per.minv, per.maxv, per.fp, e.fp AS efp, per.net, per.stale, per.lost, per.lost_level, per.lost_locked, per.bad_reads, per.delta
+	FROM bank_account a FULL JOIN per ON per.id = a.id LEFT JOIN e ON e.n = per.n)
 SELECT 0 AS kind,
 	count(*) FILTER (WHERE present),
-	count(*) FILTER (WHERE present AND id BETWEEN 1 AND nacc),
+	count(*) FILTER (WHERE present AND id BETWEEN 1 AND $2),
 	COALESCE(sum(balance), 0),
 	count(*) FILTER (WHERE balance < 0),
 	count(*) FILTER (WHERE balance < 0 AND NOT COALESCE(delta, false)),
-	count(*) FILTER (WHERE present AND balance <> init + COALESCE(net, 0)),
-	count(*) FILTER (WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0)),
-	COALESCE(sum(net) FILTER (WHERE id BETWEEN 1 AND nacc), 0),
+	count(*) FILTER (WHERE present AND balance <> $3 + COALESCE(net, 0)),
+	count(*) FILTER (WHERE present AND COALESCE(stale, 0) = 0 AND balance <> $3 + COALESCE(net, 0)),
+	COALESCE(sum(net) FILTER (WHERE id BETWEEN 1 AND $2), 0),
 	count(*) FILTER (WHERE present AND n > version),
 	count(*) FILTER (WHERE present AND COALESCE(n, 0) < version),
-	count(*) FILTER (WHERE present AND n = version AND NOT (minv = 1 AND maxv = n AND s1 = n * (n + 1) / 2 AND s2 = n * (n + 1) * (2 * n + 1) / 6)),
+	count(*) FILTER (WHERE present AND n = version AND (minv = 1 AND maxv = n AND fp = efp) IS NOT TRUE),
 	COALESCE(sum(lost), 0), COALESCE(sum(lost_level), 0), COALESCE(sum(lost_locked), 0), COALESCE(sum(bad_reads), 0),
-	COALESCE(sum(n) FILTER (WHERE NOT present AND (id < 1 OR id > nacc)), 0),
-	max(nacc), max(init)
+	COALESCE(sum(n) FILTER (WHERE NOT present AND (id < 1 OR id > $2)), 0),
+	count(*) FILTER (WHERE present AND (balance IS NULL OR version IS NULL))
 FROM acct
 UNION ALL
-SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+SELECT 2, id, COALESCE(balance, 0), COALESCE(net, 0), present::INT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 FROM acct WHERE stale > 0
 UNION ALL
-(SELECT 3, id, balance, init + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-FROM acct WHERE present AND COALESCE(stale, 0) = 0 AND balance <> init + COALESCE(net, 0) ORDER BY id LIMIT 1)`
+(SELECT 3, id, balance, $3 + COALESCE(net, 0), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+FROM acct WHERE present AND COALESCE(stale, 0) = 0 AND balance <> $3 + COALESCE(net, 0) ORDER BY id LIMIT 1)
+UNION ALL
+SELECT 4, id, blk, before, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 FROM (
+	SELECT b.id, b.blk, b.neg, b.refuses, COALESCE(sum(b.net) OVER (PARTITION BY b.id ORDER BY b.blk ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+	FROM b JOIN per ON per.id = b.id WHERE per.refuses AND per.stale = 0 AND $3 + per.neg < 0) b1
+WHERE refuses AND $3 + before + neg < 0`
 
-// replaySQL returns, for the accounts $1 (those with stale writes), the
-// stale writes (v, r, x): their writes in version order (one sort), p the
-// running sum of deltas (the balance change of versions 1..v had every
-// write read the version before it), and x = p(v-1) - p(r), p(r) read
-// v-r rows back: what versions r+1..v-1 changed.
-const replaySQL = `WITH w AS (SELECT * FROM (` + writesSQL + `) w0 WHERE id = ANY($1)),
-s AS (
-	SELECT id, v, r, p - d - lag(p, GREATEST(LEAST(v - r, v + 1, 2147483647), 1)::INT, 0::BIGINT) OVER (PARTITION BY id ORDER BY v) AS x
-	FROM (SELECT id, v, r, d, (sum(d) OVER (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING))::BIGINT AS p FROM w) s1)
-SELECT id, array_agg(v), array_agg(r), array_agg(x) FROM s WHERE r >= 0 AND r < v - 1 GROUP BY id`
+// overdraftSQL replays the blocks of versions kind 4 of auditSQL named
+// ($1 accounts, $2 blocks, $3 balance changes before them; $4 the initial
+// balance), in version order, and returns each account whose replay goes
+// below zero at a withdrawal that refuses to overdraw: its lowest such
+// balance, and the version that wrote it.
+const overdraftSQL = `WITH f AS (SELECT * FROM unnest($1::BIGINT[], $2::BIGINT[], $3::NUMERIC[]) AS f(id, blk, before)),
+w AS (SELECT w0.*, f.before FROM (` + writesSQL + `) w0 JOIN f ON f.id = w0.id AND f.blk = w0.v >> 8),
+x AS (SELECT id, v, src, mode, ($4 + before + sum(d) OVER (PARTITION BY id, v >> 8 ORDER BY v ROWS UNBOUNDED PRECEDING))::BIGINT AS bal FROM w)
+SELECT id, min(ARRAY[bal, v]) FROM x WHERE ` + refusesSQL + ` AND bal < 0 GROUP BY id`
 
+// auditLedgerSQL counts the ledger's transfers, by level, and the rows no
+// transfer writes.
 const auditLedgerSQL = `SELECT count(*),
-	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2)
+	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2),
+	count(*) FILTER (WHERE amount < 1),
+	count(*) FILTER (WHERE from_id = to_id),
+	count(*) FILTER (WHERE from_id IS NULL OR to_id IS NULL OR amount IS NULL OR from_written IS NULL OR to_written IS NULL OR isolation IS NULL OR mode IS NULL),
+	count(*) FILTER (WHERE isolation NOT IN (0, 1, 2) OR mode NOT IN (0, 1, 2)),
+	count(*) FILTER (WHERE (mode = 1) IS DISTINCT FROM (from_read IS NULL) OR (mode = 1) IS DISTINCT FROM (to_read IS NULL))
 FROM bank_ledger`
+
+// replaySQL returns, for the accounts $1 (those with stale writes), one
+// row per segment of each account's versions, a segment being the versions
+// from one stale write up to the next (segment 0: those before the
+// first): the stale write that opens it (v, r, x), and the lowest p at a
+// withdrawal that refuses to overdraw in it (with its version). The writes
+// are taken in version order (one sort); p is the running sum of deltas
+// (the balance change of versions 1..v had every write read the version
+// before it), and x = p(v-1) - p(r), p(r) read v-r rows back: what
+// versions r+1..v-1 changed.
+const replaySQL = `WITH w AS (SELECT * FROM (` + writesSQL + `) w0 WHERE id = ANY($1)),
+s1 AS (
+	SELECT id, v, r, d, src, mode, r >= 0 AND r < v - 1 AS stale,
+		(sum(d) OVER o)::BIGINT AS p,
+		count(*) FILTER (WHERE r >= 0 AND r < v - 1) OVER o AS seg
+	FROM w WINDOW o AS (PARTITION BY id ORDER BY v ROWS UNBOUNDED PRECEDING)),
+s AS (
+	SELECT id, v, r, src, mode, stale, seg, p,
+		p - d - lag(p, GREATEST(LEAST(v - r, v + 1, 2147483647), 1)::INT, 0::BIGINT) OVER (PARTITION BY id ORDER BY v) AS x
+	FROM s1)
+SELECT id, seg, COALESCE(min(v) FILTER (WHERE stale), 0), COALESCE(min(r) FILTER (WHERE stale), 0), COALESCE(min(x) FILTER (WHERE stale), 0),
+	min(ARRAY[p, v]) FILTER (WHERE ` + refusesSQL + `)
+FROM s GROUP BY id, seg`
 
 // staleWrite is a write computed from a stale read: version v of an
 // account, computed from version r; x is what the versions between r and
@@ -127,7 +206,11 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 	noSchema := errors.New("no bank schema in this database: run `txload init bank` first")
 	err := workload.ReadSnapshot(ctx, t, "check bank", noSchema, func(tx pgx.Tx) error {
 		roomToSum(ctx, tx)
-		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2]); err != nil {
+		if err := a.readMeta(ctx, tx); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2],
+			&a.badAmount, &a.selfTransfers, &a.nullLedger, &a.badCodes, &a.badReadCols); err != nil {
 			return fmt.Errorf("auditing the ledger: %w", err)
 		}
 		return a.replay(ctx, tx)
@@ -136,6 +219,42 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// settings are the bank's settings in the words of the init marker.
+func settings(accounts, initial int64) string {
+	return fmt.Sprintf("accounts=%d initial-balance=%d", accounts, initial)
+}
+
+// readMeta reads bank_meta, which must be the one row init wrote, and
+// holds it to the settings init recorded in its marker. The audit goes by
+// bank_meta; without it, by the marker.
+func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
+	var rows, nulls int64
+	var accounts, initial *int64
+	if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE accounts IS NULL OR initial_balance IS NULL), min(accounts), min(initial_balance) FROM bank_meta`).
+		Scan(&rows, &nulls, &accounts, &initial); err != nil {
+		return fmt.Errorf("reading bank_meta: %w", err)
+	}
+	have := ""
+	switch {
+	case rows != 1 || nulls > 0:
+		a.meta = append(a.meta, fmt.Sprintf("bank_meta holds %s (%d with a NULL), where init wrote one", metrics.Count(rows, "row"), nulls))
+	default:
+		a.accounts, a.initial = *accounts, *initial
+		have = settings(a.accounts, a.initial)
+	}
+	m, problems, err := workload.CheckMarker(ctx, tx, "bank", have)
+	if err != nil {
+		return err
+	}
+	a.meta = append(a.meta, problems...)
+	if have == "" {
+		if _, err := fmt.Sscanf(m.Settings, "accounts=%d initial-balance=%d", &a.accounts, &a.initial); err != nil {
+			return fmt.Errorf("bank_meta holds %s and %s has no bank settings: run `txload init bank --drop`", metrics.Count(rows, "row"), workload.MarkerTable)
+		}
+	}
+	return nil
 }
 
 // roomToSum gives the audit's transaction the memory its sums by account
@@ -154,10 +273,15 @@ func roomToSum(ctx context.Context, tx pgx.Tx) {
 	_ = sp.Commit(ctx)
 }
 
-// replay reads the sums and the accounts with stale writes, then finishes
-// those accounts' replay.
+// block is a block of an account's versions that may hold an overdraft:
+// kind 4 of auditSQL.
+type block struct{ id, blk, before int64 }
+
+// replay reads the sums, the accounts with stale writes and the blocks
+// that may hold an overdraft, then finishes those accounts' replay and
+// replays those blocks.
 func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
-	rows, err := tx.Query(ctx, auditSQL)
+	rows, err := tx.Query(ctx, auditSQL, rand.Int64(), a.accounts, a.initial)
 	if err != nil {
 		return fmt.Errorf("auditing the accounts: %w", err)
 	}
@@ -167,42 +291,43 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 		present      bool
 	}
 	var (
-		kind       int64
-		c          [16]int64
-		nacc, init *int64
-		stale      = map[int64]staleAccount{}
-		ids        []int64
+		kind   int64
+		c      [17]int64
+		stale  = map[int64]staleAccount{}
+		ids    []int64
+		blocks []block
 	)
 	dst := []any{&kind}
 	for i := range c {
 		dst = append(dst, &c[i])
 	}
-	dst = append(dst, &nacc, &init)
 	for rows.Next() {
 		if err := rows.Scan(dst...); err != nil {
 			return fmt.Errorf("auditing the accounts: %w", err)
 		}
 		switch kind {
 		case 0:
-			if nacc == nil || init == nil {
-				return errors.New("bank_meta is empty: run `txload init bank --drop`")
-			}
-			a.accounts, a.initial = *nacc, *init
 			a.rows, a.inRange, a.actual, a.negative, a.negativeNoOD = c[0], c[1], c[2], c[3], c[4]
 			a.offLedger, a.offReplay = c[5], c[6]
 			a.expected = a.accounts * a.initial
 			a.replayed = a.expected + c[7]
 			a.moreWrites, a.fewerWrites, a.otherWrites = c[8], c[9], c[10]
 			a.lostUpdates, a.lostLevel, a.lostLocked, a.badReads, a.orphanWrites = c[11], c[12], c[13], c[14], c[15]
+			a.nullRows = c[16]
 		case 2:
 			stale[c[0]] = staleAccount{balance: c[1], net: c[2], present: c[3] == 1}
 			ids = append(ids, c[0])
 		case 3:
 			a.off(c[0], c[1], c[2])
+		case 4:
+			blocks = append(blocks, block{id: c[0], blk: c[1], before: c[2]})
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("auditing the accounts: %w", err)
+	}
+	if err := a.overdrafts(ctx, tx, blocks); err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return nil
@@ -212,19 +337,33 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("replaying the ledger: %w", err)
 	}
 	defer rows.Close()
-	var (
-		id         int64
-		sv, sr, sx []int64
-	)
+	segs := map[int64][]segment{}
 	for rows.Next() {
-		if err := rows.Scan(&id, &sv, &sr, &sx); err != nil {
+		var id int64
+		var s segment
+		var low []int64
+		if err := rows.Scan(&id, &s.seg, &s.w.v, &s.w.r, &s.w.x, &low); err != nil {
 			return fmt.Errorf("replaying the ledger: %w", err)
 		}
-		ws := make([]staleWrite, len(sv))
-		for i := range sv {
-			ws[i] = staleWrite{v: sv[i], r: sr[i], x: sx[i]}
+		if len(low) == 2 {
+			s.low, s.lowAt, s.withdrawn = low[0], low[1], true
 		}
-		o, acc := offset(ws), stale[id]
+		segs[id] = append(segs[id], s)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("replaying the ledger: %w", err)
+	}
+	for _, id := range ids {
+		ss := segs[id]
+		sort.Slice(ss, func(i, j int) bool { return ss[i].seg < ss[j].seg })
+		var ws []staleWrite
+		for _, s := range ss {
+			if s.seg > 0 {
+				ws = append(ws, s.w)
+			}
+		}
+		offs, acc := offsets(ws), stale[id]
+		o := offs[len(offs)-1]
 		if id >= 1 && id <= a.accounts {
 			a.replayed += o
 		}
@@ -235,11 +374,65 @@ func (a *audit) replay(ctx context.Context, tx pgx.Tx) error {
 			a.offReplay++
 			a.off(id, acc.balance, a.initial+acc.net+o)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("replaying the ledger: %w", err)
+		// The balance of version v is initial + p(v) + o(v), o being
+		// that of v's segment.
+		var worst *overdraft
+		for _, s := range ss {
+			if bal := a.initial + s.low + offs[min(int(s.seg), len(offs)-1)]; s.withdrawn && bal < 0 && (worst == nil || bal < worst.balance) {
+				worst = &overdraft{id: id, version: s.lowAt, balance: bal}
+			}
+		}
+		if worst != nil {
+			a.overdraw(*worst)
+		}
 	}
 	return nil
+}
+
+// segment is one row of replaySQL: the stale write that opens segment seg
+// (none for segment 0), and the lowest running sum at a withdrawal that
+// refuses to overdraw in it, with its version.
+type segment struct {
+	seg        int64
+	w          staleWrite
+	low, lowAt int64
+	withdrawn  bool
+}
+
+// overdrafts replays the blocks that may hold an overdraft.
+func (a *audit) overdrafts(ctx context.Context, tx pgx.Tx, blocks []block) error {
+	if len(blocks) == 0 {
+		return nil
+	}
+	var ids, blks, befores []int64
+	for _, b := range blocks {
+		ids, blks, befores = append(ids, b.id), append(blks, b.blk), append(befores, b.before)
+	}
+	rows, err := tx.Query(ctx, overdraftSQL, ids, blks, befores, a.initial)
+	if err != nil {
+		return fmt.Errorf("replaying the withdrawals: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var low []int64
+		if err := rows.Scan(&id, &low); err != nil {
+			return fmt.Errorf("replaying the withdrawals: %w", err)
+		}
+		a.overdraw(overdraft{id: id, version: low[1], balance: low[0]})
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("replaying the withdrawals: %w", err)
+	}
+	return nil
+}
+
+// overdraw notes an account overdrawn: the violation names the first.
+func (a *audit) overdraw(o overdraft) {
+	a.overdrawn++
+	if a.firstOver.id == 0 || o.id < a.firstOver.id {
+		a.firstOver = o
+	}
 }
 
 // off notes an account off its replay: the violation names the first.
@@ -249,15 +442,13 @@ func (a *audit) off(id, balance, replayed int64) {
 	}
 }
 
-// offset finishes an account's replay from its stale writes, in version
+// offsets finishes an account's replay from its stale writes, in version
 // order: the balance of version v is initial + p(v) + o(v), where p is the
 // running sum of deltas and o is 0 until the first stale write; a write of
 // v computed from version r sets o to o(r) - x (x = p(v-1) - p(r)) for
-// the versions from v on. It returns o of the last version.
-func offset(ws []staleWrite) int64 {
-	if len(ws) == 0 {
-		return 0
-	}
+// the versions from v on. It returns o of each segment: offs[0] = 0 before
+// the first stale write, offs[i] from the i-th on.
+func offsets(ws []staleWrite) []int64 {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].v < ws[j].v })
 	starts := []int64{0} // versions where o changes, and o from there on
 	offs := []int64{0}
@@ -266,7 +457,7 @@ func offset(ws []staleWrite) int64 {
 		starts = append(starts, w.v)
 		offs = append(offs, offs[k]-w.x)
 	}
-	return offs[len(offs)-1]
+	return offs
 }
 
 // drift is the money that appeared (or vanished); explained is the part
@@ -305,7 +496,18 @@ func (a *audit) violations() []string {
 			d, a.drift(), a.explained()))
 	}
 	add(a.negativeNoOD, "negative balance", "in accounts no delta transfer wrote (read-modify-write and for-update refuse to overdraw)")
-	return v
+	if a.overdrawn > 0 {
+		f := a.firstOver
+		v = append(v, fmt.Sprintf("%s whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal, which refuses to overdraw (first: account %d, version %d: %d)",
+			metrics.Count(a.overdrawn, "account"), f.id, f.version, f.balance))
+	}
+	add(a.nullRows, "row", "of bank_account with a NULL balance or version")
+	add(a.badAmount, "ledger row", "with an amount below 1 (a transfer moves --amount, at least 1)")
+	add(a.selfTransfers, "ledger row", "of a transfer from an account to itself (a transfer picks two accounts)")
+	add(a.nullLedger, "ledger row", "with a NULL where every transfer writes a value")
+	add(a.badCodes, "ledger row", "with an isolation level or transfer mode that is none of 0, 1, 2")
+	add(a.badReadCols, "ledger row", "whose versions read do not fit its mode (a delta transfer reads none, the others both)")
+	return append(a.meta, v...)
 }
 
 // totals are iso-load's balance lines.
@@ -348,6 +550,7 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 			"accounts_off_ledger": a.offLedger, "accounts_off_replay": a.offReplay,
 			"version_mismatches": a.moreWrites + a.fewerWrites + a.otherWrites,
 			"negative_balances":  a.negative, "ledger_transfers": a.transfers,
+			"accounts_overdrawn": a.overdrawn,
 		},
 	}
 }

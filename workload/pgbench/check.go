@@ -47,6 +47,9 @@ func ruleOf(builtin string) rule {
 // tpcbAudit is what pgbench's tables say.
 type tpcbAudit struct {
 	a, b, t, h, rows int64 // sums of the balances and history deltas; history rows
+	// history rows with a NULL in a column the builtins write, and with a
+	// delta outside the ±5000 their scripts draw
+	nullHistory, wideDelta int64
 	// per table (accounts, tellers, branches): rows, rows of ids 1..n
 	// (n from the scale, which is the number of branches), rows whose
 	// balance is not the sum of their history deltas, the first of them
@@ -57,6 +60,7 @@ type tpcbAudit struct {
 
 type tableAudit struct {
 	rows, inRange, off, firstID, firstBal, firstHist, orphans int64
+	nulls                                                     int64 // rows with a NULL balance
 }
 
 // tables of pgbench, in tpcbAudit.shape's order: name, id column, balance
@@ -72,7 +76,8 @@ var auditTables = [3]struct {
 
 // tableAuditSQL audits one table against the history: its rows, those of
 // ids 1..n, those whose balance is not their history's sum, the first of
-// them, and history rows for ids it does not have.
+// them, history rows for ids it does not have, and rows with a NULL
+// balance (counted apart: NULL is not <> anything).
 func tableAuditSQL(name, id, balance string) string {
 	return fmt.Sprintf(`WITH h AS (SELECT %[2]s AS id, sum(delta) AS s FROM pgbench_history GROUP BY %[2]s),
 j AS (SELECT t.%[2]s AS tid, t.%[3]s AS bal, h.id AS hid, COALESCE(h.s, 0) AS s FROM %[1]s t FULL JOIN h ON h.id = t.%[2]s)
@@ -80,7 +85,8 @@ SELECT count(tid), count(tid) FILTER (WHERE tid BETWEEN 1 AND $1),
 	count(*) FILTER (WHERE tid IS NOT NULL AND bal <> s),
 	COALESCE(min(tid) FILTER (WHERE bal <> s), 0),
 	COALESCE(sum(bal), 0),
-	count(*) FILTER (WHERE tid IS NULL)
+	count(*) FILTER (WHERE tid IS NULL),
+	count(*) FILTER (WHERE tid IS NOT NULL AND bal IS NULL)
 FROM j`, name, id, balance)
 }
 
@@ -95,16 +101,19 @@ func runTPCBAudit(ctx context.Context, t *pg.Target) (*tpcbAudit, error) {
 	}
 	a := &tpcbAudit{}
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*) FROM pgbench_history`).
-			Scan(&a.shape[2].rows, &a.h, &a.rows); err != nil {
-			return err
+		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*),
+			count(*) FILTER (WHERE tid IS NULL OR bid IS NULL OR aid IS NULL OR delta IS NULL OR mtime IS NULL),
+			count(*) FILTER (WHERE delta NOT BETWEEN -5000 AND 5000)
+			FROM pgbench_history`).
+			Scan(&a.shape[2].rows, &a.h, &a.rows, &a.nullHistory, &a.wideDelta); err != nil {
+			return fmt.Errorf("auditing pgbench_history: %w", err)
 		}
 		scale := a.shape[2].rows
 		sums := [3]*int64{&a.a, &a.t, &a.b}
 		for i, tb := range auditTables {
 			s := &a.shape[i]
 			if err := tx.QueryRow(ctx, tableAuditSQL(tb.name, tb.id, tb.balance), tb.per*scale).
-				Scan(&s.rows, &s.inRange, &s.off, &s.firstID, sums[i], &s.orphans); err != nil {
+				Scan(&s.rows, &s.inRange, &s.off, &s.firstID, sums[i], &s.orphans, &s.nulls); err != nil {
 				return fmt.Errorf("auditing %s: %w", tb.name, err)
 			}
 			if s.off > 0 {
@@ -141,6 +150,15 @@ func (a *tpcbAudit) violations(r rule) []string {
 		if extra := s.rows - min(s.inRange, want); extra > 0 {
 			v = append(v, fmt.Sprintf("%s in %s beyond %s 1 to %d (added, or an id duplicated)", metrics.Count(extra, "row"), tb.name, tb.id, want))
 		}
+		if s.nulls > 0 {
+			v = append(v, fmt.Sprintf("%s in %s with a NULL %s (pgbench's init and builtins always write one)", metrics.Count(s.nulls, "row"), tb.name, tb.balance))
+		}
+		// Every builtin's history row names an account, teller and
+		// branch of the scale (simple-update's too, though it moves no
+		// teller or branch).
+		if s.orphans > 0 {
+			v = append(v, fmt.Sprintf("history rows of %s that %s does not have", metrics.Count(s.orphans, tb.id+" id"), tb.name))
+		}
 		if r == anyBuiltin || (r == simpleUpdate && i > 0) {
 			continue
 		}
@@ -148,9 +166,12 @@ func (a *tpcbAudit) violations(r rule) []string {
 			v = append(v, fmt.Sprintf("%s whose %s is not the sum of their history deltas (first: %s %d holds %d, its history %d): a balance changed, or history rows deleted, duplicated or added (after pgbench truncated the history, as it does before each run unless -n, or other scripts ran, `txload check tpcb` checks what every builtin keeps)",
 				metrics.Count(s.off, tb.what), tb.balance, tb.id, s.firstID, s.firstBal, s.firstHist))
 		}
-		if s.orphans > 0 {
-			v = append(v, fmt.Sprintf("history rows of %s that %s does not have", metrics.Count(s.orphans, tb.id+" id"), tb.name))
-		}
+	}
+	if a.nullHistory > 0 {
+		v = append(v, fmt.Sprintf("%s with a NULL tid, bid, aid, delta or mtime (the builtins write every one)", metrics.Count(a.nullHistory, "history row")))
+	}
+	if a.wideDelta > 0 {
+		v = append(v, fmt.Sprintf("%s with a delta outside -5000 to 5000 (the builtins draw random(-5000, 5000))", metrics.Count(a.wideDelta, "history row")))
 	}
 	switch {
 	case r == tpcbLike && (a.a != a.t || a.t != a.b || a.b != a.h):

@@ -340,7 +340,7 @@ func (r *Run) runServer(ctx context.Context, rp *Replay) error {
 		ss := &serverSession{r: r, s: i, rp: rp, mu: &mu}
 		sessions[i] = ss
 		g.Go(func() error {
-			c, err := r.target.ConnectWith(gctx, func(cc *pgx.ConnConfig) {
+			c, err := r.target.ConnectClient(gctx, func(cc *pgx.ConnConfig) {
 				cc.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { ss.notice(n) }
 			})
 			if err != nil {

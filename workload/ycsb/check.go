@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -24,13 +25,15 @@ type audit struct {
 	// is wrong, with a key number outside every claim, whose key is not
 	// "user" and the hash of its key number.
 	badLength, badChecksum, badKeynum, badKey int64
-	example                                   string // a wrong key
+	example                                   string   // a wrong key
+	badRMW                                    int64    // rows whose YCSB_RMW is below 0 or NULL
+	meta                                      []string // what is wrong with ycsb_meta or the init marker
 }
 
 func auditSQL(fields int) string {
 	var length, sum []string
 	for i := range fields {
-		length = append(length, fmt.Sprintf("length(%s) <> $2", fieldName(i)))
+		length = append(length, fmt.Sprintf("length(%s) IS DISTINCT FROM $2", fieldName(i)))
 		sum = append(sum, checksumSQL(i))
 	}
 	return fmt.Sprintf(`SELECT count(*),
@@ -39,7 +42,8 @@ func auditSQL(fields int) string {
 	COALESCE(sum(YCSB_RMW), 0),
 	COALESCE(sum(CASE WHEN %s THEN 1 ELSE 0 END), 0),
 	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
-	COALESCE(sum(CASE WHEN YCSB_KEYNUM < 0 OR YCSB_KEYNUM >= $3 THEN 1 ELSE 0 END), 0)
+	COALESCE(sum(CASE WHEN YCSB_KEYNUM < 0 OR YCSB_KEYNUM >= $3 THEN 1 ELSE 0 END), 0),
+	count(*) FILTER (WHERE YCSB_RMW < 0 OR YCSB_RMW IS NULL)
 FROM usertable`, strings.Join(length, " OR "), strings.Join(sum, " AND "))
 }
 
@@ -50,12 +54,11 @@ var errNoSchema = errors.New("no ycsb schema in this database: run `txload init 
 func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 	a := &audit{}
 	err := workload.ReadSnapshot(ctx, t, "check ycsb", errNoSchema, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT records, fields, field_length, next_keynum FROM ycsb_meta").Scan(
-			&a.records, &a.fields, &a.fieldLength, &a.nextKeynum); err != nil {
-			return fmt.Errorf("reading ycsb_meta: %w", err)
+		if err := a.readMeta(ctx, tx); err != nil {
+			return err
 		}
 		if err := tx.QueryRow(ctx, auditSQL(int(a.fields)), a.records, a.fieldLength, a.nextKeynum).Scan(
-			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum); err != nil {
+			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum, &a.badRMW); err != nil {
 			return fmt.Errorf("auditing usertable: %w", err)
 		}
 		k := &keys{a: a}
@@ -65,6 +68,42 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		return k.flush()
 	})
 	return a, err
+}
+
+// readMeta reads ycsb_meta, which must be the one row init wrote (its
+// next_keynum grown by the runs' inserts), and holds it to the settings
+// init recorded in its marker. Without it, the audit goes by the marker,
+// every key number claimed.
+func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
+	var rows int64
+	var records, fields, length, next *int64
+	if err := tx.QueryRow(ctx, "SELECT count(*), min(records), min(fields), min(field_length), min(next_keynum) FROM ycsb_meta").Scan(
+		&rows, &records, &fields, &length, &next); err != nil {
+		return fmt.Errorf("reading ycsb_meta: %w", err)
+	}
+	have := ""
+	if rows == 1 && records != nil && fields != nil && length != nil && next != nil {
+		a.records, a.fields, a.fieldLength, a.nextKeynum = *records, *fields, *length, *next
+		c := config{records: a.records, fields: int(a.fields), fieldLength: int(a.fieldLength)}
+		have = c.settings()
+		if a.nextKeynum < a.records {
+			a.meta = append(a.meta, fmt.Sprintf("ycsb_meta's next_keynum %d is below its %d records (inserts only raise it)", a.nextKeynum, a.records))
+		}
+	} else {
+		a.meta = append(a.meta, fmt.Sprintf("ycsb_meta holds %d rows, or NULLs, where init wrote one row", rows))
+	}
+	m, problems, err := workload.CheckMarker(ctx, tx, "ycsb", have)
+	if err != nil {
+		return err
+	}
+	a.meta = append(a.meta, problems...)
+	if have == "" {
+		if _, err := fmt.Sscanf(m.Settings, "records=%d fields=%d field-length=%d", &a.records, &a.fields, &a.fieldLength); err != nil {
+			return fmt.Errorf("ycsb_meta holds %d rows and %s has no ycsb settings: run `txload init ycsb --drop`", rows, workload.MarkerTable)
+		}
+		a.nextKeynum = math.MaxInt64
+	}
+	return nil
 }
 
 // keys checks the lines "key\tkeynum" COPY writes: each key is "user"
@@ -124,6 +163,7 @@ func (a *audit) result() *workload.CheckResult {
 		Values: map[string]int64{"rows": a.rows, "loaded": a.loaded, "inserted": a.rows - a.loaded, "rmw": a.rmw,
 			"bad_length": a.badLength, "bad_checksum": a.badChecksum, "bad_key": a.badKey, "bad_keynum": a.badKeynum},
 	}
+	res.Violations = append(res.Violations, a.meta...)
 	switch {
 	case a.keys < a.rows:
 		res.Violations = append(res.Violations, fmt.Sprintf("%d rows repeat another row's key", a.rows-a.keys))
@@ -140,6 +180,9 @@ func (a *audit) result() *workload.CheckResult {
 	}
 	if a.badKey > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key that is not \"user\" and the hash of their key number: %s", a.badKey, a.example))
+	}
+	if a.badRMW > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a YCSB_RMW below 0 or NULL (it counts read-modify-writes, from 0)", a.badRMW))
 	}
 	if a.badKeynum > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key number no run claimed (below 0, or from %d)", a.badKeynum, a.nextKeynum))

@@ -116,6 +116,9 @@ func newGenerator() *gen {
 	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "workload", "request-distribution", "min-scan-length", "max-scan-length",
 		"scan-length-distribution", "hotspot-data-fraction", "hotspot-opn-fraction", "operation-count",
 		proportionFlags[read], proportionFlags[update], proportionFlags[insert], proportionFlags[scan], proportionFlags[readModifyWrite])
+	// check audits against what init recorded (ycsb_meta, txload_init):
+	// it says it ignored these.
+	workload.IgnoredBy(f, workload.VerbCheck, "records", "fields", "field-length")
 	return g
 }
 

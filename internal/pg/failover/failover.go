@@ -138,9 +138,22 @@ func NewPrimary(before, now State) (Node, bool) {
 
 // node is how to reach one server of the target.
 type node struct {
-	addr    string
-	cfg     *pgx.ConnConfig
-	secrets []string
+	addr string
+	// cfg connects as txload's own sessions do, the server's timeouts
+	// off (pg.SetOwnSettings); bare without that, for a server or pooler
+	// that refuses it.
+	cfg, bare *pgx.ConnConfig
+	secrets   []string
+}
+
+// connect opens a connection to n: with txload's own settings, else, when
+// they are refused, without.
+func (n node) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, n.cfg)
+	if err != nil && pg.RefusedOwnSettings(err) {
+		conn, err = pgx.ConnectConfig(ctx, n.bare)
+	}
+	return conn, err
 }
 
 // Prober probes the nodes of a target: each host of each URL (a multi-host
@@ -200,10 +213,21 @@ func NewProber(urls []string) (*Prober, error) {
 				c.ConnectTimeout = DefaultProbeTimeout
 			}
 			c.RuntimeParams["application_name"] = "txload probe"
-			p.nodes = append(p.nodes, node{addr: addr, cfg: c, secrets: secrets})
+			bare := c.Copy()
+			pg.SetOwnSettings(&c.Config)
+			p.nodes = append(p.nodes, node{addr: addr, cfg: c, bare: bare, secrets: secrets})
 		}
 	}
 	return p, nil
+}
+
+// IgnorePassfile drops the password pgx read from the password file,
+// which pg.PassfileWarning said libpq would ignore (open to its group or to
+// others): the probes then send none, as libpq would.
+func (p *Prober) IgnorePassfile() {
+	for i := range p.nodes {
+		p.nodes[i].cfg.Password, p.nodes[i].bare.Password = "", ""
+	}
 }
 
 // password is the password in a URL or keyword string, for scrubbing a
@@ -230,7 +254,7 @@ func (p *Prober) Addrs() []string {
 func (p *Prober) Connect(ctx context.Context, addr string) (*pgx.Conn, error) {
 	for _, n := range p.nodes {
 		if n.addr == addr {
-			conn, err := pgx.ConnectConfig(ctx, n.cfg)
+			conn, err := n.connect(ctx)
 			if err != nil {
 				return nil, errors.New("connecting to " + addr + ": " + pg.ConnectMessage(err, n.secrets))
 			}
@@ -276,7 +300,7 @@ func (n node) probe(ctx context.Context) Node {
 		out.At = time.Now()
 		return out
 	}
-	conn, err := pgx.ConnectConfig(ctx, n.cfg)
+	conn, err := n.connect(ctx)
 	if err != nil {
 		out.Err = errors.New("connecting: " + pg.ConnectMessage(err, n.secrets))
 		out.At = time.Now()
