@@ -152,6 +152,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			runErr = err
 			break
 		}
+		lsp := opts.Live.begin(conn, load, step, []workload.Line{{Label: "target", Value: fmtRate(next)}}, wd.intervals)
 		res, err := engine.Run(ctx, wd.cfg, load)
 		_ = wd.close() // the histogram's close: its writes failed loudly already
 		if res != nil && opts.Metrics != nil {
@@ -168,7 +169,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if err != nil || ctx.Err() != nil {
 			// No step of the document: an error, or an interrupt that
 			// left this step's figures partial.
-			(&Outcome{Intervals: wd.intervals}).Close()
+			opts.Live.end(nil)
+			(&Outcome{Intervals: wd.intervals, live: lsp}).Close()
 		}
 		if err != nil {
 			runErr = errors.New(conn.Target.Scrub(err.Error()))
@@ -179,7 +181,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)
 		steps = append(steps, st)
-		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine})
+		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine, live: lsp})
+		opts.Live.end(&outcomes[len(outcomes)-1])
 		printStep(w, st)
 		search.Observe(next, st.pass)
 	}
