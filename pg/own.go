@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
 // txload's own sessions (init, counts, audits, markers, the readers of
@@ -30,21 +32,65 @@ var ownSettings = [...][2]string{
 // server without one of them). A refusal is remembered and the connection
 // made again without them: the server's timeouts then apply, and a step
 // they cut says what it was doing (its error is wrapped with it).
+//
+// A server that says it is starting up (SQLSTATE 57P03: a restart's
+// recovery, a standby not yet consistent) is asked again every 100ms for
+// as long as the connect timeout (10 s where none is set): an audit
+// after a run whose server crashed near its end waits for the recovery
+// instead of failing the run.
+//
+// A query of an own session whose context ends is cancelled on the
+// server (a CancelRequest), and the call returns once the server has
+// stopped it (or 5 s later): pgx's default closes the socket and sends
+// the cancel from a goroutine, which an exiting process never runs, and
+// an interrupted audit's aggregate then ran on alone on the server.
 func (t *Target) connectOwn(ctx context.Context, i int, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
-	if t.ownRefused[i].Load() {
-		return t.connect(ctx, i, adjust)
+	wait := t.configs[i].ConnectTimeout
+	if wait <= 0 {
+		wait = 10 * time.Second
 	}
-	conn, err := t.connect(ctx, i, func(cfg *pgx.ConnConfig) {
-		SetOwnSettings(&cfg.Config)
+	until := time.Now().Add(wait)
+	for {
+		conn, err := t.connectOwnOnce(ctx, i, adjust)
+		if err == nil || !startingUp(err) || time.Now().After(until) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (t *Target) connectOwnOnce(ctx context.Context, i int, adjust func(*pgx.ConnConfig)) (*pgx.Conn, error) {
+	cancelling := func(cfg *pgx.ConnConfig) {
+		cfg.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
+		}
 		if adjust != nil {
 			adjust(cfg)
 		}
+	}
+	if t.ownRefused[i].Load() {
+		return t.connect(ctx, i, cancelling)
+	}
+	conn, err := t.connect(ctx, i, func(cfg *pgx.ConnConfig) {
+		SetOwnSettings(&cfg.Config)
+		cancelling(cfg)
 	})
 	if err != nil && refusedOwn(err) {
 		t.ownRefused[i].Store(true)
-		return t.connect(ctx, i, adjust)
+		return t.connect(ctx, i, cancelling)
 	}
 	return conn, err
+}
+
+// startingUp says err is a server's refusal while it starts up (57P03,
+// cannot_connect_now).
+func startingUp(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57P03"
 }
 
 // refusedOwn says err is the server's (or a pooler's) refusal of one of

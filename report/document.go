@@ -69,6 +69,65 @@ func (r *RunDoc) SaturatedLine() string {
 	return fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", r.Unstarted, r.Offered)
 }
 
+// ReportLines are the audit's lines as the run printed them, or for a
+// document that lacks them (a merged one), its values by key.
+func (c *CheckDoc) ReportLines() []Line {
+	var lines []Line
+	for _, l := range c.Lines {
+		lines = append(lines, Line(l))
+	}
+	if len(lines) > 0 {
+		return lines
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Values)) {
+		lines = append(lines, Line{Label: k, Value: strconv.FormatInt(c.Values[k], 10)})
+	}
+	return lines
+}
+
+// LabelLines are the run's labels as the summary's header lists them:
+// "isolation: serializable".
+func (r *RunDoc) LabelLines() []string {
+	var labels []string
+	for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
+		labels = append(labels, k+": "+r.Labels[k])
+	}
+	return labels
+}
+
+// SummaryNotes are the lines under run's summary header, as far as the
+// document tells them: how its clients connected, what it was merged
+// from, how it ended, what was in flight at its end, what its open loop
+// offered.
+func (d *Document) SummaryNotes(run *RunDoc) ([]string, error) {
+	var notes []string
+	if run.ConnectSec > 0 {
+		notes = append(notes, ConnectLine(d.loop().Workers, time.Duration(run.ConnectSec*float64(time.Second))))
+	}
+	if n := len(d.MergedFrom); n > 0 {
+		notes = append(notes, fmt.Sprintf("merged from %s: %s", Count(n, "document"), strings.Join(d.MergedFrom, ", ")))
+	}
+	if run.Interrupted {
+		notes = append(notes, run.InterruptedLine())
+	}
+	if line := d.WarmupLine(run); line != "" {
+		notes = append(notes, line)
+	}
+	if run.Saturated {
+		notes = append(notes, run.SaturatedLine())
+	} else if run.Offered > 0 {
+		notes = append(notes, OfferedLine(run.Offered, run.Unstarted))
+	}
+	drain, err := run.DrainSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	if line := DrainLine(drain); line != "" {
+		notes = append(notes, line)
+	}
+	return notes, nil
+}
+
 // WriteSummary writes the summary that a run prints (Summary, and for an
 // open loop the OpenLoop block) for each run of doc, from its totals: for a
 // merged document, the report one process would have printed.
@@ -78,34 +137,10 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
-		var labels []string
-		for _, k := range slices.Sorted(maps.Keys(run.Labels)) {
-			labels = append(labels, k+": "+run.Labels[k])
-		}
-		var notes []string
-		if run.ConnectSec > 0 {
-			notes = append(notes, ConnectLine(doc.loop().Workers, time.Duration(run.ConnectSec*float64(time.Second))))
-		}
-		if n := len(doc.MergedFrom); n > 0 {
-			notes = append(notes, fmt.Sprintf("merged from %s: %s", Count(n, "document"), strings.Join(doc.MergedFrom, ", ")))
-		}
-		if run.Interrupted {
-			notes = append(notes, run.InterruptedLine())
-		}
-		if line := doc.WarmupLine(&run); line != "" {
-			notes = append(notes, line)
-		}
-		if run.Saturated {
-			notes = append(notes, run.SaturatedLine())
-		} else if run.Offered > 0 {
-			notes = append(notes, OfferedLine(run.Offered, run.Unstarted))
-		}
-		drain, err := run.DrainSnapshot()
+		labels := run.LabelLines()
+		notes, err := doc.SummaryNotes(&run)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
-		}
-		if line := DrainLine(drain); line != "" {
-			notes = append(notes, line)
 		}
 		h := Header{Workload: doc.Workload, Server: doc.ServerString(), Mode: doc.Mode(), Labels: labels}
 		Summary(w, h, total, notes)
@@ -122,12 +157,8 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		}
 		if c := run.Check; c != nil {
 			fmt.Fprintln(w)
-			var lines []Line
-			for _, k := range slices.Sorted(maps.Keys(c.Values)) {
-				lines = append(lines, Line{Label: k, Value: strconv.FormatInt(c.Values[k], 10)})
-			}
-			Lines(w, lines)
-			if len(c.Violations) == 0 {
+			Lines(w, c.ReportLines())
+			if len(c.Violations) == 0 && !c.Figures {
 				fmt.Fprintln(w, "check: ok")
 			}
 			for _, v := range c.Violations {

@@ -61,7 +61,10 @@ func (d *Document) Failures() []string {
 // Failed, when set, is what the table's figures found wrong (failover's
 // lost commits), one line: the HTML report shows it in red at its top.
 type TableDoc struct {
-	Title  string     `json:"title"`
+	Title string `json:"title"`
+	// Lines are lines of text under the title, before the rows (lag's
+	// notes on its markers and its measurement).
+	Lines  []string   `json:"lines,omitempty"`
 	Rows   [][]string `json:"rows"`
 	Failed string     `json:"failed,omitempty"`
 }
@@ -69,8 +72,16 @@ type TableDoc struct {
 // SeriesDoc is one figure over time: at each point, one value per line.
 type SeriesDoc struct {
 	Title string `json:"title"`
-	// Unit of the values: "us" (microseconds, drawn as durations) or "".
+	// Unit of the values: "us" (microseconds, drawn as durations), "/s"
+	// (rates), "ratio" (shares, drawn in per cent) or "".
 	Unit string `json:"unit,omitempty"`
+	// Log draws the values on a log scale (rates far apart: pgio's LIOPS
+	// and PIOPS).
+	Log bool `json:"log,omitempty"`
+	// Labels, when set, are those of the run the figure is of (a
+	// failover's timeline per replication mode): it is drawn in that
+	// run's colour and named by it.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Axis says what the values count and per what ("transactions per
 	// second"), for the chart's y axis; "" = the title.
 	Axis   string        `json:"axis,omitempty"`
@@ -127,8 +138,13 @@ type RunDoc struct {
 	// in flight when the window ended). A workload's audit counts them.
 	Warmup *WarmupDoc `json:"warmup,omitempty"`
 	// Reconnects counts failed attempts to replace lost connections.
-	Reconnects int64   `json:"reconnects,omitempty"`
-	Ops        []OpDoc `json:"operations"`
+	Reconnects int64 `json:"reconnects,omitempty"`
+	// Notes are the lines the run printed under its summary's header (its
+	// clients' connection, how it ended, what was in flight at its end,
+	// the first error of each class), as printed: the HTML report shows
+	// them. A merged document has none: each load generator's were its own.
+	Notes []string `json:"notes,omitempty"`
+	Ops   []OpDoc  `json:"operations"`
 	// EmissionLag is the open-loop generator's own lateness.
 	EmissionLag *HistDoc  `json:"emission_lag,omitempty"`
 	Check       *CheckDoc `json:"check,omitempty"`
@@ -177,6 +193,18 @@ func (s HistSettings) String() string {
 type CheckDoc struct {
 	Values     map[string]int64 `json:"values"`
 	Violations []string         `json:"violations"`
+	// Lines are the audit's report as the run printed it, a labelled
+	// figure each ("money drift", "+0"), which the HTML report shows;
+	// Figures says the block reports figures and audits nothing (pgio's):
+	// no "check: ok" under it.
+	Lines   []CheckLine `json:"lines,omitempty"`
+	Figures bool        `json:"figures,omitempty"`
+}
+
+// CheckLine is a line of an audit's report.
+type CheckLine struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
 }
 
 // OpDoc is one operation's results.

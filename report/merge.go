@@ -162,7 +162,7 @@ func mergedConfig(docs []*Document) map[string]any {
 	if !shared {
 		sum(cfg, docs, KeyConcurrency)
 	}
-	for _, k := range []string{KeyInstance, KeyInstances, "json", "histogram", "cpuprofile", "metrics-addr", "html"} {
+	for _, k := range []string{KeyInstance, KeyInstances, "json", "histogram", "cpuprofile", "metrics-addr", "live", "html"} {
 		delete(cfg, k)
 	}
 	return cfg
@@ -719,7 +719,7 @@ func mergeCheck(into, c *CheckDoc) *CheckDoc {
 	case c == nil:
 		return into
 	case into == nil:
-		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations)}
+		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations), Figures: c.Figures}
 	}
 	for _, v := range c.Violations {
 		if !slices.Contains(into.Violations, v) {

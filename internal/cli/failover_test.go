@@ -95,7 +95,8 @@ func TestFailoverComparison(t *testing.T) {
 	}
 	var doc struct {
 		Runs []struct {
-			Labels map[string]string `json:"labels"`
+			Labels    map[string]string `json:"labels"`
+			Intervals []json.RawMessage `json:"intervals"`
 		} `json:"runs"`
 		Failover []struct {
 			Replication string   `json:"replication"`
@@ -112,6 +113,13 @@ func TestFailoverComparison(t *testing.T) {
 	}
 	if len(doc.Runs) != 2 || len(doc.Failover) != 2 || len(doc.Series) != 2 || doc.Runs[1].Labels["replication"] != "sync" {
 		t.Fatalf("--json: %s", b)
+	}
+	for _, run := range doc.Runs {
+		// Spooled as the run went: encoding/json used to leave them out,
+		// and txload report drew no chart over time from the file.
+		if len(run.Intervals) < 2 {
+			t.Errorf("--json: run %v has %d intervals", run.Labels, len(run.Intervals))
+		}
 	}
 	for i, f := range doc.Failover {
 		if f.Replication != []string{"async", "sync"}[i] || f.Unavailable == nil || *f.Unavailable <= 0 || f.Acked == 0 || (f.Replication == "sync" && f.Lost != 0) ||

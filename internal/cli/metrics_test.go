@@ -324,8 +324,21 @@ func TestMetricsAddrBadInput(t *testing.T) {
 		{"sweep port in use", "sweep", inUse, "--metrics-addr " + inUse + ": cannot listen: bind: address already in use"},
 		{"lag malformed", "lag", "1.2.3.4", `--metrics-addr "1.2.3.4": ` + want},
 		{"lag port in use", "lag", inUse, "--metrics-addr " + inUse + ": cannot listen: bind: address already in use"},
+		// --live, the live page's address, the same way.
+		{"live no port", "run", "localhost", `--live "localhost": ` + want},
+		{"live port out of range", "run", "127.0.0.1:70000", `--live "127.0.0.1:70000": ` + want},
+		{"live NaN", "run", "NaN", `--live "NaN": ` + want},
+		{"live empty", "run", "", `--live "": ` + want},
+		{"live port in use", "run", inUse, "--live " + inUse + ": cannot listen: bind: address already in use"},
+		{"live sweep malformed", "sweep", "9090:", `--live "9090:": ` + want},
+		{"live lag port in use", "lag", inUse, "--live " + inUse + ": cannot listen: bind: address already in use"},
+		{"live failover malformed", "failover", "+inf", `--live "+inf": ` + want},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			flag := "--metrics-addr"
+			if strings.HasPrefix(tc.name, "live ") {
+				flag = "--live"
+			}
 			var args []string
 			switch tc.cmd {
 			case "run":
@@ -334,8 +347,10 @@ func TestMetricsAddrBadInput(t *testing.T) {
 				args = []string{"sweep", "bank", "--slo", "p99<=1s", "--url", url}
 			case "lag":
 				args = []string{"lag", "--workload", "bank", "--source", url, "--dest", url, "--init", "keep"}
+			case "failover":
+				args = []string{"failover", "bank"} // the embedded pair: refused before it starts
 			}
-			r := txload(t.Context(), nil, append(args, "--metrics-addr", tc.addr)...)
+			r := txload(t.Context(), nil, append(args, flag, tc.addr)...)
 			if r.code != ExitUsage {
 				t.Fatalf("exit %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 			}

@@ -93,12 +93,21 @@ type browser struct {
 // console and the network.
 func browse(t *testing.T, page string) *browser {
 	t.Helper()
+	pageURL := "file://" + page
+	return browseURL(t, pageURL, 1280, func(u string) bool { return u == pageURL })
+}
+
+// browseURL opens pageURL in Debian's headless Chromium, a window width
+// px wide, watching the console and the network: a request for which own
+// is false is one the page must not make.
+func browseURL(t *testing.T, pageURL string, width int, own func(string) bool) *browser {
+	t.Helper()
 	exe := chromium(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, 1000),
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -107,7 +116,6 @@ func browse(t *testing.T, page string) *browser {
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
 	b := &browser{ctx: bctx}
-	pageURL := "file://" + page
 	if err := chromedp.Listen(bctx, func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -123,7 +131,7 @@ func browse(t *testing.T, page string) *browser {
 				b.problems = append(b.problems, "log: "+e.Entry.Text)
 			}
 		case *network.EventRequestWillBeSent:
-			if e.Request.URL != pageURL {
+			if !own(e.Request.URL) {
 				b.requests = append(b.requests, e.Request.URL)
 			}
 		}
@@ -224,7 +232,7 @@ func TestHTMLReportInChromium(t *testing.T) {
 	if len(clipped) > 0 {
 		t.Errorf("texts outside their chart: %q", clipped)
 	}
-	want := []string{"transfer: throughput", "transfer: response time", "transfer: percentile spectrum", "transfer: sojourn against remote time",
+	want := []string{"transfer: throughput", "transfer: response time", "transfer: percentile spectrum", "transfer: response against service time",
 		"transfer: schedule lag", "failed attempts by class, and retries", "sweep: latency against achieved throughput"}
 	for _, w := range want {
 		found := false
@@ -352,7 +360,7 @@ func TestTwoRunReportInChromium(t *testing.T) {
 	if len(runColor) != 2 || runColor["rc.json"] == "" || runColor["rc.json"] == runColor["serializable.json"] {
 		t.Fatalf("run colours %v: want rc.json and serializable.json, each its own", runColor)
 	}
-	for _, want := range []string{"sojourn p50", "sojourn p99", "remote p50", "remote p99", "p50", "p95", "p99", "max", "ok/s"} {
+	for _, want := range []string{"response p50", "response p99", "service p50", "service p99", "p50", "p95", "p99", "max", "ok/s"} {
 		if _, ok := statStyle[want]; !ok {
 			t.Errorf("no line of %s drawn: %v", want, statStyle)
 		}

@@ -67,6 +67,7 @@ type loadFlags struct {
 	instance        string
 	instances       int
 	metricsAddr     string
+	live            string
 	fs              *pflag.FlagSet
 }
 
@@ -89,6 +90,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, progress time.Duration) {
 	fs.StringVar(&f.instance, "instance", "", "i/N: this process is load generator i (from 0) of N driving one database: it takes its share of --rate and --concurrency; merge their --json with txload merge")
 	fs.IntVar(&f.instances, "instances", 0, "N load generators, this one numbered by $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); see --instance")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the run's metrics at http://HOST:PORT/metrics for Prometheus while it runs; a port alone (9090 or :9090) listens on loopback, port 0 on any free port (the URL is printed on stderr). Default: off")
+	fs.StringVar(&f.live, "live", "", "serve the run's HTML report at http://HOST:PORT/ while it runs, drawn again at every progress interval (1 s when --progress is 0), and the page --html writes once it ends; a port alone (8080 or :8080) listens on loopback, port 0 on any free port (the URL is printed on stderr). The --metrics-addr server serves it too. Default: off")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a Go CPU profile of txload itself to this file (for go tool pprof)")
 	_ = fs.MarkHidden("cpuprofile")
 }
@@ -101,6 +103,10 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 	}
 	if f.fs.Changed("metrics-addr") && f.metricsAddr == "" {
 		_, err := prom.ListenAddress("")
+		return runner.Options{}, usageErr(err)
+	}
+	if f.fs.Changed("live") && f.live == "" {
+		_, err := prom.ListenAddressOf("--live", "")
 		return runner.Options{}, usageErr(err)
 	}
 	config := map[string]string{}
@@ -117,7 +123,7 @@ func (f *loadFlags) options(env Env, command string) (runner.Options, error) {
 			Spin: engine.DefaultSpin,
 		},
 		Init: f.init, InitSet: f.fs.Changed("init"), Seed: f.seed, ConcurrencySet: f.fs.Changed("concurrency"),
-		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
+		VerboseErrors: f.verboseErrors, MetricsAddr: f.metricsAddr, LiveAddr: f.live, JSON: f.json, HTML: f.html, Histogram: f.histogram, CPUProfile: f.cpuprofile,
 		Config: config, Version: env.Version, Stdout: env.Stdout, Stderr: env.Stderr,
 	}
 	i, n, err := runner.Instance(f.instance, f.instances, env.Getenv("JOB_COMPLETION_INDEX"))

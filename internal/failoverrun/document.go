@@ -1,13 +1,13 @@
 package failoverrun
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"strings"
 	"time"
 
+	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/report"
@@ -164,7 +164,8 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 		}
 		if len(r.Points) > 0 {
 			doc.Series = append(doc.Series, report.SeriesDoc{Title: "failover timeline (" + r.Mode + "), per second every 100 ms",
-				Axis: "transactions and attempts per second", Lines: timelineLines(), Points: r.Points, Events: events(r)})
+				Axis: "transactions and attempts per second", Unit: "/s", Labels: map[string]string{"replication": r.Mode},
+				Lines: timelineLines(), Points: r.Points, Events: events(r)})
 		}
 		doc.Failover = append(doc.Failover, docOf(r))
 		rows := append([][]string{{"", ""}}, resultRows(r)...)
@@ -186,20 +187,19 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 
 // writeDocument writes --json and --html, whichever were asked for.
 func (p *plan) writeDocument(results []*Result) error {
-	if p.json == "" && p.html == "" {
+	if p.json == "" && p.html == "" && p.load.Live == nil {
 		return nil
 	}
 	doc, err := p.newDocument(results)
 	if err != nil {
 		return err
 	}
+	p.load.Live.Finish(&doc.Document)
 	stderr := p.load.Stderr
 	if p.json != "" {
-		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(doc)
-		}); err != nil {
+		// The runs' intervals from their spools, where encoding/json would
+		// leave them out.
+		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error { return report.WriteJSONOf(w, doc, &doc.Document) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
 	}
@@ -211,6 +211,22 @@ func (p *plan) writeDocument(results []*Result) error {
 		}
 	}
 	return nil
+}
+
+// liveModes labels the live page's runs by their replication, as the
+// document does, when there are several (the per-100 ms timeline and the
+// failover's figures come with the final page).
+func liveModes(modes []replica.Replication) func(*report.Document) {
+	return func(d *report.Document) {
+		if len(modes) < 2 {
+			return
+		}
+		for i := range d.Runs {
+			if i < len(modes) {
+				d.Runs[i].Labels = map[string]string{"replication": modes[i].String()}
+			}
+		}
+	}
 }
 
 // export sets the failover's figures on /metrics (--metrics-addr), as
@@ -247,15 +263,18 @@ func (p *plan) export(r *Result) {
 	}
 }
 
-// commitList is commits by id, the first maxListed of them.
+// commitList is commits by id, the first maxListed of them, said as the
+// report says it.
 func commitList(cs []Commit) string {
 	var parts []string
 	for i, c := range cs {
 		if i == maxListed {
-			parts = append(parts, fmt.Sprintf("... %d more in --json", len(cs)-maxListed))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%d/%d", c.Writer, c.Seq))
+	}
+	if m := strings.TrimPrefix(more(len(cs)), ", "); m != "" {
+		return m + ": " + strings.Join(parts, " ")
 	}
 	return strings.Join(parts, " ")
 }

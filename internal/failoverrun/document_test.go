@@ -204,21 +204,23 @@ func TestTimelineChart(t *testing.T) {
 			t.Errorf("the legend's key %q is drawn %q, its line %q", m[2], dashOf(m[1]), want)
 		}
 	}
-	// The x axis ends at the last point drawn, 10 s (the 3 ms after it
-	// are written under the chart), not at 10.1 s.
-	var ticks []float64 // px of 0s and 10s
-	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)"[^>]*class="tick-x"[^>]*>(0s|10s)<`).FindAllStringSubmatch(svg, -1) {
+	// The x axis starts at the first point, 0.1 s, and ends at the last
+	// point drawn, 10 s (the 3 ms after it are written under the chart),
+	// not at 10.1 s.
+	var ticks []float64 // px of 2s and 10s
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)"[^>]*class="tick-x"[^>]*>(2s|10s)<`).FindAllStringSubmatch(svg, -1) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		ticks = append(ticks, v)
 	}
 	frame := regexp.MustCompile(`<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)" height="[0-9.]+" fill="none" stroke="#999"/>`).FindStringSubmatch(svg)
 	if len(ticks) != 2 || frame == nil {
-		t.Fatalf("ticks 0s and 10s at %v, frame %q", ticks, frame)
+		t.Fatalf("ticks 2s and 10s at %v, frame %q", ticks, frame)
 	}
 	x0, _ := strconv.ParseFloat(frame[1], 64)
 	w, _ := strconv.ParseFloat(frame[2], 64)
-	if axisEnd := 10 * (x0 + w - ticks[0]) / (ticks[1] - ticks[0]); math.Abs(axisEnd-10) > 0.01 {
-		t.Errorf("the x axis ends at %.3f s, want 10 s", axisEnd)
+	perPx := 8 / (ticks[1] - ticks[0])
+	if axisStart, axisEnd := 2+(x0-ticks[0])*perPx, 2+(x0+w-ticks[0])*perPx; math.Abs(axisStart-0.1) > 0.01 || math.Abs(axisEnd-10) > 0.01 {
+		t.Errorf("the x axis runs from %.3f s to %.3f s, want 0.1 s to 10 s", axisStart, axisEnd)
 	}
 	if !strings.Contains(svg, "not drawn: the last 3.00ms") {
 		t.Errorf("the chart does not say the last 3 ms are not drawn")

@@ -45,6 +45,7 @@ func Run(ctx context.Context, o Options) ([]*Result, error) {
 	if p.external() {
 		modes = []replica.Replication{-1}
 	}
+	p.load.Live.Extend(liveModes(modes))
 	for i, r := range modes {
 		if len(modes) > 1 {
 			fmt.Fprintf(p.load.Stderr, "replication %d/%d: %s\n", i+1, len(modes), r)

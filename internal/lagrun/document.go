@@ -1,9 +1,11 @@
 package lagrun
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
+	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -98,13 +100,14 @@ type ConvergenceDoc struct {
 // writeDocument writes lag's document as --json and draws it as --html,
 // whichever were asked for.
 func (p *plan) writeDocument(r *Result) error {
-	if p.json == "" && p.html == "" {
+	if p.json == "" && p.html == "" && p.load.Live == nil {
 		return nil
 	}
 	doc, err := newDocument(r, p.load.Version, p.o.Config)
 	if err != nil {
 		return err
 	}
+	p.load.Live.Finish(&doc.Document)
 	stderr := p.load.Stderr
 	if p.json != "" {
 		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error { return encode(w, doc) }); err != nil {
@@ -145,13 +148,62 @@ func newDocument(r *Result, version string, config map[string]any) (*Document, e
 		doc.Runs = append(doc.Runs, rd)
 	}
 	if r.Points != nil && r.Points.Len() > 0 {
-		doc.Series = append(doc.Series, report.SeriesDoc{Title: "replication lag", Unit: "us",
-			Lines: []string{"p50", "p99", "max", "oldest pending"}, Spooled: r.Points})
+		doc.Series = append(doc.Series, report.SeriesDoc{Title: lagTitle, Unit: "us", Lines: lagLines(), Spooled: r.Points})
 	}
 	if err := lagSection(&doc.Lag, r); err != nil {
 		return nil, err
 	}
+	doc.Tables = lagTables(r)
 	return doc, nil
+}
+
+// lagTables are the lag's figures as the report prints them, for the HTML
+// report: the markers, the notes on the measurement, the servers' views and
+// the SLO's verdicts over the lag's percentiles; then the comparison of the
+// two sides. What failed heads its table.
+func lagTables(r *Result) []report.TableDoc {
+	var b bytes.Buffer
+	writeCounts(&b, r)
+	writeNotes(&b, r)
+	writeViews(&b, r)
+	t := report.TableDoc{Title: "Replication lag", Rows: histRows(r)}
+	for _, l := range append(strings.Split(strings.TrimSpace(b.String()), "\n"), sloLines(r)...) {
+		l = strings.TrimSpace(l)
+		t.Lines = append(t.Lines, l)
+		if t.Failed == "" && (strings.HasPrefix(l, "DRAIN TIMEOUT") || strings.Contains(l, ": FAIL (")) {
+			t.Failed = "FAILED: " + l
+		}
+	}
+	out := []report.TableDoc{t}
+	if c := r.Convergence; c != nil {
+		ct := report.TableDoc{Title: "Convergence", Rows: convergenceRows(c), Lines: convergenceLines(c)}
+		if f := c.Failures(); len(f) > 0 {
+			ct.Failed = ct.Lines[len(ct.Lines)-1]
+		}
+		out = append(out, ct)
+	}
+	return out
+}
+
+// lagTitle and lagLines are the title and lines of the lag's series.
+const lagTitle = "replication lag"
+
+func lagLines() []string { return []string{"p50", "p99", "max", "oldest pending"} }
+
+// liveLag adds, to the live page's document, what lag measured so far:
+// the lag over time and the two databases.
+func liveLag(t *ticker, source, dest string) func(*report.Document) {
+	return func(d *report.Document) {
+		d.Config = maps.Clone(d.Config)
+		if d.Config == nil {
+			d.Config = map[string]any{}
+		}
+		d.Config["source"], d.Config["dest"] = source, dest
+		delete(d.Config, report.KeyURLs)
+		if pts := t.pointsSoFar(); len(pts) > 0 {
+			d.Series = append(d.Series, report.SeriesDoc{Title: lagTitle, Unit: "us", Lines: lagLines(), Points: pts})
+		}
+	}
 }
 
 // lagSection fills in the document's lag section.

@@ -3,7 +3,9 @@ package lagrun
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,47 @@ func TestDocument(t *testing.T) {
 	}
 	if raw["runs"] != nil {
 		t.Errorf("runs %v without an outcome", raw["runs"])
+	}
+}
+
+// The document carries the lag's report as tables for the HTML page: every
+// figure the text prints (the markers, the lag's percentiles, the notes,
+// the servers' views, the SLO, the convergence table and its verdict),
+// and what failed heads its table. The page used to show none of them.
+func TestDocumentTables(t *testing.T) {
+	r := result(t)
+	r.SLO = verdicts(conditions(t, "p99<=1ms"), r.Lag)
+	r.Senders = []*lag.SenderStats{{Name: "txload_standby", Samples: 4, Idle: 1, Write: hist(t, 10), Flush: hist(t, 20), Replay: hist(t, 30), Behind: hist(t, 1024)}}
+	r.Convergence = &Convergence{Tables: []*lag.Diff{{Pair: lag.Pair{Source: "a", Dest: "a"}, SourceRows: 7, DestRows: 6, Missing: 1, MissingKeys: []string{"(42)"}}},
+		Markers: &lag.MarkerDiff{Source: 6, Dest: 6}, Compared: []int{2}}
+	var text bytes.Buffer
+	writeLag(&text, r)
+	writeConvergence(&text, r.Convergence)
+	doc, err := newDocument(r, "v1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	failed := map[string]string{}
+	for _, tb := range doc.Tables {
+		shown = append(shown, tb.Lines...)
+		for _, row := range tb.Rows {
+			shown = append(shown, row...)
+		}
+		failed[tb.Title] = tb.Failed
+	}
+	all := strings.Join(shown, " | ")
+	for _, line := range strings.Split(text.String(), "\n") {
+		for _, f := range regexp.MustCompile(`\d+(?:\.\d+)?(?:µs|ms|s|kB|B)?`).FindAllString(line, -1) {
+			if !strings.Contains(all, f) {
+				t.Errorf("%s of %q is not in the document's tables", f, strings.TrimSpace(line))
+			}
+		}
+	}
+	if !strings.HasPrefix(failed["Replication lag"], "FAILED: slo p99<=1ms on lag: FAIL") {
+		t.Errorf("the lag table's failure: %q", failed["Replication lag"])
+	}
+	if !strings.HasPrefix(failed["Convergence"], "convergence: FAILED: ") {
+		t.Errorf("the convergence table's failure: %q", failed["Convergence"])
 	}
 }

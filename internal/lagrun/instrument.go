@@ -208,6 +208,6 @@ func (in *instrument) close() {
 		in.wg.Wait()
 	}
 	if in.ticker != nil {
-		in.ticker.points.Close()
+		in.ticker.close()
 	}
 }

@@ -18,6 +18,15 @@ func writeLag(w io.Writer, r *Result) {
 	writeHistograms(w, r)
 	writeNotes(w, r)
 	writeViews(w, r)
+	for _, l := range sloLines(r) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
+}
+
+// sloLines are the SLO's verdicts, a line each.
+func sloLines(r *Result) []string {
+	var out []string
 	for _, v := range r.SLO {
 		verdict := "PASS"
 		if !v.Pass {
@@ -27,9 +36,9 @@ func writeLag(w io.Writer, r *Result) {
 		if r.Marked {
 			of = " (every marker, stream and transactions)"
 		}
-		fmt.Fprintf(w, "slo %s on lag%s: %s (%s)\n", v.Cond, of, verdict, report.MicrosF(v.Value))
+		out = append(out, fmt.Sprintf("slo %s on lag%s: %s (%s)", v.Cond, of, verdict, report.MicrosF(v.Value)))
 	}
-	fmt.Fprintln(w)
+	return out
 }
 
 // how says what fed the destination.
@@ -69,6 +78,12 @@ func writeCounts(w io.Writer, r *Result) {
 // writeHistograms writes the lag's percentiles: every marker's, or the
 // stream's and the transactions' apart.
 func writeHistograms(w io.Writer, r *Result) {
+	report.Table(w, "  ", histRows(r))
+}
+
+// histRows are the lag's percentiles as the report's table: a header,
+// then a row per histogram.
+func histRows(r *Result) [][]string {
 	rows := [][]string{report.HistHeader()}
 	switch {
 	case r.Marked:
@@ -81,7 +96,7 @@ func writeHistograms(w io.Writer, r *Result) {
 	case r.Lag.TotalCount() > 0:
 		rows = append(rows, report.HistRow("lag", r.Lag))
 	}
-	report.Table(w, "  ", rows)
+	return rows
 }
 
 // writeNotes writes the measurement's precision, what went wrong with the
@@ -154,6 +169,15 @@ func writeViews(w io.Writer, r *Result) {
 // writeConvergence writes the comparison of the two sides: a row per
 // table, the keys that differ, the markers' gaps and repeats, the verdict.
 func writeConvergence(w io.Writer, conv *Convergence) {
+	report.Table(w, "", convergenceRows(conv))
+	for _, l := range convergenceLines(conv) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// convergenceRows are the comparison's table: a header, then a row per
+// table.
+func convergenceRows(conv *Convergence) [][]string {
 	rows := [][]string{{"table", "source rows", "dest rows", "missing", "extra", "differing", "ranges"}}
 	for _, d := range conv.Tables {
 		name := d.Source
@@ -162,7 +186,13 @@ func writeConvergence(w io.Writer, conv *Convergence) {
 		}
 		rows = append(rows, []string{name, itoa(d.SourceRows), itoa(d.DestRows), itoa(d.Missing), itoa(d.Extra), itoa(d.Differing), strconv.Itoa(d.Ranges)})
 	}
-	report.Table(w, "", rows)
+	return rows
+}
+
+// convergenceLines are the lines under the comparison's table: the keys
+// that differ, the markers' gaps and repeats, the verdict.
+func convergenceLines(conv *Convergence) []string {
+	var out []string
 	for i, d := range conv.Tables {
 		for _, k := range []struct {
 			what string
@@ -170,34 +200,35 @@ func writeConvergence(w io.Writer, conv *Convergence) {
 			n    int64
 		}{{"MISSING", d.MissingKeys, d.Missing}, {"EXTRA", d.ExtraKeys, d.Extra}, {"DIFFERING", d.DifferingKeys, d.Differing}} {
 			for _, key := range k.keys {
-				fmt.Fprintf(w, "%s %s: %s\n", k.what, d.Source, key)
+				out = append(out, fmt.Sprintf("%s %s: %s", k.what, d.Source, key))
 			}
 			if more := k.n - int64(len(k.keys)); more > 0 {
-				fmt.Fprintf(w, "%s %s: ... and %d more\n", k.what, d.Source, more)
+				out = append(out, fmt.Sprintf("%s %s: ... and %d more", k.what, d.Source, more))
 			}
 		}
 		if len(d.MissingColumns) > 0 {
-			fmt.Fprintf(w, "MISSING COLUMNS %s: %s\n", d.Dest, strings.Join(d.MissingColumns, ", "))
+			out = append(out, fmt.Sprintf("MISSING COLUMNS %s: %s", d.Dest, strings.Join(d.MissingColumns, ", ")))
 		}
 		if n := conv.Compared[i]; n > 1 && !d.OK() {
-			fmt.Fprintf(w, "%s still differed after %d comparisons a second apart\n", d.Source, n)
+			out = append(out, fmt.Sprintf("%s still differed after %d comparisons a second apart", d.Source, n))
 		}
 	}
 	m := conv.Markers
-	fmt.Fprintf(w, "markers: %d on the source, %d on the destination: %s\n", m.Source, m.Dest, markerFaults(*m))
+	out = append(out, fmt.Sprintf("markers: %d on the source, %d on the destination: %s", m.Source, m.Dest, markerFaults(*m)))
 	for _, k := range []struct {
 		what string
 		keys []string
 	}{{"GAP (lost)", m.GapKeys}, {"REPEAT (applied twice)", m.RepeatKeys}, {"EXTRA marker", m.ExtraKeys}} {
 		for _, key := range k.keys {
-			fmt.Fprintf(w, "%s: %s\n", k.what, key)
+			out = append(out, fmt.Sprintf("%s: %s", k.what, key))
 		}
 	}
 	if f := conv.Failures(); len(f) > 0 {
-		fmt.Fprintf(w, "convergence: FAILED: %s (compared in %s)\n", strings.Join(f, "; "), report.Seconds(conv.Took))
+		out = append(out, fmt.Sprintf("convergence: FAILED: %s (compared in %s)", strings.Join(f, "; "), report.Seconds(conv.Took)))
 	} else {
-		fmt.Fprintf(w, "convergence: ok, the destination holds exactly the source's rows (compared in %s)\n", report.Seconds(conv.Took))
+		out = append(out, fmt.Sprintf("convergence: ok, the destination holds exactly the source's rows (compared in %s)", report.Seconds(conv.Took)))
 	}
+	return out
 }
 
 // flat puts a message on one line.

@@ -128,6 +128,7 @@ func (p *plan) execute(ctx context.Context) (*Result, error) {
 	if err := in.begin(ctx); err != nil {
 		return nil, err
 	}
+	p.load.Live.Extend(liveLag(in.ticker, pr.src.Target.URLs()[0], pr.dst.Target.URLs()[0]))
 	opts := p.load
 	opts.Marks = in.marks()
 	outcome, runErr := runner.RunOne(ctx, pr.src, p.o.Workload, workload.Variant{Generator: p.o.Generator}, opts, false)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,8 +34,43 @@ type ticker struct {
 	last     time.Time
 	mu       sync.Mutex
 	// points are the lag per interval, for the document's chart, spooled
-	// as they come.
+	// as they come; closed once the run is done with them.
 	points *report.Spool[report.SeriesPoint]
+	closed bool
+}
+
+// close closes the spool of points.
+func (t *ticker) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed {
+		t.closed = true
+		t.points.Close()
+	}
+}
+
+// pointsSoFar are the lag's points so far, read from the spool under the
+// ticker's lock (the live page reads them while the ticker appends): a few
+// values a second.
+func (t *ticker) pointsSoFar() report.Slice[report.SeriesPoint] {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	c, err := t.points.Open()
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	var out report.Slice[report.SeriesPoint]
+	for {
+		pt, err := c.Next()
+		if err != nil {
+			return out
+		}
+		out = append(out, report.SeriesPoint{At: pt.At, Values: slices.Clone(pt.Values)})
+	}
 }
 
 // startTicker ticks every progress interval (every second without one:

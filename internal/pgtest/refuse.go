@@ -3,6 +3,7 @@ package pgtest
 import (
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -16,6 +17,29 @@ import (
 func RefusingPooler(t testing.TB, addr string, refused ...string) string {
 	t.Helper()
 	return Serve(t, func(nc net.Conn) { forwardUnlessRefused(t, nc, addr, refused) })
+}
+
+// StartingUp serves as a server that is starting up in front of the
+// server at addr: its first n connections are refused with SQLSTATE 57P03
+// ("the database system is starting up", what a restarted server says
+// until its recovery ends); the others are forwarded. It returns its
+// address.
+func StartingUp(t testing.TB, addr string, n int) string {
+	t.Helper()
+	var seen atomic.Int64
+	return Serve(t, func(nc net.Conn) {
+		if seen.Add(1) > int64(n) {
+			forwardUnlessRefused(t, nc, addr, nil)
+			return
+		}
+		defer nc.Close()
+		be := pgproto3.NewBackend(nc, nc)
+		if _, err := be.ReceiveStartupMessage(); err != nil {
+			return
+		}
+		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "57P03", Message: "the database system is starting up"})
+		_ = be.Flush()
+	})
 }
 
 func forwardUnlessRefused(t testing.TB, nc net.Conn, addr string, refused []string) {

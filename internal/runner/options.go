@@ -68,6 +68,12 @@ type Options struct {
 	MetricsAddr string
 	// Metrics, if set, is fed every interval the engine ticks.
 	Metrics *prom.Exporter
+	// LiveAddr is --live: serve the run's live page there ("" = off; the
+	// --metrics-addr server serves it too). See StartMetrics, which sets
+	// Live.
+	LiveAddr string
+	// Live, if set, feeds the live page.
+	Live *Live
 	// Config is the flags as given, for JSON; never a password.
 	Config map[string]string
 	// Version is txload's.
@@ -76,6 +82,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// allClients are the clients of every instance, for a share (Share).
 	allClients int
+	// figures keeps the workload's own figures of each interval for the
+	// document, when the run writes one (RunOne sets it).
+	figures *figureLog
 
 	// BeforeRun, if set, runs once the target is open and checked, before
 	// the workload loads: what a command does to the database before its
@@ -142,6 +151,9 @@ func (o *Options) Validate() error {
 // it starts one) calls it before that.
 func (o *Options) CheckSinks() error {
 	if err := checkMetricsAddr(o.MetricsAddr); err != nil {
+		return err
+	}
+	if err := checkAddr("--live", o.LiveAddr); err != nil {
 		return err
 	}
 	return CheckFiles(o.OutputFiles(), o.Inputs)

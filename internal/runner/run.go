@@ -29,11 +29,22 @@ type Outcome struct {
 	Intervals *report.Intervals
 	// Engine is the run's configuration, its clients those of the load.
 	Engine engine.Config
+	// Notes are the lines printed under the summary's header, for the
+	// document.
+	Notes []string
+	// figures are the workload's own figures of each interval.
+	figures *figureLog
+	// live is the live page's hold on Intervals, if it has one.
+	live *liveSpool
 }
 
 // Close removes the outcome's spool of intervals, if any.
 func (o *Outcome) Close() {
-	if o != nil && o.Intervals != nil {
+	switch {
+	case o == nil:
+	case o.live != nil:
+		o.live.close()
+	case o.Intervals != nil:
 		o.Intervals.Close()
 	}
 }
@@ -310,16 +321,33 @@ func settingsErr(err error) error {
 	return &workload.SettingsError{Workload: se.Workload, Msg: se.Msg + " (in a run: --init fresh)"}
 }
 
-// figure is what the workload's own figures go to: the exporter, if any.
+// figure is what the workload's own figures go to: the exporter, and the
+// document's log of them, if any.
 func figure(opts Options) func(name, help string, value float64) {
-	if opts.Metrics == nil {
+	exp, log := opts.Metrics, opts.figures
+	switch {
+	case log == nil && exp == nil:
 		return nil
+	case log == nil:
+		return exp.SetFigure
 	}
-	return opts.Metrics.SetFigure
+	return func(name, help string, value float64) {
+		if exp != nil {
+			exp.SetFigure(name, help, value)
+		}
+		log.set(name, value)
+	}
 }
+
+// keepsDocument says the run writes a document: --json, --html, or the
+// live page.
+func (o Options) keepsDocument() bool { return o.JSON != "" || o.HTML != "" || o.Live != nil }
 
 // RunOne runs one variant and prints its report.
 func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant, opts Options, multi bool) (*Outcome, error) {
+	if opts.keepsDocument() {
+		opts.figures = &figureLog{}
+	}
 	load, err := Load(ctx, conn, v.Generator, opts, multi)
 	if err != nil {
 		return nil, err
@@ -342,14 +370,14 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	if err != nil {
 		return nil, err
 	}
+	lsp := opts.Live.begin(conn, load, opts, v.Labels, wd.intervals)
 	res, runErr := engine.Run(ctx, wd.cfg, load)
 	if err := wd.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	if res == nil || (opts.Engine.StopOnAbort && res.Aborted > 0) {
-		if wd.intervals != nil {
-			wd.intervals.Close() // no document
-		}
+		opts.Live.end(nil)
+		(&Outcome{Intervals: wd.intervals, live: lsp}).Close() // no document
 	}
 	if res == nil {
 		return nil, runErr
@@ -362,7 +390,8 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		return nil, &AbortedError{Clients: res.Aborted, Msg: fmt.Sprintf("a client aborted: %s", conn.Target.Scrub(res.AbortErr.Error())),
 			Stopped: true, Group: res.AbortGroup}
 	}
-	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine}
+	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures, live: lsp}
+	defer opts.Live.end(o) // with its audit
 	if wd.printer != nil {
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
 			return o, err
@@ -379,7 +408,8 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 			h.Statements = append(h.Statements, op.Statements)
 		}
 	}
-	report.Summary(opts.Stdout, h, res.Total, Notes(res, opts, conn.Target))
+	o.Notes = Notes(res, opts, conn.Target)
+	report.Summary(opts.Stdout, h, res.Total, o.Notes)
 	if res.Offered > 0 {
 		fmt.Fprintln(opts.Stdout)
 		report.OpenLoop(opts.Stdout, res.Total, res.Offered-res.Unstarted, opts.Engine.Window())
@@ -549,6 +579,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		rd.Spooled = o.Intervals
 	}
 	res := o.Result
+	rd.Notes = o.Notes
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
 	rd.ConnectSec = res.ConnectTime.Seconds()
 	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
@@ -578,9 +609,12 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		}
 	}
 	if o.Check != nil {
-		rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations}
+		rd.Check = &report.CheckDoc{Values: o.Check.Values, Violations: o.Check.Violations, Figures: o.Check.Figures}
 		if rd.Check.Violations == nil {
 			rd.Check.Violations = []string{}
+		}
+		for _, l := range o.Check.Lines {
+			rd.Check.Lines = append(rd.Check.Lines, report.CheckLine{Label: l.Label, Value: l.Value})
 		}
 	}
 	return rd, nil
@@ -593,15 +627,10 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 // describes every run of the document; interrupted names what interrupted
 // a command of several runs before it ended ("" when nothing did).
 func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool, interrupted string) error {
-	if opts.JSON == "" && opts.HTML == "" {
+	if !opts.keepsDocument() {
 		return nil
 	}
-	config := map[string]any{}
-	for k, v := range opts.Config {
-		config[k] = v
-	}
-	config[report.KeyURLs] = conn.Target.URLs()
-	settingsOf(outcomes[0], opts, schedule).Record(config)
+	config := documentConfig(conn, outcomes[0], opts, schedule)
 	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID(),
 		Interrupted: interrupted != "", InterruptedBy: interrupted}
 	for _, o := range outcomes {
@@ -610,7 +639,15 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 			return err
 		}
 		doc.Runs = append(doc.Runs, rd)
+		if o.figures != nil {
+			var labels []workload.Line
+			if len(outcomes) > 1 {
+				labels = o.Labels
+			}
+			doc.Series = append(doc.Series, o.figures.series(m.Name, labels)...)
+		}
 	}
+	opts.Live.Finish(doc)
 	if opts.JSON != "" {
 		if err := WriteFile(opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
@@ -625,6 +662,19 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 		}
 	}
 	return nil
+}
+
+// documentConfig is a document's configuration: the command's flags, then
+// the run's own settings under the keys every reader knows
+// (report.Settings), those of o.
+func documentConfig(conn *Conn, o Outcome, opts Options, schedule bool) map[string]any {
+	config := map[string]any{}
+	for k, v := range opts.Config {
+		config[k] = v
+	}
+	config[report.KeyURLs] = conn.Target.URLs()
+	settingsOf(o, opts, schedule).Record(config)
+	return config
 }
 
 // settingsOf is what the document records of a run's settings: those it

@@ -152,6 +152,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			runErr = err
 			break
 		}
+		lsp := opts.Live.begin(conn, load, step, []workload.Line{{Label: "target", Value: fmtRate(next)}}, wd.intervals)
 		res, err := engine.Run(ctx, wd.cfg, load)
 		_ = wd.close() // the histogram's close: its writes failed loudly already
 		if res != nil && opts.Metrics != nil {
@@ -168,14 +169,16 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if err != nil || res == nil {
 			// No step of the document: an error, or an interrupt before
 			// the step's clients had started.
-			(&Outcome{Intervals: wd.intervals}).Close()
+			opts.Live.end(nil)
+			(&Outcome{Intervals: wd.intervals, live: lsp}).Close()
 			if ctx.Err() == nil {
 				runErr = errors.New(conn.Target.Scrub(err.Error()))
 			}
 			break
 		}
 		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)
-		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine})
+		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine, live: lsp})
+		opts.Live.end(&outcomes[len(outcomes)-1])
 		if res.Interrupted {
 			// The part of the step that ran, in the document as an
 			// interrupted run and in the text, never judged.

@@ -104,6 +104,9 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 	if cfg.Start != nil {
 		starts = append(starts, cfg.Start)
 	}
+	if f := opts.figures; f != nil {
+		starts = append(starts, func(start time.Time) { f.start(start.Add(cfg.Warmup)) })
+	}
 	if opts.Histogram != "" {
 		hf, err := outfile.Create(opts.Histogram)
 		if err != nil {
@@ -135,7 +138,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		})
 	}
 	var intervals *report.Intervals
-	if opts.JSON != "" || opts.HTML != "" || opts.KeepIntervals {
+	if opts.keepsDocument() || opts.KeepIntervals {
 		// The document carries every interval, so that documents of
 		// several load generators merge interval by interval: they are
 		// spooled as they come, and read back when it is written.
@@ -150,7 +153,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		said := false
 		ticks = append(ticks, func(t engine.Tick) {
 			if !t.Drain {
-				intervals.Add(t.Interval, t.End, t.Warmup)
+				opts.Live.locked(func() { intervals.Add(t.Interval, t.End, t.Warmup) }) // the live page reads the spool
 			}
 			if err := intervals.Err(); err != nil && !said {
 				// Said when it happens, not at the end of a long run.
@@ -174,6 +177,12 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 				fmt.Fprintln(stderr, err)
 			}
 		})
+	}
+	if l := opts.Live; l != nil {
+		if cfg.Progress <= 0 {
+			cfg.Progress = time.Second // the page's news
+		}
+		ticks = append(ticks, l.tick)
 	}
 	if tl := opts.TxnLog; tl != nil {
 		if err := tl.Open(engine.Groups(cfg, load)); err != nil {

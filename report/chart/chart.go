@@ -25,6 +25,14 @@ type Point struct {
 	Why string
 }
 
+// keptUp says whether the step completed at least keptShare of its
+// target (or had none given).
+func (p Point) keptUp() bool { return p.Target <= 0 || p.Throughput >= keptShare*p.Target }
+
+// keptShare is the share of its target rate a step that kept up achieved:
+// below it, the step fell behind its schedule.
+const keptShare = 0.95
+
 // completed says whether any operation of the step succeeded: a step where
 // none did has no throughput and no latency to draw.
 func (p Point) completed() bool { return p.Throughput > 0 }
@@ -52,18 +60,24 @@ func Unsupported(path string) string {
 	return fmt.Sprintf("--chart %s: the file name must end in .png or .svg", path)
 }
 
-// The statistics drawn, each in its own line style whatever the sweep's
-// colour (the HTML report's p50 and p99 are drawn the same way).
+// The statistics drawn, each in its own line style and mark whatever the
+// sweep's colour (the HTML report's p50 and p99 are drawn the same way):
+// p50 a paler solid line with squares, p99 a dashed one with circles, so
+// that the two are told apart where they cross or meet (a single step).
 var (
-	p50Style = plot.Key{Name: "p50", Dash: plot.Solid, Mark: true}
+	p50Style = plot.Key{Name: "p50", Dash: plot.Solid, Mark: true, Square: true}
 	p99Style = plot.Key{Name: "p99", Dash: plot.Dashed, Mark: true}
 )
 
+// p50Tint is how much paler p50 is drawn than the sweep's colour.
+const p50Tint = 0.45
+
 // Sweep returns the chart of p50 and p99 latency (log scale) against
-// achieved throughput: the steps joined in order of target rate (a
-// bisection's steps come out of order: joined in step order they would
-// zig-zag), passing steps as filled marks and failing ones hollow, each
-// labelled with its target; the objective's limits on p50 and p99 as
+// achieved throughput: the steps joined in order of achieved throughput
+// (a bisection's steps come out of order, and a step that fell behind
+// achieved less than a lower target: joined in any other order the line
+// would turn back), passing steps as filled marks and failing ones hollow,
+// each labelled with its target; the objective's limits on p50 and p99 as
 // horizontal lines; the maximum sustainable rate found as a vertical one.
 // A step in which nothing completed has no latency: it is not drawn, and
 // a note under the chart says so.
@@ -75,6 +89,7 @@ func Sweep(title string, curves ...Curve) *plot.Chart {
 		Y:     plot.Axis{Label: "response time (log scale)", Log: true, Format: plot.Millis},
 	}
 	var slos []string
+	behind := false
 	for k, cv := range curves {
 		color := cv.Color
 		if color == "" {
@@ -85,35 +100,58 @@ func Sweep(title string, curves ...Curve) *plot.Chart {
 			prefix = cv.Name + ": "
 			c.Legend = append(c.Legend, plot.Key{Name: cv.Name, Color: color})
 		}
-		sorted := slices.Clone(cv.Points)
-		slices.SortStableFunc(sorted, func(a, b Point) int {
-			if a.Target == b.Target { // no targets given: by throughput
-				return cmp(a.Throughput, b.Throughput)
+		// The steps that kept up with their target are joined in order of
+		// throughput; those that fell behind stand apart, a dotted line
+		// from what they achieved to their target.
+		var kept, short []Point
+		for _, p := range cv.Points {
+			switch {
+			case !p.completed():
+			case p.keptUp():
+				kept = append(kept, p)
+			default:
+				short = append(short, p)
 			}
-			return cmp(a.Target, b.Target)
+		}
+		slices.SortStableFunc(kept, func(a, b Point) int {
+			if a.Throughput == b.Throughput {
+				return cmp(a.Target, b.Target)
+			}
+			return cmp(a.Throughput, b.Throughput)
 		})
 		for _, st := range []struct {
 			key    plot.Key
 			get    func(Point) float64
 			labels bool
-		}{{p50Style, func(p Point) float64 { return p.P50 }, false}, {p99Style, func(p Point) float64 { return p.P99 }, true}} {
-			ser := plot.Series{Name: strings.TrimSpace(cv.Name + " " + st.key.Name), Run: cv.Name, Stat: st.key.Name,
-				Color: color, Dash: st.key.Dash, Marks: true}
-			for _, p := range sorted {
-				if !p.completed() {
-					continue
+			color  string
+		}{{p50Style, func(p Point) float64 { return p.P50 }, false, plot.Tint(color, p50Tint)}, {p99Style, func(p Point) float64 { return p.P99 }, true, color}} {
+			for k, pts := range [][]Point{kept, short} {
+				ser := plot.Series{Name: strings.TrimSpace(cv.Name + " " + st.key.Name), Run: cv.Name, Stat: st.key.Name,
+					Color: st.color, Dash: st.key.Dash, Marks: true, Square: st.key.Square, NoLine: k == 1}
+				if k == 1 {
+					if len(pts) == 0 {
+						continue
+					}
+					ser.Name = "" // in the legend once
 				}
-				ser.X = append(ser.X, p.Throughput)
-				ser.Y = append(ser.Y, st.get(p))
-				ser.Hollow = append(ser.Hollow, !p.Pass)
-				label := ""
-				if st.labels {
-					label = slo.FormatRate(p.Target) + "/s"
+				for _, p := range pts {
+					ser.X = append(ser.X, p.Throughput)
+					ser.Y = append(ser.Y, st.get(p))
+					ser.Hollow = append(ser.Hollow, !p.Pass)
+					label := ""
+					if st.labels {
+						label = slo.FormatRate(p.Target) + "/s"
+					}
+					ser.Labels = append(ser.Labels, label)
 				}
-				ser.Labels = append(ser.Labels, label)
+				c.Series = append(c.Series, ser)
 			}
-			c.Series = append(c.Series, ser)
 		}
+		for _, p := range short {
+			c.Series = append(c.Series, plot.Series{Run: cv.Name, Stat: "short of target", Color: color, Dash: plot.Dotted, Width: 1,
+				X: []float64{p.Throughput, p.Target}, Y: []float64{p.P99, p.P99}})
+		}
+		behind = behind || len(short) > 0
 		for _, p := range cv.Points {
 			if !p.completed() {
 				why := ""
@@ -143,7 +181,19 @@ func Sweep(title string, curves ...Curve) *plot.Chart {
 			}
 		}
 	}
-	c.Legend = append(c.Legend, p50Style, p99Style, plot.Key{Name: "hollow: step failed", Mark: true, Hollow: true, NoLine: true})
+	p50, p99 := p50Style, p99Style
+	if len(curves) == 1 {
+		color := curves[0].Color
+		if color == "" {
+			color = plot.Color(0)
+		}
+		p50.Color, p99.Color = plot.Tint(color, p50Tint), color
+	}
+	c.Legend = append(c.Legend, p50, p99, plot.Key{Name: "hollow: step failed", Mark: true, Hollow: true, NoLine: true})
+	if behind {
+		c.Legend = append(c.Legend, plot.Key{Name: "fell behind: dotted to its target", Dash: plot.Dotted, Width: 1})
+	}
+	c.Legend = append(c.Legend, plot.Key{Name: "4000/s: the step's target rate", NoLine: true})
 	return c
 }
 

@@ -1,9 +1,12 @@
 package htmlreport
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,21 +18,23 @@ import (
 )
 
 // styleOf is the line style of a statistic, the same in every chart: the
-// percentiles of response (sojourn) time from solid to long dashes, those
-// of service (remote) time dash-dotted, retries thick.
+// percentiles of response time (from the intended start: Noria's sojourn)
+// from solid to long dashes, those of service time (from the send: its
+// remote time) dash-dotted, retries thick. The page calls each quantity by
+// one name.
 func styleOf(stat string) (dash string, width float64) {
 	switch stat {
-	case "p50", "sojourn p50", "lag p50", "response", "ok/s":
+	case "p50", "response p50", "lag p50", "response", "ok/s":
 		return plot.Solid, 1.5
 	case "p95":
 		return plot.Dotted, 1.5
-	case "p99", "sojourn p99", "lag p99":
+	case "p99", "response p99", "lag p99":
 		return plot.Dashed, 1.5
 	case "max", "lag max":
 		return plot.Long, 1
-	case "remote p50", "service", "oldest pending":
+	case "service p50", "service", "oldest pending":
 		return plot.DashDot, 1.25
-	case "remote p99":
+	case "service p99":
 		return plot.DashDotDot, 1.25
 	case "retries":
 		return plot.Solid, 2.5
@@ -92,8 +97,9 @@ func opSections(p *page, runs []*run) {
 	for _, op := range opNames(runs) {
 		p.printf("<h2>%s</h2>", esc(op))
 		if anyWindows {
-			tp := &plot.Chart{Title: op + ": throughput", X: timeAxis(), Y: plot.Axis{Label: "ok operations/s"}}
+			tp := &plot.Chart{Title: op + ": throughput", X: timeAxis(), Y: plot.Axis{Label: "ok operations/s", Format: perSecond}}
 			lat := &plot.Chart{Title: op + ": response time p50, p95, p99, max", X: timeAxis(), Y: latencyAxis("response time")}
+			banded := map[*run]bool{}
 			for _, r := range runs {
 				i := opIndex(r.total, op)
 				if i < 0 || len(r.windows) == 0 {
@@ -103,6 +109,12 @@ func opSections(p *page, runs []*run) {
 				for _, w := range r.windows {
 					s.X = append(s.X, w.at)
 					s.Y = append(s.Y, float64(w.ops[i].ok)/w.secs)
+					if b := w.ops[i].band; b != nil {
+						banded[r] = true
+						s.Lo, s.Hi = append(s.Lo, b.okLo), append(s.Hi, b.okHi)
+					} else {
+						s.Lo, s.Hi = append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+					}
 				}
 				tp.Series = append(tp.Series, s)
 				for _, pc := range []struct {
@@ -113,20 +125,120 @@ func opSections(p *page, runs []*run) {
 					for _, w := range r.windows {
 						s.X = append(s.X, w.at)
 						s.Y = append(s.Y, w.ops[i].response.at(pc.q))
+						if pc.q != 99 {
+							continue
+						}
+						if b := w.ops[i].band; b != nil {
+							s.Lo, s.Hi = append(s.Lo, b.p99Lo), append(s.Hi, b.p99Hi)
+						} else {
+							s.Lo, s.Hi = append(s.Lo, math.NaN()), append(s.Hi, math.NaN())
+						}
 					}
 					lat.Series = append(lat.Series, s)
+				}
+				if ol, ok := openLoopOf(r); ok && ol.target > 0 && ranOps(r) == 1 {
+					tp.Rules = append(tp.Rules, plot.Rule{V: ol.target, Label: targetLabel(r, ol, len(runs) > 1), Color: r.color, Dash: plot.Long})
+				} else if ok && ol.target > 0 {
+					tp.Notes = append(tp.Notes, fmt.Sprintf("%starget %s/s for every operation together: not drawn here", who(r.name, len(runs) > 1), fmtRate(ol.target)))
 				}
 			}
 			if note := partialShort(runs, len(runs) > 1); note != "" {
 				tp.Notes = append(tp.Notes, note)
 			}
+			if len(banded) > 0 {
+				tp.Legend = append(legend(tp.Series, p.runs > 1), bandKey(runs, banded, "ok/s"))
+				lat.Legend = append(legend(lat.Series, p.runs > 1), bandKey(runs, banded, "p99"))
+			}
 			p.chart(tp)
 			p.chart(lat)
 		}
 		p.chart(spectrum(op, runs))
-		openLoop(p, op, runs)
+		openLoopChart(p, op, runs)
 		lagChart(p, op, runs)
 	}
+}
+
+// perSecond formats a rate's tick: 800/s, 1.5k/s.
+func perSecond(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return plot.Compact(v) + "/s"
+}
+
+// percent formats a share's tick, given in per cent: 99.9%.
+func percent(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) + "%" }
+
+// ranOps is the number of r's operations that ran.
+func ranOps(r *run) int {
+	n := 0
+	for _, o := range r.total.Ops {
+		if ran(o) {
+			n++
+		}
+	}
+	return n
+}
+
+// who is a run's name before a note, when the page has several.
+func who(name string, named bool) string {
+	if named {
+		return name + ": "
+	}
+	return ""
+}
+
+// targetLabel labels an open loop's target rate on its throughput chart,
+// saying when the run fell behind it.
+func targetLabel(r *run, ol openLoopRates, named bool) string {
+	l := who(r.name, named) + "target " + fmtRate(ol.target) + "/s"
+	switch {
+	case ol.behind:
+		l += fmt.Sprintf(" (completed %.0f/s: fell behind)", ol.actual)
+	case ol.late:
+		l += " (behind schedule)"
+	}
+	return l
+}
+
+// bandKey is the legend's key of the bands drawn: the range of the
+// intervals each point adds up.
+func bandKey(runs []*run, banded map[*run]bool, stat string) plot.Key {
+	color := ""
+	var lengths []string
+	for _, r := range runs {
+		if banded[r] {
+			if color == "" || len(banded) == 1 {
+				color = r.color
+			}
+			if l := intervalLength(r); l != "" && !slices.Contains(lengths, l) {
+				lengths = append(lengths, l)
+			}
+		}
+	}
+	if len(banded) > 1 {
+		color = ""
+	}
+	what := "the intervals"
+	if len(lengths) > 0 {
+		what = "the " + strings.Join(lengths, ", ") + " intervals"
+	}
+	return plot.Key{Name: "band: " + stat + " of " + what + " of each point", Color: color, Band: true, NoLine: true}
+}
+
+// intervalLength is the length of r's intervals, as read from its first
+// window: "100ms".
+func intervalLength(r *run) string {
+	var d time.Duration
+	stop := errors.New("stop")
+	err := r.rd.EachInterval(func(_ int, iv *report.IntervalDoc) error {
+		d = iv.End.Sub(iv.Start)
+		return stop
+	})
+	if err != stop || d <= 0 {
+		return ""
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // spectrum is the HDR percentile spectrum: latency against percentile, the
@@ -142,11 +254,14 @@ func spectrum(op string, runs []*run) *plot.Chart {
 			continue
 		}
 		o := r.total.Ops[i]
+		if !ran(o) {
+			continue
+		}
 		kinds := []struct {
 			name string
 			h    *hdr.Histogram
 		}{{"response", o.Response}}
-		if r.rd.Offered > 0 {
+		if openLoop(r) {
 			kinds = append(kinds, struct {
 				name string
 				h    *hdr.Histogram
@@ -177,13 +292,18 @@ func spectrum(op string, runs []*run) *plot.Chart {
 	return c
 }
 
-// openLoop draws sojourn time (from the intended start) against remote time
-// (from the send) over time, for open-loop runs.
-func openLoop(p *page, op string, runs []*run) {
-	c := &plot.Chart{Title: op + ": sojourn against remote time", X: timeAxis(), Y: latencyAxis("latency")}
+// openLoop says whether r ran an open loop: it has a schedule (or, under
+// way on the live page, a target).
+func openLoop(r *run) bool { return r.rd.Offered > 0 || targetOf(r) > 0 }
+
+// openLoopChart draws response time (from the intended start: Noria's sojourn)
+// against service time (from the send: its remote time) over time, for
+// open-loop runs: the gap between them is the wait for the schedule.
+func openLoopChart(p *page, op string, runs []*run) {
+	c := &plot.Chart{Title: op + ": response against service time", X: timeAxis(), Y: latencyAxis("latency")}
 	for _, r := range runs {
 		i := opIndex(r.total, op)
-		if i < 0 || r.rd.Offered == 0 || len(r.windows) == 0 {
+		if i < 0 || !openLoop(r) || len(r.windows) == 0 {
 			continue
 		}
 		for _, k := range []struct {
@@ -191,10 +311,10 @@ func openLoop(p *page, op string, runs []*run) {
 			q    float64
 			get  func(point) quantiles
 		}{
-			{"sojourn p50", 50, func(p point) quantiles { return p.response }},
-			{"sojourn p99", 99, func(p point) quantiles { return p.response }},
-			{"remote p50", 50, func(p point) quantiles { return p.service }},
-			{"remote p99", 99, func(p point) quantiles { return p.service }},
+			{"response p50", 50, func(p point) quantiles { return p.response }},
+			{"response p99", 99, func(p point) quantiles { return p.response }},
+			{"service p50", 50, func(p point) quantiles { return p.service }},
+			{"service p99", 99, func(p point) quantiles { return p.service }},
 		} {
 			s := line(r, k.name)
 			for _, w := range r.windows {
@@ -298,9 +418,17 @@ func failureSection(p *page, runs []*run) {
 // before than the others are to theirs (the few milliseconds after the
 // last whole interval) is left out, like a run's partial interval, and
 // its values are written under the chart.
-func seriesSection(p *page, docs []*report.Document, names []string, colors []string) {
+func seriesSection(p *page, docs []*report.Document, names []string, colors []string, runs []*run) {
 	var titles []string
 	charts := map[string]*plot.Chart{}
+	// Charts of one document on one axis (a failover's timelines, one per
+	// replication mode) share their scales, to be compared by eye.
+	type axisOf struct {
+		doc  int
+		axis string
+	}
+	alike := map[axisOf][]*plot.Chart{}
+	var alikeOrder []axisOf
 	for i, d := range docs {
 		for _, sd := range d.Series {
 			c := charts[sd.Title]
@@ -309,20 +437,39 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 				if label == "" {
 					label = sd.Title
 				}
-				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: label}}
-				if sd.Unit == "us" {
+				c = &plot.Chart{Title: sd.Title, X: timeAxis(), Y: plot.Axis{Label: label, Log: sd.Log}}
+				switch sd.Unit {
+				case "us":
 					c.Y.Format = plot.Millis
+				case "/s":
+					c.Y.Format = perSecond
+				case "ratio":
+					c.Y.Format = percent
 				}
 				charts[sd.Title] = c
 				titles = append(titles, sd.Title)
+				k := axisOf{i, label}
+				if alike[k] == nil {
+					alikeOrder = append(alikeOrder, k)
+				}
+				alike[k] = append(alike[k], c)
 			}
 			scale, format := 1.0, plot.Compact
-			if sd.Unit == "us" {
+			switch sd.Unit {
+			case "us":
 				scale, format = 1e-3, plot.Millis
+			case "/s":
+				format = perSecond
+			case "ratio":
+				scale, format = 100, percent
 			}
 			run := names[i]
 			if len(docs) == 1 {
 				run = d.Workload
+			}
+			color := colors[i]
+			if r := runLabelled(runs, d, sd.Labels); r != nil {
+				run, color = r.name, r.color
 			}
 			pts, err := readSeries(&sd)
 			if err != nil {
@@ -336,19 +483,11 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 						vals = append(vals, name+" "+format(pts.cut.Values[l]*scale))
 					}
 				}
-				who := ""
-				if len(docs) > 1 {
-					who = run + ": "
-				}
 				c.Notes = append(c.Notes, fmt.Sprintf("%snot drawn: the last %s, much shorter than an interval: %s",
-					who, report.Micros(int64(math.Round(pts.cutGap*1e6))), strings.Join(vals, ", ")))
+					who(run, len(docs) > 1), report.Micros(int64(math.Round(pts.cutGap*1e6))), strings.Join(vals, ", ")))
 			}
 			if pts.group > 1 {
-				who := ""
-				if len(docs) > 1 {
-					who = run + ": "
-				}
-				c.Notes = append(c.Notes, fmt.Sprintf("%seach point is the highest of %d consecutive ones (%d in all)", who, pts.group, pts.n))
+				c.Notes = append(c.Notes, fmt.Sprintf("%seach point is the highest of %d consecutive ones (%d in all)", who(run, len(docs) > 1), pts.group, pts.n))
 			}
 			// Lines of no statistic of styleOf's (failover's commits and
 			// failures) take the plain styles in turn, solid, dashed,
@@ -366,22 +505,51 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 					dash, width = o.dash, o.width
 					other++
 				}
-				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: colors[i], Dash: dash, Width: width}
+				s := plot.Series{Name: run + " " + name, Run: run, Stat: name, Color: color, Dash: dash, Width: width}
+				zeros := 0
 				for _, pt := range pts.drawn {
 					if l < len(pt.Values) {
 						s.X = append(s.X, pt.At)
 						s.Y = append(s.Y, pt.Values[l]*scale)
+						if pt.Values[l] <= 0 {
+							zeros++
+						}
 					}
 				}
+				switch {
+				case !sd.Log || zeros == 0:
+				case zeros == len(s.X):
+					c.Notes = append(c.Notes, fmt.Sprintf("%s%s: 0 at every point, not drawn (a log scale has no 0)", who(run, len(docs) > 1), name))
+					continue
+				default:
+					c.Notes = append(c.Notes, fmt.Sprintf("%s%s: 0 at %d of %d points, where its line stops (a log scale has no 0)", who(run, len(docs) > 1), name, zeros, len(s.X)))
+				}
 				c.Series = append(c.Series, s)
+				if sd.Unit == "ratio" { // a share near 100%: the axis from just under the lowest
+					lo := 100.0
+					for _, v := range s.Y {
+						lo = math.Min(lo, v)
+					}
+					if c.Y.Max == 100 { // another run's share on the chart
+						lo = math.Min(lo, c.Y.Min+1)
+					}
+					c.Y.Min, c.Y.Max = math.Max(0, math.Floor(lo)-1), 100
+				}
 			}
 			for _, ev := range sd.Events {
-				c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: ev.At, Label: ev.Label, Color: colors[i], Dash: plot.Dashed})
+				c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: ev.At, Label: ev.Label, Color: color, Dash: plot.Dashed})
+			}
+			if end, ok := windowEnd(runs, d); ok && len(pts.drawn) > 0 && pts.drawn[len(pts.drawn)-1].At > end*1.01 {
+				c.Rules = append(c.Rules, plot.Rule{Vertical: true, V: end, Label: "load ended", Color: plot.Neutral, Dash: plot.Dotted})
+				c.Notes = append(c.Notes, fmt.Sprintf("%sthe load ended at %s, the end of its measured window (the charts of its operations end there); the points after it were measured after the load stopped", who(run, len(docs) > 1), plot.Duration(end)))
 			}
 		}
 	}
 	if len(titles) == 0 {
 		return
+	}
+	for _, k := range alikeOrder {
+		plot.ShareAxes(alike[k]...)
 	}
 	p.printf("<h2>Over time</h2>")
 	for _, t := range titles {
@@ -389,6 +557,32 @@ func seriesSection(p *page, docs []*report.Document, names []string, colors []st
 			p.chart(c)
 		}
 	}
+}
+
+// runLabelled is the run of d whose labels are labels; nil when labels
+// are none or no run has them.
+func runLabelled(runs []*run, d *report.Document, labels map[string]string) *run {
+	if len(labels) == 0 {
+		return nil
+	}
+	for _, r := range runs {
+		if r.doc == d && maps.Equal(r.rd.Labels, labels) {
+			return r
+		}
+	}
+	return nil
+}
+
+// windowEnd is where the measured window of d's runs ended, in seconds
+// from its start: the longest of them.
+func windowEnd(runs []*run, d *report.Document) (float64, bool) {
+	end, ok := 0.0, false
+	for _, r := range runs {
+		if r.doc == d && r.total.Elapsed > 0 {
+			end, ok = math.Max(end, r.total.Elapsed.Seconds()), true
+		}
+	}
+	return end, ok
 }
 
 // seriesPoints are a figure's points as drawn.

@@ -50,6 +50,7 @@ func comparison(p *page, runs []*run) {
 		}
 		p.printf("</table>")
 	}
+	auditComparison(p, runs)
 }
 
 // figure is a row of the comparison.

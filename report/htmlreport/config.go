@@ -23,6 +23,9 @@ import (
 type group struct {
 	title string
 	keys  []string // in this order; nil: every key no other group takes
+	// command, when set, is the command whose documents the group is
+	// for: its keys are filed there only when the page has one.
+	command string
 }
 
 // groups are the table's groups, in order.
@@ -30,17 +33,18 @@ var groups = [...]group{
 	{"load", append([]string{"mode", report.KeyConcurrency, report.KeyThreads, "jobs", report.KeyRate, report.KeyArrival,
 		report.KeyDuration, report.KeyTransactions, report.KeyWarmup, "ramp", report.KeyMaxTries, report.KeyLatencyLimit, "max-lag",
 		"drain-timeout", "continue-on-error", report.KeyConnect, report.KeyProtocol, report.KeySeed, report.KeyInstance,
-		report.KeyInstances, "init"}, report.OlderKeys()...)},
-	{"sweep", []string{"slo", "start", "factor", "step-duration", "step-warmup", "max-error-rate", "max-steps", "precision"}},
-	{"replication lag", []string{"replication", "mark-interval", "poll-interval", "mark-transactions", "map", "tables"}},
-	{"workload", nil},
-	{"target", []string{report.KeyURLs, "source", "dest", "pooler", "embedded-version"}},
+		report.KeyInstances, "init"}, report.OlderKeys()...), ""},
+	{"sweep", []string{"slo", "start", "factor", "step-duration", "step-warmup", "max-error-rate", "max-steps", "precision"}, ""},
+	{"failover", []string{"replication", "fault", "at", "promote-after", "hold-standby", "failover-command", "failover-timeout", "probe-interval"}, "failover"},
+	{"replication lag", []string{"replication", "mark-interval", "poll-interval", "mark-transactions", "map", "tables"}, ""},
+	{"workload", nil, ""},
+	{"target", []string{report.KeyURLs, "source", "dest", "pooler", "embedded-version"}, ""},
 }
 
 // outputs are flags that do not shape a run: what it writes, and how much
 // it says while it runs.
 var outputs = map[string]bool{
-	"help": true, "json": true, "html": true, "csv": true, "chart": true, "histogram": true, "cpuprofile": true, "metrics-addr": true,
+	"help": true, "json": true, "html": true, "csv": true, "chart": true, "histogram": true, "cpuprofile": true, "metrics-addr": true, "live": true,
 	"output": true, report.KeyProgress: true, "verbose-errors": true, "quiet": true, "report-per-statement": true, report.KeyFailuresDetailed: true,
 	"log": true, "log-prefix": true, "aggregate-interval": true, "sampling-rate": true,
 }
@@ -157,10 +161,15 @@ func configSection(p *page, docs []*report.Document, names []string) {
 		p.printf(`<th class="l">%s<br><span class="note">txload %s %s (txload %s)</span></th>`, esc(names[i]), esc(d.Command), esc(d.Workload), esc(d.Version))
 	}
 	p.printf("</tr>")
+	commands := map[string]bool{}
+	for _, d := range docs {
+		commands[d.Command] = true
+	}
 	taken := map[string]bool{}
 	for _, g := range groups {
 		taken = mapsAdd(taken, g.keys)
 	}
+	filed := map[string]bool{} // a key is filed in the first group that applies
 	row := func(key string, values []string) {
 		cls := ""
 		if len(values) > 1 && slices.ContainsFunc(values, func(v string) bool { return v != values[0] }) {
@@ -176,6 +185,9 @@ func configSection(p *page, docs []*report.Document, names []string) {
 		p.printf(`<tr class="group"><th colspan="%d">%s</th></tr>`, len(docs)+1, esc(title))
 	}
 	for _, g := range groups {
+		if g.command != "" && !commands[g.command] {
+			continue
+		}
 		keys := g.keys
 		if keys == nil {
 			all := map[string]bool{}
@@ -190,6 +202,10 @@ func configSection(p *page, docs []*report.Document, names []string) {
 		}
 		first := true
 		for _, k := range keys {
+			if filed[k] {
+				continue
+			}
+			filed[k] = true
 			values := make([]string, len(docs))
 			any := false
 			for i, s := range settings {

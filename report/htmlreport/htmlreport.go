@@ -32,6 +32,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -46,8 +47,11 @@ import (
 	"github.com/txload/txload/report/plot"
 )
 
-// MaxPoints bounds the points of a line over time.
-const MaxPoints = 600
+// MaxPoints bounds the points of a line over time: one point per 3 px of
+// a chart's plot, so that a line's points stay apart and its statistics
+// can be told from each other. Where a window holds several intervals,
+// the range of their values is drawn as a band (bandStats).
+const MaxPoints = (chartWidth - 92) / 3
 
 // Options are the report's own settings.
 type Options struct {
@@ -57,6 +61,72 @@ type Options struct {
 	Names []string
 	// Version is the txload that wrote the page.
 	Version string
+	// Live, when set, makes the page a live one, served while the run
+	// goes (package live): a status line under the title, and a script
+	// that asks the server for the page twice a second and shows it when
+	// it changed. The page is otherwise the one --html writes.
+	Live *Live
+	// Cache, when set, keeps what the page drew of its runs' intervals for
+	// the next drawing of the same runs (a live page, drawn again at each
+	// interval: the new intervals are added up, not the run's all over
+	// again).
+	Cache *Cache
+}
+
+// Cache keeps the windows drawn of runs whose intervals come from a
+// Source that is a comparable value (a pointer: a live run's spool), by
+// that source: the windows that hold a whole group of intervals do not
+// change as the run goes on, as long as the group does not. The zero
+// value is ready; one drawing may use it at a time.
+type Cache struct {
+	runs map[any]*cachedRun
+}
+
+// cachedRun is what a drawing kept of one run.
+type cachedRun struct {
+	group   int
+	t0      time.Time
+	windows []window // the whole ones, from the first
+}
+
+// lookup is what c holds of rd for windows of group intervals from t0:
+// the whole windows first, and where to put the new ones; nil c, or an
+// rd it cannot key, holds nothing.
+func (c *Cache) lookup(rd *report.RunDoc, group int, t0 time.Time) (ws []window, keep func([]window)) {
+	if c == nil || rd.Spooled == nil || !reflect.TypeOf(rd.Spooled).Comparable() {
+		return nil, func([]window) {}
+	}
+	if c.runs == nil {
+		c.runs = map[any]*cachedRun{}
+	}
+	key := any(rd.Spooled)
+	cr := c.runs[key]
+	if cr != nil && (cr.group != group || !cr.t0.Equal(t0)) {
+		cr = nil
+	}
+	keep = func(out []window) {
+		whole := len(out)
+		if whole > 0 && out[whole-1].intervals < group {
+			whole--
+		}
+		c.runs[key] = &cachedRun{group: group, t0: t0, windows: out[:whole]}
+	}
+	if cr == nil {
+		return nil, keep
+	}
+	return cr.windows, keep
+}
+
+// Live is what a live page says of itself.
+type Live struct {
+	// Version is the page's: the server sends a page again only when its
+	// version differs from the one the browser has.
+	Version uint64
+	// Status says where the run is, under the title.
+	Status string
+	// Final: the run has ended and this is its last page; the script
+	// stops asking.
+	Final bool
 }
 
 // run is one run drawn: a RunDoc of a document.
@@ -86,7 +156,9 @@ type partial struct {
 type window struct {
 	at   float64 // seconds from the start of the measured period to the window's end
 	secs float64
-	ops  []point // by the run's operation index
+	// intervals is the number of intervals it adds up.
+	intervals int
+	ops       []point // by the run's operation index
 	// errors and retries are every operation's failed attempts, by class,
 	// and retries.
 	errors  [metrics.NumClasses]int64
@@ -97,6 +169,15 @@ type window struct {
 type point struct {
 	ok                     int64
 	response, service, lag quantiles
+	// band is the range of the window's intervals' own values, when it
+	// holds several: ok/s and response p99.
+	band *band
+}
+
+// band is the lowest and highest of a window's intervals' values.
+type band struct {
+	okLo, okHi   float64 // ok operations per second
+	p99Lo, p99Hi float64 // ms; NaN where no interval had an ok operation
 }
 
 // windowQs are the percentiles the charts over time draw (100: the
@@ -159,6 +240,13 @@ type page struct {
 
 func (p *page) printf(format string, args ...any) { fmt.Fprintf(&p.b, format, args...) }
 
+// fail keeps the page's first error.
+func (p *page) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
 // Chart size in the page: two side by side.
 const chartWidth, chartHeight = 570, 290
 
@@ -172,6 +260,7 @@ func (p *page) chart(c *plot.Chart) {
 	if c.Legend == nil {
 		c.Legend = legend(c.Series, p.runs > 1)
 	}
+	c.Notes = append(c.Notes, coincide(c, p.runs > 1)...)
 	c.ID = "c" + strconv.Itoa(p.charts)
 	p.b.WriteString(`<figure class="chart">`)
 	if err := c.SVG(&p.b); err != nil && p.err == nil {
@@ -181,6 +270,44 @@ func (p *page) chart(c *plot.Chart) {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// coincide says which lines of one run lie on each other at half their
+// points or more (a max equal to the p99 in windows of few operations, a
+// service time equal to the response time where nothing waited): the line
+// drawn last hides the other there.
+func coincide(c *plot.Chart, named bool) []string {
+	var out []string
+	for i, a := range c.Series {
+		for _, b := range c.Series[i+1:] {
+			if a.Run != b.Run || a.Stat == "" || b.Stat == "" || len(a.X) != len(b.X) {
+				continue
+			}
+			same, both := 0, 0
+			for k := range a.X {
+				if k >= len(a.Y) || k >= len(b.Y) || math.IsNaN(a.Y[k]) || math.IsNaN(b.Y[k]) || a.X[k] != b.X[k] {
+					continue
+				}
+				both++
+				if a.Y[k] != 0 && math.Abs(a.Y[k]-b.Y[k]) <= 0.005*math.Max(math.Abs(a.Y[k]), math.Abs(b.Y[k])) {
+					same++
+				}
+			}
+			if both < 2 || 2*same < both {
+				continue
+			}
+			who := ""
+			if named {
+				who = a.Run + ": "
+			}
+			at := "at every point"
+			if same < both {
+				at = fmt.Sprintf("at %d of %d points", same, both)
+			}
+			out = append(out, fmt.Sprintf("%s%s = %s %s: the %s line lies on the %s one", who, b.Stat, a.Stat, at, b.Stat, a.Stat))
+		}
+	}
+	return out
+}
 
 // Write writes the report of docs to w.
 func Write(w io.Writer, docs []*report.Document, opts Options) error {
@@ -212,7 +339,7 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
 			warmup, _ := time.ParseDuration(d.ConfigString(report.KeyWarmup))
-			ws, part, err := windows(rd, warmup)
+			ws, part, err := windows(rd, warmup, opts.Cache)
 			if err != nil {
 				return fmt.Errorf("%s: %w", names[i], err)
 			}
@@ -247,17 +374,24 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	}
 	p := &page{runs: len(runs) + len(sweeps)}
 	p.printf("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">")
-	p.printf("<title>%s</title><style>%s</style></head><body>", esc(title), css)
+	p.printf("<title>%s</title><style>%s</style>", esc(title), css)
+	if l := opts.Live; l != nil {
+		p.printf(`<style>%s</style><script>%s</script></head><body data-live-version="%d">`, liveCSS, liveScript(l), l.Version)
+	} else {
+		p.printf("</head><body>")
+	}
 	p.printf("<h1>%s</h1>", esc(title))
+	if l := opts.Live; l != nil {
+		p.printf(`<p id="live-status" class="live">%s</p>`, esc(l.Status))
+	}
 	p.printf(`<p class="sub">%s</p>`, esc(subtitle(docs, names, opts.Version)))
 	failedLines(p, docs)
 	if len(runs) > 0 {
-		summaryTable(p, runs)
-		checkSection(p, runs)
+		summarySection(p, runs)
 		comparison(p, runs)
 	}
 	tablesSection(p, docs)
-	seriesSection(p, docs, names, colors)
+	seriesSection(p, docs, names, colors, runs)
 	if len(runs) > 0 {
 		opSections(p, runs)
 		failureSection(p, runs)
@@ -274,17 +408,39 @@ func Write(w io.Writer, docs []*report.Document, opts Options) error {
 	return err
 }
 
-const css = `body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 12px}
+// liveCSS styles a live page's status line.
+const liveCSS = `p.live{background:#eef4fb;border-left:4px solid #4e79a7;padding:6px 10px;margin:4px 0 12px;font-size:14px}`
+
+// liveScript asks the server for the page twice a second ("live?v=N": the
+// server answers 204 when its page is still version N), and shows a new
+// one in place of the body; it stops once the page is final, and says so
+// when the server is gone. No library, no request but to the page's own
+// server.
+func liveScript(l *Live) string {
+	return fmt.Sprintf(`(function(){var v=%d,fin=%t,id=Math.random().toString(36).slice(2);
+function say(t){var e=document.getElementById("live-status");if(e)e.textContent=t;}
+function poll(){if(fin)return;fetch("live?v="+v+"&id="+id,{cache:"no-store"}).then(function(r){
+if(!r.ok)throw new Error("HTTP "+r.status);fin=r.headers.get("X-Live-Final")==="1";if(r.status===204)return null;
+v=+r.headers.get("X-Live-Version");return r.text();}).then(function(t){if(t!==null){var d=new DOMParser().parseFromString(t,"text/html");
+document.title=d.title;document.body.replaceWith(d.body);}setTimeout(poll,500);}).catch(function(e){
+say("The run's server does not answer ("+e.message+"): this is the last state it sent.");});}
+setTimeout(poll,500);})();`, l.Version, l.Final)
+}
+
+const css = `body{font-family:system-ui,sans-serif;margin:16px auto;max-width:1180px;color:#222;padding:0 12px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-h3{font-size:15px;margin:18px 0 6px}.sub{color:#666;margin:0 0 12px}
+h3{font-size:15px;margin:18px 0 6px}.sub{color:#666;margin:0 0 12px;overflow-wrap:anywhere}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 12px}th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f6f6f6}td.l,th.l{text-align:left}
+th:first-child,td:first-child{text-align:left}th{background:#f6f6f6}td.l,th.l{text-align:left;overflow-wrap:anywhere}
 tr.group th{background:#fff;text-align:left;padding-top:10px;color:#555;border-bottom:1px solid #ccc}
 tr.differs td{background:#fff8e1}td.ratio{color:#555}td.ratio.far{color:#222;font-weight:bold}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}
 .pass{color:#1a7f37;font-weight:bold}.fail{color:#b00;font-weight:bold}.verdict{font-size:15px;margin:8px 0}
-figure.chart{display:inline-block;margin:4px 8px 8px 0;vertical-align:top}.note{color:#666;font-size:13px}
-pre{background:#f6f6f6;padding:8px;font-size:12px;overflow:auto}`
+figure.chart{display:inline-block;margin:4px 8px 8px 0;vertical-align:top;max-width:100%}svg.plot{max-width:100%;height:auto;display:block}
+.note{color:#666;font-size:13px}p,li{overflow-wrap:anywhere}ul.notes{margin:4px 0;padding-left:20px;font-size:14px}
+div.runs{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(560px,100%),1fr));gap:0 28px}section.run{min-width:0}section.run th,section.run td{padding:3px 5px}p.head{margin:6px 0}p.openloop{font-size:14px;margin:8px 0 2px}p.op{margin:12px 0 2px}p.opnote{margin:0 0 8px;font-size:13px;color:#444}p.tline{margin:3px 0;font-size:14px}
+pre{background:#f6f6f6;padding:8px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
+@media (max-width:900px){body{padding:0 8px}th,td{padding:2px 5px;font-size:12px}}`
 
 func subtitle(docs []*report.Document, names []string, version string) string {
 	var parts []string
@@ -360,7 +516,7 @@ func nameRuns(runs []*run) {
 // measured period (and the time axis) starts there, and that interval's
 // rates are over its measured part: its warm-up's operations are not in
 // its counts.
-func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error) {
+func windows(rd *report.RunDoc, warmup time.Duration, cache *Cache) ([]window, *partial, error) {
 	// The first pass: the measured intervals' number and lengths, the
 	// first and the last.
 	var (
@@ -415,11 +571,17 @@ func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error
 	// The second pass: windows of group intervals each, added up.
 	group := (measured + MaxPoints - 1) / MaxPoints
 	out := make([]window, (measured+group-1)/group)
-	wa := startWindows(rd, out, t0)
+	cached, keep := cache.lookup(rd, group, t0)
+	done := copy(out, cached) // windows drawn before, whole: their intervals are skipped
+	wa := startWindows(rd, out, len(out)-done, t0)
 	var batch windowBatch
 	m := 0 // measured intervals seen
 	err = rd.EachInterval(func(n int, iv *report.IntervalDoc) error {
 		if iv.Warmup || m >= measured {
+			return nil
+		}
+		if m < done*group {
+			m++
 			return nil
 		}
 		batch.n = append(batch.n, n)
@@ -435,6 +597,9 @@ func windows(rd *report.RunDoc, warmup time.Duration) ([]window, *partial, error
 	})
 	if werr := wa.wait(); err == nil || err == errStop {
 		err = werr
+	}
+	if err == nil {
+		keep(out)
 	}
 	return out, part, err
 }
@@ -460,19 +625,20 @@ type windowAdder struct {
 	first error
 }
 
-// startWindows starts the workers that fill out's windows.
-func startWindows(rd *report.RunDoc, out []window, t0 time.Time) *windowAdder {
-	workers := max(min(runtime.GOMAXPROCS(0), len(out)), 1)
+// startWindows starts the workers that fill out's windows, todo of them.
+func startWindows(rd *report.RunDoc, out []window, todo int, t0 time.Time) *windowAdder {
+	workers := max(min(runtime.GOMAXPROCS(0), todo), 1)
 	wa := &windowAdder{jobs: make(chan windowBatch, workers)}
 	for range workers {
 		wa.wg.Go(func() {
 			snap := metrics.NewSnapshot(rd.Names())
 			add := rd.Adder()
+			bands := newBandScratch()
 			for b := range wa.jobs {
 				if wa.failed() != nil {
 					continue
 				}
-				if err := addWindow(add, snap, b, out, t0); err != nil {
+				if err := addWindow(add, snap, b, out, t0, bands); err != nil {
 					wa.mu.Lock()
 					if wa.first == nil {
 						wa.first = err
@@ -508,8 +674,10 @@ func (wa *windowAdder) wait() error {
 	return wa.first
 }
 
-// addWindow adds up batch b into window out[b.k].
-func addWindow(add *report.IntervalAdder, snap *metrics.Snapshot, b windowBatch, out []window, t0 time.Time) error {
+// addWindow adds up batch b into window out[b.k], and the range of its
+// intervals' own values when it holds several (bands: a Sum and a
+// histogram to decode them in).
+func addWindow(add *report.IntervalAdder, snap *metrics.Snapshot, b windowBatch, out []window, t0 time.Time, bands *bandScratch) error {
 	snap.Reset()
 	for j := range b.ivs {
 		if err := add.Add(b.n[j], &b.ivs[j], snap); err != nil {
@@ -523,7 +691,69 @@ func addWindow(add *report.IntervalAdder, snap *metrics.Snapshot, b windowBatch,
 	if from.Before(t0) {
 		from = t0
 	}
-	out[b.k] = windowOf(snap, end.Sub(t0).Seconds(), end.Sub(from).Seconds())
+	w := windowOf(snap, end.Sub(t0).Seconds(), end.Sub(from).Seconds())
+	w.intervals = len(b.ivs)
+	if len(b.ivs) > 1 {
+		if err := bands.add(&w, b.ivs, t0); err != nil {
+			return err
+		}
+	}
+	out[b.k] = w
+	return nil
+}
+
+// bandScratch decodes one interval's histogram at a time, for bands.
+type bandScratch struct {
+	sum *metrics.Sum
+	h   *hdr.Histogram
+}
+
+func newBandScratch() *bandScratch {
+	return &bandScratch{sum: metrics.NewSum(), h: metrics.NewHistogram()}
+}
+
+// add sets w's bands: the lowest and highest ok/s and response p99 of its
+// intervals ivs, each operation's.
+func (bs *bandScratch) add(w *window, ivs []report.IntervalDoc, t0 time.Time) error {
+	for i := range w.ops {
+		bd := &band{okLo: math.Inf(1), okHi: math.Inf(-1), p99Lo: math.NaN(), p99Hi: math.NaN()}
+		for j := range ivs {
+			iv := &ivs[j]
+			if i >= len(iv.Ops) {
+				continue
+			}
+			from := iv.Start
+			if from.Before(t0) {
+				from = t0
+			}
+			if secs := iv.End.Sub(from).Seconds(); secs > 0 {
+				r := float64(iv.Ops[i].OK) / secs
+				bd.okLo, bd.okHi = math.Min(bd.okLo, r), math.Max(bd.okHi, r)
+			}
+			enc := iv.Ops[i].Response
+			if enc == "" || iv.Ops[i].OK == 0 {
+				continue
+			}
+			bs.sum.Reset()
+			bs.h.Reset()
+			if err := bs.sum.Add(enc); err != nil {
+				return fmt.Errorf("interval at %s, %s response: %w", iv.End.UTC().Format(time.RFC3339Nano), iv.Ops[i].Name, err)
+			}
+			if err := bs.sum.AddTo(bs.h); err != nil {
+				return err
+			}
+			q := quantile(bs.h, 99)
+			if math.IsNaN(bd.p99Lo) || q < bd.p99Lo {
+				bd.p99Lo = q
+			}
+			if math.IsNaN(bd.p99Hi) || q > bd.p99Hi {
+				bd.p99Hi = q
+			}
+		}
+		if bd.okLo <= bd.okHi {
+			w.ops[i].band = bd
+		}
+	}
 	return nil
 }
 
@@ -531,7 +761,7 @@ func opNames(runs []*run) []string {
 	var names []string
 	for _, r := range runs {
 		for _, o := range r.total.Ops {
-			if !slices.Contains(names, o.Name) {
+			if ran(o) && !slices.Contains(names, o.Name) {
 				names = append(names, o.Name)
 			}
 		}
@@ -552,54 +782,6 @@ func swatch(color string) string {
 	return fmt.Sprintf(`<span class="swatch" style="background:%s"></span>`, color)
 }
 
-func summaryTable(p *page, runs []*run) {
-	p.printf("<h2>Summary</h2><table><tr><th>run</th><th>operation</th><th>ok</th><th>failed</th><th>ops/s</th><th>retries</th><th>p50</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th><th>measured</th></tr>")
-	for _, r := range runs {
-		secs := r.total.Elapsed.Seconds()
-		for _, o := range r.total.Ops {
-			rate := 0.0
-			if secs > 0 {
-				rate = float64(o.OK) / secs
-			}
-			h := o.Response
-			p.printf(`<tr><td>%s%s</td><td class="l">%s</td><td>%d</td><td>%d</td><td>%.1f</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>`,
-				swatch(r.color), esc(r.name), esc(o.Name), o.OK, o.FailedTotal(), rate, o.Retries,
-				report.Micros(h.ValueAtQuantile(50)), report.Micros(h.ValueAtQuantile(95)), report.Micros(h.ValueAtQuantile(99)),
-				report.Micros(h.ValueAtQuantile(99.9)), report.Micros(h.Max()), report.Seconds(r.total.Elapsed))
-		}
-	}
-	p.printf("</table>")
-	var none []string
-	for _, r := range runs {
-		if len(r.windows) == 0 {
-			none = append(none, r.name)
-		}
-	}
-	for _, r := range runs {
-		drain, err := r.rd.DrainSnapshot()
-		if err != nil {
-			p.err = fmt.Errorf("%s: %w", r.docName, err)
-			return
-		}
-		for _, line := range []string{r.doc.WarmupLine(r.rd), report.DrainLine(drain)} {
-			if line == "" {
-				continue
-			}
-			line = strings.Replace(line, "not in the figures below", "not in the figures of this page", 1)
-			if len(runs) > 1 {
-				line = r.name + ": " + line
-			}
-			p.printf(`<p class="note drain">%s</p>`, esc(line))
-		}
-	}
-	if note := partialNote(runs); note != "" {
-		p.printf(`<p class="note partial">%s</p>`, esc(note))
-	}
-	if len(none) > 0 {
-		p.printf(`<p class="note">No intervals recorded for %s: the charts over time leave them out.</p>`, esc(strings.Join(none, ", ")))
-	}
-}
-
 // failedLines says at the top of the page what a command's own figures
 // found wrong (failover's lost commits): a red line each.
 func failedLines(p *page, docs []*report.Document) {
@@ -610,73 +792,6 @@ func failedLines(p *page, docs []*report.Document) {
 			}
 		}
 	}
-}
-
-// checkSection says, under the summary, what a reader must not miss of
-// each run: an interrupt, a saturated open loop, and what the workload's
-// audit found after the run: "check: ok" with its figures, or each
-// VIOLATION, as the text report prints them.
-func checkSection(p *page, runs []*run) {
-	checked := false
-	for _, r := range runs {
-		checked = checked || r.rd.Check != nil
-	}
-	if checked {
-		p.printf("<h2>Checks</h2>")
-	}
-	for _, r := range runs {
-		name := ""
-		if len(runs) > 1 {
-			name = r.name + ": "
-		}
-		if r.rd.Interrupted {
-			p.printf(`<p class="verdict fail">%s</p>`, esc(name+r.rd.InterruptedLine()))
-		}
-		if r.rd.Saturated {
-			p.printf(`<p class="verdict fail">%s</p>`, esc(name+r.rd.SaturatedLine()))
-		}
-		c := r.rd.Check
-		if c == nil {
-			continue
-		}
-		if len(c.Violations) == 0 {
-			p.printf(`<p class="verdict">%s%s</p>`, swatch(r.color), esc(name)+`<span class="pass">check: ok</span>`)
-		}
-		for _, v := range c.Violations {
-			p.printf(`<p class="verdict">%s%s</p>`, swatch(r.color), esc(name)+`<span class="fail">VIOLATION: `+esc(v)+`</span>`)
-		}
-	}
-	// The audits' figures: a row per figure, a column per run audited.
-	keys := map[string]bool{}
-	var audited []*run
-	for _, r := range runs {
-		if c := r.rd.Check; c != nil && len(c.Values) > 0 {
-			audited = append(audited, r)
-			for k := range c.Values {
-				keys[k] = true
-			}
-		}
-	}
-	if len(audited) == 0 {
-		return
-	}
-	p.printf(`<table class="check"><tr><th></th>`)
-	for _, r := range audited {
-		p.printf(`<th>%s%s</th>`, swatch(r.color), esc(r.name))
-	}
-	p.printf("</tr>")
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		p.printf(`<tr><td>%s</td>`, esc(strings.ReplaceAll(k, "_", " "))) // as the text report words them
-		for _, r := range audited {
-			if v, ok := r.rd.Check.Values[k]; ok {
-				p.printf(`<td>%d</td>`, v)
-			} else {
-				p.printf(`<td></td>`)
-			}
-		}
-		p.printf("</tr>")
-	}
-	p.printf("</table>")
 }
 
 // partialNote says which runs' last intervals the charts over time leave
@@ -732,10 +847,18 @@ func partialShort(runs []*run, named bool) string {
 func tablesSection(p *page, docs []*report.Document) {
 	for _, d := range docs {
 		for _, t := range d.Tables {
-			if len(t.Rows) == 0 {
+			if len(t.Rows) == 0 && len(t.Lines) == 0 {
 				continue
 			}
-			p.printf("<h2>%s</h2><table>", esc(t.Title))
+			p.printf("<h2>%s</h2>", esc(t.Title))
+			for _, l := range t.Lines {
+				if failing(l) || strings.Contains(l, "FAILED") || strings.Contains(l, ": FAIL (") {
+					p.printf(`<p class="tline fail">%s</p>`, esc(l))
+				} else {
+					p.printf(`<p class="tline">%s</p>`, esc(l))
+				}
+			}
+			p.printf("<table>")
 			for i, row := range t.Rows {
 				cell := "td"
 				if i == 0 {

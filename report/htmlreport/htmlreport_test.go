@@ -2,6 +2,8 @@ package htmlreport
 
 import (
 	"bytes"
+	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -132,9 +134,11 @@ func hdrDecoded(t *testing.T, iv report.IntervalDoc) *metrics.Snapshot {
 }
 
 // 25 minutes of one-second intervals are drawn with at most MaxPoints points
-// a line, each the exact merge of its intervals: no operation is lost.
+// a line, each the exact merge of its intervals: no operation is lost. Each
+// window's band is the range of its own intervals' ok/s and p99.
 func TestLongRunIsMergedIntoWindows(t *testing.T) {
-	doc := hourDoc(t, 1500)
+	const n = 1500
+	doc := hourDoc(t, n)
 	var b bytes.Buffer
 	if err := Write(&b, []*report.Document{doc}, Options{Names: []string{"hour.json"}}); err != nil {
 		t.Fatal(err)
@@ -149,16 +153,20 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 			t.Fatalf("a line has %d points, more than %d", n, MaxPoints)
 		}
 	}
+	if !strings.Contains(page, `<polygon class="band"`) {
+		t.Error("no band of the intervals a window holds")
+	}
 	rd := &doc.Runs[0]
-	ws, _, err := windows(rd, 0)
+	ws, _, err := windows(rd, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ws) != 500 || ws[len(ws)-1].at != 1500 {
-		t.Fatalf("%d windows, the last at %gs", len(ws), ws[len(ws)-1].at)
+	group := (n + MaxPoints - 1) / MaxPoints
+	if len(ws) != (n+group-1)/group || ws[len(ws)-1].at != n {
+		t.Fatalf("%d windows, the last at %gs: want %d of %d intervals", len(ws), ws[len(ws)-1].at, (n+group-1)/group, group)
 	}
-	// Each window is its three intervals merged: counts and percentiles as
-	// of the merged histograms (checked on some windows: decoding is slow).
+	// Each window is its intervals merged: counts and percentiles as of
+	// the merged histograms (checked on some windows: decoding is slow).
 	var ok int64
 	for k, w := range ws {
 		ok += w.ops[0].ok
@@ -166,18 +174,30 @@ func TestLongRunIsMergedIntoWindows(t *testing.T) {
 			continue
 		}
 		want := metrics.NewSnapshot(rd.Names())
-		for n := 3 * k; n < 3*k+3; n++ {
-			if err := want.Merge(hdrDecoded(t, rd.Intervals[n])); err != nil {
+		okLo, okHi, p99Lo, p99Hi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		for i := group * k; i < min(group*k+group, n); i++ {
+			iv := hdrDecoded(t, rd.Intervals[i])
+			if err := want.Merge(iv); err != nil {
 				t.Fatal(err)
 			}
+			r := float64(iv.Ops[0].OK)
+			okLo, okHi = math.Min(okLo, r), math.Max(okHi, r)
+			q := ms(iv.Ops[0].Response.ValueAtQuantile(99))
+			p99Lo, p99Hi = math.Min(p99Lo, q), math.Max(p99Hi, q)
 		}
 		all := want.Total("all")
 		got := windowOf(want, w.at, w.secs)
-		if w.secs != 3 || !reflect.DeepEqual(w, got) || w.errors != all.Errors || w.retries != all.Retries {
+		got.intervals = min(group*k+group, n) - group*k
+		bd := w.ops[0].band
+		w.ops[0].band, w.ops[1].band = nil, nil
+		if w.secs != float64(group) || !reflect.DeepEqual(w, got) || w.errors != all.Errors || w.retries != all.Retries {
 			t.Fatalf("window %d: %+v, its intervals merged: %+v", k, w, got)
 		}
 		if w.ops[1].response.at(100) != ms(want.Ops[1].Response.Max()) || w.ops[0].ok != want.Ops[0].OK {
 			t.Fatalf("window %d: %+v", k, w)
+		}
+		if bd == nil || bd.okLo != okLo || bd.okHi != okHi || bd.p99Lo != p99Lo || bd.p99Hi != p99Hi {
+			t.Fatalf("window %d: band %+v, want ok/s %g..%g, p99 %g..%g", k, bd, okLo, okHi, p99Lo, p99Hi)
 		}
 	}
 	if ok != rd.Ops[0].OK {
@@ -215,4 +235,79 @@ func BenchmarkHour(b *testing.B) {
 		size = buf.Len()
 	}
 	b.ReportMetric(float64(size)/1024, "KB")
+}
+
+// BenchmarkLivePage is the time to draw the page of a run of 1, 10 and 60
+// minutes of 1-second intervals (two operations): what the live page costs
+// the run at each interval a browser watches (bench/live-page measures it
+// on a run).
+func BenchmarkLivePage(b *testing.B) {
+	for _, n := range []int{60, 600, 3600} {
+		doc := hourDoc(b, n)
+		b.Run(strconv.Itoa(n/60)+"min", func(b *testing.B) {
+			for b.Loop() {
+				if err := Write(io.Discard, []*report.Document{doc}, Options{Live: &Live{Version: 1, Status: "live"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// growing is a run's intervals as a live run's spool is: a pointer, whose
+// intervals grow between drawings.
+type growing struct{ ivs []report.IntervalDoc }
+
+func (g *growing) Len() int { return len(g.ivs) }
+
+func (g *growing) Open() (report.Cursor[report.IntervalDoc], error) {
+	return report.Slice[report.IntervalDoc](g.ivs).Open()
+}
+
+// A live page drawn again as its run grows, with a Cache, is the page
+// drawn from scratch: at each size, across the sizes where a point starts
+// to hold more intervals (159, 318), and over a warm-up.
+func TestCacheDrawsTheSamePage(t *testing.T) {
+	doc := hourDoc(t, 400)
+	all := doc.Runs[0].Intervals
+	all[0].Warmup = true
+	src := &growing{}
+	doc.Runs[0].Intervals, doc.Runs[0].Spooled = nil, src
+	cache := &Cache{}
+	for _, n := range []int{1, 2, 60, 158, 159, 160, 161, 300, 318, 319, 320, 400} {
+		src.ivs = all[:n]
+		var cached, fresh bytes.Buffer
+		if err := Write(&cached, []*report.Document{doc}, Options{Cache: cache}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&fresh, []*report.Document{doc}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if cached.String() != fresh.String() {
+			t.Fatalf("%d intervals: the page drawn with the cache differs from the page drawn afresh", n)
+		}
+	}
+}
+
+// BenchmarkLivePageCached is BenchmarkLivePage's page drawn again, as the
+// live page draws it at each interval, its windows kept from the drawing
+// before.
+func BenchmarkLivePageCached(b *testing.B) {
+	for _, n := range []int{60, 600, 3600} {
+		doc := hourDoc(b, n)
+		src := &growing{ivs: doc.Runs[0].Intervals}
+		doc.Runs[0].Intervals, doc.Runs[0].Spooled = nil, src
+		cache := &Cache{}
+		opts := Options{Live: &Live{Version: 1, Status: "live"}, Cache: cache}
+		if err := Write(io.Discard, []*report.Document{doc}, opts); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(strconv.Itoa(n/60)+"min", func(b *testing.B) {
+			for b.Loop() {
+				if err := Write(io.Discard, []*report.Document{doc}, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

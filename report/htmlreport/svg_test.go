@@ -151,8 +151,12 @@ func charts(t *testing.T, page string) []*drawnChart {
 					py, _ := strconv.ParseFloat(y, 64)
 					ds.points = append(ds.points, xy{px, py})
 				}
-			case "circle":
-				ds.marks = append(ds.marks, xy{n.num("cx"), n.num("cy")})
+			case "circle", "rect": // a mark: a circle, or a square
+				if n.XMLName.Local == "rect" {
+					ds.marks = append(ds.marks, xy{n.num("x") + n.num("width")/2, n.num("y") + n.num("height")/2})
+				} else {
+					ds.marks = append(ds.marks, xy{n.num("cx"), n.num("cy")})
+				}
 				if ds.stroke == "" {
 					ds.stroke = n.attr("stroke")
 				}
@@ -196,9 +200,10 @@ func chartTitled(t *testing.T, cs []*drawnChart, prefix string) *drawnChart {
 
 // labelValue is what a tick label says, in unit: "ms" or "s" for
 // durations (a bare 0 is 0 of any unit), "" for plain numbers (1.5k =
-// 1500, 2M).
+// 1500, 2M) and rates (1.5k/s).
 func labelValue(label, unit string) (float64, bool) {
 	if unit == "" {
+		label = strings.TrimSuffix(label, "/s")
 		mult := 1.0
 		switch {
 		case strings.HasSuffix(label, "k"):

@@ -24,6 +24,8 @@ type sweep struct {
 	verdict string
 	// problem says why the steps could not be judged, if so.
 	problem string
+	// head is the line the sweep began with: its SLO and steps.
+	head string
 }
 
 // step is one step of a sweep, with the figures of its table.
@@ -50,6 +52,10 @@ func sweepOf(d *report.Document, name string, manyDocs bool) (*sweep, error) {
 		sw.problem = fmt.Sprintf("the document's --slo %q does not parse (%v): steps are not judged", d.ConfigString("slo"), err)
 	}
 	sw.slo = objective
+	if objective.String() != "" {
+		sw.head = fmt.Sprintf("sweep %s: SLO %s on response time, steps of %s (+%s warm-up), %s workers, %s arrivals", d.Workload, objective,
+			d.ConfigString("step-duration"), orDefault(d.ConfigString("step-warmup"), "0s"), d.ConfigString(report.KeyConcurrency), orDefault(d.ConfigString(report.KeyArrival), "poisson"))
+	}
 	maxErrorRate, errRate := strconv.ParseFloat(d.ConfigString("max-error-rate"), 64)
 	if errRate != nil && sw.problem == "" {
 		sw.problem = "the document has no --max-error-rate: steps are not judged"
@@ -121,6 +127,10 @@ func replay(d *report.Document, objective slo.SLO, steps []step) string {
 	return search.Result().Verdict(objective, start, maxSteps, precision)
 }
 
+// The sweep chart's size: wider than the others, and as wide as a page
+// 800 px wide shows at its own scale.
+const sweepWidth, sweepHeight = 760, 440
+
 func sweepSection(p *page, sweeps []*sweep) {
 	p.printf("<h2>Sweep</h2>")
 	var curves []chart.Curve
@@ -128,6 +138,9 @@ func sweepSection(p *page, sweeps []*sweep) {
 		p.printf("<h3>%s%s</h3>", swatch(sw.color), esc(sw.name))
 		if s := sw.slo.String(); s != "" {
 			p.printf(`<p>SLO on response time (from the intended start): <b>%s</b></p>`, esc(s))
+		}
+		if sw.head != "" {
+			p.printf(`<p class="head">%s</p>`, esc(sw.head))
 		}
 		if sw.verdict != "" {
 			p.printf(`<p class="verdict">%s</p>`, esc(sw.verdict))
@@ -169,7 +182,7 @@ func sweepSection(p *page, sweeps []*sweep) {
 		curves = append(curves, chart.Curve{Name: sw.name, Color: sw.color, SLO: sw.slo, Points: points})
 	}
 	c := chart.Sweep("sweep: latency against achieved throughput", curves...)
-	c.Width, c.Height = 2*chartWidth, 2*chartHeight-80
+	c.Width, c.Height = sweepWidth, sweepHeight
 	c.Legend = append([]plot.Key(nil), c.Legend...)
 	p.chart(c)
 }

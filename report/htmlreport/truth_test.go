@@ -515,9 +515,9 @@ func TestStyles(t *testing.T) {
 
 // What the workload's audit found is on the page, as the text report
 // prints it: each VIOLATION in red, or "check: ok", with the audit's
-// figures; an interrupted run and a saturated open loop say so at the top.
-// (The page used to show none of it: a run whose check failed looked like
-// any other.)
+// lines; an interrupted run and a saturated open loop say so in red under
+// their headers. (The page used to show none of it: a run whose check
+// failed looked like any other.)
 func TestChecksShown(t *testing.T) {
 	bad := runOf(t, fiveSeconds(), true)
 	bad.Interrupted, bad.InterruptedBy = true, "SIGINT"
@@ -525,25 +525,38 @@ func TestChecksShown(t *testing.T) {
 		Violations: []string{"the server holds 5023 rows, 2 more than txload saw commit <&>"}}
 	good := runOf(t, fiveSeconds(), true)
 	good.Offered, good.Unstarted, good.Saturated = 100, 40, true
-	good.Check = &report.CheckDoc{Values: map[string]int64{"total balance": 100000}, Violations: []string{}}
+	good.Check = &report.CheckDoc{Values: map[string]int64{"total balance": 100000}, Violations: []string{},
+		Lines: []report.CheckLine{{Label: "total balance", Value: "100000 (as expected)"}}}
 	html := render(t, runDocument(bad), runDocument(good))
-	for _, want := range []string{
-		`<h2>Checks</h2>`,
-		`<p class="verdict fail">run1.json: INTERRUPTED: the figures cover what ran before SIGINT</p>`,
-		`run1.json: <span class="fail">VIOLATION: the server holds 5023 rows, 2 more than txload saw commit &lt;&amp;&gt;</span>`,
-		`<tr><td>committed</td><td>5021</td><td></td></tr><tr><td>lost updates</td><td>7</td><td></td></tr><tr><td>rows</td><td>5023</td><td></td></tr><tr><td>total balance</td><td></td><td>100000</td></tr>`,
-		`<p class="verdict fail">run2.json: SATURATED: 40 of 100 scheduled operations never started</p>`,
-		`run2.json: <span class="pass">check: ok</span>`,
+	run1, run2 := strings.Index(html, "run1.json</h3>"), strings.Index(html, "run2.json</h3>")
+	if run1 < 0 || run2 < run1 {
+		t.Fatalf("no block per run: run1.json at %d, run2.json at %d", run1, run2)
+	}
+	for _, want := range []struct {
+		s     string
+		inRun int // 1, 2, or 0: after both
+	}{
+		{`<li class="fail">INTERRUPTED: the figures cover what ran before SIGINT</li>`, 1},
+		{`<span class="fail">VIOLATION: the server holds 5023 rows, 2 more than txload saw commit &lt;&amp;&gt;</span>`, 1},
+		{`<tr><td>committed</td><td class="l">5021</td></tr>`, 1},
+		{`<li class="fail">SATURATED: 40 of 100 scheduled operations never started</li>`, 2},
+		{`<tr><td>total balance</td><td class="l">100000 (as expected)</td></tr>`, 2},
+		{`<span class="pass">check: ok</span>`, 2},
+		{`<tr><td>committed</td><td>5021</td><td></td></tr><tr><td>lost updates</td><td>7</td><td></td></tr><tr><td>rows</td><td>5023</td><td></td></tr><tr><td>total balance</td><td></td><td>100000</td></tr>`, 0},
 	} {
-		if !strings.Contains(html, want) {
-			t.Errorf("the page lacks %s", want)
+		at := strings.Index(html, want.s)
+		switch {
+		case at < 0:
+			t.Errorf("the page lacks %s", want.s)
+		case want.inRun == 1 && (at < run1 || at > run2), want.inRun == 2 && at < run2:
+			t.Errorf("%s is not in run%d.json's block", want.s, want.inRun)
 		}
 	}
-	if strings.Contains(html, "run1.json: <span class=\"pass\">check: ok") {
+	if strings.Contains(html[run1:run2], `check: ok`) {
 		t.Error("the run with a violation says check: ok")
 	}
-	if plain := render(t, runDocument(runOf(t, fiveSeconds(), true))); strings.Contains(plain, "<h2>Checks") || strings.Contains(plain, `<p class="verdict`) {
-		t.Error("a run with no audit and nothing wrong has a Checks section")
+	if plain := render(t, runDocument(runOf(t, fiveSeconds(), true))); strings.Contains(plain, "check: ok") || strings.Contains(plain, `class="fail`) {
+		t.Error("a run with no audit and nothing wrong shows a verdict")
 	}
 }
 

@@ -27,6 +27,17 @@ var palette = [...]string{"#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#76b7b2",
 // Color is the i-th series colour: ten distinct ones, then again.
 func Color(i int) string { return palette[i%len(palette)] }
 
+// Tint mixes a #rrggbb colour with white: f = 0 keeps it, 1 is white. A
+// colour it cannot read is returned as it is.
+func Tint(color string, f float64) string {
+	c, ok := parseColor(color)
+	if !ok {
+		return color
+	}
+	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v) + (255-float64(v))*f)) }
+	return fmt.Sprintf("#%02x%02x%02x", mix(c.R), mix(c.G), mix(c.B))
+}
+
 // Neutral is the colour of legend keys that stand for a line style rather
 // than for one series ("dashed: p99", whatever the run's colour).
 const Neutral = "#444"
@@ -55,10 +66,15 @@ type Series struct {
 	Dash string
 	// Width of the line in px; 0 = 1.5.
 	Width float64
-	// Marks draws a circle at each point; Hollow[i] draws point i's as a
-	// ring (a failing sweep step) where given.
+	// Marks draws a circle at each point (a square with Square); Hollow[i]
+	// draws point i's as a ring (a failing sweep step) where given.
 	Marks  bool
+	Square bool
 	Hollow []bool
+	// Lo and Hi, where given, are a band drawn under the line, from Lo[i]
+	// to Hi[i] at X[i], in the line's colour, pale: the range of the
+	// finer values a point stands for (the intervals of a window).
+	Lo, Hi []float64
 	// NoLine draws the marks only.
 	NoLine bool
 	// Labels, where given, are written beside the points.
@@ -98,9 +114,10 @@ type Key struct {
 	Color string
 	Dash  string
 	Width float64
-	// Mark draws a circle (hollow with Hollow) instead of, or with, the
-	// line; NoLine leaves the line out.
-	Mark, Hollow, NoLine bool
+	// Mark draws a circle (hollow with Hollow, a square with Square)
+	// instead of, or with, the line; NoLine leaves the line out; Band
+	// draws a pale box, as a band is drawn.
+	Mark, Hollow, NoLine, Square, Band bool
 }
 
 // Rule is a reference line across the plot: horizontal at Y = V, or
@@ -235,6 +252,9 @@ func (c *Chart) dataRange(x bool) (lo, hi float64, ok bool) {
 				v = s.X[i]
 			}
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
+			if !x && i < len(s.Lo) && i < len(s.Hi) && c.drawable(s.X[i], s.Lo[i]) && c.drawable(s.X[i], s.Hi[i]) {
+				lo, hi = math.Min(lo, s.Lo[i]), math.Max(hi, s.Hi[i])
+			}
 		}
 	}
 	a := c.Y
@@ -276,8 +296,7 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 		return lo - math.Abs(lo)/2, hi + math.Abs(hi)/2
 	}
 	step := niceStep((hi-lo)/6, a.Time)
-	if a.Time { // the axis ends where the data do
-		lo = math.Floor(lo/step) * step
+	if a.Time { // the axis starts and ends where the data do
 		// or at the round tick a hair beyond them, within 1% of the
 		// range: a run measured for 4.9967 s of its 5 s (an open loop's
 		// window cut at the clock's end) keeps its 5s label.
@@ -287,6 +306,30 @@ func axisRange(a Axis, lo, hi float64, ok bool, zero bool) (float64, float64) {
 		return lo, hi
 	}
 	return math.Floor(lo/step) * step, math.Ceil(hi/step) * step
+}
+
+// ShareAxes gives the charts the same ranges, those that hold every
+// chart's data on each axis, so that they can be compared by eye: the same
+// scale and tick spacing. The charts must have like axes (all linear or all
+// log, time or not).
+func ShareAxes(charts ...*Chart) {
+	if len(charts) < 2 {
+		return
+	}
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, c := range charts {
+		if lo, hi, ok := c.dataRange(true); ok {
+			xlo, xhi = math.Min(xlo, lo), math.Max(xhi, hi)
+		}
+		if lo, hi, ok := c.dataRange(false); ok {
+			ylo, yhi = math.Min(ylo, lo), math.Max(yhi, hi)
+		}
+	}
+	xl, xh := axisRange(charts[0].X, xlo, xhi, xlo <= xhi, false)
+	yl, yh := axisRange(charts[0].Y, ylo, yhi, ylo <= yhi, true)
+	for _, c := range charts {
+		c.X.Min, c.X.Max, c.Y.Min, c.Y.Max = xl, xh, yl, yh
+	}
 }
 
 // niceStep rounds a step up to 1, 2 or 5 times a power of ten, or for
@@ -430,6 +473,10 @@ type canvas interface {
 	line(x1, y1, x2, y2 float64, stroke string, width float64, dash string)
 	polyline(xs, ys []float64, stroke string, width float64, dash string)
 	circle(cx, cy, r float64, fill, stroke string)
+	// square is a mark of half-width r.
+	square(cx, cy, r float64, fill, stroke string)
+	// band fills the area between lo and hi along xs, pale.
+	band(xs, lo, hi []float64, fill string)
 	// text at x, y (the baseline's start, middle or end).
 	text(x, y float64, s string, st textStyle)
 	// clip limits what follows to the rectangle, until unclip.
@@ -520,7 +567,7 @@ func (c *Chart) draw(cv canvas) {
 	width, height := l.width, l.height
 	xlo, xhi, xok := c.dataRange(true)
 	ylo, yhi, yok := c.dataRange(false)
-	xlo, xhi = axisRange(c.X, xlo, xhi, xok, c.X.Time)
+	xlo, xhi = axisRange(c.X, xlo, xhi, xok, false)
 	ylo, yhi = axisRange(c.Y, ylo, yhi, yok, true)
 	xs := scale{lo: xlo, hi: xhi, log: c.X.Log, from: padLeft, to: float64(width - padRight)}
 	ys := scale{lo: ylo, hi: yhi, log: c.Y.Log, from: float64(height - padBottom), to: padTop}
@@ -536,11 +583,27 @@ func (c *Chart) draw(cv canvas) {
 		st.anchor, st.class = "end", "tick-y"
 		cv.text(left-4, y+4, t.Label, st)
 	}
+	lastRight := math.Inf(-1) // of the x tick labels written
 	for _, t := range ticks(c.X, xlo, xhi) {
 		x := xs.at(t.V)
 		cv.line(x, top, x, bottom, "#e5e5e5", 1, "")
 		st := small
 		st.anchor, st.class = "middle", "tick-x"
+		// A label at the plot's left or right edge is set inside the
+		// plot's width, off the y axis's labels at the corner; one that
+		// would touch the label before it is left out (its grid line
+		// stays).
+		w := TextWidth(t.Label, st.size)
+		x0 := x - w/2
+		if x0 < left {
+			st.anchor, x0 = "start", x
+		} else if x+w/2 > right {
+			st.anchor, x0 = "end", x-w
+		}
+		if x0 < lastRight+3 {
+			continue
+		}
+		lastRight = x0 + w
 		cv.text(x, bottom+14, t.Label, st)
 	}
 	cv.rect(left, top, right-left, bottom-top, "", "#999")
@@ -556,6 +619,7 @@ func (c *Chart) draw(cv canvas) {
 	var labels []label
 	type point struct{ x, y float64 }
 	var marks []point
+	var segments [][2]point // the lines drawn, which labels keep off
 	cv.clip(left-4, top-4, right-left+8, bottom-top+8)
 	for _, r := range c.Rules {
 		color := r.Color
@@ -565,9 +629,11 @@ func (c *Chart) draw(cv canvas) {
 		if r.Vertical && valid(c.X, r.V) {
 			x := xs.at(r.V)
 			cv.line(x, top, x, bottom, color, 1, r.Dash)
+			segments = append(segments, [2]point{{x, top}, {x, bottom}})
 		} else if !r.Vertical && valid(c.Y, r.V) {
 			y := ys.at(r.V)
 			cv.line(left, y, right, y, color, 1, r.Dash)
+			segments = append(segments, [2]point{{left, y}, {right, y}})
 		}
 	}
 	for i, s := range c.Series {
@@ -597,12 +663,16 @@ func (c *Chart) draw(cv canvas) {
 			pieces = append(pieces, [2]int{from, len(px)})
 		}
 		cv.series(s, len(px))
+		c.drawBand(cv, s, xs, ys, color)
 		alone := map[int]bool{}
 		for _, pc := range pieces {
 			if pc[1]-pc[0] == 1 {
 				alone[pc[0]] = true
 			} else if !s.NoLine {
 				cv.polyline(px[pc[0]:pc[1]], py[pc[0]:pc[1]], color, sw, s.Dash)
+				for k := pc[0] + 1; k < pc[1]; k++ {
+					segments = append(segments, [2]point{{px[k-1], py[k-1]}, {px[k], py[k]}})
+				}
 			}
 		}
 		for k := range px {
@@ -616,7 +686,11 @@ func (c *Chart) draw(cv canvas) {
 				if j < len(s.Hollow) && s.Hollow[j] {
 					fill = "#fff"
 				}
-				cv.circle(px[k], py[k], 3.5, fill, color)
+				if s.Square {
+					cv.square(px[k], py[k], 3.5, fill, color)
+				} else {
+					cv.circle(px[k], py[k], 3.5, fill, color)
+				}
 				marks = append(marks, point{px[k], py[k]})
 				if j < len(s.Labels) && s.Labels[j] != "" {
 					labels = append(labels, label{px[k], py[k], s.Labels[j]})
@@ -637,9 +711,19 @@ func (c *Chart) draw(cv canvas) {
 	for _, m := range marks {
 		taken = append(taken, box{m.x - 4, m.y - 4, m.x + 4, m.y + 4})
 	}
-	free := func(b box) bool {
+	// free says a box covers no mark and no label, nor, with lines, a
+	// line drawn.
+	free := func(b box, lines bool) bool {
 		for _, t := range taken {
 			if b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1 {
+				return false
+			}
+		}
+		for _, sg := range segments {
+			if !lines {
+				break
+			}
+			if segmentCrosses(sg[0].x, sg[0].y, sg[1].x, sg[1].y, b.x0, b.y0, b.x1, b.y1) {
 				return false
 			}
 		}
@@ -649,8 +733,13 @@ func (c *Chart) draw(cv canvas) {
 	type spot struct {
 		x, y float64
 		end  bool
+		far  bool // a row away from its line: taken only when no near spot is free
 	}
-	place := func(spots []spot, text string, st textStyle) {
+	// place writes text at the first spot that covers nothing (with
+	// avoidLines, no line either), else the first that covers no text and
+	// no mark, the near spots before the far ones; else the first inside
+	// the plot.
+	place := func(spots []spot, text string, st textStyle, avoidLines bool) {
 		w, h := TextWidth(text, st.size), st.size
 		boxOf := func(s spot) box {
 			if s.end {
@@ -660,10 +749,13 @@ func (c *Chart) draw(cv canvas) {
 		}
 		inside := func(b box) bool { return b.x0 >= left+2 && b.x1 <= right-2 && b.y0 >= top+2 && b.y1 <= bottom-1 }
 		chosen := -1
-		for k, s := range spots {
-			if b := boxOf(s); inside(b) && free(b) {
-				chosen = k
-				break
+		for _, far := range []bool{false, true} {
+			for _, lines := range []bool{avoidLines, false} {
+				for k, s := range spots {
+					if b := boxOf(s); chosen < 0 && (far || !s.far) && inside(b) && free(b, lines) {
+						chosen = k
+					}
+				}
 			}
 		}
 		for k, s := range spots {
@@ -689,11 +781,11 @@ func (c *Chart) draw(cv canvas) {
 		// (the close steps of a bisection).
 		x, y, h := lb.x, lb.y, float64(labelSize)
 		var spots []spot
-		for k := range 4 {
+		for k := range 8 {
 			d := float64(k) * (h + 2)
-			spots = append(spots, spot{x + 5, y - 5 - d, false}, spot{x + 5, y + 5 + h + d, false}, spot{x - 5, y - 5 - d, true}, spot{x - 5, y + 5 + h + d, true})
+			spots = append(spots, spot{x: x + 5, y: y - 5 - d}, spot{x: x + 5, y: y + 5 + h + d}, spot{x: x - 5, y: y - 5 - d, end: true}, spot{x: x - 5, y: y + 5 + h + d, end: true})
 		}
-		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"})
+		place(spots, lb.text, textStyle{size: labelSize, color: "#555", class: "label"}, true)
 	}
 	// Rule labels: a horizontal rule's along its line; a vertical rule's
 	// beside its line, right of it where it fits, else left, on the first
@@ -718,20 +810,29 @@ func (c *Chart) draw(cv canvas) {
 			for _, end := range []bool{false, true} {
 				for y := top + st.size + 4; y < bottom; y += 6 {
 					if end {
-						spots = append(spots, spot{x - 4, y, true})
+						spots = append(spots, spot{x: x - 4, y: y, end: true})
 					} else {
-						spots = append(spots, spot{x + 4, y, false})
+						spots = append(spots, spot{x: x + 4, y: y})
 					}
 				}
 			}
 		case !r.Vertical && valid(c.Y, r.V):
+			// Along the line, above or below it, then a row further
+			// away each time: the labels of rules at one rate (two
+			// runs' targets) stack instead of overlapping.
 			y := ys.at(r.V)
-			for x := left + 4; x < right; x += 12 {
-				spots = append(spots, spot{x, y - 4, false}, spot{x, y + 4 + st.size, false})
+			for k := range 4 {
+				d := float64(k) * (st.size + 2)
+				for x := left + 4; x < right; x += 12 {
+					spots = append(spots, spot{x: x, y: y - 4 - d, far: k > 0}, spot{x: x, y: y + 4 + st.size + d, far: k > 0})
+				}
 			}
 		}
 		if len(spots) > 0 {
-			place(spots, r.Label, st)
+			// A horizontal rule's label (a target rate, an SLO) keeps off
+			// the data where it can; a vertical one's stack in the order
+			// of their lines, read across the data.
+			place(spots, r.Label, st, !r.Vertical)
 		}
 	}
 
@@ -747,6 +848,9 @@ func (c *Chart) draw(cv canvas) {
 		if w <= 0 {
 			w = 2
 		}
+		if k.Band {
+			cv.band([]float64{x, x + keyLine}, []float64{y, y}, []float64{y - 8, y - 8}, color)
+		}
 		if !k.NoLine {
 			cv.line(x, y-4, x+keyLine, y-4, color, w, k.Dash)
 		}
@@ -755,7 +859,11 @@ func (c *Chart) draw(cv canvas) {
 			if k.Hollow {
 				fill = "#fff"
 			}
-			cv.circle(x+keyLine/2, y-4, 3.5, fill, color)
+			if k.Square {
+				cv.square(x+keyLine/2, y-4, 3.5, fill, color)
+			} else {
+				cv.circle(x+keyLine/2, y-4, 3.5, fill, color)
+			}
 		}
 		cv.text(x+keyLine+6, y, it.text, textStyle{anchor: "start", size: 11, color: "#333", class: "key"})
 	}
@@ -768,6 +876,63 @@ func (c *Chart) draw(cv canvas) {
 	}
 }
 
+// drawBand draws s's band, where it has one: pieces between the points
+// whose three values can be drawn.
+func (c *Chart) drawBand(cv canvas, s Series, xs, ys scale, color string) {
+	if len(s.Lo) == 0 || len(s.Hi) == 0 {
+		return
+	}
+	var bx, blo, bhi []float64
+	flush := func() {
+		if len(bx) > 1 {
+			cv.band(bx, blo, bhi, color)
+		}
+		bx, blo, bhi = nil, nil, nil
+	}
+	for j := range s.X {
+		if j >= len(s.Lo) || j >= len(s.Hi) || !c.drawable(s.X[j], s.Lo[j]) || !c.drawable(s.X[j], s.Hi[j]) {
+			flush()
+			continue
+		}
+		bx, blo, bhi = append(bx, xs.at(s.X[j])), append(blo, ys.at(s.Lo[j])), append(bhi, ys.at(s.Hi[j]))
+	}
+	flush()
+}
+
+// segmentCrosses says whether the segment from (ax, ay) to (bx, by)
+// passes through the box (x0, y0)–(x1, y1).
+func segmentCrosses(ax, ay, bx, by, x0, y0, x1, y1 float64) bool {
+	_, _, ok := clipT(pt{ax, ay}, pt{bx, by}, x0, y0, x1, y1)
+	return ok
+}
+
+// clipT is the part [t0, t1] of the segment a + t·(b−a), t from 0 to 1,
+// inside the box (x0, y0)–(x1, y1) (Liang-Barsky); ok is false when none
+// is.
+func clipT(a, b pt, x0, y0, x1, y1 float64) (t0, t1 float64, ok bool) {
+	t0, t1 = 0, 1
+	dx, dy := b.x-a.x, b.y-a.y
+	for _, e := range [4][2]float64{{-dx, a.x - x0}, {dx, x1 - a.x}, {-dy, a.y - y0}, {dy, y1 - a.y}} {
+		p, q := e[0], e[1]
+		if p == 0 {
+			if q < 0 {
+				return 0, 0, false
+			}
+			continue
+		}
+		t := q / p
+		if p < 0 {
+			t0 = math.Max(t0, t)
+		} else {
+			t1 = math.Min(t1, t)
+		}
+		if t0 > t1 {
+			return 0, 0, false
+		}
+	}
+	return t0, t1, true
+}
+
 // SVG writes the chart as one <svg> element.
 func (c *Chart) SVG(w io.Writer) error {
 	l := c.layout()
@@ -778,6 +943,8 @@ func (c *Chart) SVG(w io.Writer) error {
 	fmt.Fprintf(&cv.b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" class="plot" data-points="%d" font-family="sans-serif" font-size="11">`,
 		l.width, l.total, l.width, l.total, c.Points())
 	fmt.Fprintf(&cv.b, `<title>%s</title>`, esc(c.Title))
+	// Labels over lines are read through a white halo.
+	cv.b.WriteString(`<style>text.label,text.rule{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}</style>`)
 	c.draw(cv)
 	cv.b.WriteString(`</svg>`)
 	_, err := io.WriteString(w, cv.b.String())
@@ -825,6 +992,27 @@ func (s *svgCanvas) polyline(xs, ys []float64, stroke string, width float64, das
 
 func (s *svgCanvas) circle(cx, cy, r float64, fill, stroke string) {
 	fmt.Fprintf(&s.b, `<circle cx="%s" cy="%s" r="%s" fill="%s" stroke="%s" stroke-width="1.5"/>`, num(cx), num(cy), num(r), fill, stroke)
+}
+
+func (s *svgCanvas) square(cx, cy, r float64, fill, stroke string) {
+	fmt.Fprintf(&s.b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s" stroke="%s" stroke-width="1.5"/>`, num(cx-r), num(cy-r), num(2*r), num(2*r), fill, stroke)
+}
+
+// bandOpacity is how strongly a band is filled with its line's colour.
+const bandOpacity = 0.18
+
+func (s *svgCanvas) band(xs, lo, hi []float64, fill string) {
+	s.b.WriteString(`<polygon class="band" fill="` + fill + `" fill-opacity="` + strconv.FormatFloat(bandOpacity, 'g', -1, 64) + `" stroke="none" points="`)
+	for i := range xs {
+		s.b.WriteString(num(xs[i]) + "," + num(hi[i]) + " ")
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		s.b.WriteString(num(xs[i]) + "," + num(lo[i]))
+		if i > 0 {
+			s.b.WriteByte(' ')
+		}
+	}
+	s.b.WriteString(`"/>`)
 }
 
 func (s *svgCanvas) text(x, y float64, t string, st textStyle) {

@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -213,10 +214,22 @@ func TestLabelsApart(t *testing.T) {
 	if err := c.SVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	type box struct{ x0, y0, x1, y1 float64 }
+	boxes, texts := textBoxes(b.String())
+	if len(boxes) != 5 {
+		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
+	}
+	overlapping(t, boxes, texts)
+}
+
+// box is a text's box in an SVG.
+type box struct{ x0, y0, x1, y1 float64 }
+
+// textBoxes are the boxes of an SVG's point and rule labels, and their
+// texts.
+func textBoxes(svg string) ([]box, []string) {
 	var boxes []box
 	var texts []string
-	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(b.String(), -1) {
+	for _, m := range regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="[^"]*" class="(?:label|rule)"( text-anchor="end")? font-size="([0-9.]+)">([^<]*)</text>`).FindAllStringSubmatch(svg, -1) {
 		x, _ := strconv.ParseFloat(m[1], 64)
 		y, _ := strconv.ParseFloat(m[2], 64)
 		size, _ := strconv.ParseFloat(m[4], 64)
@@ -227,14 +240,95 @@ func TestLabelsApart(t *testing.T) {
 		boxes = append(boxes, box{x, y - size, x + w, y})
 		texts = append(texts, m[5])
 	}
-	if len(boxes) != 5 {
-		t.Fatalf("%d labels %q, want 5", len(boxes), texts)
-	}
+	return boxes, texts
+}
+
+// overlapping fails t for each two boxes that overlap.
+func overlapping(t *testing.T, boxes []box, texts []string) {
+	t.Helper()
 	for i := range boxes {
 		for j := i + 1; j < len(boxes); j++ {
 			a, o := boxes[i], boxes[j]
 			if a.x0 < o.x1 && o.x0 < a.x1 && a.y0 < o.y1 && o.y0 < a.y1 {
 				t.Errorf("labels %q and %q overlap", texts[i], texts[j])
+			}
+		}
+	}
+}
+
+// Two runs' targets on one throughput chart, the same rate, both fallen
+// behind: their long labels, too wide to stand side by side, stack along
+// the line instead of overlapping (the compare page of two bank runs at
+// 400/s drew them one over the other).
+func TestRuleLabelsApart(t *testing.T) {
+	c := &Chart{ID: "r", X: Axis{Time: true}, Y: Axis{},
+		Series: []Series{{Name: "rc", X: []float64{1, 2, 3, 4}, Y: []float64{230, 240, 220, 230}},
+			{Name: "serializable", X: []float64{1, 2, 3, 4}, Y: []float64{263, 250, 270, 260}}},
+		Rules: []Rule{{V: 400, Label: "rc.json: target 400/s (completed 230/s: fell behind)"},
+			{V: 400, Label: "serializable.json: target 400/s (completed 263/s: fell behind)"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	boxes, texts := textBoxes(b.String())
+	if len(boxes) != 2 {
+		t.Fatalf("%d labels %q, want 2", len(boxes), texts)
+	}
+	overlapping(t, boxes, texts)
+}
+
+// A point's label is not struck through by a line (the SLO's across the
+// chart, a line of the series) where a spot beside the point is free of
+// them (the sweep's 2000/s label was).
+func TestLabelsOffLines(t *testing.T) {
+	c := &Chart{ID: "l", X: Axis{}, Y: Axis{Log: true, Format: Millis},
+		Series: []Series{
+			{Name: "p99", X: []float64{1000, 2000, 2830}, Y: []float64{42.8, 40.4, 35.4}, Marks: true, Labels: []string{"1000/s", "2000/s", "2830/s"}},
+			{Name: "p50", X: []float64{1000, 2000, 2830}, Y: []float64{0.6, 3.4, 0.47}, Marks: true},
+		},
+		Rules: []Rule{{V: 50, Label: "SLO p99<=50ms"}}}
+	var b bytes.Buffer
+	if err := c.SVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	var segs [][4]float64
+	for _, m := range regexp.MustCompile(`<polyline[^>]*points="([^"]*)"`).FindAllStringSubmatch(s, -1) {
+		pts := strings.Fields(m[1])
+		for i := 1; i < len(pts); i++ {
+			var x0, y0, x1, y1 float64
+			fmt.Sscanf(pts[i-1], "%g,%g", &x0, &y0)
+			fmt.Sscanf(pts[i], "%g,%g", &x1, &y1)
+			segs = append(segs, [4]float64{x0, y0, x1, y1})
+		}
+	}
+	for _, m := range regexp.MustCompile(`<line x1="([0-9.]+)" x2="([0-9.]+)" y1="([0-9.]+)" y2="([0-9.]+)" stroke="#444" stroke-width="1.0"`).FindAllStringSubmatch(s, -1) {
+		var v [4]float64
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(m[i+1], 64)
+		}
+		segs = append(segs, [4]float64{v[0], v[2], v[1], v[3]})
+	}
+	labels := regexp.MustCompile(`<text x="([0-9.]+)" y="([0-9.]+)" fill="#555" class="label"( text-anchor="end")? font-size="9.0">([^<]*)</text>`).FindAllStringSubmatch(s, -1)
+	if len(labels) != 3 || len(segs) < 5 {
+		t.Fatalf("%d labels, %d segments", len(labels), len(segs))
+	}
+	for _, m := range labels {
+		x, _ := strconv.ParseFloat(m[1], 64)
+		y, _ := strconv.ParseFloat(m[2], 64)
+		w := TextWidth(m[4], 9)
+		if m[3] != "" {
+			x -= w
+		}
+		for _, sg := range segs {
+			// Points along the segment, half a pixel apart.
+			n := int(math.Hypot(sg[2]-sg[0], sg[3]-sg[1])*2) + 1
+			for k := 0; k <= n; k++ {
+				px, py := sg[0]+(sg[2]-sg[0])*float64(k)/float64(n), sg[1]+(sg[3]-sg[1])*float64(k)/float64(n)
+				if px > x && px < x+w && py > y-9 && py < y+2 {
+					t.Errorf("the label %q is struck through by the line %v", m[4], sg)
+					break
+				}
 			}
 		}
 	}

@@ -172,29 +172,11 @@ func dashes(path []pt, dash string) [][2]pt {
 // clipSegment clips a-b to r (Liang-Barsky); ok is false when nothing is
 // left.
 func clipSegment(a, b pt, r image.Rectangle) (pt, pt, bool) {
-	t0, t1 := 0.0, 1.0
-	dx, dy := b.x-a.x, b.y-a.y
-	for _, e := range [4][2]float64{
-		{-dx, a.x - float64(r.Min.X)}, {dx, float64(r.Max.X) - a.x},
-		{-dy, a.y - float64(r.Min.Y)}, {dy, float64(r.Max.Y) - a.y},
-	} {
-		p, q := e[0], e[1]
-		if p == 0 {
-			if q < 0 {
-				return a, b, false
-			}
-			continue
-		}
-		t := q / p
-		if p < 0 {
-			t0 = math.Max(t0, t)
-		} else {
-			t1 = math.Min(t1, t)
-		}
-		if t0 > t1 {
-			return a, b, false
-		}
+	t0, t1, ok := clipT(a, b, float64(r.Min.X), float64(r.Min.Y), float64(r.Max.X), float64(r.Max.Y))
+	if !ok {
+		return a, b, false
 	}
+	dx, dy := b.x-a.x, b.y-a.y
 	return pt{a.x + t0*dx, a.y + t0*dy}, pt{a.x + t1*dx, a.y + t1*dy}, true
 }
 
@@ -251,6 +233,36 @@ func (r *rasterCanvas) circle(cx, cy, rad float64, fill, stroke string) {
 	if stroke != "" && stroke != fill {
 		r.fill(stroke, disc(cx, cy, rad+0.75), reversed(disc(cx, cy, rad-0.75)))
 	}
+}
+
+func (r *rasterCanvas) square(cx, cy, rad float64, fill, stroke string) {
+	if !(image.Point{X: int(cx), Y: int(cy)}).In(r.clipR) {
+		return
+	}
+	box := func(d float64) []pt {
+		return ccw([]pt{{cx - d, cy - d}, {cx + d, cy - d}, {cx + d, cy + d}, {cx - d, cy + d}})
+	}
+	r.fill(fill, box(rad))
+	if stroke != "" && stroke != fill {
+		r.fill(stroke, box(rad+0.75), reversed(box(rad-0.75)))
+	}
+}
+
+// band fills the area between lo and hi with fill mixed into white, as
+// the SVG's fill-opacity shows it over the white plot.
+func (r *rasterCanvas) band(xs, lo, hi []float64, fill string) {
+	if len(xs) < 2 {
+		return
+	}
+	pale := Tint(fill, 1-bandOpacity)
+	poly := make([]pt, 0, 2*len(xs))
+	for i := range xs {
+		poly = append(poly, pt{xs[i], hi[i]})
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		poly = append(poly, pt{xs[i], lo[i]})
+	}
+	r.fill(pale, ccw(poly))
 }
 
 // newFace is the bitmap font: basicfont's 7×13 (ASCII) with a µ added,

@@ -27,6 +27,7 @@
 package prom
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -338,16 +339,20 @@ func spans(buckets map[int]int64) ([]*dto.BucketSpan, []int64) {
 	return sp, deltas
 }
 
-// AddrError is a --metrics-addr that is malformed or cannot be listened
-// on: bad input, found before the run starts.
+// AddrError is a --metrics-addr (or --live) that is malformed or cannot be
+// listened on: bad input, found before the run starts.
 type AddrError struct{ Msg string }
 
 func (e *AddrError) Error() string { return e.Msg }
 
 // ListenAddress completes a --metrics-addr: a port alone ("9090" or
 // ":9090") listens on the loopback interface only.
-func ListenAddress(addr string) (string, error) {
-	bad := &AddrError{Msg: fmt.Sprintf("--metrics-addr %q: want [HOST:]PORT, e.g. 9090 (loopback only) or 0.0.0.0:9090", addr)}
+func ListenAddress(addr string) (string, error) { return ListenAddressOf("--metrics-addr", addr) }
+
+// ListenAddressOf completes the address of flag (--metrics-addr, --live)
+// as ListenAddress does, its errors naming the flag.
+func ListenAddressOf(flag, addr string) (string, error) {
+	bad := &AddrError{Msg: fmt.Sprintf("%s %q: want [HOST:]PORT, e.g. 9090 (loopback only) or 0.0.0.0:9090", flag, addr)}
 	a := strings.TrimSpace(addr)
 	if a == "" {
 		return "", bad
@@ -368,7 +373,7 @@ func ListenAddress(addr string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// Server serves /metrics.
+// Server serves /metrics, or what Serve was given.
 type Server struct {
 	ln   net.Listener
 	srv  *http.Server
@@ -378,7 +383,16 @@ type Server struct {
 // Listen starts serving h at /metrics on addr (see ListenAddress). An
 // address that cannot be listened on is an *AddrError.
 func Listen(addr string, h http.Handler) (*Server, error) {
-	a, err := ListenAddress(addr)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	return Serve("--metrics-addr", addr, mux)
+}
+
+// Serve starts serving mux on addr, the address of flag (see
+// ListenAddressOf). An address that cannot be listened on is an
+// *AddrError.
+func Serve(flag, addr string, mux *http.ServeMux) (*Server, error) {
+	a, err := ListenAddressOf(flag, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -389,10 +403,8 @@ func Listen(addr string, h http.Handler) (*Server, error) {
 		if errors.As(err, &op) && op.Err != nil {
 			msg = op.Err.Error()
 		}
-		return nil, &AddrError{Msg: fmt.Sprintf("--metrics-addr %s: cannot listen: %s", addr, msg)}
+		return nil, &AddrError{Msg: fmt.Sprintf("%s %s: cannot listen: %s", flag, addr, msg)}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, done: make(chan error, 1)}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
@@ -402,11 +414,24 @@ func Listen(addr string, h http.Handler) (*Server, error) {
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // URL is the metrics' URL.
-func (s *Server) URL() string { return "http://" + s.Addr() + "/metrics" }
+func (s *Server) URL() string { return s.Root() + "metrics" }
 
-// Close stops serving.
+// Root is the server's URL: http://HOST:PORT/.
+func (s *Server) Root() string { return "http://" + s.Addr() + "/" }
+
+// closeWait is how long Close waits for the answers under way.
+const closeWait = 2 * time.Second
+
+// Close stops serving, once the answers under way are sent.
 func (s *Server) Close() error {
-	err := s.srv.Close()
+	// The answers under way are finished (the live page's final page, a
+	// scrape), closeWait at most: Close alone cut them short.
+	ctx, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		err = s.srv.Close()
+	}
 	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}

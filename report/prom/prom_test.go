@@ -279,3 +279,52 @@ func TestAddresses(t *testing.T) {
 		t.Errorf("Listen on an address of another machine: %v", err)
 	}
 }
+
+// Close lets the answers under way finish: the live page's final page,
+// fetched as the run ends, arrived cut short ("unexpected EOF") when the
+// server closed its connections under it.
+func TestCloseFinishesAnswers(t *testing.T) {
+	started := make(chan struct{})
+	body := strings.Repeat("page ", 20000)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		_, _ = io.WriteString(w, body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		close(started)
+		time.Sleep(300 * time.Millisecond)
+		_, _ = io.WriteString(w, body[len(body)/2:])
+	})
+	s, err := Serve("--live", "127.0.0.1:0", mux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(s.Root())
+		if err != nil {
+			got <- err
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && string(b) != body {
+			err = fmt.Errorf("%d bytes of %d", len(b), len(body))
+		}
+		got <- err
+	}()
+	select {
+	case <-started:
+	case err := <-got:
+		t.Fatalf("no answer under way: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := <-got; err != nil {
+		t.Errorf("the answer under way when the server closed: %v", err)
+	}
+	if _, err := http.Get(s.Root()); err == nil {
+		t.Errorf("still serving after Close")
+	}
+}
