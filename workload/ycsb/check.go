@@ -166,26 +166,26 @@ func (a *audit) result() *workload.CheckResult {
 	res.Violations = append(res.Violations, a.meta...)
 	switch {
 	case a.keys < a.rows:
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows repeat another row's key", a.rows-a.keys))
+		res.Violations = append(res.Violations, rowsVerb(a.rows-a.keys, "repeats", "repeat")+" another row's key")
 	case a.loaded < a.records:
 		res.Violations = append(res.Violations, fmt.Sprintf("%d of the %d records init loaded are missing", a.records-a.loaded, a.records))
 	case a.loaded > a.records:
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows more than the %d records init loaded have their key numbers", a.loaded-a.records, a.records))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s more than the %d records init loaded %s their key numbers", metrics.Count(a.loaded-a.records, "row"), a.records, verb(a.loaded-a.records, "has", "have")))
 	}
 	if a.badLength > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a field of another length than %d", a.badLength, a.fieldLength))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a field of another length than %d", rowsVerb(a.badLength, "has", "have"), a.fieldLength))
 	}
 	if a.badChecksum > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a field whose checksum is wrong (a value torn, or written to another field or record)", a.badChecksum))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a field whose checksum is wrong (a value torn, or written to another field or record)", rowsVerb(a.badChecksum, "has", "have")))
 	}
 	if a.badKey > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key that is not \"user\" and the hash of their key number: %s", a.badKey, a.example))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a key that is not \"user\" and the hash of their key number: %s", rowsVerb(a.badKey, "has", "have"), a.example))
 	}
 	if a.badRMW > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a YCSB_RMW below 0 or NULL (it counts read-modify-writes, from 0)", a.badRMW))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a YCSB_RMW below 0 or NULL (it counts read-modify-writes, from 0)", rowsVerb(a.badRMW, "has", "have")))
 	}
 	if a.badKeynum > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d rows have a key number no run claimed (below 0, or from %d)", a.badKeynum, a.nextKeynum))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a key number no run claimed (below 0, or from %d)", rowsVerb(a.badKeynum, "has", "have"), a.nextKeynum))
 	}
 	return res
 }
@@ -298,4 +298,17 @@ WHERE NOT EXISTS (SELECT 1 FROM usertable WHERE YCSB_KEYNUM = $2::BIGINT + s) OR
 		res.Violations = append(res.Violations, fmt.Sprintf("%d inserts whose commit was acknowledged are not in the table: %s", missing, strings.Join(examples, ", ")))
 	}
 	return nil
+}
+
+// rowsVerb is "1 row has" or "n rows have" (say, one and many).
+func rowsVerb(n int64, one, many string) string {
+	return metrics.Count(n, "row") + " " + verb(n, one, many)
+}
+
+// verb is one for n = 1, many otherwise.
+func verb(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

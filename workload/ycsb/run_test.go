@@ -136,19 +136,19 @@ func TestCheckAttacked(t *testing.T) {
 	}{
 		{"untouched", "", ""},
 		{"a field one character short", "UPDATE usertable SET FIELD3 = left(FIELD3, 99) WHERE YCSB_KEYNUM = 7",
-			"1 rows have a field of another length than 100"},
+			"1 row has a field of another length than 100"},
 		{"a character changed", "UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 8",
-			"1 rows have a field whose checksum is wrong"},
+			"1 row has a field whose checksum is wrong"},
 		{"a value moved to another field", "UPDATE usertable SET FIELD1 = FIELD2 WHERE YCSB_KEYNUM = 9",
-			"1 rows have a field whose checksum is wrong"},
+			"1 row has a field whose checksum is wrong"},
 		{"a value moved to another record", "UPDATE usertable SET FIELD0 = (SELECT FIELD0 FROM usertable WHERE YCSB_KEYNUM = 11) WHERE YCSB_KEYNUM = 10",
-			"1 rows have a field whose checksum is wrong"},
+			"1 row has a field whose checksum is wrong"},
 		{"a key changed", "UPDATE usertable SET YCSB_KEY = 'user1' WHERE YCSB_KEYNUM = 12",
-			`1 rows have a key that is not "user" and the hash of their key number: user1 (key number 12 is user`},
+			`1 row has a key that is not "user" and the hash of their key number: user1 (key number 12 is user`},
 		{"a loaded record deleted", "DELETE FROM usertable WHERE YCSB_KEYNUM = 13", "1 of the 300 records init loaded are missing"},
 		{"key numbers no run claimed", "UPDATE ycsb_meta SET next_keynum = 290", "10 rows have a key number no run claimed (below 0, or from 290)"},
 		{"a row duplicated", "ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 14",
-			"1 rows repeat another row's key"},
+			"1 row repeats another row's key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
