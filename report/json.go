@@ -24,6 +24,11 @@ type Document struct {
 	// RunID identifies the invocation that wrote the document (random,
 	// one per process): the same run given twice to merge is refused.
 	RunID string `json:"run_id,omitempty"`
+	// Interrupted says a command of several runs (sweep) was interrupted
+	// before it ended, and InterruptedBy by what ("SIGTERM"): the run it
+	// cut, if one had started, says so too.
+	Interrupted   bool   `json:"interrupted,omitempty"`
+	InterruptedBy string `json:"interrupted_by,omitempty"`
 	// MergedFrom names the documents a merged document was made of (by
 	// `txload merge`), in the order given; MergedRunIDs are their run ids.
 	MergedFrom   []string `json:"merged_from,omitempty"`

@@ -102,6 +102,9 @@ func Merge(docs []*Document, names []string) (*Document, error) {
 	var sections []json.RawMessage
 	for i, d := range docs {
 		out.Tables = append(out.Tables, d.Tables...)
+		if d.Interrupted && !out.Interrupted {
+			out.Interrupted, out.InterruptedBy = true, d.InterruptedBy
+		}
 		if len(d.Failover) == 0 {
 			continue
 		}

@@ -343,3 +343,32 @@ func TestMergeKeepsCommandSections(t *testing.T) {
 		t.Errorf("a run's document merged gained %s, %v", plain.Failover, plain.Tables)
 	}
 }
+
+// A document that says a command of several runs was interrupted (a
+// sweep's) says so merged, naming what interrupted the first that was.
+func TestMergeKeepsInterrupted(t *testing.T) {
+	start := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		by     [2]string
+		wantBy string
+	}{
+		{"neither", [2]string{"", ""}, ""},
+		{"the second", [2]string{"", "SIGTERM"}, "SIGTERM"},
+		{"both", [2]string{"Ctrl-C (SIGINT)", "SIGTERM"}, "Ctrl-C (SIGINT)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := fakeRun(t, 1, start, 3, nil), fakeRun(t, 2, start, 3, nil)
+			a.Interrupted, a.InterruptedBy = tc.by[0] != "", tc.by[0]
+			b.Interrupted, b.InterruptedBy = tc.by[1] != "", tc.by[1]
+			merged, err := report.Merge([]*report.Document{roundTrip(t, a), roundTrip(t, b)}, []string{"a.json", "b.json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged = roundTrip(t, merged)
+			if merged.Interrupted != (tc.wantBy != "") || merged.InterruptedBy != tc.wantBy {
+				t.Errorf("merged: interrupted %v by %q, want by %q", merged.Interrupted, merged.InterruptedBy, tc.wantBy)
+			}
+		})
+	}
+}

@@ -186,7 +186,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		printComparison(opts.Stdout, outcomes)
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, true); err != nil && runErr == nil {
+		if err := writeDocument(conn, m, opts, outcomes, true, ""); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -624,13 +624,15 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 // --html, whichever were asked for. Its configuration is the command's
 // flags, then the run's own settings under the keys every reader knows
 // (report.Settings); schedule says the engine's schedule (duration, rate)
-// describes every run of the document.
-func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool) error {
+// describes every run of the document; interrupted names what interrupted
+// a command of several runs before it ended ("" when nothing did).
+func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool, interrupted string) error {
 	if !opts.keepsDocument() {
 		return nil
 	}
 	config := documentConfig(conn, outcomes[0], opts, schedule)
-	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID()}
+	doc := &report.Document{Version: opts.Version, Command: opts.Command, Workload: m.Name, Config: config, Server: conn.Server, RunID: report.NewRunID(),
+		Interrupted: interrupted != "", InterruptedBy: interrupted}
 	for _, o := range outcomes {
 		rd, err := RunDocOf(o)
 		if err != nil {

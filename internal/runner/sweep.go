@@ -166,25 +166,32 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 				committed = sum
 			}
 		}
-		if err != nil || ctx.Err() != nil {
-			// No step of the document: an error, or an interrupt that
-			// left this step's figures partial.
+		if err != nil || res == nil {
+			// No step of the document: an error, or an interrupt before
+			// the step's clients had started.
 			opts.Live.end(nil)
 			(&Outcome{Intervals: wd.intervals, live: lsp}).Close()
-		}
-		if err != nil {
-			runErr = errors.New(conn.Target.Scrub(err.Error()))
-			break
-		}
-		if ctx.Err() != nil {
+			if ctx.Err() == nil {
+				runErr = errors.New(conn.Target.Scrub(err.Error()))
+			}
 			break
 		}
 		st := judge(res, next, objective, s.MaxErrorRate, len(steps)+1)
-		steps = append(steps, st)
 		outcomes = append(outcomes, Outcome{Labels: []workload.Line{{Label: "target", Value: fmtRate(next)}}, Result: res, Load: load, Intervals: wd.intervals, Engine: step.Engine, live: lsp})
 		opts.Live.end(&outcomes[len(outcomes)-1])
+		if res.Interrupted {
+			// The part of the step that ran, in the document as an
+			// interrupted run and in the text, never judged.
+			st.cut = fmt.Sprintf("INTERRUPTED after %s of %s: not judged", res.Total.Elapsed.Round(time.Millisecond), s.StepDuration)
+			printStep(w, st)
+			break
+		}
+		steps = append(steps, st)
 		printStep(w, st)
 		search.Observe(next, st.pass)
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	found := search.Result()
 	lo := found.Lo
@@ -212,7 +219,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			}
 		}
 	}
-	if s.CSV != "" && len(steps) > 0 {
+	interrupted := ""
+	if ctx.Err() != nil {
+		interrupted = InterruptedBy(context.Cause(ctx))
+	}
+	// An interrupted sweep's CSV has the steps judged before it, maybe
+	// none: its header alone.
+	if s.CSV != "" && (len(steps) > 0 || interrupted != "") {
 		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
 			outErr = errors.Join(outErr, fmt.Errorf("writing --csv: %w", err))
 		}
@@ -233,7 +246,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, false); err != nil {
+		if err := writeDocument(conn, m, opts, outcomes, false, interrupted); err != nil {
 			outErr = errors.Join(outErr, err)
 		}
 	}
@@ -241,7 +254,8 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	switch {
 	case runErr != nil:
 		return runErr
-	case ctx.Err() != nil:
+	case interrupted != "":
+		fmt.Fprintf(w, "INTERRUPTED by %s after %s: the search had not ended\n", interrupted, report.Count(len(steps), "judged step"))
 		return ErrInterrupted
 	case lo == 0:
 		fmt.Fprintln(w, found.Verdict(objective, s.Start, s.MaxSteps, s.Precision))
@@ -280,6 +294,9 @@ type sweepStep struct {
 	ok, errors        int64
 	pass              bool
 	why               string
+	// cut is the result of a step an interrupt cut short ("" for a
+	// judged step).
+	cut string
 }
 
 // latency is one of a step's latencies (µs) formatted, or none when
@@ -315,7 +332,10 @@ func judge(res *engine.Result, target float64, objective slo.SLO, maxErrorRate f
 
 func printStep(w io.Writer, s sweepStep) {
 	result := "PASS"
-	if !s.pass {
+	switch {
+	case s.cut != "":
+		result = s.cut
+	case !s.pass:
 		result = "FAIL: " + s.why
 	}
 	micros := func(us int64) string { return slo.Micros(float64(us)) }

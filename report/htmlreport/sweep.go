@@ -36,6 +36,8 @@ type step struct {
 	errors             int64
 	unstarted, offered int64
 	judged             bool
+	// cut: an interrupt cut the step short, which is never judged.
+	cut bool
 }
 
 // sweepOf reads a sweep document: one step per run, its target from the
@@ -74,9 +76,9 @@ func sweepOf(d *report.Document, name string, manyDocs bool) (*sweep, error) {
 			Response: all.Response,
 		}
 		st := step{n: i + 1, p50: all.Response.ValueAtQuantile(50), p99: all.Response.ValueAtQuantile(99), max: all.Response.Max(),
-			errors: figures.Errors(), unstarted: rd.Unstarted, offered: rd.Offered, judged: judge}
+			errors: figures.Errors(), unstarted: rd.Unstarted, offered: rd.Offered, judged: judge && !rd.Interrupted, cut: rd.Interrupted}
 		st.Point = chart.Point{Target: target, Throughput: figures.Achieved(), P50: ms(st.p50), P99: ms(st.p99)}
-		if judge {
+		if st.judged {
 			why := slo.Judge(figures, objective, maxErrorRate)
 			texts := make([]string, len(why))
 			for k, r := range why {
@@ -107,7 +109,12 @@ func replay(d *report.Document, objective slo.SLO, steps []step) string {
 	if err != nil {
 		return ""
 	}
+	judged := 0
 	for _, st := range steps {
+		if st.cut {
+			continue
+		}
+		judged++
 		next, ok := search.Next()
 		if !ok || next != st.Target {
 			return ""
@@ -115,7 +122,7 @@ func replay(d *report.Document, objective slo.SLO, steps []step) string {
 		search.Observe(st.Target, st.Pass)
 	}
 	if _, more := search.Next(); more {
-		return fmt.Sprintf("interrupted after %s: the search had not ended", report.Count(len(steps), "step"))
+		return fmt.Sprintf("interrupted after %s: the search had not ended", report.Count(judged, "step"))
 	}
 	return search.Result().Verdict(objective, start, maxSteps, precision)
 }
@@ -145,7 +152,9 @@ func sweepSection(p *page, sweeps []*sweep) {
 		var points []chart.Point
 		for _, st := range sw.steps {
 			result := `<td class="l">not judged</td>`
-			if st.judged && st.Pass {
+			if st.cut {
+				result = `<td class="l">interrupted: not judged</td>`
+			} else if st.judged && st.Pass {
 				result = `<td class="l"><span class="pass">PASS</span></td>`
 			} else if st.judged {
 				result = fmt.Sprintf(`<td class="l"><span class="fail">FAIL</span>: %s</td>`, esc(st.Why))
@@ -160,6 +169,9 @@ func sweepSection(p *page, sweeps []*sweep) {
 			}
 			p.printf("<tr><td>%d</td><td>%s</td><td>%.1f</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td>%s</tr>",
 				st.n, slo.FormatRate(st.Target), st.Throughput, lat(st.p50), lat(st.p99), lat(st.max), st.errors, result)
+			if st.cut { // partial figures: no point of the curve
+				continue
+			}
 			pt := st.Point
 			if !st.judged { // drawn as passing: filled
 				pt.Pass = true
