@@ -504,7 +504,7 @@ func comparisonRows(rs []*Result) [][]string {
 			if o.Check != nil {
 				check = "ok"
 				if n := len(o.Check.Violations); n > 0 {
-					check = fmt.Sprintf("%d violations", n)
+					check = metrics.Count(n, "violation")
 				}
 			}
 		}
