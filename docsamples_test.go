@@ -122,12 +122,15 @@ func hasRun(p *doctest.Page) bool {
 	return false
 }
 
-// buildTxload compiles the binary the samples run as `txload`.
+// buildTxload compiles the binary the samples run as `txload`, its version
+// "dev" whatever the checkout: in a clean git clone Go stamps a
+// pseudo-version (v0.0.0-DATE-REV), which pgbench's banner and the
+// documents show, and a sample made in one checkout failed in another.
 func buildTxload(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "txload")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/txload").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version=dev", "-o", bin, "./cmd/txload").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return dir

@@ -18,6 +18,9 @@ type Step struct {
 	// OK and Failed count the operations that succeeded and that gave up;
 	// FailedAttempts counts every failed attempt, retried or not.
 	OK, Failed, FailedAttempts int64
+	// DrainOK counts the operations in flight when the window ended that
+	// succeeded after it: offered in the window, completed.
+	DrainOK int64
 	// Saturated: the generator fell so far behind its schedule that
 	// Unstarted of the Offered operations never started.
 	Saturated          bool
@@ -92,10 +95,11 @@ func Judge(s Step, objective SLO, maxErrorRate float64) []Reason {
 	}
 	// An open-loop step is judged on the operations its schedule offered:
 	// the last of them may end after the window, and a rate taken to that
-	// end would fail a step that kept up only because the window is short.
+	// end would fail a step that kept up only because the window is short;
+	// those that completed after it (the drain's) count as completed.
 	if s.Offered > 0 {
-		if !(float64(s.OK) >= MinAchieved*float64(s.Offered)) {
-			add(BelowTarget, "completed %.1f%% of the %d offered", 100*float64(s.OK)/float64(s.Offered), s.Offered)
+		if done := s.OK + s.DrainOK; !(float64(done) >= MinAchieved*float64(s.Offered)) {
+			add(BelowTarget, "completed %.1f%% of the %d offered", 100*float64(done)/float64(s.Offered), s.Offered)
 		}
 	} else if achieved := s.Achieved(); !(achieved >= MinAchieved*s.Target) {
 		add(BelowTarget, "achieved %.1f%% of target", 100*achieved/s.Target)

@@ -29,6 +29,11 @@ func TestJudge(t *testing.T) {
 		// window: the measured rate is 98% of the target, the step passes.
 		{name: "last operation after the window", step: func() Step { s := fast(); s.Elapsed = 10200 * time.Millisecond; return s },
 			maxErrorRate: 0.01},
+		// 98 in the window and 2 completed in the drain, of 100 offered:
+		// a short step that kept up (a sweep's first step of 1 s at
+		// 100/s failed so, "completed 98.0% of the 100 offered").
+		{name: "completed in the drain", step: func() Step { s := fast(); s.Offered, s.OK, s.DrainOK = 100, 98, 2; return s },
+			maxErrorRate: 0.01},
 		{name: "closed loop below target", step: func() Step { s := fast(); s.Offered, s.OK = 0, 9899; return s }, maxErrorRate: 0.01,
 			want: []Reason{{BelowTarget, "achieved 99.0% of target"}}},
 		{name: "saturated", step: func() Step { s := fast(); s.Saturated, s.Unstarted = true, 12; return s }, maxErrorRate: 0.01,

@@ -282,7 +282,7 @@ func ycsbTamperings() []tampering {
 	for i := range 10 {
 		fields = append(fields, fmt.Sprintf("left(md5('%s:%d:' || substr(FIELD%d, 9)), 8) || substr(FIELD%d, 9)", key, i, i, i))
 	}
-	checksum := "1 rows have a field whose checksum is wrong"
+	checksum := "1 row has a field whose checksum is wrong"
 	return []tampering{
 		{what: tamperValue, sql: `UPDATE usertable SET FIELD0 = overlay(FIELD0 PLACING '!' FROM 50 FOR 1) WHERE YCSB_KEYNUM = 5`, want: checksum},
 		{what: tamperValueMoved, sql: `UPDATE usertable SET FIELD1 = (SELECT FIELD1 FROM usertable WHERE YCSB_KEYNUM = 4) WHERE YCSB_KEYNUM = 3`, want: checksum},
@@ -290,12 +290,12 @@ func ycsbTamperings() []tampering {
 		{what: tamperRowAdded, sql: fmt.Sprintf(`INSERT INTO usertable SELECT '%s', %s, 2000, 0 FROM usertable WHERE YCSB_KEYNUM = 3`, key, strings.Join(fields, ", ")),
 			allowed: "a row whose key number lies in a run's claim, its key and checksums right, is what an insert writes: check cannot tell it from one; the run's own audit holds the rows to the inserts it saw commit"},
 		{what: tamperRowDuplicate, sql: `ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 600`,
-			want: "1 rows repeat another row's key"},
+			want: "1 row repeats another row's key"},
 		{what: tamperVersion, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + 1 WHERE YCSB_KEYNUM = 6`,
 			allowed: "YCSB_RMW counts a record's read-modify-writes: check has nothing to hold it to; the run's own audit holds it to those it saw commit"},
-		{what: tamperNegative, sql: `UPDATE usertable SET YCSB_RMW = -1 WHERE YCSB_KEYNUM = 7`, want: "1 rows have a YCSB_RMW below 0 or NULL"},
+		{what: tamperNegative, sql: `UPDATE usertable SET YCSB_RMW = -1 WHERE YCSB_KEYNUM = 7`, want: "1 row has a YCSB_RMW below 0 or NULL"},
 		{what: tamperNull, sql: `ALTER TABLE usertable ALTER YCSB_RMW DROP NOT NULL; UPDATE usertable SET YCSB_RMW = NULL WHERE YCSB_KEYNUM = 8`,
-			want: "1 rows have a YCSB_RMW below 0 or NULL"},
+			want: "1 row has a YCSB_RMW below 0 or NULL"},
 		// The records from key number 990 on deleted, ycsb_meta saying
 		// init loaded 990: the table agrees with it, not with init.
 		{what: tamperSettings, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM >= 990; UPDATE ycsb_meta SET records = 990`,

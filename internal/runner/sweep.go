@@ -311,9 +311,13 @@ func (s sweepStep) latency(us int64, format func(int64) string, none string) str
 // judge decides whether a step at target passed.
 func judge(res *engine.Result, target float64, objective slo.SLO, maxErrorRate float64, n int) sweepStep {
 	t := res.Total.Total("all")
+	var drainOK int64
+	if res.Drain != nil {
+		drainOK = res.Drain.Total("all").OK
+	}
 	figures := slo.Step{
 		Target: target, Elapsed: res.Total.Elapsed,
-		OK: t.OK, Failed: t.FailedTotal(), FailedAttempts: t.ErrorsTotal(),
+		OK: t.OK, DrainOK: drainOK, Failed: t.FailedTotal(), FailedAttempts: t.ErrorsTotal(),
 		Saturated: res.Saturated, Unstarted: res.Unstarted, Offered: res.Offered,
 		Response: t.Response,
 	}
