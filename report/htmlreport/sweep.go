@@ -69,9 +69,15 @@ func sweepOf(d *report.Document, name string, manyDocs bool) (*sweep, error) {
 		}
 		target, _ := strconv.ParseFloat(rd.Labels["target"], 64)
 		all := total.Total("all")
+		var drainOK int64
+		if rd.Drain != nil {
+			for _, op := range rd.Drain.Ops {
+				drainOK += op.OK
+			}
+		}
 		figures := slo.Step{
 			Target: target, Elapsed: total.Elapsed,
-			OK: all.OK, Failed: all.FailedTotal(), FailedAttempts: all.ErrorsTotal(),
+			OK: all.OK, DrainOK: drainOK, Failed: all.FailedTotal(), FailedAttempts: all.ErrorsTotal(),
 			Saturated: rd.Saturated, Unstarted: rd.Unstarted, Offered: rd.Offered,
 			Response: all.Response,
 		}
