@@ -107,7 +107,7 @@ func replay(t *testing.T, url string, filler int) []history.Attempt {
 	if err == nil {
 		_, err = c3.Exec(ctx, "COMMIT")
 	}
-	t3 := history.Attempt{Client: 3, Invoke: 1, Complete: 6, Ops: []history.Op{history.R(87), history.A(86, 6)}, Outcome: history.Committed}
+	t3 := history.Attempt{Client: 3, Invoke: 3, Complete: 8, Ops: []history.Op{history.R(87), history.A(86, 6)}, Outcome: history.Committed}
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -117,12 +117,15 @@ func replay(t *testing.T, url string, filler int) []history.Attempt {
 	default:
 		t.Fatal(err)
 	}
-	t4 := history.Attempt{Client: 1, Invoke: 7, Complete: 8, Outcome: history.Committed,
+	t4 := history.Attempt{Client: 1, Invoke: 9, Complete: 10, Outcome: history.Committed,
 		Ops: []history.Op{history.R(86, list(read(c1, 86))...), history.R(87, list(read(c1, 87))...)}}
 	return []history.Attempt{
-		{Client: 1, Invoke: 2, Complete: 3, Ops: []history.Op{history.A(87, 4)}, Outcome: history.Committed},
-		{Client: 2, Invoke: 4, Complete: 5, Ops: []history.Op{history.R(87, 4), history.R(86, 1)}, Outcome: history.Committed},
+		{Client: 1, Invoke: 4, Complete: 5, Ops: []history.Op{history.A(87, 4)}, Outcome: history.Committed},
+		{Client: 2, Invoke: 6, Complete: 7, Ops: []history.Op{history.R(87, 4), history.R(86, 1)}, Outcome: history.Committed},
 		t3, t4,
+		// The table's first row, written before the others began: the
+		// value T2 and T4 read at 86 (without it, a garbage read).
+		{Client: 4, Invoke: 1, Complete: 2, Ops: []history.Op{history.A(86, 1)}, Outcome: history.Committed},
 	}
 }
 

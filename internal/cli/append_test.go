@@ -302,10 +302,21 @@ func TestAppendBadInput(t *testing.T) {
 // shared CI-sized machine (see docs/histories.md); a long suite
 // (pgtest.Long).
 func TestAppendPostgres123(t *testing.T) {
-	pgtest.Long(t, "starts PostgreSQL 12.3.0 for 30 s")
-	file := filepath.Join(t.TempDir(), "h.jsonl")
-	r := txload(t.Context(), nil, "run", "append", "--embedded-version", "12.3.0", "--concurrency", "20", "--duration", "30s",
-		"--keys", "4", "--progress", "0", "--history", file)
+	pgtest.Long(t, "starts PostgreSQL 12.3.0 for 30 s, up to three times")
+	// The bug is a race: a 30 s run at 20 clients meets it nearly always,
+	// but a loaded machine (CI at load 10) ran one through clean. Up to
+	// three runs; a clean one says nothing, each is checked whole.
+	var r result
+	var file string
+	for try := range 3 {
+		file = filepath.Join(t.TempDir(), "h.jsonl")
+		r = txload(t.Context(), nil, "run", "append", "--embedded-version", "12.3.0", "--concurrency", "20", "--duration", "30s",
+			"--keys", "4", "--progress", "0", "--history", file)
+		if r.code != 0 {
+			break
+		}
+		t.Logf("run %d of 3 met no anomaly", try+1)
+	}
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (G2-item at serializable)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

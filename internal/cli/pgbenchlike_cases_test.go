@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -22,6 +23,13 @@ func params(n int) (sql string, defines []string) {
 
 // newerOption: txload says, after pgbench's two lines, which pgbench has
 // the option and how to follow it.
+// helpBugs and helpHome are --help's last two lines: the tracker and the
+// home page, txload's in pgbench's layout.
+var (
+	helpBugs = regexp.MustCompile(`(?m)^(Report bugs to )<[^>]*>`)
+	helpHome = regexp.MustCompile(`(?m)^\S+ home page: <[^>]*>`)
+)
+
 const newerOption = "a line more: the pgbench version that has the option, and --pgbench-version"
 
 // parsedVersion is what a script reads in pgbench's version line: the
@@ -45,10 +53,13 @@ func pgbenchCases() []pgbenchCase {
 		// the distribution's name (Debian's, or txload's).
 		{name: "version", args: []string{"-V"}, db: "none", keep: parsedVersion},
 		{name: "version long", args: []string{"--version"}, db: "none", keep: parsedVersion},
-		// --help ends as pgbench's.
+		// --help ends in pgbench's layout, with txload's tracker and home
+		// page in place of PostgreSQL's (its bugs are not PostgreSQL's).
 		{name: "help ends as pgbench's", args: []string{"--help"}, db: "none", keep: func(s string) string {
 			l := strings.Split(strings.TrimSpace(s), "\n")
-			return strings.Join(l[len(l)-2:], "\n")
+			end := strings.Join(l[len(l)-2:], "\n")
+			end = helpHome.ReplaceAllString(end, "NAME home page: <ADDRESS>")
+			return helpBugs.ReplaceAllString(end, "${1}<ADDRESS>")
 		}},
 		{name: "help begins as pgbench's", args: []string{"-?"}, db: "none", keep: func(s string) string {
 			return strings.Join(strings.Split(s, "\n")[:10], "\n")
