@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/txload/txload/pg"
@@ -23,16 +21,11 @@ import (
 // whatever the parallelism, and so do two loads.
 const loadSeed = 0x7c0c_2023
 
-// connect opens a connection whose queries are cancelled on the server
-// when ctx ends: pgx's default only closes the socket, and a backend busy
-// with a long aggregate (a check) or an index build would run on alone
-// for minutes.
+// connect opens one of txload's own sessions, whose queries are cancelled
+// on the server when ctx ends (pg's own sessions do so: a backend busy
+// with a long aggregate or an index build would otherwise run on alone).
 func connect(ctx context.Context, t *pg.Target) (*pgx.Conn, error) {
-	return t.ConnectWith(ctx, func(c *pgx.ConnConfig) {
-		c.BuildContextWatcherHandler = func(pc *pgconn.PgConn) ctxwatch.Handler {
-			return &pgconn.CancelRequestContextWatcherHandler{Conn: pc, DeadlineDelay: 5 * time.Second}
-		}
-	})
+	return t.Connect(ctx)
 }
 
 // unit is one COPY's worth of the load, or several that belong together.
