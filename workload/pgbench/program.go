@@ -70,6 +70,9 @@ type program struct {
 	markAt int
 	// trace prints pgbench's -d lines (nil: none).
 	trace *tracer
+	// ident adds each builtin transaction's history row to the run's
+	// identity sum (nil: not a builtin run with an audit).
+	ident *identityEnder
 }
 
 // newProgram makes client id's program; pgbenchID is the client's number
