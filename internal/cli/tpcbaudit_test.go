@@ -186,3 +186,29 @@ func TestBuiltinRecordMixes(t *testing.T) {
 	}
 	want(0, "check", "tpcb")
 }
+
+// A run interrupted under load abandons what was in flight: the audit
+// counts those transactions among the ones in doubt, by the rows they
+// were writing, and still checks which rows the run added.
+func TestBuiltinAuditInterrupted(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
+		t.Fatalf("init: %s", r.stderr)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		conn := pgtest.Conn(t, url)
+		var n int64
+		for n < 200 && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+			_ = conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&n)
+		}
+		cancel()
+	}()
+	r := txload(ctx, nil, "run", "tpcb-like", "--url", url, "--concurrency", "8", "--duration", "60s", "--progress", "0")
+	if r.code != 130 || strings.Contains(r.stdout, "VIOLATION") || !strings.Contains(r.stdout, "history identity:   the rows the run's transactions wrote") {
+		t.Errorf("interrupted run: exit %d, want 130, no VIOLATION and the rows identified\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

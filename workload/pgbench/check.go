@@ -326,7 +326,7 @@ func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, be
 	rec := workload.Reconcile(op, a.rows-before.rows)
 	res.Lines = append(res.Lines, rec.Lines("history")...)
 	rec.Into(res)
-	res.Lines = append(res.Lines, workload.Line{Label: "history rows' identity", Value: a.identityLine(before, id, rec.Unknown, res)})
+	res.Lines = append(res.Lines, workload.Line{Label: "history identity", Value: a.identityLine(before, id, rec.Unknown, res)})
 	return res, nil
 }
 
@@ -348,13 +348,18 @@ func (a *tpcbAudit) identityLine(b *tpcbAudit, id *identity, unknown int64, res 
 	if !a.identOK || !b.identOK {
 		return "not summed (the server has no md5 or bit strings): the rows are counted only"
 	}
-	ok, tried := id.explains(a.ident-b.ident, unknown)
+	ok, tried, known := id.explains(a.ident-b.ident, unknown)
 	switch {
+	case !tried && known > maxInDoubt:
+		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, maxInDoubt)
 	case !tried:
-		return fmt.Sprintf("not checked: %d transactions ended in doubt, more than the %d whose subsets the audit tries; the rows are counted only", unknown, maxInDoubt)
+		return fmt.Sprintf("not checked: %d outcomes unknown, %d of them known by their rows; the rows are counted only", unknown, known)
 	case !ok:
 		res.Violations = append(res.Violations, "the history rows the run added are not the ones its transactions wrote (their identity sum differs, with any subset of the transactions in doubt): a row deleted, changed or added beside the run")
 		return "differs"
+	}
+	if known > 0 {
+		return fmt.Sprintf("the rows the run's transactions wrote (with a subset of the %d in doubt)", known)
 	}
 	return "the rows the run's transactions wrote"
 }

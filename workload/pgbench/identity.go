@@ -25,14 +25,15 @@ import (
 
 // maxInDoubt is the most in-doubt transactions whose subsets the audit
 // tries (2^maxInDoubt sums); beyond, it falls back to counting rows.
-const maxInDoubt = 16
+const maxInDoubt = 20
 
 // identity is what a run's clients saw commit, by history row.
 type identity struct {
 	seed      uint64
 	committed atomic.Uint64 // the sum of their hashes, mod 2^64
 	mu        sync.Mutex
-	inDoubt   []uint64 // hashes of the transactions with an unknown outcome
+	inDoubt   []uint64 // hashes of the transactions that ended in doubt
+	enders    []*identityEnder
 }
 
 // rowHash is the hash of one history row, as identitySQL computes it:
@@ -77,14 +78,21 @@ func (id *identity) ended(h uint64, err error) {
 
 // explains says whether diff, the history's sum after minus before, is
 // what the committed transactions and a subset of the in-doubt ones
-// wrote; tried says the subsets were tried (false: too many in doubt, or
-// fewer known than unknown outcomes; the audit falls back to counts).
-func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool) {
+// wrote (those that ended in doubt, and those the run abandoned under way;
+// call it once the run's clients are done). known is how many in-doubt
+// transactions it knows: fewer than unknown, or more than maxInDoubt, and
+// it does not try (tried false; the audit falls back to counts).
+func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool, known int) {
 	id.mu.Lock()
 	doubt := append([]uint64(nil), id.inDoubt...)
+	for _, e := range id.enders {
+		if h, open := e.underWay(); open {
+			doubt = append(doubt, h)
+		}
+	}
 	id.mu.Unlock()
 	if len(doubt) > maxInDoubt || int64(len(doubt)) < unknown {
-		return false, false
+		return false, false, len(doubt)
 	}
 	rest := diff - id.committed.Load()
 	for mask := 0; mask < 1<<len(doubt); mask++ {
@@ -95,33 +103,70 @@ func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool) {
 			}
 		}
 		if s == rest {
-			return true, true
+			return true, true, len(doubt)
 		}
 	}
-	return false, true
+	return false, true, len(doubt)
+}
+
+// ender returns a program's part of the identity.
+func (id *identity) ender(p *program) *identityEnder {
+	e := &identityEnder{id: id, p: p}
+	id.mu.Lock()
+	id.enders = append(id.enders, e)
+	id.mu.Unlock()
+	return e
 }
 
 // identityEnder is the part of a program that tells the run's identity how
 // each builtin transaction ended.
 type identityEnder struct {
-	id  *identity
-	buf []byte
+	id   *identity
+	p    *program
+	buf  []byte
+	open bool // an attempt is under way
 }
 
-// end reads the transaction's history row from the script's variables.
-func (e *identityEnder) end(p *program, _ time.Time, err error) {
-	if e == nil || e.id == nil {
-		return
+// start: an attempt begins.
+func (e *identityEnder) start() {
+	if e != nil {
+		e.open = true
 	}
+}
+
+// hash is the history row of the attempt under way or just ended, from
+// the script's variables; false before its first \set.
+func (e *identityEnder) hash() (uint64, bool) {
 	var v [4]int64
 	for i, name := range [...]string{"aid", "tid", "bid", "delta"} {
-		x, ok := p.lookup(name)
+		x, ok := e.p.lookup(name)
 		if !ok {
-			return // the attempt ended before its \set: it wrote nothing
+			return 0, false
 		}
 		v[i] = x.I
 	}
 	var h uint64
 	e.buf, h = rowHash(e.buf, e.id.seed, v[0], v[1], v[2], v[3])
-	e.id.ended(h, err)
+	return h, true
+}
+
+// end records how the attempt ended. One that ended before its \set
+// wrote nothing.
+func (e *identityEnder) end(_ time.Time, err error) {
+	if e == nil {
+		return
+	}
+	e.open = false
+	if h, ok := e.hash(); ok {
+		e.id.ended(h, err)
+	}
+}
+
+// underWay is the hash of an attempt the run abandoned (its outcome
+// unknown), once the run's clients are done.
+func (e *identityEnder) underWay() (uint64, bool) {
+	if !e.open {
+		return 0, false
+	}
+	return e.hash()
 }

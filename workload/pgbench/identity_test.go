@@ -52,7 +52,7 @@ func TestIdentitySum(t *testing.T) {
 			id.ended(h, nil)
 		}
 		id.inDoubt = append(id.inDoubt, c.doubt...)
-		if ok, tried := id.explains(c.diff, c.unknown); ok != c.ok || tried != c.tried {
+		if ok, tried, _ := id.explains(c.diff, c.unknown); ok != c.ok || tried != c.tried {
 			t.Errorf("%s: explains = %t, %t; want %t, %t", c.name, ok, tried, c.ok, c.tried)
 		}
 	}

@@ -141,7 +141,7 @@ func substitute(b []byte, sql string, args []any) []byte {
 // the run's identity sum how a builtin's transaction ended.
 func (p *program) Ended(now time.Time, err error) {
 	p.mark.Ended(now, err)
-	p.ident.end(p, now, err)
+	p.ident.end(now, err)
 }
 
 // program resolves its markers, and counts its history rows, when an

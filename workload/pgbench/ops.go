@@ -134,7 +134,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
 		p := g.newProgram(client, opts.FirstClient+client, clientSeed(client), vars, opts.Log, defaultSeed, workload.NewMark(opts, client, g.markName()))
 		if id != nil {
-			p.ident = &identityEnder{id: id}
+			p.ident = id.ender(p)
 		}
 		if g.debug && opts.Log != nil {
 			p.trace = newTracer(opts.Log, opts.FirstClient+client, g.scripts)

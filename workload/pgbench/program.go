@@ -174,6 +174,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 		*p.prng = p.saved
 	}
 	p.op, p.pc, p.inPipe, p.sleeping = op, 0, false, false
+	p.ident.start()
 	p.at = c.Now
 	p.trace.script(op)
 	p.pending, p.markAt = p.pending[:0], -1
