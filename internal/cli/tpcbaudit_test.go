@@ -92,10 +92,7 @@ func TestBuiltinAuditSecondWriter(t *testing.T) {
 		builtin, swap := c.builtin, c.sql
 		t.Run(builtin+"/"+c.what, func(t *testing.T) {
 			t.Parallel()
-			url := srv.NewDatabase(t)
-			if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
-				t.Fatalf("init: %s", r.stderr)
-			}
+			url := tpcbDatabase(t)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			done := make(chan error, 1)
@@ -192,10 +189,7 @@ func TestBuiltinRecordMixes(t *testing.T) {
 // were writing, and still checks which rows the run added.
 func TestBuiltinAuditInterrupted(t *testing.T) {
 	t.Parallel()
-	url := srv.NewDatabase(t)
-	if r := txload(t.Context(), nil, "init", "tpcb", "--url", url); r.code != 0 {
-		t.Fatalf("init: %s", r.stderr)
-	}
+	url := tpcbDatabase(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() {
