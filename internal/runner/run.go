@@ -217,7 +217,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return errors.New(msg)
 	}
 	for _, o := range outcomes {
-		if err := outcomeErr(o, opts.BehindReported); err != nil {
+		if err := OutcomeErr(o, opts.BehindReported); err != nil {
 			msg := conn.Target.Scrub(err.Error())
 			if o.Result != nil && o.Result.Aborted > 0 {
 				return &AbortedError{Clients: o.Result.Aborted, Msg: msg}
@@ -228,10 +228,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	return nil
 }
 
-// outcomeErr is the error a variant's outcome makes the run end with: a
-// client aborted, a violation found, the rate not kept (unless
-// behindReported).
-func outcomeErr(o Outcome, behindReported bool) error {
+// OutcomeErr is the error a variant's outcome makes the run end with: a
+// client aborted, a violation found (a *ViolationError), the rate not kept
+// (unless behindReported); nil when none. Commands that run the load
+// inside a measurement of their own (lag) end with it too.
+func OutcomeErr(o Outcome, behindReported bool) error {
 	if res := o.Result; res != nil && res.Aborted > 0 {
 		return fmt.Errorf("%s aborted: %w", report.Count(res.Aborted, "client"), res.AbortErr)
 	}
