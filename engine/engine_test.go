@@ -1588,7 +1588,7 @@ func TestInstancesShareRateWithTransactions(t *testing.T) {
 		window                  time.Duration
 		share                   float64
 	}{
-		{2, 4, 2, 400 * time.Millisecond, 50},  // 10 × 4 at 100/s
+		{2, 4, 2, 400 * time.Millisecond, 50}, // 10 × 4 at 100/s
 		{1, 3, 2, 300 * time.Millisecond, 100.0 / 3},
 		{2, 0, 2, 400 * time.Millisecond, 50},  // AllClients unknown: Concurrency × Instances
 		{4, 0, 1, 400 * time.Millisecond, 100}, // the only one
