@@ -168,8 +168,21 @@ func TestBuiltinRecordMixes(t *testing.T) {
 	// history's simple-update rows name tellers they did not move).
 	want(0, append([]string{"run", "tpcb-like", "--init", "keep"}, short...)...)
 	want(0, append([]string{"run", "simple-update", "--init", "keep"}, short...)...)
-	want(0, "check", "simple-update")
-	want(0, "check", "tpcb")
+	want(0, append([]string{"run", "tpcb-like", "--init", "keep"}, short...)...)
+	// simple-update's history rows name tellers it did not move: after
+	// both ran, tpcb-like's check holds the tables to simple-update's rule.
+	for _, c := range []string{"tpcb", "simple-update", "tpcb-like"} {
+		want(0, "check", c)
+	}
+	if _, err := conn.Exec(t.Context(), "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := want(1, "check", "tpcb-like"); !strings.Contains(r.stdout, "balances disagree: tellers") {
+		t.Errorf("a teller changed after the mix:\n%s", r.stdout)
+	}
+	if _, err := conn.Exec(t.Context(), "UPDATE pgbench_tellers SET tbalance = tbalance - 1 WHERE tid = 1"); err != nil {
+		t.Fatal(err)
+	}
 	// pgbench -i at another scale: new tables, no record, the marker not
 	// theirs.
 	path, _ := pgtest.Pgbench(t)

@@ -66,8 +66,9 @@ func recordRun(ctx context.Context, t *pg.Target, names []string) error {
 }
 
 // recordedSQL reads the record of the current tables: whether there is
-// one, and whether a script that moves tellers and branches (tpcb-like, a
-// script of its own) ran; then the tellers and branches off their init
+// one, whether a script that moves tellers and branches (tpcb-like, a
+// script of its own) ran, and whether simple-update ran; then the tellers and branches off their init
 // balance of 0.
-const recordedSQL = `SELECT COALESCE(bool_or(builtin = 'init'), false), COALESCE(bool_or(builtin NOT IN ('init', 'simple-update', 'select-only')), false)
+const recordedSQL = `SELECT COALESCE(bool_or(builtin = 'init'), false), COALESCE(bool_or(builtin NOT IN ('init', 'simple-update', 'select-only')), false),
+	COALESCE(bool_or(builtin = 'simple-update'), false)
 	FROM txload_pgbench_builtin WHERE tables = 'pgbench_tellers'::regclass::oid`
