@@ -196,8 +196,11 @@ func TestBeyondConditions(t *testing.T) {
 			"stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=5"},
 		{"stock quantity above 100", `UPDATE stock SET s_quantity = 101 WHERE s_w_id = 1 AND s_i_id = 6`, "e.g. w_id=1 i_id=6"},
 		{"item price below 0", `UPDATE item SET i_price = -1 WHERE i_id = 7`,
-			"item price (I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=7"},
+			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=7"},
 		{"item price above 100", `UPDATE item SET i_price = 100.01 WHERE i_id = 8`, "e.g. i_id=8"},
+		// The load's lines name their items by id: the ids are held too.
+		{"item renumbered", `UPDATE item SET i_id = 100001 WHERE i_id = 9`, "1 of 100000 items violate it, e.g. i_id=100001"},
+		{"item id twice", `ALTER TABLE item DROP CONSTRAINT item_pkey; UPDATE item SET i_id = 10 WHERE i_id = 11`, "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it"},
 		{"line of no item", `UPDATE order_line SET ol_i_id = 100001 WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 5 AND ol_number = 1`,
 			"line's item (OL_I_ID names an item): 1 of "},
 		{"undelivered load line of amount 0", `UPDATE order_line SET ol_amount = 0 WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 2500 AND ol_number = 1`,
