@@ -270,7 +270,7 @@ func tpccTamperings() []tampering {
 		// Beyond the twelve conditions: what the load and the transactions write.
 		{what: tamperStockLow, sql: `UPDATE stock SET s_quantity = 9 WHERE s_w_id = 1 AND s_i_id = 11`,
 			want: "stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=11"},
-		{what: tamperPrice, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item price (I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
+		{what: tamperPrice, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
 		// A line of the run's New-Orders, not delivered: no balance sums it.
 		{what: tamperLineAmount, sql: `UPDATE order_line SET ol_amount = ol_amount + 1
 			WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 AND ol_delivery_d IS NULL LIMIT 1)`, want: "line amount (OL_AMOUNT = OL_QUANTITY × I_PRICE"},
