@@ -112,7 +112,8 @@ func TestCardinality(t *testing.T) {
 	conn := pgtest.Conn(t, url)
 	for _, tc := range []struct{ sql, want string }{
 		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000"},
-		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000"},
+		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000; " +
+			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100001 items violate it, e.g. i_id=100001"},
 		{`DELETE FROM stock WHERE s_w_id = 1 AND s_i_id < 3`, "cardinality (clause 1.2): stock holds 99998 rows, want 100000"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
