@@ -52,8 +52,13 @@ const (
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
+	tamperResigned     = "a value rewritten, its checksum recomputed"
+	tamperForged       = "a run recorded that never ran, and writes consistent with it"
+	tamperElemForm     = "a list value in a form txload never writes (01, +1, a trailing comma)"
+	tamperTitle        = "a column no sum reads rewritten (a title)"
+	tamperOutOfRange   = "a value outside the range the workload draws from"
+	tamperCountMoved   = "a count moved between two rows, their sum kept"
 	tamperStockLow     = "a stock quantity below what New-Order leaves"
-	tamperPrice        = "an item price below 0"
 	tamperLineAmount   = "an order line's amount not its quantity × price"
 	tamperLineItem     = "an order line of an item that does not exist"
 	tamperLastLine     = "an undelivered order's last line deleted, its line count lowered"
@@ -63,7 +68,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
-	tamperStockLow, tamperPrice, tamperLineAmount, tamperLineItem, tamperLastLine}
+	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
+	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -245,6 +251,14 @@ func voteTamperings(variant string) []tampering {
 	if variant == "counter" {
 		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
 	}
+	// A variant that never ran recorded, then its votes: after counter
+	// runs, rows beyond the counters.
+	forged := map[string]string{"counter": "join", "join": "matview", "matview": "join"}[variant]
+	ts = append(ts,
+		tampering{what: tamperForged, sql: fmt.Sprintf(`INSERT INTO vote_variant VALUES ('%s') ON CONFLICT DO NOTHING; INSERT INTO vote SELECT id, id * 7919 FROM article WHERE id <= 10`, forged),
+			allowed: "vote_variant is the database's only record of which variants ran: a variant's row and votes that agree with it are what a run of that variant writes, which check cannot tell from a forgery; the run's own audit reconciles the vote rows it added with the votes it saw commit"},
+		tampering{what: tamperTitle, sql: `UPDATE article SET title = 'Article #6' WHERE id = 5`, want: "1 article whose title is not the one init wrote"},
+		tampering{what: tamperOutOfRange, sql: `UPDATE vote SET user_id = -1 WHERE ctid = (SELECT min(ctid) FROM vote)`, want: "1 vote whose user_id is not from 0 to 2^40-1"})
 	return ts
 }
 
@@ -270,7 +284,7 @@ func tpccTamperings() []tampering {
 		// Beyond the twelve conditions: what the load and the transactions write.
 		{what: tamperStockLow, sql: `UPDATE stock SET s_quantity = 9 WHERE s_w_id = 1 AND s_i_id = 11`,
 			want: "stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=11"},
-		{what: tamperPrice, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
+		{what: tamperOutOfRange, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
 		// A line of the run's New-Orders, not delivered: no balance sums it.
 		{what: tamperLineAmount, sql: `UPDATE order_line SET ol_amount = ol_amount + 1
 			WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 AND ol_delivery_d IS NULL LIMIT 1)`, want: "line amount (OL_AMOUNT = OL_QUANTITY × I_PRICE"},
@@ -324,6 +338,12 @@ func ycsbTamperings() []tampering {
 		{what: tamperSettings, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM >= 990; UPDATE ycsb_meta SET records = 990`,
 			want: "the ycsb tables say records=990 fields=10 field-length=100, but init recorded records=1000 fields=10 field-length=100"},
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'ycsb'`, want: "no txload_init row for ycsb"},
+		// A read-modify-write's count moved to another record.
+		{what: tamperCountMoved, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE WHEN YCSB_KEYNUM = 3 THEN 1 ELSE -1 END
+			WHERE YCSB_KEYNUM = 3 OR YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_RMW > 0 AND YCSB_KEYNUM <> 3)`,
+			allowed: "YCSB_RMW moved between records, its sum kept: check has nothing to hold one record's count to; the run's own audit holds the records its read-modify-writes wrote to a hash of their key numbers, seeded afresh by each run (TestRunAttacked)"},
+		{what: tamperResigned, sql: `UPDATE usertable SET FIELD0 = left(md5(YCSB_KEY || ':0:' || repeat('x', 92)), 8) || repeat('x', 92) WHERE YCSB_KEYNUM = 5`,
+			allowed: "a field's checksum is public (md5 of its key, its number and its value), so that any client can write one: a value rewritten with its checksum recomputed is what an update writes; the checksum proves a value whole and in its place, not who wrote it"},
 	}
 }
 
@@ -340,6 +360,11 @@ func appendTamperings() []tampering {
 		{what: tamperRowDeleted, sql: `DELETE FROM txn0 WHERE id = ` + first, want: "lost-append: "},
 		{what: tamperRowDuplicate, sql: `INSERT INTO txn1 SELECT * FROM txn0 WHERE id = ` + first,
 			want: "1 row no transaction of the workload wrote: key"},
+		// Three keys' first values rewritten in forms an integer parses
+		// from but txload never writes.
+		{what: tamperElemForm, sql: `UPDATE txn0 t SET val = CASE k.n WHEN 1 THEN '0' || t.val WHEN 2 THEN '+' || t.val ELSE t.val || ',' END
+			FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM txn0 WHERE val <> '' ORDER BY id LIMIT 3) k WHERE t.id = k.id`,
+			want: `is not a list of integers as txload writes them ("0`},
 		{what: tamperRowAdded, sql: `INSERT INTO txn0 VALUES (2000000000, 2000000000, '1')`,
 			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append counts such rows and reads them not; the run's own final read, which reads every key from the run's first up, catches one"},
 	}
