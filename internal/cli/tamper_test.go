@@ -64,6 +64,10 @@ const (
 	tamperLogSwapped   = "a history transaction swapped for another, count and sums kept"
 	tamperLogSplit     = "a history row split in two, sums kept"
 	tamperZeroDelta    = "a history row of delta 0"
+	tamperStockLow     = "a stock quantity below what New-Order leaves"
+	tamperLineAmount   = "an order line's amount not its quantity × price"
+	tamperLineItem     = "an order line of an item that does not exist"
+	tamperLastLine     = "an undelivered order's last line deleted, its line count lowered"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -71,7 +75,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
 	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
-	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta}
+	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
+	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -309,6 +314,23 @@ func tpccTamperings() []tampering {
 		{what: tamperLogDuplicate, sql: `INSERT INTO history SELECT * FROM history WHERE ctid = (SELECT min(ctid) FROM history)`, want: cond(8)},
 		{what: tamperLogAdded, sql: `INSERT INTO history VALUES (9, 1, 1, 1, 1, now(), 5.00, 'no payment')`, want: cond(9)},
 		{what: tamperOther, sql: `UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1`, want: cond(1)},
+		// Beyond the twelve conditions: what the load and the transactions write.
+		{what: tamperStockLow, sql: `UPDATE stock SET s_quantity = 9 WHERE s_w_id = 1 AND s_i_id = 11`,
+			want: "stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=11"},
+		{what: tamperOutOfRange, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
+		// A line of the run's New-Orders, not delivered: no balance sums it.
+		{what: tamperLineAmount, sql: `UPDATE order_line SET ol_amount = ol_amount + 1
+			WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 AND ol_delivery_d IS NULL LIMIT 1)`, want: "line amount (OL_AMOUNT = OL_QUANTITY × I_PRICE"},
+		{what: tamperLineItem, sql: `UPDATE order_line SET ol_i_id = 100001 WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 LIMIT 1)`,
+			want: "line's item (OL_I_ID names an item): 1 of "},
+		{what: tamperNull, sql: `ALTER TABLE customer ALTER COLUMN c_balance DROP NOT NULL; UPDATE customer SET c_balance = NULL WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 8`,
+			want: "nulls: 1 row of customer with c_balance NULL"},
+		{what: tamperLastLine, sql: `WITH o AS (SELECT o_id, o_ol_cnt FROM orders WHERE o_w_id = 1 AND o_d_id = 1 AND o_carrier_id IS NULL
+				AND o_id BETWEEN 2901 AND 3000 AND o_ol_cnt > 5 ORDER BY o_id LIMIT 1),
+			l AS (DELETE FROM order_line USING o WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = o.o_id AND ol_number = o.o_ol_cnt RETURNING ol_o_id)
+			UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 FROM l WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = l.ol_o_id`,
+			allowed: "the load draws an undelivered order's 5 to 15 lines and their amounts, and records them nowhere but in those rows: " +
+				"an order one line shorter, its O_OL_CNT lowered with it, is one the load could have drawn"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
@@ -447,8 +469,9 @@ func tamperWorkloads() []tamperWorkload {
 				{"run", "tpcc", "--isolation", level, "--concurrency", "4", "--duration", "1s", "--progress", "0"}}
 		},
 		tamper: tpccTamperings(),
-		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to: they hold at every " +
-			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering violates one of them. " +
+		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to, and beyond them " +
+			"what the load and the transactions write (stock quantities, item prices, each order line's item and amount, NULLs): they hold at every " +
+			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering caught violates one of them. " +
 			"Beside the catalogue's, the tpcc column is attacked with one tampering per condition, each breaking that condition alone (`tpcc.Tamperings`): " +
 			"all caught after a run, but condition 11's, which holds only until the first Delivery.",
 	})

@@ -38,6 +38,35 @@ var conditions = [12]condition{
 	{"C_BALANCE + C_YTD_PAYMENT = sum(OL_AMOUNT delivered)", "customers", []string{"w_id", "d_id", "c_id"}},
 }
 
+// The audits beyond the twelve conditions: what the load and the
+// transactions write, held to every row (the spec's conditions leave
+// these rows free). Each is reported on a line of its own, by its label.
+const (
+	ruleQuantity   = iota // stock
+	rulePrice             // items
+	ruleLineItem          // order lines
+	ruleLineAmount        // order lines
+	nRules
+)
+
+var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line amount"}
+
+var rules = [nRules]condition{
+	// New-Order takes OL_QUANTITY (1..10) off S_QUANTITY and adds 91 when
+	// fewer than 10 would be left (clause 2.4.2.2); the load draws 10..100.
+	{"S_QUANTITY within 10..100", "stock rows", []string{"w_id", "i_id"}},
+	// No transaction writes an item; the load makes items 1..100000, of
+	// a price drawn in 1.00..100.00.
+	{"I_ID within 1..100000 each once, I_PRICE within 1.00..100.00", "items", []string{"i_id"}},
+	{"OL_I_ID names an item", "order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
+	// Each line held to what wrote it: New-Order (orders after the load's
+	// 3000) OL_QUANTITY × I_PRICE, of quantity 1..10; the load, quantity 5
+	// and amount 0 for the 2100 orders it delivered, a drawn amount of
+	// 0.01..9999.99 for the 900 it did not.
+	{"OL_AMOUNT = OL_QUANTITY × I_PRICE of New-Order's lines, the load's of quantity 5 and amount 0 (delivered) or 0.01..9999.99", "order lines",
+		[]string{"w_id", "d_id", "o_id", "ol_number"}},
+}
+
 // finding is what the check found of one condition.
 type finding struct {
 	violations int64
@@ -50,6 +79,8 @@ type finding struct {
 // checkResult is the twelve findings, and how long the check took.
 type checkResult struct {
 	found      [12]finding
+	beyond     [nRules]finding
+	nulls      nullFinding
 	deliveries int64 // sum(C_DELIVERY_CNT): 0 right after the load
 	// The tables no transaction adds rows to or deletes them from, counted
 	// against the cardinalities of clause 1.2 for the warehouses loaded.
@@ -116,6 +147,14 @@ SELECT count(*),
 	count(*) FILTER (WHERE c11), min(k) FILTER (WHERE c11)
 FROM x`
 
+	// itemSQL and stockSQL hold each item's id and price and stock
+	// row's quantity to their ranges (a NULL is out of them); an item id
+	// twice counts once a violation.
+	itemSQL = `SELECT count(*), count(*) FILTER (WHERE bad) + count(*) - count(DISTINCT i_id), min(ARRAY[i_id]) FILTER (WHERE bad)
+FROM (SELECT i_id, (i_id BETWEEN 1 AND 100000 AND i_price BETWEEN 1 AND 100) IS NOT TRUE AS bad FROM item) x`
+	stockSQL = `SELECT count(*), count(*) FILTER (WHERE bad), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE bad)
+FROM (SELECT s_w_id, s_i_id, (s_quantity BETWEEN 10 AND 100) IS NOT TRUE AS bad FROM stock) x`
+
 	// newOrderSQL: condition 5, each order against the new orders.
 	newOrderSQL = `SELECT count(*),
 	count(*) FILTER (WHERE (o.o_carrier_id IS NULL) <> (n.no_o_id IS NOT NULL)),
@@ -129,16 +168,36 @@ FROM orders o LEFT JOIN new_order n ON (n.no_w_id, n.no_d_id, n.no_o_id) = (o.o_
 	// line of the first such order. As the spec words them, the conditions
 	// are of each order (5, 6, 7) and each district (4): an order line of
 	// no order counts in its district's lines (4) only.
-	orderSQL = `WITH l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
+	// The same pass holds each line of an order to its item (one that
+	// exists; its amount as what wrote the line made it: the load's
+	// orders of a district are 1..2100, delivered, then 2101..3000,
+	// firstNewOrder and ordersPerDistrict). Only New-Order's lines are
+	// joined to their items (all 300,000 a warehouse would make the
+	// query half as slow again): the load's name an item by its id,
+	// which itemSQL holds to 1..100000, each once.
+	orderSQL = `WITH li AS (SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, (ol_i_id BETWEEN 1 AND 100000) IS NOT TRUE AS noitem,
+		(CASE WHEN ol_o_id <= 2100 THEN ol_quantity = 5 AND ol_amount = 0
+			ELSE ol_quantity = 5 AND ol_amount BETWEEN 0.01 AND 9999.99 END) IS NOT TRUE AS badamt
+	FROM order_line WHERE ol_o_id <= 3000
+	UNION ALL
+	SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, i.i_id IS NULL,
+		i.i_id IS NOT NULL AND (ol_quantity BETWEEN 1 AND 10 AND ol_amount = ol_quantity * i.i_price) IS NOT TRUE
+	FROM order_line LEFT JOIN item i ON i.i_id = ol_i_id WHERE ol_o_id > 3000),
+l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
 		count(*) FILTER (WHERE ol_delivery_d IS NULL) AS undelivered,
 		min(ol_number) FILTER (WHERE ol_delivery_d IS NULL) AS first_undelivered,
 		min(ol_number) FILTER (WHERE ol_delivery_d IS NOT NULL) AS first_delivered,
-		COALESCE(sum(ol_amount) FILTER (WHERE ol_delivery_d IS NOT NULL), 0) AS delivered
-	FROM order_line GROUP BY 1, 2, 3),
+		COALESCE(sum(ol_amount) FILTER (WHERE ol_delivery_d IS NOT NULL), 0) AS delivered,
+		count(*) FILTER (WHERE noitem) AS noitem, min(ol_number) FILTER (WHERE noitem) AS first_noitem,
+		count(*) FILTER (WHERE badamt) AS badamt, min(ol_number) FILTER (WHERE badamt) AS first_badamt
+	FROM li GROUP BY 1, 2, 3),
 ol AS MATERIALIZED (SELECT o.o_w_id, o.o_d_id, o.o_id, o.o_c_id, o.o_ol_cnt, o.o_carrier_id,
-		l.n, l.undelivered, l.first_undelivered, l.first_delivered, COALESCE(l.delivered, 0) AS delivered
+		l.n, l.undelivered, l.first_undelivered, l.first_delivered, COALESCE(l.delivered, 0) AS delivered,
+		l.noitem, l.first_noitem, l.badamt, l.first_badamt
 	FROM orders o LEFT JOIN l ON (l.w, l.d, l.o) = (o.o_w_id, o.o_d_id, o.o_id)),
 per AS (SELECT count(*) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS n6,
+		COALESCE(sum(noitem), 0) AS nitem, min(ARRAY[o_w_id, o_d_id, o_id, first_noitem]) FILTER (WHERE noitem > 0) AS eitem,
+		COALESCE(sum(badamt), 0) AS namt, min(ARRAY[o_w_id, o_d_id, o_id, first_badamt]) FILTER (WHERE badamt > 0) AS eamt,
 		min(ARRAY[o_w_id, o_d_id, o_id]) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS e6,
 		COALESCE(sum(n), 0) AS lines,
 		COALESCE(sum(CASE WHEN o_carrier_id IS NULL THEN n - undelivered ELSE undelivered END), 0) AS n7,
@@ -156,7 +215,8 @@ pc AS (SELECT count(*) AS customers, COALESCE(sum(c_delivery_cnt), 0) AS deliver
 		count(*) FILTER (WHERE c10) AS n10, min(k) FILTER (WHERE c10) AS e10,
 		count(*) FILTER (WHERE c12) AS n12, min(k) FILTER (WHERE c12) AS e12
 	FROM c)
-SELECT per.n6, per.e6, per.lines, per.n7, per.e7, pc.customers, pc.deliveries, pc.n10, pc.e10, pc.n12, pc.e12 FROM per, pc`
+SELECT per.n6, per.e6, per.lines, per.n7, per.e7, pc.customers, pc.deliveries, pc.n10, pc.e10, pc.n12, pc.e12,
+	per.nitem, per.eitem, per.namt, per.eamt FROM per, pc`
 )
 
 // errNoSchema is a check of a database without the tables.
@@ -198,11 +258,17 @@ func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 
 // checkTx runs the check's queries in tx and fills res.
 func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
-	f := &res.found
-	if err := tx.QueryRow(ctx, `SELECT warehouses, (SELECT count(*) FROM item), (SELECT count(*) FROM stock) FROM `+metaTable).
-		Scan(&res.warehouses, &res.counts[3], &res.counts[4]); err != nil {
-		return fmt.Errorf("counting the items and stock: %w", err)
+	f, b := &res.found, &res.beyond
+	if err := tx.QueryRow(ctx, `SELECT warehouses FROM `+metaTable).Scan(&res.warehouses); err != nil {
+		return fmt.Errorf("reading %s: %w", metaTable, err)
 	}
+	if err := tx.QueryRow(ctx, itemSQL).Scan(&res.counts[3], &b[rulePrice].violations, &b[rulePrice].example); err != nil {
+		return fmt.Errorf("checking the items: %w", err)
+	}
+	if err := tx.QueryRow(ctx, stockSQL).Scan(&res.counts[4], &b[ruleQuantity].violations, &b[ruleQuantity].example); err != nil {
+		return fmt.Errorf("checking the stock: %w", err)
+	}
+	b[rulePrice].over, b[ruleQuantity].over = res.counts[3], res.counts[4]
 	var whs int64
 	if err := tx.QueryRow(ctx, warehouseSQL).Scan(&whs, &f[0].violations, &f[0].example, &f[7].violations, &f[7].example); err != nil {
 		return fmt.Errorf("checking conditions 1 and 8: %w", err)
@@ -222,14 +288,19 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	}
 	var lines, customers int64
 	if err := tx.QueryRow(ctx, orderSQL).Scan(&f[5].violations, &f[5].example, &lines, &f[6].violations, &f[6].example,
-		&customers, &res.deliveries, &f[9].violations, &f[9].example, &f[11].violations, &f[11].example); err != nil {
-		return fmt.Errorf("checking conditions 6, 7, 10 and 12: %w", err)
+		&customers, &res.deliveries, &f[9].violations, &f[9].example, &f[11].violations, &f[11].example,
+		&b[ruleLineItem].violations, &b[ruleLineItem].example, &b[ruleLineAmount].violations, &b[ruleLineAmount].example); err != nil {
+		return fmt.Errorf("checking conditions 6, 7, 10 and 12 and the order lines: %w", err)
 	}
+	b[ruleLineItem].over, b[ruleLineAmount].over = lines, lines
 	f[4].over, f[5].over, f[6].over = orders, orders, lines
 	f[9].over, f[11].over = customers, customers
 	res.counts[0], res.counts[1], res.counts[2] = whs, districts, customers
 	for i := range f {
 		f[i].applies = true
+	}
+	if err := checkNulls(ctx, tx, &res.nulls); err != nil {
+		return err
 	}
 	// Condition 11 holds until the first Delivery (clause 3.3.2.11).
 	if res.deliveries > 0 {
@@ -249,6 +320,14 @@ func (r *checkResult) violations() []string {
 		if f.applies && f.violations > 0 {
 			out = append(out, fmt.Sprintf("consistency condition %d (%s): %s", i+1, conditions[i].rule, f.describe(conditions[i])))
 		}
+	}
+	for i, f := range r.beyond {
+		if f.violations > 0 {
+			out = append(out, fmt.Sprintf("%s (%s): %s", ruleLabels[i], rules[i].rule, f.describe(rules[i])))
+		}
+	}
+	if r.nulls.violated() {
+		out = append(out, "nulls: "+r.nulls.describe())
 	}
 	return out
 }
@@ -291,6 +370,18 @@ func (r *checkResult) lines() []workload.Line {
 		}
 		out = append(out, workload.Line{Label: fmt.Sprintf("condition %2d", i+1), Value: v})
 	}
+	for i, f := range r.beyond {
+		v := fmt.Sprintf("%s: ok (%d %s)", rules[i].rule, f.over, rules[i].unit)
+		if f.violations > 0 {
+			v = fmt.Sprintf("%s: VIOLATED: %s", rules[i].rule, f.describe(rules[i]))
+		}
+		out = append(out, workload.Line{Label: ruleLabels[i], Value: v})
+	}
+	nulls := "ok (" + r.nulls.describe() + ")"
+	if r.nulls.violated() {
+		nulls = "VIOLATED: " + r.nulls.describe()
+	}
+	out = append(out, workload.Line{Label: "nulls", Value: nulls})
 	out = append(out, workload.Line{Label: "check time", Value: fmt.Sprintf("%.1fs (one snapshot, repeatable read)", r.took.Seconds())})
 	return out
 }
@@ -303,6 +394,10 @@ func (r *checkResult) values() map[string]int64 {
 			v["condition_"+strconv.Itoa(i+1)+"_violations"] = f.violations
 		}
 	}
+	for i, f := range r.beyond {
+		v[strings.ReplaceAll(strings.ReplaceAll(ruleLabels[i], "'s", ""), " ", "_")+"_violations"] = f.violations
+	}
+	v["null_violations"] = r.nulls.rows()
 	return v
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/txload/txload/internal/pgtest"
 )
 
@@ -110,22 +112,12 @@ func TestCardinality(t *testing.T) {
 	conn := pgtest.Conn(t, url)
 	for _, tc := range []struct{ sql, want string }{
 		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000"},
-		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000"},
+		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000; " +
+			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100001 items violate it, e.g. i_id=100001"},
 		{`DELETE FROM stock WHERE s_w_id = 1 AND s_i_id < 3`, "cardinality (clause 1.2): stock holds 99998 rows, want 100000"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
-			tx, err := conn.Begin(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback(t.Context())
-			if _, err := tx.Exec(t.Context(), tc.sql); err != nil {
-				t.Fatal(err)
-			}
-			res := &checkResult{}
-			if err := checkTx(t.Context(), tx, res); err != nil {
-				t.Fatal(err)
-			}
+			res := checkAfter(t, conn, tc.sql)
 			if v := strings.Join(res.violations(), "; "); v != tc.want {
 				t.Fatalf("violations %q, want %q", v, tc.want)
 			}
@@ -192,4 +184,69 @@ func TestCheckCancelledOnServer(t *testing.T) {
 	if n > 0 {
 		t.Fatalf("%d backends still run the check's queries after it was cancelled: %.80s", n, *q)
 	}
+}
+
+// TestBeyondConditions: rows the twelve conditions leave free, held to
+// what the load and the transactions write, each tampering found alone
+// on its own line (every one of them passed the check before).
+func TestBeyondConditions(t *testing.T) {
+	url := loadedDB(t)
+	conn := pgtest.Conn(t, url)
+	for _, tc := range []struct{ name, sql, want string }{
+		{"stock quantity below 10", `UPDATE stock SET s_quantity = 9 WHERE s_w_id = 1 AND s_i_id = 5`,
+			"stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=5"},
+		{"stock quantity above 100", `UPDATE stock SET s_quantity = 101 WHERE s_w_id = 1 AND s_i_id = 6`, "e.g. w_id=1 i_id=6"},
+		{"item price below 0", `UPDATE item SET i_price = -1 WHERE i_id = 7`,
+			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=7"},
+		{"item price above 100", `UPDATE item SET i_price = 100.01 WHERE i_id = 8`, "e.g. i_id=8"},
+		// The load's lines name their items by id: the ids are held too.
+		{"item renumbered", `UPDATE item SET i_id = 100001 WHERE i_id = 9`, "1 of 100000 items violate it, e.g. i_id=100001"},
+		{"item id twice", `ALTER TABLE item DROP CONSTRAINT item_pkey; UPDATE item SET i_id = 10 WHERE i_id = 11`, "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it"},
+		{"line of no item", `UPDATE order_line SET ol_i_id = 100001 WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 5 AND ol_number = 1`,
+			"line's item (OL_I_ID names an item): 1 of "},
+		{"undelivered load line of amount 0", `UPDATE order_line SET ol_amount = 0 WHERE ol_w_id = 1 AND ol_d_id = 2 AND ol_o_id = 2500 AND ol_number = 1`,
+			"line amount (OL_AMOUNT = OL_QUANTITY × I_PRICE of New-Order's lines, the load's of quantity 5 and amount 0 (delivered) or 0.01..9999.99): 1 of "},
+		{"load line of quantity 6", `UPDATE order_line SET ol_quantity = 6 WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 2600 AND ol_number = 2`,
+			"e.g. w_id=1 d_id=3 o_id=2600 ol_number=2"},
+		{"NULL balance", `ALTER TABLE customer ALTER COLUMN c_balance DROP NOT NULL;
+			UPDATE customer SET c_balance = NULL WHERE c_w_id = 1 AND c_d_id = 4 AND c_id = 9`,
+			"nulls: 1 row of customer with c_balance NULL (a column the workload always writes a value in)"},
+		{"NULL quantities", `ALTER TABLE stock ALTER COLUMN s_quantity DROP NOT NULL; UPDATE stock SET s_quantity = NULL WHERE s_w_id = 1 AND s_i_id < 3`,
+			"nulls: 2 rows of stock with s_quantity NULL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := checkAfter(t, conn, tc.sql)
+			v := res.violations()
+			if len(v) == 0 || !strings.Contains(v[len(v)-1], tc.want) {
+				t.Fatalf("violations %q, want one naming %q\n%s", v, tc.want, linesText(res))
+			}
+			if tc.name != "NULL quantities" && len(v) != 1 {
+				t.Fatalf("violations %q, want only the one naming %q", v, tc.want)
+			}
+		})
+	}
+	// A NOT NULL dropped, with no NULL written, is no violation.
+	res := checkAfter(t, conn, `ALTER TABLE orders ALTER COLUMN o_ol_cnt DROP NOT NULL`)
+	if v := res.violations(); len(v) > 0 || !strings.Contains(linesText(res), "nulls: ok (no NULL in the 90 columns the workload always writes; NOT NULL dropped from orders.o_ol_cnt)") {
+		t.Fatalf("violations %q\n%s", v, linesText(res))
+	}
+}
+
+// checkAfter runs sql in a transaction on conn and checks what it sees;
+// the transaction is rolled back when the test ends.
+func checkAfter(t *testing.T, conn *pgx.Conn, sql string) *checkResult {
+	t.Helper()
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) }) //nolint:errcheck // the test's end
+	if _, err := tx.Exec(t.Context(), sql); err != nil {
+		t.Fatal(err)
+	}
+	res := &checkResult{}
+	if err := checkTx(t.Context(), tx, res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
