@@ -229,6 +229,7 @@ func TestAuditRuns(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO bank_run VALUES (%s, %s, %d, %d, %d, %d, 10, 10000)`, first, last, iso, mode, amount, sel)
 	}
 	ser := run("0", "9", 2, 0, 10, 10)
+	many := fmt.Sprintf(`INSERT INTO bank_run SELECT 100 + g * 10, 105 + g * 10, 0, 1, 5, 10, 10, 10000 FROM generate_series(1, %d) g`, maxTermRuns)
 	for _, tc := range []struct {
 		name, runs, tamper, violation string
 	}{
@@ -254,6 +255,13 @@ func TestAuditRuns(t *testing.T) {
 			violation: "2 ledger rows whose id no run recorded in bank_run covers"},
 		{name: "no run recorded", runs: "SELECT 1",
 			violation: "8 ledger rows whose id no run recorded in bank_run covers"},
+		// More runs than one term each: the rows grouped by run.
+		{name: "many runs", runs: ser + "; " + many},
+		{name: "many runs, a row relabelled", runs: ser + "; " + many,
+			tamper:    `UPDATE bank_ledger SET isolation = 0, to_read = 6 WHERE from_id = 9; UPDATE bank_account SET balance = 10070 WHERE id = 1`,
+			violation: "1 ledger row that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: ledger id 8 says read committed, read-modify-write, amount 10, accounts up to 9; its run: serializable, read-modify-write, amount 10, selection 10)"},
+		{name: "many runs, rows after the run's end", runs: run("0", "6", 2, 0, 10, 10) + "; " + many,
+			violation: "3 ledger rows whose id no run recorded in bank_run covers"},
 		{name: "bank_run dropped", runs: "DROP TABLE bank_run",
 			violation: "no bank_run table, which records each run"},
 		{name: "a NULL in bank_run", runs: ser + "; ALTER TABLE bank_run ALTER amount DROP NOT NULL; UPDATE bank_run SET amount = NULL",

@@ -168,18 +168,38 @@ w AS (SELECT w0.*, f.before FROM (` + writesSQL + `) w0 JOIN f ON f.id = w0.id A
 x AS (SELECT id, v, src, mode, ($4 + before + sum(d) OVER (PARTITION BY id, v >> 8 ORDER BY v ROWS UNBOUNDED PRECEDING))::BIGINT AS bal FROM w)
 SELECT id, min(ARRAY[bal, v]) FROM x WHERE ` + refusesSQL + ` AND bal < 0 GROUP BY id`
 
-// auditLedgerSQL counts the ledger's transfers, grouped by the runs whose
-// ids may cover them (the bucket of $1, the sorted bounds of bank_run's
-// ranges), level, mode, amount and the runs' selections its accounts fit
-// ($2, each selection + 1, sorted): the groups are as few as the runs
-// unless the ledger was tampered with. It also counts the rows no transfer
-// writes, and the highest account each group's rows name.
-const auditLedgerSQL = `SELECT width_bucket(id, $1::BIGINT[]), isolation, mode, amount, count(*), min(id), max(GREATEST(from_id, to_id)),
-	count(*) FILTER (WHERE amount < 1),
+// ledgerChecks are the rows no transfer writes, counted over the ledger.
+const ledgerChecks = `count(*) FILTER (WHERE amount < 1),
 	count(*) FILTER (WHERE from_id = to_id),
 	count(*) FILTER (WHERE from_id IS NULL OR to_id IS NULL OR amount IS NULL OR from_written IS NULL OR to_written IS NULL OR isolation IS NULL OR mode IS NULL OR id IS NULL),
 	count(*) FILTER (WHERE isolation NOT IN (0, 1, 2) OR mode NOT IN (0, 1, 2)),
-	count(*) FILTER (WHERE (mode = 1) IS DISTINCT FROM (from_read IS NULL) OR (mode = 1) IS DISTINCT FROM (to_read IS NULL))
+	count(*) FILTER (WHERE (mode = 1) IS DISTINCT FROM (from_read IS NULL) OR (mode = 1) IS DISTINCT FROM (to_read IS NULL))`
+
+// auditLedgerSQL counts the ledger's transfers, by level, the rows no
+// transfer writes, the rows whose id no run covers (%[1]s: a row's id in
+// some run's range) and those that none of the runs covering them could
+// have written (%[2]s: the row fits some run's range, level, mode, amount
+// and selection): one term per run, for up to maxTermRuns runs.
+const auditLedgerSQL = `SELECT count(*),
+	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2),
+	` + ledgerChecks + `,
+	count(*) FILTER (WHERE (%[1]s) IS NOT TRUE),
+	count(*) FILTER (WHERE (%[1]s) AND (%[2]s) IS NOT TRUE)
+FROM bank_ledger`
+
+// firstMisfitSQL is the first ledger row of those auditLedgerSQL counts as
+// written by none of the runs covering it.
+const firstMisfitSQL = `SELECT id, isolation, mode, amount, GREATEST(from_id, to_id) FROM bank_ledger
+WHERE (%[1]s) AND (%[2]s) IS NOT TRUE ORDER BY id LIMIT 1`
+
+// auditLedgerGroupedSQL is auditLedgerSQL for more runs: the ledger's
+// rows grouped by the runs whose ids may cover them (the bucket of $1, the
+// sorted bounds of bank_run's ranges), level, mode, amount and the runs'
+// selections its accounts fit ($2, each selection + 1, sorted): the groups
+// are as few as the runs unless the ledger was tampered with. Each group
+// has its first id and the highest account its rows name.
+const auditLedgerGroupedSQL = `SELECT width_bucket(id, $1::BIGINT[]), isolation, mode, amount, count(*), min(id), max(GREATEST(from_id, to_id)),
+	` + ledgerChecks + `
 FROM bank_ledger GROUP BY 1, 2, 3, 4, width_bucket(GREATEST(from_id, to_id), $2::BIGINT[])`
 
 // replaySQL returns, for the accounts $1 (those with stale writes), one

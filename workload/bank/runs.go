@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,6 +92,11 @@ func bounds(runs []run) []int64 {
 	return slices.Compact(b)
 }
 
+// maxTermRuns is the most runs auditLedgerSQL holds the ledger to, one
+// term per run for each row; with more, the rows are grouped
+// (auditLedgerGroupedSQL), which costs a hash of each row.
+const maxTermRuns = 32
+
 // auditLedger counts the ledger's transfers and the rows no transfer
 // writes, and holds each row to the runs whose ranges cover its id: one of
 // them must have run its mode and amount, at its level or a weaker one
@@ -99,13 +105,66 @@ func bounds(runs []run) []int64 {
 // accounts. A row is thus held to the run that wrote it, and to the union
 // of runs only where runs overlapped (ran at once).
 func (a *audit) auditLedger(ctx context.Context, tx pgx.Tx, runs []run) error {
+	if len(runs) > maxTermRuns {
+		return a.auditLedgerGrouped(ctx, tx, runs)
+	}
+	covered, fit := []string{"false"}, []string{"false"}
+	for _, r := range runs {
+		in := fmt.Sprintf("id >= %d", r.lo)
+		if r.hi != math.MaxInt64 {
+			in += fmt.Sprintf(" AND id < %d", r.hi)
+		}
+		covered = append(covered, "("+in+")")
+		fit = append(fit, fmt.Sprintf("(%s AND isolation >= %d AND mode = %d AND amount = %d AND from_id <= %d AND to_id <= %d)", in, r.iso, r.mode, r.amount, r.sel, r.sel))
+	}
+	cov, fits := strings.Join(covered, " OR "), strings.Join(fit, " OR ")
+	if err := tx.QueryRow(ctx, fmt.Sprintf(auditLedgerSQL, cov, fits)).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2],
+		&a.badAmount, &a.selfTransfers, &a.nullLedger, &a.badCodes, &a.badReadCols, &a.uncovered, &a.misfits); err != nil {
+		return fmt.Errorf("auditing the ledger: %w", err)
+	}
+	if a.misfits == 0 {
+		return nil
+	}
+	var id, iso, mode, amount, acct *int64
+	if err := tx.QueryRow(ctx, fmt.Sprintf(firstMisfitSQL, cov, fits)).Scan(&id, &iso, &mode, &amount, &acct); err != nil {
+		return fmt.Errorf("auditing the ledger: %w", err)
+	}
+	var cover []run
+	for _, r := range runs {
+		if id != nil && r.lo <= *id && *id < r.hi {
+			cover = append(cover, r)
+		}
+	}
+	a.misfit(id, iso, mode, amount, acct, cover)
+	return nil
+}
+
+// misfit describes the first ledger row none of the runs covering it
+// could have written, and the first of those runs.
+func (a *audit) misfit(id, iso, mode, amount, acct *int64, cover []run) {
+	v := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	if len(cover) == 0 || id == nil {
+		return
+	}
+	r := cover[0]
+	a.firstMisfit = fmt.Sprintf("ledger id %d says %s, %s, amount %d, accounts up to %d; its run: %s, %s, amount %d, selection %d",
+		*id, levelName(v(iso)), modeName(v(mode)), v(amount), v(acct), levelName(r.iso), modeName(r.mode), r.amount, r.sel)
+}
+
+// auditLedgerGrouped is auditLedger over more than maxTermRuns runs.
+func (a *audit) auditLedgerGrouped(ctx context.Context, tx pgx.Tx, runs []run) error {
 	th := bounds(runs)
 	var sels []int64
 	for _, r := range runs {
 		sels = append(sels, r.sel+1)
 	}
 	slices.Sort(sels)
-	rows, err := tx.Query(ctx, auditLedgerSQL, th, slices.Compact(sels))
+	rows, err := tx.Query(ctx, auditLedgerGroupedSQL, th, slices.Compact(sels))
 	if err != nil {
 		return fmt.Errorf("auditing the ledger: %w", err)
 	}
@@ -131,10 +190,7 @@ func (a *audit) auditLedger(ctx context.Context, tx pgx.Tx, runs []run) error {
 			a.uncovered += n
 			continue
 		}
-		if iso == nil || mode == nil || amount == nil {
-			continue // counted as a NULL
-		}
-		if slices.ContainsFunc(cover, func(r run) bool {
+		if iso != nil && mode != nil && amount != nil && slices.ContainsFunc(cover, func(r run) bool {
 			return *iso >= r.iso && *mode == r.mode && *amount == r.amount && (maxAcct == nil || *maxAcct <= r.sel)
 		}) {
 			continue
@@ -142,13 +198,7 @@ func (a *audit) auditLedger(ctx context.Context, tx pgx.Tx, runs []run) error {
 		a.misfits += n
 		if minID != nil && *minID < misfitAt {
 			misfitAt = *minID
-			acct := int64(0)
-			if maxAcct != nil {
-				acct = *maxAcct
-			}
-			r := cover[0]
-			a.firstMisfit = fmt.Sprintf("ledger id %d says %s, %s, amount %d, accounts up to %d; its run: %s, %s, amount %d, selection %d",
-				*minID, levelName(*iso), modeName(*mode), *amount, acct, levelName(r.iso), modeName(r.mode), r.amount, r.sel)
+			a.misfit(minID, iso, mode, amount, maxAcct, cover)
 		}
 	}
 	if err := rows.Err(); err != nil {
