@@ -32,6 +32,11 @@ type Config struct {
 	// of Instances load generators running one schedule together; it
 	// offers its exact share of the operations (0 and 0: the only one).
 	Instance, Instances int
+	// AllClients, with Instances and Transactions, is the clients of every
+	// instance together (0: Concurrency × Instances): the schedule holds
+	// Transactions of each at Rate, and this instance's share of it is
+	// its clients' (Window).
+	AllClients int
 	// Spin, if positive, makes a client waiting for an open-loop arrival
 	// on Go's timers yield in a loop for the last Spin before it instead of
 	// sleeping through it: sub-millisecond accuracy for some CPU (see
@@ -178,10 +183,34 @@ func (c Config) Window() time.Duration {
 	case c.Transactions == 0:
 		return c.Duration
 	case c.Rate > 0:
-		n := float64(c.Transactions) * float64(c.Concurrency)
+		n := float64(c.Transactions) * float64(c.allClients())
 		return max(time.Duration(n/c.Rate*float64(time.Second)), time.Nanosecond)
 	}
 	return maxDuration
+}
+
+// allClients are the clients of the whole schedule: of every instance.
+func (c Config) allClients() int {
+	switch {
+	case c.Instances <= 1:
+		return c.Concurrency
+	case c.AllClients > 0:
+		return c.AllClients
+	}
+	return c.Concurrency * c.Instances
+}
+
+// ShareRate is this instance's part of Rate: Rate when it is the only
+// one; with Transactions, its clients' part (each client runs the same
+// number); else its exact share of the schedule's arrivals.
+func (c Config) ShareRate() float64 {
+	switch {
+	case c.Instances <= 1:
+		return c.Rate
+	case c.Transactions > 0:
+		return c.Rate * float64(c.Concurrency) / float64(c.allClients())
+	}
+	return c.Rate / float64(c.Instances)
 }
 
 // Validate checks c; its errors name the flag and what is allowed.

@@ -1576,3 +1576,49 @@ func TestPause(t *testing.T) {
 		}
 	})
 }
+
+// A number of transactions per client with a rate, split between
+// instances: --rate is the whole schedule's, as --concurrency is, so an
+// instance offers its clients' transactions over the whole's window, at
+// its clients' share of the rate. The code before it ran each instance at
+// the whole rate: N instances drove N × --rate.
+func TestInstancesShareRateWithTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		clients, all, instances int
+		window                  time.Duration
+		share                   float64
+	}{
+		{2, 4, 2, 400 * time.Millisecond, 50}, // 10 × 4 at 100/s
+		{1, 3, 2, 300 * time.Millisecond, 100.0 / 3},
+		{2, 0, 2, 400 * time.Millisecond, 50},  // AllClients unknown: Concurrency × Instances
+		{4, 0, 1, 400 * time.Millisecond, 100}, // the only one
+	} {
+		cfg := base()
+		cfg.Concurrency, cfg.AllClients, cfg.Instances, cfg.Transactions, cfg.Rate = tc.clients, tc.all, tc.instances, 10, 100
+		if got := cfg.Window(); got != tc.window {
+			t.Errorf("%+v: window %s, want %s", tc, got, tc.window)
+		}
+		if got := cfg.ShareRate(); math.Abs(got-tc.share) > 1e-9 {
+			t.Errorf("%+v: share %g, want %g", tc, got, tc.share)
+		}
+	}
+	// Run: instance 1 of 2 with 2 of 4 clients offers its 20 transactions
+	// over 400 ms (the whole's 40 at 100/s), not over 200 ms.
+	synctest.Test(t, func(t *testing.T) {
+		cfg := base()
+		cfg.Concurrency, cfg.AllClients, cfg.Jobs, cfg.Rate, cfg.Arrival, cfg.Transactions, cfg.Duration = 2, 4, 0, 100, Uniform, 10, 0
+		cfg.Instance, cfg.Instances = 1, 2
+		var per []int64
+		began := time.Now()
+		res, err := Run(t.Context(), cfg, &workload.QueryLoad{Ops: []string{"op"}, Drive: groupDrive(0, &per)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Offered != 20 || res.Total.Ops[0].OK != 20 {
+			t.Fatalf("offered %d, ok %d: want 20 of each", res.Offered, res.Total.Ops[0].OK)
+		}
+		if took := time.Since(began); took < 380*time.Millisecond {
+			t.Errorf("20 transactions took %s: at its 50/s share they take about 400ms", took)
+		}
+	})
+}

@@ -104,10 +104,13 @@ func TestLoop(t *testing.T) {
 		{Loop{Rate: 400, Arrival: "uniform", Workers: 1, AllWorkers: 4, Instance: 2, Instances: 3},
 			"open loop at 133.333 ops/s (uniform), 1 worker (instance 2 of 3: its share of 400 ops/s and 4 workers)"},
 		{Loop{Workers: 2, AllWorkers: 3, Instance: 0, Instances: 2}, "closed loop, 2 workers (instance 0 of 2: its share of 3 workers)"},
-		// A number of transactions per client: each instance's clients
-		// run theirs at the rate.
+		// A number of transactions per client: --rate is the whole's, as
+		// --concurrency is; an instance's share is its clients' (it was
+		// the whole rate on each instance before).
 		{Loop{Rate: 100, Arrival: "poisson", Workers: 2, AllWorkers: 4, Each: 10, Instance: 1, Instances: 2},
-			"open loop at 100 ops/s (poisson), 2 workers, 10 operations each (instance 1 of 2: its share of 4 workers)"},
+			"open loop at 50 ops/s (poisson), 2 workers, 10 operations each (instance 1 of 2: its share of 100 ops/s and 4 workers)"},
+		{Loop{Rate: 100, Arrival: "poisson", Workers: 1, AllWorkers: 3, Each: 10, Instance: 1, Instances: 2},
+			"open loop at 33.3333 ops/s (poisson), 1 worker, 10 operations each (instance 1 of 2: its share of 100 ops/s and 3 workers)"},
 	} {
 		if got := tc.loop.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.loop, got, tc.want)

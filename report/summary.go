@@ -82,8 +82,13 @@ func (l Loop) String() string {
 	s := "closed loop, "
 	if l.Rate > 0 {
 		rate := l.Rate
-		if shared && timed {
+		switch {
+		case shared && timed:
 			rate /= float64(l.Instances)
+		case shared && l.AllWorkers > 0:
+			// Each client runs the same number of operations: the
+			// instance's share is its clients'.
+			rate *= float64(l.Workers) / float64(l.AllWorkers)
 		}
 		s = fmt.Sprintf("open loop at %.6g ops/s (%s), ", rate, l.Arrival)
 	}
@@ -93,7 +98,7 @@ func (l Loop) String() string {
 	}
 	if shared {
 		whole := Count(l.AllWorkers, "worker")
-		if l.Rate > 0 && timed {
+		if l.Rate > 0 {
 			whole = fmt.Sprintf("%.6g ops/s and %s", l.Rate, whole)
 		}
 		s += fmt.Sprintf(" (instance %d of %d: its share of %s)", l.Instance, l.Instances, whole)

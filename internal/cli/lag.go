@@ -80,7 +80,8 @@ The source's tables are used as they are (--init skip) unless --init keep.
 
 Exit status: 0 when the destination converged and the --slo holds; 1 when
 rows are missing, extra or differ, markers are missing or repeated, the
---slo is broken, or the run failed; 2 for bad usage.`
+--slo is broken, the source did not sustain --rate (BEHIND, SATURATED), or
+the run failed; 2 for bad usage.`
 
 func lagCommand(env Env) *cobra.Command {
 	return &cobra.Command{

@@ -114,7 +114,7 @@ func lagEmbeddedLogical(t *testing.T) {
 	hlog := filepath.Join(t.TempDir(), "lag.hlog")
 	r := txload(ctx, map[string]string{"TXLOAD_CACHE_DIR": os.Getenv("TXLOAD_CACHE_DIR")},
 		"lag", "--workload", "tpcb-like", "--rate", "200", "--duration", "4s", "--slo", "p99<=1s", "--json", js, "--histogram", hlog)
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
 	mustContain(t, r.stdout, "replication lag (logical replication between two embedded servers)", "\n  lag ",
@@ -253,7 +253,7 @@ func TestLagLogicalPair(t *testing.T) {
 		js := filepath.Join(t.TempDir(), "lag.json")
 		r := txload(t.Context(), nil, "lag", "--source", src, "--dest", dst, "--workload", "tpcb-like", "--mark-transactions",
 			"--rate", "100", "--duration", "4s", "--json", js)
-		if r.code != 0 {
+		if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 		}
 		mustContain(t, r.stdout, "\n  and a marker inside every transaction: ", "\n  lag (stream) ", "\n  lag per transaction ", "convergence: ok")
@@ -361,7 +361,7 @@ func TestLagSameDatabase(t *testing.T) {
 		js := filepath.Join(t.TempDir(), "lag.json")
 		r := txload(ctx, nil, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--rate", "50", "--duration", "5s",
 			"--poll-interval", "1ms", "--json", js)
-		if r.code != 0 {
+		if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 		}
 		mustContain(t, r.stderr, "the destination is the source itself")
@@ -415,7 +415,7 @@ func lagPhysical(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "lag.json")
 	r := txload(ctx, map[string]string{"TXLOAD_CACHE_DIR": os.Getenv("TXLOAD_CACHE_DIR")},
 		"lag", "--workload", "bank", "--replication", "physical", "--rate", "200", "--duration", "4s", "--json", js)
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
 	mustContain(t, r.stderr, "destination: a streaming standby of the source")
@@ -509,7 +509,7 @@ func TestLagScriptWithTables(t *testing.T) {
 	js, page := filepath.Join(dir, "lag.json"), filepath.Join(dir, "lag.html")
 	r := txload(t.Context(), nil, "lag", "--workload", "script", "--file", file, "--tables", "items", "--source", db, "--dest", db,
 		"--rate", "50", "--duration", "2s", "--mark-transactions", "--progress", "0", "--json", js, "--html", page)
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
 	mustContain(t, r.stdout, "convergence: ok", "and a marker inside every transaction: ")
@@ -551,7 +551,7 @@ func TestLagVoteMarked(t *testing.T) {
 	}
 	r := txload(t.Context(), nil, "lag", "--workload", "vote", "--articles", "1000", "--write-every", "2", "--source", db, "--dest", db,
 		"--rate", "100", "--duration", "2s", "--mark-transactions", "--progress", "0")
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
 	mustContain(t, r.stdout, "convergence: ok")
@@ -571,7 +571,7 @@ func TestLagSameDatabaseInitKeep(t *testing.T) {
 	t.Parallel()
 	db := srv.NewDatabase(t)
 	r := txload(t.Context(), nil, "lag", "--source", db, "--dest", db, "--workload", "tpcb-like", "--init", "keep", "--rate", "50", "--duration", "1s")
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stderr, r.stdout)
 	}
 	mustContain(t, r.stdout, "replication lag (the source itself)", "convergence: ok")

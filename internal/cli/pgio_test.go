@@ -136,7 +136,7 @@ func TestPgioInitLayout(t *testing.T) {
 		t.Fatalf("second init: exit %d\n%s", r.code, r.stderr)
 	}
 	r = txload(t.Context(), nil, "init", "pgio", "--url", url, "--scale", "4000")
-	if r.code != 1 || !strings.Contains(r.stderr, "--drop recreates them") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--drop recreates them") {
 		t.Fatalf("init of a larger scale over a smaller one: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -383,7 +383,7 @@ func TestPgioRunOnPartOfTheScale(t *testing.T) {
 		t.Fatalf("%d updates of %d rows: keys up to 1000 gained %d, keys above %d", v["update_statements"], v["update_rows"], low2-low, high2-high)
 	}
 	r := txload(t.Context(), nil, "run", "pgio", "--url", url, "--scale", "4000", "--duration", "1s")
-	if r.code != ExitFailed || !strings.Contains(r.stderr, "less than asked (--scale 4000); --drop recreates them") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "less than asked (--scale 4000); --drop recreates them") {
 		t.Fatalf("a run beyond the loaded scale: exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE txload_init SET state = 'loading' WHERE workload = 'pgio'`); err != nil {
@@ -426,7 +426,7 @@ func TestPgioDefaultsAreNotAsked(t *testing.T) {
 	}
 	// More than was loaded, of the flag given only.
 	r := txload(t.Context(), nil, "init", "pgio", "--url", url, "--tables", "3")
-	if r.code != 1 || !strings.Contains(r.stderr, "less than asked (--tables 3); --drop recreates them") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "less than asked (--tables 3); --drop recreates them") {
 		t.Errorf("init --tables 3 over 2: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -213,10 +213,15 @@ func runError(res *Result, runErr error, failures []string, pr *pair) error {
 		return runner.ErrInterrupted
 	case runErr != nil:
 		return pr.scrub(runErr)
-	case o != nil && o.Result != nil && o.Result.Aborted > 0:
-		return fmt.Errorf("%s aborted: %v", report.Count(o.Result.Aborted, "client"), pr.scrub(o.Result.AbortErr))
-	case o != nil && o.Check != nil && len(o.Check.Violations) > 0:
-		return &runner.ViolationError{Violations: o.Check.Violations}
+	case o != nil && runner.OutcomeErr(*o, false) != nil:
+		// A client aborted, the check found violations, or the source did
+		// not sustain --rate (SATURATED, BEHIND): the lag was measured
+		// under less load than asked.
+		err := runner.OutcomeErr(*o, false)
+		if ve := (*runner.ViolationError)(nil); errors.As(err, &ve) {
+			return ve
+		}
+		return pr.scrub(err)
 	case len(failures) > 0:
 		return errors.New(strings.Join(failures, "; "))
 	}

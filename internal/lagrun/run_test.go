@@ -177,3 +177,29 @@ func TestRunRefusesDestWithoutTables(t *testing.T) {
 		}
 	}
 }
+
+// A rate the source does not sustain: lag measured under less load than
+// asked is a failed run, as `txload run` is (BEHIND, exit 1), though the
+// destination converged. The code before it ended such a run with nil.
+func TestRunBehindFails(t *testing.T) {
+	t.Parallel()
+	db := srv.NewDatabase(t)
+	o := options(t, "tpcb-like")
+	loadTPCB(t, o, db)
+	var out, errb bytes.Buffer
+	o.Source, o.Dest = db, db
+	// One client cannot start 100,000 transactions a second: almost all
+	// of them are never started.
+	o.Run.Engine.Rate, o.Run.Engine.Duration, o.Run.Engine.Concurrency = 100000, time.Second, 1
+	o.Run.Stdout, o.Run.Stderr = &out, &errb
+	res, err := Run(t.Context(), o)
+	if err == nil || !strings.HasPrefix(err.Error(), "behind: the database did not sustain 100000 ops/s: ") {
+		t.Fatalf("Run: %v, want the BEHIND error\n%s\n%s", err, errb.String(), out.String())
+	}
+	if res == nil || res.Convergence == nil || len(res.Convergence.Failures()) != 0 {
+		t.Errorf("the destination is the source: it converged, whatever the rate (%+v)", res)
+	}
+	if !strings.Contains(out.String(), "BEHIND: ") {
+		t.Errorf("no BEHIND line in the report:\n%s", out.String())
+	}
+}

@@ -123,7 +123,7 @@ func (o *Options) Share(i, n int) error {
 	}
 	o.Init, o.InitSet = "skip", true
 	o.allClients = c
-	o.Engine.Instance, o.Engine.Instances = i, n
+	o.Engine.Instance, o.Engine.Instances, o.Engine.AllClients = i, n, c
 	o.Engine.Concurrency = report.InstanceClients(c, i, n)
 	o.FirstClient = i*(c/n) + min(i, c%n)
 	return nil

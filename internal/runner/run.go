@@ -217,7 +217,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return errors.New(msg)
 	}
 	for _, o := range outcomes {
-		if err := outcomeErr(o, opts.BehindReported); err != nil {
+		if err := OutcomeErr(o, opts.BehindReported); err != nil {
 			msg := conn.Target.Scrub(err.Error())
 			if o.Result != nil && o.Result.Aborted > 0 {
 				return &AbortedError{Clients: o.Result.Aborted, Msg: msg}
@@ -228,10 +228,11 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	return nil
 }
 
-// outcomeErr is the error a variant's outcome makes the run end with: a
-// client aborted, a violation found, the rate not kept (unless
-// behindReported).
-func outcomeErr(o Outcome, behindReported bool) error {
+// OutcomeErr is the error a variant's outcome makes the run end with: a
+// client aborted, a violation found (a *ViolationError), the rate not kept
+// (unless behindReported); nil when none. Commands that run the load
+// inside a measurement of their own (lag) end with it too.
+func OutcomeErr(o Outcome, behindReported bool) error {
 	if res := o.Result; res != nil && res.Aborted > 0 {
 		return fmt.Errorf("%s aborted: %w", report.Count(res.Aborted, "client"), res.AbortErr)
 	}
@@ -241,11 +242,11 @@ func outcomeErr(o Outcome, behindReported bool) error {
 	if res := o.Result; res != nil && res.Saturated {
 		// The run did not do what was asked: its rate for its duration.
 		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
-			shareRate(o.Engine), report.Seconds(res.Total.Elapsed), o.Engine.Duration)
+			o.Engine.ShareRate(), report.Seconds(res.Total.Elapsed), o.Engine.Duration)
 	}
 	if res := o.Result; res != nil && res.Behind && !behindReported {
 		return fmt.Errorf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started (see BEHIND above)",
-			shareRate(o.Engine), res.Unstarted, res.Offered)
+			o.Engine.ShareRate(), res.Unstarted, res.Offered)
 	}
 	return nil
 }
@@ -458,11 +459,11 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	if res.Saturated {
 		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("SATURATED: the target of %g ops/s is beyond what the database sustains: operations fell more than %s behind schedule and the run stopped; it sustained %.1f ops/s; %d of %d scheduled never started",
-			shareRate(opts.Engine), opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
+			opts.Engine.ShareRate(), opts.Engine.MaxLag, float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds(), res.Unstarted, res.Offered))
 	} else if res.Behind {
 		all := res.Total.Total("all")
 		out = append(out, fmt.Sprintf("BEHIND: the target of %g ops/s was not sustained: %d of %d scheduled operations (%.1f%%) never started before the window ended, and their schedule lag is in no figure below; it sustained %.1f ops/s",
-			shareRate(opts.Engine), res.Unstarted, res.Offered, 100*float64(res.Unstarted)/float64(res.Offered), float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds()))
+			opts.Engine.ShareRate(), res.Unstarted, res.Offered, 100*float64(res.Unstarted)/float64(res.Offered), float64(all.OK+all.FailedTotal())/res.Total.Elapsed.Seconds()))
 	} else if res.Offered > 0 {
 		out = append(out, report.OfferedLine(res.Offered, res.Unstarted))
 	}
@@ -491,15 +492,6 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// shareRate is the rate this process's schedule offers: of one instance
-// of several timed ones, its share of --rate (what its header says).
-func shareRate(e engine.Config) float64 {
-	if e.Instances > 1 && e.Transactions == 0 {
-		return e.Rate / float64(e.Instances)
-	}
-	return e.Rate
-}
 
 // Mode describes the loop for the summary's header: of one instance of
 // several, its share.

@@ -118,8 +118,10 @@ func Init(ctx context.Context, t *pg.Target, cfg Config, opts InitOptions) (*Bui
 				asked = append(asked, fmt.Sprintf("--scale %d", cfg.Scale))
 			}
 			if len(asked) > 0 {
-				return nil, fmt.Errorf("init pgio: the pgio tables hold %d tables of %d rows, less than asked (%s); --drop recreates them",
-					tables, scale, strings.Join(asked, " "))
+				// Bad usage, as another workload's schema of other
+				// settings is: nothing was written (exit 2).
+				return nil, &workload.SettingsError{Workload: Workload, Msg: fmt.Sprintf("init pgio: the pgio tables hold %d tables of %d rows, less than asked (%s); --drop recreates them",
+					tables, scale, strings.Join(asked, " "))}
 			}
 			b.Reused, b.Tables, b.Rows = true, tables, scale
 			if err := describe(ctx, conn, b); err != nil {
