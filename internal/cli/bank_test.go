@@ -374,6 +374,19 @@ func TestBankRunsRecorded(t *testing.T) {
 			WHERE ctid = (SELECT min(ctid) FROM bank_ledger WHERE mode = 1)`)
 		mustContain(t, check(t, url, 1), "VIOLATION: 1 ledger row that no run recorded in bank_run could have written")
 	})
+	// A bank made before bank_run: run refuses it, check names it.
+	t.Run("no bank_run", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		run(t, url, true, "--selection", "10")
+		sqlExec(t, url, `DROP TABLE bank_run`)
+		r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--progress", "0", "--duration", "1s")
+		if r.code == 0 {
+			t.Fatalf("run on a bank without bank_run: exit 0\n%s", r.stdout)
+		}
+		mustContain(t, r.stderr, "recording the run in bank_run: the bank schema predates bank_run", "run `txload init bank --drop`")
+		mustContain(t, check(t, url, 1), "VIOLATION: no bank_run table, which records each run")
+	})
 	t.Run("variants", func(t *testing.T) {
 		t.Parallel()
 		url := srv.NewDatabase(t)
