@@ -52,6 +52,12 @@ const (
 	tamperElemRemoved  = "a list element removed"
 	tamperElemSwapped  = "two list elements reordered"
 	tamperElemAdded    = "a list element appended that no transaction wrote"
+	tamperResigned     = "a value rewritten, its checksum recomputed"
+	tamperForged       = "a run recorded that never ran, and writes consistent with it"
+	tamperElemForm     = "a list value in a form txload never writes (01, +1, a trailing comma)"
+	tamperTitle        = "a column no sum reads rewritten (a title)"
+	tamperOutOfRange   = "a value outside the range the workload draws from"
+	tamperCountMoved   = "a count moved between two rows, their sum kept"
 	tamperRelabelLevel = "a ledger row relabelled read committed, its read made stale"
 	tamperRelabelMode  = "a ledger row relabelled another transfer mode, with a large amount"
 	tamperAmountKept   = "a transfer's amount changed, both balances adjusted"
@@ -63,6 +69,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
+	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
@@ -179,7 +186,22 @@ func bankTamperings(mode string) []tampering {
 			UPDATE bank_account SET balance = balance + 1`,
 			want: "1 run recorded in bank_run on accounts=1000 initial-balance=10000, where bank_meta says accounts=1000 initial-balance=10001"},
 		{what: tamperRunDeleted, sql: `DELETE FROM bank_run`, want: "ledger rows whose id no run recorded in bank_run covers"},
+		// A read-committed run of the mode recorded over the run's ids, as
+		// if it had run beside it, and one of its rows made that run's lost
+		// update.
+		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
+			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
 	}
+}
+
+// forgedRun is why a read-committed run forged in bank_run, and a lost
+// update of its in the ledger, pass where they do.
+func forgedRun(mode string) map[string]string {
+	if mode != "0" {
+		return nil // a delta transfer reads nothing, for-update loses no update: caught
+	}
+	why := "bank_run is the database's only record of the runs: a read-committed run recorded beside the real one, and a lost update of its in the ledger, are what two runs at once write, which check cannot tell from a forgery"
+	return map[string]string{"read committed": why, "repeatable read": why, "serializable": why}
 }
 
 // lastTransfer changes the run's last transfer (the last write of both its
@@ -193,16 +215,19 @@ func lastTransfer(set, more string) string {
 }
 
 // relabelLevel makes the last write of an account with two or more a lost
-// update at read committed: the row says read committed, its read the
+// update at read committed (a write that, as the one before it, read the
+// version before its own, so the replay's change is that one's delta): the row says read committed, its read the
 // version before the one it read, and the balance is what that lost update
 // leaves (the write of the version skipped undone), so the replay agrees.
 // Read committed lets a read-modify-write transfer lose that update.
 func relabelLevel(mode string) tampering {
 	tm := tampering{what: tamperRelabelLevel,
-		sql: `WITH l AS (SELECT l.ctid AS c, l.to_id AS acct, l.to_written AS v FROM bank_ledger l JOIN bank_account a ON a.id = l.to_id AND a.version = l.to_written
-				WHERE l.to_written >= 2 LIMIT 1),
-			p AS (SELECT CASE WHEN x.to_id = l.acct AND x.to_written = l.v - 1 THEN x.amount ELSE -x.amount END AS d FROM bank_ledger x, l
-				WHERE (x.to_id = l.acct AND x.to_written = l.v - 1) OR (x.from_id = l.acct AND x.from_written = l.v - 1)),
+		sql: `WITH w AS (SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d FROM bank_ledger
+				UNION ALL SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount FROM bank_ledger),
+			l AS (SELECT l.ctid AS c, l.to_id AS acct, l.to_written AS v FROM bank_ledger l JOIN bank_account a ON a.id = l.to_id AND a.version = l.to_written
+				WHERE l.to_written >= 2 AND COALESCE(l.to_read, l.to_written - 1) = l.to_written - 1
+					AND EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v = l.to_written - 1 AND w.r = w.v - 1) LIMIT 1),
+			p AS (SELECT w.d FROM w, l WHERE w.id = l.acct AND w.v = l.v - 1),
 			u AS (UPDATE bank_ledger SET isolation = 0, to_read = l.v - 2 FROM l WHERE bank_ledger.ctid = l.c)
 			UPDATE bank_account SET balance = balance - (SELECT d FROM p) FROM l WHERE id = l.acct`,
 		want: "1 ledger row that no run recorded in bank_run could have written"}
@@ -295,6 +320,14 @@ func voteTamperings(variant string) []tampering {
 	if variant == "counter" {
 		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
 	}
+	// A variant that never ran recorded, then its votes: after counter
+	// runs, rows beyond the counters.
+	forged := map[string]string{"counter": "join", "join": "matview", "matview": "join"}[variant]
+	ts = append(ts,
+		tampering{what: tamperForged, sql: fmt.Sprintf(`INSERT INTO vote_variant VALUES ('%s') ON CONFLICT DO NOTHING; INSERT INTO vote SELECT id, id * 7919 FROM article WHERE id <= 10`, forged),
+			allowed: "vote_variant is the database's only record of which variants ran: a variant's row and votes that agree with it are what a run of that variant writes, which check cannot tell from a forgery; the run's own audit reconciles the vote rows it added with the votes it saw commit"},
+		tampering{what: tamperTitle, sql: `UPDATE article SET title = 'Article #6' WHERE id = 5`, want: "1 article whose title is not the one init wrote"},
+		tampering{what: tamperOutOfRange, sql: `UPDATE vote SET user_id = -1 WHERE ctid = (SELECT min(ctid) FROM vote)`, want: "1 vote whose user_id is not from 0 to 2^40-1"})
 	return ts
 }
 
@@ -357,6 +390,12 @@ func ycsbTamperings() []tampering {
 		{what: tamperSettings, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM >= 990; UPDATE ycsb_meta SET records = 990`,
 			want: "the ycsb tables say records=990 fields=10 field-length=100, but init recorded records=1000 fields=10 field-length=100"},
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'ycsb'`, want: "no txload_init row for ycsb"},
+		// A read-modify-write's count moved to another record.
+		{what: tamperCountMoved, sql: `UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE WHEN YCSB_KEYNUM = 3 THEN 1 ELSE -1 END
+			WHERE YCSB_KEYNUM = 3 OR YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_RMW > 0 AND YCSB_KEYNUM <> 3)`,
+			allowed: "YCSB_RMW moved between records, its sum kept: check has nothing to hold one record's count to; the run's own audit holds the records its read-modify-writes wrote to a hash of their key numbers, seeded afresh by each run (TestRunAttacked)"},
+		{what: tamperResigned, sql: `UPDATE usertable SET FIELD0 = left(md5(YCSB_KEY || ':0:' || repeat('x', 92)), 8) || repeat('x', 92) WHERE YCSB_KEYNUM = 5`,
+			allowed: "a field's checksum is public (md5 of its key, its number and its value), so that any client can write one: a value rewritten with its checksum recomputed is what an update writes; the checksum proves a value whole and in its place, not who wrote it"},
 	}
 }
 
@@ -373,6 +412,11 @@ func appendTamperings() []tampering {
 		{what: tamperRowDeleted, sql: `DELETE FROM txn0 WHERE id = ` + first, want: "lost-append: "},
 		{what: tamperRowDuplicate, sql: `INSERT INTO txn1 SELECT * FROM txn0 WHERE id = ` + first,
 			want: "1 row no transaction of the workload wrote: key"},
+		// Three keys' first values rewritten in forms an integer parses
+		// from but txload never writes.
+		{what: tamperElemForm, sql: `UPDATE txn0 t SET val = CASE k.n WHEN 1 THEN '0' || t.val WHEN 2 THEN '+' || t.val ELSE t.val || ',' END
+			FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM txn0 WHERE val <> '' ORDER BY id LIMIT 3) k WHERE t.id = k.id`,
+			want: `is not a list of integers as txload writes them ("0`},
 		{what: tamperRowAdded, sql: `INSERT INTO txn0 VALUES (2000000000, 2000000000, '1')`,
 			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append counts such rows and reads them not; the run's own final read, which reads every key from the run's first up, catches one"},
 	}

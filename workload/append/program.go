@@ -175,20 +175,35 @@ func readList(r *executor.Result) ([]int64, error) {
 }
 
 // parseList reads a list as a row holds it: "1,2,3"; NULL or "" is empty.
+// Each value must be in the one form txload writes it (decimal, no sign
+// but a minus, no leading zero, no empty value): "01", "+1" or "1,2," is a
+// value no transaction wrote, an error; the list is returned with it when
+// every value is an integer all the same (an empty one left out), so that
+// a checker can go on.
 func parseList(all []byte) ([]int64, error) {
 	list := []int64{}
-	for v := all; len(v) > 0; {
-		f := v
-		if i := bytes.IndexByte(v, ','); i >= 0 {
-			f, v = v[:i], v[i+1:]
-		} else {
-			v = nil
-		}
+	if len(all) == 0 {
+		return list, nil
+	}
+	var buf [20]byte
+	var bad []byte
+	for f := range bytes.SplitSeq(all, []byte{','}) {
 		n, err := strconv.ParseInt(string(f), 10, 64)
-		if err != nil {
+		switch {
+		case err != nil && len(f) > 0:
 			return nil, fmt.Errorf("%q is not a list of integers", all)
+		case err == nil && bytes.Equal(strconv.AppendInt(buf[:0], n, 10), f):
+			list = append(list, n)
+			continue
+		case err == nil:
+			list = append(list, n)
 		}
-		list = append(list, n)
+		if bad == nil {
+			bad = f
+		}
+	}
+	if bad != nil {
+		return list, fmt.Errorf("%q is not a list of integers as txload writes them (%q)", all, bad)
 	}
 	return list, nil
 }

@@ -2,6 +2,7 @@ package append
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,6 +101,39 @@ func TestTable(t *testing.T) {
 	for i, c := range n {
 		if c < 800 {
 			t.Errorf("table %d holds %d of 3000 keys", i, c)
+		}
+	}
+}
+
+// A list is read only in the form txload writes it: decimal values joined
+// by commas. A value in another form (a leading zero, a plus sign, an
+// empty value after a trailing comma) is one no transaction wrote, though
+// it parses as an integer.
+func TestParseList(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int64 // read all the same, beside the error
+		ok   bool
+	}{
+		{"", []int64{}, true},
+		{"1", []int64{1}, true},
+		{"1,2,30", []int64{1, 2, 30}, true},
+		{"-4,0", []int64{-4, 0}, true},
+		{"01", []int64{1}, false},
+		{"1,02", []int64{1, 2}, false},
+		{"+1", []int64{1}, false},
+		{"-0", []int64{0}, false},
+		{"1,2,", []int64{1, 2}, false},
+		{",1", []int64{1}, false},
+		{"1,,2", []int64{1, 2}, false},
+		{" 1", nil, false},
+		{"1\n", nil, false},
+		{"x", nil, false},
+		{"99999999999999999999", nil, false},
+	} {
+		got, err := parseList([]byte(tc.in))
+		if (err == nil) != tc.ok || !slices.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+			t.Errorf("parseList(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
 	}
 }

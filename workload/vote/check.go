@@ -27,6 +27,8 @@ type audit struct {
 	variants          []string
 	marker            []string // what is wrong with the init marker
 	orphanVotes       int64    // vote rows for no article
+	badUser           int64    // vote rows whose user_id no vote draws
+	badTitle          int64    // articles whose title is not init's
 	firstMismatchedID int64
 	// want is the number of articles init loaded (0: unknown), inRange
 	// the rows of ids 1..want.
@@ -38,17 +40,19 @@ const auditSQL = `SELECT count(*),
 	count(*) FILTER (WHERE a.votes IS DISTINCT FROM 0),
 	count(*) FILTER (WHERE a.votes IS DISTINCT FROM COALESCE(v.n, 0)),
 	COALESCE(min(a.id) FILTER (WHERE a.votes IS DISTINCT FROM COALESCE(v.n, 0)), 0),
-	count(*) FILTER (WHERE a.votes > COALESCE(v.n, 0) OR a.votes < 0 OR a.votes IS NULL)
+	count(*) FILTER (WHERE a.votes > COALESCE(v.n, 0) OR a.votes < 0 OR a.votes IS NULL),
+	count(*) FILTER (WHERE a.title IS DISTINCT FROM 'Article #' || a.id)
 FROM article a LEFT JOIN (SELECT article_id, count(*) AS n FROM vote GROUP BY article_id) v ON v.article_id = a.id`
 
 func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 	a := &audit{}
 	err := workload.ReadSnapshot(ctx, t, "check vote", errNoSchema, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, auditSQL).Scan(&a.articles, &a.counted, &a.nonZero, &a.mismatched, &a.firstMismatchedID, &a.overCounted); err != nil {
+		if err := tx.QueryRow(ctx, auditSQL).Scan(&a.articles, &a.counted, &a.nonZero, &a.mismatched, &a.firstMismatchedID, &a.overCounted, &a.badTitle); err != nil {
 			return fmt.Errorf("auditing the articles: %w", err)
 		}
-		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM article a WHERE a.id = v.article_id)) FROM vote v`).
-			Scan(&a.votes, &a.orphanVotes); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM article a WHERE a.id = v.article_id)),
+	count(*) FILTER (WHERE v.user_id < 0 OR v.user_id >= $1 OR v.user_id IS NULL) FROM vote v`, int64(users)).
+			Scan(&a.votes, &a.orphanVotes, &a.badUser); err != nil {
 			return fmt.Errorf("counting votes: %w", err)
 		}
 		if err := tx.QueryRow(ctx, `SELECT CASE WHEN to_regclass('vote_variant') IS NULL THEN ARRAY['unknown'] ELSE (SELECT COALESCE(array_agg(variant ORDER BY variant), '{}') FROM vote_variant) END`).
@@ -95,6 +99,12 @@ func (a *audit) violations() []string {
 	// A vote is for one of the articles init loaded, whatever the variant.
 	if a.orphanVotes > 0 {
 		v = append(v, metrics.Count(a.orphanVotes, "vote")+" for articles that do not exist")
+	}
+	if a.badUser > 0 {
+		v = append(v, fmt.Sprintf("%s whose user_id is not from 0 to 2^40-1, the voters a vote draws from", metrics.Count(a.badUser, "vote")))
+	}
+	if a.badTitle > 0 {
+		v = append(v, fmt.Sprintf("%s whose title is not the one init wrote ('Article #' and its id; no transaction writes one)", metrics.Count(a.badTitle, "article")))
 	}
 	if a.want > 0 && a.inRange < a.want {
 		v = append(v, fmt.Sprintf("%s missing (init loaded ids 1 to %d)", metrics.Count(a.want-a.inRange, "article"), a.want))

@@ -40,6 +40,10 @@ func newStatements(variant string, pooled bool) *statements {
 	}
 }
 
+// users is how many voters a vote draws its user_id from, uniformly: 0 to
+// users-1.
+const users = 1 << 40
+
 // program is one client's reads and votes on the executor's I/O loops: a
 // read is one statement; a vote is one INSERT (join, matview), or BEGIN,
 // the INSERT, the counter's UPDATE and COMMIT in one exchange (counter).
@@ -73,7 +77,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 	p.op = op
 	if attempt == 1 {
 		if op == 1 {
-			p.ids[0], p.user = p.pick(), p.rng.Int64N(1<<40)
+			p.ids[0], p.user = p.pick(), p.rng.Int64N(users)
 		} else {
 			for i := range p.ids {
 				p.ids[i] = p.pick()

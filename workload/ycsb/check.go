@@ -28,6 +28,7 @@ type audit struct {
 	example                                   string   // a wrong key
 	badRMW                                    int64    // rows whose YCSB_RMW is below 0 or NULL
 	meta                                      []string // what is wrong with ycsb_meta or the init marker
+	weighted                                  uint64   // sum of weight × YCSB_RMW, when the run weighs records (rmwRows)
 }
 
 func auditSQL(fields int) string {
@@ -50,8 +51,9 @@ FROM usertable`, strings.Join(length, " OR "), strings.Join(sum, " AND "))
 var errNoSchema = errors.New("no ycsb schema in this database: run `txload init ycsb` first")
 
 // runAudit reads usertable in one snapshot: its shape in the server, its
-// keys here (each recomputed from its key number, as COPY streams them).
-func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
+// keys here (each recomputed from its key number, as COPY streams them),
+// and with a run's weight its YCSB_RMW weighed by record.
+func runAudit(ctx context.Context, t *pg.Target, weight func(int64) uint64) (*audit, error) {
 	a := &audit{}
 	err := workload.ReadSnapshot(ctx, t, "check ycsb", errNoSchema, func(tx pgx.Tx) error {
 		if err := a.readMeta(ctx, tx); err != nil {
@@ -61,8 +63,8 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum, &a.badRMW); err != nil {
 			return fmt.Errorf("auditing usertable: %w", err)
 		}
-		k := &keys{a: a}
-		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT YCSB_KEY, YCSB_KEYNUM FROM usertable) TO STDOUT"); err != nil {
+		k := &keys{a: a, weight: weight}
+		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT YCSB_KEY, YCSB_KEYNUM, YCSB_RMW FROM usertable) TO STDOUT"); err != nil {
 			return fmt.Errorf("reading usertable's keys: %w", err)
 		}
 		return k.flush()
@@ -106,12 +108,15 @@ func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// keys checks the lines "key\tkeynum" COPY writes: each key is "user"
-// and the hash of its number.
+// keys checks the lines "key\tkeynum\trmw" COPY writes: each key is
+// "user" and the hash of its number (unless noKey); with weight, it adds
+// up weight(keynum) × rmw (a NULL rmw, which the audit counts, as 0).
 type keys struct {
-	a    *audit
-	line []byte
-	want []byte
+	a      *audit
+	line   []byte
+	want   []byte
+	weight func(int64) uint64
+	noKey  bool
 }
 
 func (k *keys) Write(p []byte) (int, error) {
@@ -135,10 +140,22 @@ func (k *keys) flush() error {
 	if len(k.line) == 0 {
 		return nil
 	}
-	key, num, ok := bytes.Cut(k.line, []byte{'\t'})
+	key, rest, ok := bytes.Cut(k.line, []byte{'\t'})
+	num, rmw, ok2 := bytes.Cut(rest, []byte{'\t'})
 	keynum, err := strconv.ParseInt(string(num), 10, 64)
-	if !ok || err != nil {
+	if !ok || !ok2 || err != nil {
 		return fmt.Errorf("reading usertable's keys: line %q", k.line)
+	}
+	if k.weight != nil && string(rmw) != `\N` {
+		n, err := strconv.ParseInt(string(rmw), 10, 64)
+		if err != nil {
+			return fmt.Errorf("reading usertable's keys: line %q", k.line)
+		}
+		k.a.weighted += k.weight(keynum) * uint64(n)
+	}
+	if k.noKey {
+		k.line = k.line[:0]
+		return nil
 	}
 	if k.want = appendKey(k.want[:0], keynum); !bytes.Equal(key, k.want) {
 		k.a.badKey++
@@ -192,7 +209,7 @@ func (a *audit) result() *workload.CheckResult {
 
 // check is `txload check ycsb`: the data alone.
 func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-	a, err := runAudit(ctx, t)
+	a, err := runAudit(ctx, t, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +220,7 @@ func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 // (its inserts all there, its read-modify-writes all counted, no record
 // missing that must be there).
 func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
-	a, err := runAudit(ctx, t)
+	a, err := runAudit(ctx, t, s.rows.weight)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +237,7 @@ func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapsho
 			rec := workload.Reconcile(total.Ops[i], a.rmw-s.before.rmw)
 			rec.Committed -= s.rmwGone.Load() // found no record: wrote nothing
 			res.Lines = append(res.Lines, reconciled("read-modify-writes", "YCSB_RMW", rec, res)...)
+			s.whichRows(a, res)
 		}
 	}
 	nf := [3]int64{s.notFound[0].Load(), s.notFound[1].Load(), s.notFound[2].Load()}
@@ -233,6 +251,20 @@ func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapsho
 		res.Violations = append(res.Violations, fmt.Sprintf("%d reads returned a field of another length than %d", n, s.cfg.fieldLength))
 	}
 	return res, nil
+}
+
+// whichRows holds the read-modify-writes to the rows they wrote: the
+// table's YCSB_RMW weighed by record grew by the weights of those that
+// committed and of some of those in doubt (rmwRows).
+func (s *state) whichRows(a *audit, res *workload.CheckResult) {
+	ok, checked, doubt := s.rows.explained(a.weighted - s.before.weighted)
+	switch {
+	case !checked:
+		res.Lines = append(res.Lines, workload.Line{Label: "rmw rows", Value: fmt.Sprintf("not checked: %d read-modify-writes in doubt, more than the %d whose every subset is tried", doubt, maxDoubt)})
+	case !ok:
+		res.Violations = append(res.Violations, fmt.Sprintf("read-modify-writes: YCSB_RMW changed on other rows than those the run's read-modify-writes wrote (%d of them in doubt): "+
+			"counts moved between records, or written by someone else", doubt))
+	}
 }
 
 // reconciled words what a count the server keeps (rows gained, YCSB_RMW

@@ -42,6 +42,10 @@ type program struct {
 	seq     int64
 	phase   uint8
 	running bool
+	// inCommit says a read-modify-write's COMMIT is in flight, its
+	// record's weight (rmwRows) weight.
+	inCommit bool
+	weight   uint64
 }
 
 const (
@@ -67,6 +71,9 @@ func newProgram(s *state, rng *rand.Rand, mark *workload.Mark) *program {
 	if c.scanZipfian {
 		p.scnZ = newZipfian(c.minScan, c.maxScan, zipfianConstant, s.scanZeta)
 	}
+	s.rows.mu.Lock()
+	s.rows.progs = append(s.rows.progs, p)
+	s.rows.mu.Unlock()
 	return p
 }
 
@@ -231,6 +238,7 @@ func (p *program) modify(c *executor.Conn, r *executor.Result) executor.Action {
 	c.Bind(st.commit, executor.CaptureNone).Send()
 	c.Pipeline(false)
 	p.phase = phaseWrite
+	p.inCommit, p.weight = true, p.s.rows.weight(p.keynum)
 	return executor.Action{Kind: executor.Await}
 }
 
@@ -243,8 +251,11 @@ func (p *program) committed(c *executor.Conn) executor.Action {
 	}
 	p.mark.Resolve(last, c.Now)
 	if p.kind == readModifyWrite && p.phase == phaseWrite {
+		p.inCommit = false
 		if bytes.Equal(c.Result(0).Tag(), update0Tag) {
 			p.s.missing(p.keynum)
+		} else {
+			p.s.rows.add(p.weight)
 		}
 	}
 	return executor.Action{Kind: executor.Finish, Stmt: -1}
@@ -253,6 +264,10 @@ func (p *program) committed(c *executor.Conn) executor.Action {
 // Ended follows the attempt's outcome: an insert's, and its marker's.
 func (p *program) Ended(now time.Time, err error) {
 	p.mark.Ended(now, err)
+	if p.inCommit {
+		p.inCommit = false
+		p.s.rows.ended(p.weight, err)
+	}
 	if !p.running {
 		return
 	}

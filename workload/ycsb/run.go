@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/txload/txload/executor"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
@@ -110,8 +112,13 @@ type state struct {
 	// rmwGone counts read-modify-writes that found no record: they
 	// wrote nothing.
 	rmwGone atomic.Int64
-	// before is what the table held when the run began.
-	before struct{ rows, rmw int64 }
+	// before is what the table held when the run began: rows, the sum of
+	// YCSB_RMW, and of weight × YCSB_RMW (rmwRows).
+	before struct {
+		rows, rmw int64
+		weighted  uint64
+	}
+	rows rmwRows
 }
 
 // The classes of a key an operation found no record for.
@@ -216,6 +223,29 @@ func (s *inserts) unknown() (issued int64, unknown map[int64]bool) {
 	return s.next, unknown
 }
 
+// readBefore reads what the table holds before the run, in one snapshot:
+// its rows, its YCSB_RMW added up, and weighed by record (the records a
+// read-modify-write has written, streamed by COPY).
+func (s *state) readBefore(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "SELECT count(*), COALESCE(sum(YCSB_RMW), 0) FROM usertable").Scan(&s.before.rows, &s.before.rmw); err != nil {
+			return fmt.Errorf("counting usertable: %w", err)
+		}
+		if s.cfg.proportions[readModifyWrite] == 0 {
+			return nil // the audit weighs no records
+		}
+		k := &keys{a: &audit{}, weight: s.rows.weight, noKey: true}
+		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT '', YCSB_KEYNUM, YCSB_RMW FROM usertable WHERE YCSB_RMW <> 0) TO STDOUT"); err != nil {
+			return fmt.Errorf("reading usertable's read-modify-writes: %w", err)
+		}
+		if err := k.flush(); err != nil {
+			return err
+		}
+		s.before.weighted = k.a.weighted
+		return nil
+	})
+}
+
 // ops prepares a run: the schema must be complete and of the flags'
 // shape; the run claims its range of key numbers for inserts.
 func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
@@ -237,8 +267,9 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		return nil, fmt.Errorf("usertable holds --records %d --fields %d --field-length %d, not the flags' %d, %d, %d: give those, or `txload init ycsb --drop`",
 			s.records, fields, length, c.records, c.fields, c.fieldLength)
 	}
-	if err := conn.QueryRow(ctx, "SELECT count(*), COALESCE(sum(YCSB_RMW), 0) FROM usertable").Scan(&s.before.rows, &s.before.rmw); err != nil {
-		return nil, fmt.Errorf("counting usertable: %w", err)
+	s.rows.seed = rand.Uint64()
+	if err := s.readBefore(ctx, conn); err != nil {
+		return nil, err
 	}
 	if err := conn.QueryRow(ctx, "UPDATE ycsb_meta SET next_keynum = next_keynum + $1 RETURNING next_keynum - $1", int64(claim)).Scan(&s.base); err != nil {
 		return nil, fmt.Errorf("claiming key numbers for inserts: %w", err)
