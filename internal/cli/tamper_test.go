@@ -58,6 +58,12 @@ const (
 	tamperTitle        = "a column no sum reads rewritten (a title)"
 	tamperOutOfRange   = "a value outside the range the workload draws from"
 	tamperCountMoved   = "a count moved between two rows, their sum kept"
+	tamperUntouched    = "money moved between two rows the workload never moves"
+	tamperScale        = "the scale doubled behind the init marker"
+	tamperScaleForged  = "the scale doubled, the init marker rewritten to match"
+	tamperLogSwapped   = "a history transaction swapped for another, count and sums kept"
+	tamperLogSplit     = "a history row split in two, sums kept"
+	tamperZeroDelta    = "a history row of delta 0"
 	tamperRelabelLevel = "a ledger row relabelled read committed, its read made stale"
 	tamperRelabelMode  = "a ledger row relabelled another transfer mode, with a large amount"
 	tamperAmountKept   = "a transfer's amount changed, both balances adjusted"
@@ -70,6 +76,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
 	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
+	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
@@ -246,9 +253,19 @@ func tpcbTamperings(builtin string) []tampering {
 	off := "whose abalance is not the sum of their history deltas"
 	teller := tampering{what: tamperOther, sql: `UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1`,
 		want: "1 teller whose tbalance is not the sum of their history deltas"}
-	if builtin == "simple-update" {
+	// Money moved between two tellers, which simple-update never moves.
+	tellers := tampering{what: tamperUntouched, sql: `UPDATE pgbench_tellers SET tbalance = tbalance + CASE tid WHEN 1 THEN 7 ELSE -7 END WHERE tid IN (1, 2)`,
+		want: "2 tellers whose tbalance is not the sum of their history deltas"}
+	switch builtin {
+	case "simple-update":
 		teller.want = "balances disagree: tellers"
+		tellers.want = "2 tellers whose tbalance is not init's 0, though only select-only and simple-update ran"
+	case "tpcb":
+		tellers.want, tellers.allowed = "", "tpcb-like ran on the tables (txload_pgbench_builtin records it) and pgbench may have truncated the history: check tpcb holds the tellers' sum to the branches', not one teller; check tpcb-like holds each to its history"
 	}
+	// Scale 2's rows added at init's balances, the marker left at scale 1.
+	const scale = `INSERT INTO pgbench_branches VALUES (2, 0, NULL); INSERT INTO pgbench_tellers SELECT tid, 2, 0, NULL FROM generate_series(11, 20) tid;
+		INSERT INTO pgbench_accounts SELECT aid, 2, 0, '' FROM generate_series(100001, 200000) aid`
 	return []tampering{
 		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 account " + off},
 		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 accounts " + off},
@@ -276,6 +293,22 @@ func tpcbTamperings(builtin string) []tampering {
 		// Scale 1 has tellers 1 to 10.
 		{what: tamperOrphan, sql: `UPDATE pgbench_history SET tid = 11 WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
 			want: "history rows of 1 tid id that pgbench_tellers does not have"},
+		tellers,
+		{what: tamperScale, sql: scale, want: "pgbench_branches holds scale 2, but init recorded scale=1 in txload_init"},
+		{what: tamperScaleForged, sql: scale + `; UPDATE txload_init SET settings = replace(settings, 'scale=1 ', 'scale=2 ') WHERE workload = 'tpcb'`,
+			allowed: "rows added at init's balances with the marker rewritten to match are what init at that scale writes: the data cannot show they came later (a later run's transactions would touch them, but only by chance)"},
+		// The first history row's delta moves from its account to the next
+		// one, and its row is made to name that account.
+		{what: tamperLogSwapped, sql: `WITH h AS (SELECT ctid, aid, delta FROM pgbench_history WHERE delta <> 0 ORDER BY ctid LIMIT 1),
+			a AS (UPDATE pgbench_accounts SET abalance = abalance + CASE WHEN aid = (SELECT aid FROM h) THEN -(SELECT delta FROM h) ELSE (SELECT delta FROM h) END
+				WHERE aid IN ((SELECT aid FROM h), (SELECT aid % 100000 + 1 FROM h)))
+			UPDATE pgbench_history SET aid = aid % 100000 + 1 WHERE ctid = (SELECT ctid FROM h)`,
+			allowed: "the standalone check holds every balance to its history, and no record says which transactions ran: a history transaction swapped for another that keeps every balance its history's sum is data a run could have written; the run's own audit, which sums the identities of the rows its transactions wrote, catches one swapped beside it (TestBuiltinAuditSecondWriter)"},
+		{what: tamperLogSplit, sql: `WITH h AS (DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta > 1) RETURNING *)
+			INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT tid, bid, aid, delta / 2, mtime FROM h UNION ALL SELECT tid, bid, aid, delta - delta / 2, mtime FROM h`,
+			allowed: "two history rows of one account, teller and branch whose deltas add up to the one they replace are what two transactions drawing them write, and the standalone check has no count of the transactions; the run's own audit, which counts the rows its transactions wrote and sums their identities, catches a split beside it"},
+		{what: tamperZeroDelta, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`,
+			allowed: "pgbench's builtins draw the delta by random(-5000, 5000), which includes 0 (1 in 10001): a transaction that drew it writes a row of delta 0 and moves no balance; the run's own audit counts and identifies the rows its transactions wrote"},
 	}
 }
 

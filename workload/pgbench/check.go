@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -56,6 +57,18 @@ type tpcbAudit struct {
 	// (id, balance, history sum); history rows naming ids that are not
 	// rows of the table.
 	shape [3]tableAudit
+	// recorded: txload's init made the tables and recorded the scripts
+	// run on them since (txload_pgbench_builtin); moved: one of them
+	// moves tellers and branches. untouched are the tellers and branches
+	// whose balance is not init's 0.
+	recorded, moved bool
+	// mixed: simple-update ran too, whose history rows name tellers
+	// and branches it did not move (ruleFor).
+	mixed       bool
+	untouched   [2]int64
+	markerScale int64  // the scale init recorded in its marker (0: none)
+	ident       uint64 // the history's identity sum (identity.go), when seeded
+	identOK     bool
 }
 
 type tableAudit struct {
@@ -90,7 +103,10 @@ SELECT count(tid), count(tid) FILTER (WHERE tid BETWEEN 1 AND $1),
 FROM j`, name, id, balance)
 }
 
-func runTPCBAudit(ctx context.Context, t *pg.Target) (*tpcbAudit, error) {
+// runTPCBAudit audits the tables in one snapshot; with a seed, it also
+// sums the history's identity (a dialect without md5 or bit strings
+// leaves identOK false).
+func runTPCBAudit(ctx context.Context, t *pg.Target, seed string) (*tpcbAudit, error) {
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -100,6 +116,15 @@ func runTPCBAudit(ctx context.Context, t *pg.Target) (*tpcbAudit, error) {
 		return nil, err
 	}
 	a := &tpcbAudit{}
+	m, err := workload.ReadMarker(ctx, conn, tpcbMarker)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range strings.Fields(m.Settings) {
+		if v, ok := strings.CutPrefix(f, "scale="); ok {
+			a.markerScale, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*),
 			count(*) FILTER (WHERE tid IS NULL OR bid IS NULL OR aid IS NULL OR delta IS NULL OR mtime IS NULL),
@@ -107,6 +132,23 @@ func runTPCBAudit(ctx context.Context, t *pg.Target) (*tpcbAudit, error) {
 			FROM pgbench_history`).
 			Scan(&a.shape[2].rows, &a.h, &a.rows, &a.nullHistory, &a.wideDelta); err != nil {
 			return fmt.Errorf("auditing pgbench_history: %w", err)
+		}
+		var rec bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('txload_pgbench_builtin') IS NOT NULL`).Scan(&rec); err == nil && rec {
+			if err := tx.QueryRow(ctx, recordedSQL).Scan(&a.recorded, &a.moved, &a.mixed); err != nil {
+				return fmt.Errorf("reading %s: %w", recordTable, err)
+			}
+			if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_tellers WHERE tbalance <> 0), (SELECT count(*) FROM pgbench_branches WHERE bbalance <> 0)`).
+				Scan(&a.untouched[0], &a.untouched[1]); err != nil {
+				return fmt.Errorf("auditing the tellers' and branches' balances: %w", err)
+			}
+		}
+		if seed != "" {
+			var sum string
+			if err := tx.QueryRow(ctx, identitySQL, seed).Scan(&sum); err == nil {
+				a.ident, err = parseHashSum(sum)
+				a.identOK = err == nil
+			}
 		}
 		scale := a.shape[2].rows
 		sums := [3]*int64{&a.a, &a.t, &a.b}
@@ -139,8 +181,20 @@ func (a *tpcbAudit) covered() bool { return a.shape[0].off == 0 && a.shape[0].or
 // what was found: none of it is an anomaly of an isolation level (the
 // builtins' updates are never lost at any level).
 func (a *tpcbAudit) violations(r rule) []string {
+	return append(a.shapeViolations(r), a.historyViolations(r)...)
+}
+
+// shapeViolations are what no run of a builtin leaves, whatever the
+// tables held before it: rows missing or added, NULLs, history rows
+// outside the tables or the scripts' range.
+func (a *tpcbAudit) shapeViolations(r rule) []string {
 	var v []string
 	scale := a.shape[2].rows
+	// Only tables txload's init made (their record says so: pgbench -i
+	// makes new ones, which the marker does not describe).
+	if a.recorded && a.markerScale != 0 && a.markerScale != scale {
+		v = append(v, fmt.Sprintf("pgbench_branches holds scale %d, but init recorded scale=%d in txload_init (rows added or deleted behind it)", scale, a.markerScale))
+	}
 	for i, tb := range auditTables {
 		s := a.shape[i]
 		want := tb.per * scale
@@ -159,6 +213,32 @@ func (a *tpcbAudit) violations(r rule) []string {
 		if s.orphans > 0 {
 			v = append(v, fmt.Sprintf("history rows of %s that %s does not have", metrics.Count(s.orphans, tb.id+" id"), tb.name))
 		}
+	}
+	if a.nullHistory > 0 {
+		v = append(v, fmt.Sprintf("%s with a NULL tid, bid, aid, delta or mtime (the builtins write every one)", metrics.Count(a.nullHistory, "history row")))
+	}
+	if a.wideDelta > 0 {
+		v = append(v, fmt.Sprintf("%s with a delta outside -5000 to 5000 (the builtins draw random(-5000, 5000))", metrics.Count(a.wideDelta, "history row")))
+	}
+	return v
+}
+
+// historyViolations are what the rule's transactions cannot have left
+// since init: balances that are not their history's sum, sums that
+// disagree, tellers and branches moved where only scripts that do not
+// move them ran.
+func (a *tpcbAudit) historyViolations(r rule) []string {
+	var v []string
+	if a.recorded && !a.moved {
+		for i, tb := range auditTables[1:] {
+			if n := a.untouched[i]; n > 0 {
+				v = append(v, fmt.Sprintf("%s whose %s is not init's 0, though only select-only and simple-update ran on the tables since init (%s records the scripts run), and neither moves one",
+					metrics.Count(n, tb.what), tb.balance, recordTable))
+			}
+		}
+	}
+	for i, tb := range auditTables {
+		s := a.shape[i]
 		if r == anyBuiltin || (r == simpleUpdate && i > 0) {
 			continue
 		}
@@ -166,12 +246,6 @@ func (a *tpcbAudit) violations(r rule) []string {
 			v = append(v, fmt.Sprintf("%s whose %s is not the sum of their history deltas (first: %s %d holds %d, its history %d): a balance changed, or history rows deleted, duplicated or added (after pgbench truncated the history, as it does before each run unless -n, or other scripts ran, `txload check tpcb` checks what every builtin keeps)",
 				metrics.Count(s.off, tb.what), tb.balance, tb.id, s.firstID, s.firstBal, s.firstHist))
 		}
-	}
-	if a.nullHistory > 0 {
-		v = append(v, fmt.Sprintf("%s with a NULL tid, bid, aid, delta or mtime (the builtins write every one)", metrics.Count(a.nullHistory, "history row")))
-	}
-	if a.wideDelta > 0 {
-		v = append(v, fmt.Sprintf("%s with a delta outside -5000 to 5000 (the builtins draw random(-5000, 5000))", metrics.Count(a.wideDelta, "history row")))
 	}
 	switch {
 	case r == tpcbLike && (a.a != a.t || a.t != a.b || a.b != a.h):
@@ -184,7 +258,20 @@ func (a *tpcbAudit) violations(r rule) []string {
 	return v
 }
 
-func (a *tpcbAudit) result(r rule) *workload.CheckResult {
+// ruleFor is the rule the tables can be held to when r is asked: after
+// simple-update ran on them (the record says so), tpcb-like's tellers and
+// branches are not the sums of the history, which holds simple-update's
+// rows too, so tpcb-like is held to simple-update's rule (its runs'
+// audits hold each run's own changes to tpcb-like's).
+func (a *tpcbAudit) ruleFor(r rule) rule {
+	if r == tpcbLike && a.mixed {
+		return simpleUpdate
+	}
+	return r
+}
+
+func (a *tpcbAudit) result(asked rule) *workload.CheckResult {
+	r := a.ruleFor(asked)
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	res := &workload.CheckResult{
 		Lines: []workload.Line{
@@ -214,13 +301,16 @@ func (a *tpcbAudit) result(r rule) *workload.CheckResult {
 			Value: fmt.Sprintf("no longer covers every change (%d accounts are not the sum of their history deltas): pgbench truncates pgbench_history before each run unless -n; tellers and branches agree; `check tpcb-like` or `check simple-update` audits every row against a history that holds every change",
 				a.shape[0].off)})
 	}
+	if r != asked {
+		res.Lines = append(res.Lines, workload.Line{Label: "rule", Value: fmt.Sprintf("simple-update ran on the tables too (%s records it), whose history rows name tellers and branches it does not move: they are held to simple-update's rule; a run's audit holds its own changes to %s's", recordTable, asked)})
+	}
 	return res
 }
 
 // checkOf is the Check hook of a builtin (anyBuiltin: `check tpcb`).
 func checkOf(r rule) func(context.Context, *pg.Target) (*workload.CheckResult, error) {
 	return func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-		a, err := runTPCBAudit(ctx, t)
+		a, err := runTPCBAudit(ctx, t, "")
 		if err != nil {
 			return nil, err
 		}
@@ -233,17 +323,81 @@ func checkTPCB(ctx context.Context, t *pg.Target) (*workload.CheckResult, error)
 	return checkOf(anyBuiltin)(ctx, t)
 }
 
-// runAudit is a builtin run's own audit: its check, then the history rows
-// the run added reconciled with the transactions it saw commit (the
-// difference is ambiguous commits that did commit).
-func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, before int64) (*workload.CheckResult, error) {
-	a, err := runTPCBAudit(ctx, t)
+// runAudit is a builtin run's own audit. It checks what the run changed:
+// the history rows it added reconciled with the transactions it saw commit
+// (the difference is ambiguous commits that did commit), by count and by
+// identity (which rows: identity.go), and the sums the rule moves, after
+// the run minus before. Where the tables obeyed the rule before the run
+// (every balance its history's sum, the sums agreeing), they must after
+// it; where they did not (pgbench truncated the history, as it does before
+// each run unless -n), the run is held to its own changes only.
+func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, before *tpcbAudit, id *identity) (*workload.CheckResult, error) {
+	a, err := runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10))
 	if err != nil {
 		return nil, err
 	}
 	res := a.result(r)
-	rec := workload.Reconcile(op, a.rows-before)
+	if pre := before.historyViolations(before.ruleFor(r)); len(pre) > 0 {
+		res.Violations = append(a.shapeViolations(r), a.changeViolations(r, before)...)
+		why := pre[0]
+		switch off := before.shape; {
+		case r == simpleUpdate && off[0].off > 0:
+			why = fmt.Sprintf("%s off their history: pgbench truncates it before each run unless -n", metrics.Count(off[0].off, "account"))
+		case r == tpcbLike && off[0].off+off[1].off+off[2].off > 0:
+			why = fmt.Sprintf("%d accounts, %d tellers, %d branches off their history: pgbench truncates it before each run unless -n", off[0].off, off[1].off, off[2].off)
+		}
+		res.Lines = append(res.Lines, workload.Line{Label: "before the run",
+			Value: fmt.Sprintf("the tables did not obey %s's rule (%s); the audit holds what the run changed to it, not the whole history", r, why)})
+	} else if a.ruleFor(r) != r {
+		res.Violations = append(res.Violations, a.changeViolations(r, before)...)
+	}
+	rec := workload.Reconcile(op, a.rows-before.rows)
 	res.Lines = append(res.Lines, rec.Lines("history")...)
 	rec.Into(res)
+	res.Lines = append(res.Lines, workload.Line{Label: "history identity", Value: a.identityLine(before, id, rec.Unknown, res)})
 	return res, nil
+}
+
+// changeViolations are the sums the run moved that disagree with the rule.
+func (a *tpcbAudit) changeViolations(r rule, b *tpcbAudit) []string {
+	da, dt, db, dh := a.a-b.a, a.t-b.t, a.b-b.b, a.h-b.h
+	switch {
+	case r == tpcbLike && (da != dt || dt != db || db != dh):
+		return []string{fmt.Sprintf("the run's changes disagree: accounts %+d, tellers %+d, branches %+d, history %+d (tpcb-like adds each delta to all four)", da, dt, db, dh)}
+	case r == simpleUpdate && (da != dh || dt != 0 || db != 0):
+		return []string{fmt.Sprintf("the run's changes disagree: accounts %+d, history %+d, tellers %+d, branches %+d (simple-update adds each delta to the first two only)", da, dh, dt, db)}
+	}
+	return nil
+}
+
+// identityLine holds the history rows the run added to the ones its
+// transactions wrote, adding a violation to res where they differ.
+func (a *tpcbAudit) identityLine(b *tpcbAudit, id *identity, unknown int64, res *workload.CheckResult) string {
+	if !a.identOK || !b.identOK {
+		return "not summed (the server has no md5 or bit strings): the rows are counted only"
+	}
+	ok, tried, known := id.explains(a.ident-b.ident, unknown)
+	switch {
+	case !tried && known > maxInDoubt:
+		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, maxInDoubt)
+	case !tried:
+		return fmt.Sprintf("not checked: %d outcomes unknown, %d of them known by their rows; the rows are counted only", unknown, known)
+	case !ok:
+		res.Violations = append(res.Violations, "the history rows the run added are not the ones its transactions wrote (their identity sum differs, with any subset of the transactions in doubt): a row deleted, changed or added beside the run")
+		return "differs"
+	}
+	if known > 0 {
+		return fmt.Sprintf("the rows the run's transactions wrote (with a subset of the %d in doubt)", known)
+	}
+	return "the rows the run's transactions wrote"
+}
+
+func (r rule) String() string {
+	switch r {
+	case tpcbLike:
+		return "tpcb-like"
+	case simpleUpdate:
+		return "simple-update"
+	}
+	return "the builtins"
 }

@@ -137,8 +137,13 @@ func substitute(b []byte, sql string, args []any) []byte {
 	return b
 }
 
-// Ended resolves a marker left open by an attempt that failed.
-func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
+// Ended resolves a marker left open by an attempt that failed, and tells
+// the run's identity sum how a builtin's transaction ended.
+func (p *program) Ended(now time.Time, err error) {
+	p.mark.Ended(now, err)
+	p.ident.end(now, err)
+}
 
-// program resolves its markers when an attempt fails.
+// program resolves its markers, and counts its history rows, when an
+// attempt ends.
 var _ executor.Ender = (*program)(nil)

@@ -37,7 +37,8 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		}
 	}
 	scale := g.tpcb.scale
-	var historyBefore int64
+	var before *tpcbAudit
+	var id *identity
 	if g.builtin != "" || len(g.builtins) > 0 || g.presetBuiltin {
 		conn, err := t.Connect(ctx)
 		if err != nil {
@@ -59,9 +60,17 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			fmt.Fprintf(opts.Log, "warning: --scale %d ignored, using the scale of pgbench_branches: %d\n", g.tpcb.scale, detected)
 		}
 		scale = detected
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&historyBefore); err != nil {
-			return nil, fmt.Errorf("counting pgbench_history: %w", err)
+		if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
+			// The audit holds the run to what it changed: the tables and
+			// the history's identity before it.
+			id = &identity{seed: rand.Uint64()}
+			if before, err = runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10)); err != nil {
+				return nil, err
+			}
 		}
+	}
+	if err := recordRun(ctx, t, g.recordNames()); err != nil {
+		return nil, err
 	}
 	seed := opts.Seed
 	if g.randomSeed != "" {
@@ -76,11 +85,11 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 		return seed ^ uint64(id)
 	}
 	load := &workload.QueryLoad{OpInfo: g.opInfo(), Scale: scale, Protocol: g.mode.String()}
-	if g.builtin == "tpcb-like" || g.builtin == "simple-update" {
+	if id != nil {
 		// Every committed transaction adds one history row, and its delta to
 		// the rows the builtin moves.
 		load.Report = func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
-			return runAudit(ctx, t, ruleOf(g.builtin), total.Ops[0], historyBefore)
+			return runAudit(ctx, t, ruleOf(g.builtin), total.Ops[0], before, id)
 		}
 	}
 	weights := make([]int, len(g.scripts))
@@ -108,7 +117,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			return len(weights) - 1
 		}
 	}
-	load.Drive = workload.Programs(t, func(id int) workload.Program {
+	load.Drive = workload.Programs(t, func(client int) workload.Program {
 		vars := make(map[string]expr.Value, len(g.vars)+4)
 		for k, v := range g.vars {
 			vars[k] = v
@@ -121,11 +130,14 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 				vars[k] = expr.Value{Kind: expr.Int, I: v}
 			}
 		}
-		vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + id)}
+		vars["client_id"] = expr.Value{Kind: expr.Int, I: int64(opts.FirstClient + client)}
 		vars["random_seed"] = expr.Value{Kind: expr.Int, I: int64(seed)}
-		p := g.newProgram(id, opts.FirstClient+id, clientSeed(id), vars, opts.Log, defaultSeed, workload.NewMark(opts, id, g.markName()))
+		p := g.newProgram(client, opts.FirstClient+client, clientSeed(client), vars, opts.Log, defaultSeed, workload.NewMark(opts, client, g.markName()))
+		if id != nil {
+			p.ident = id.ender(p)
+		}
 		if g.debug && opts.Log != nil {
-			p.trace = newTracer(opts.Log, opts.FirstClient+id, g.scripts)
+			p.trace = newTracer(opts.Log, opts.FirstClient+client, g.scripts)
 		}
 		return p
 	})

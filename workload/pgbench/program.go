@@ -70,6 +70,9 @@ type program struct {
 	markAt int
 	// trace prints pgbench's -d lines (nil: none).
 	trace *tracer
+	// ident adds each builtin transaction's history row to the run's
+	// identity sum (nil: not a builtin run with an audit).
+	ident *identityEnder
 }
 
 // newProgram makes client id's program; pgbenchID is the client's number
@@ -171,6 +174,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 		*p.prng = p.saved
 	}
 	p.op, p.pc, p.inPipe, p.sleeping = op, 0, false, false
+	p.ident.start()
 	p.at = c.Now
 	p.trace.script(op)
 	p.pending, p.markAt = p.pending[:0], -1

@@ -369,6 +369,9 @@ func initTPCB(ctx context.Context, t *pg.Target, c *tpcbConfig, opts workload.In
 	if err := RunInitSteps(ctx, t, ic, log); err != nil {
 		return fmt.Errorf("init tpcb: %w", err)
 	}
+	if err := recordInit(ctx, conn); err != nil {
+		return fmt.Errorf("init tpcb: %w", err)
+	}
 	if err := workload.EndLoad(ctx, conn, tpcbMarker, c.settings()); err != nil {
 		return fmt.Errorf("init tpcb: %w", err)
 	}

@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// A run's audit holds the run to what it changed: after pgbench truncated
+// the history (txload's pgbench as pgbench's own does before each run
+// unless -n), a tpcb-like or simple-update run with --init keep passes its
+// audit; the standalone checks say what they can hold of such tables.
+func TestBuiltinAuditAfterTruncation(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		pgbench func(t *testing.T, url string)
+	}{
+		{"txload pgbench", func(t *testing.T, url string) {
+			if r := txload(t.Context(), nil, "pgbench", "-T", "2", "-c", "2", url); r.code != 0 {
+				t.Fatalf("txload pgbench: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+		}},
+		{"pgbench", func(t *testing.T, url string) {
+			path, _ := pgtest.Pgbench(t)
+			cmd := exec.Command(path, "-T", "2", "-c", "2", url)
+			cmd.Env = append(os.Environ(), "LANG=C")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("pgbench: %v\n%s", err, out)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := srv.NewDatabase(t)
+			run := func(args ...string) result {
+				t.Helper()
+				r := txload(t.Context(), nil, append(args, "--url", url)...)
+				if r.code != 0 {
+					t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+				}
+				return r
+			}
+			run("init", "tpcb")
+			run("run", "tpcb-like", "--concurrency", "2", "--duration", "1s", "--progress", "0")
+			c.pgbench(t, url)
+			for _, b := range []string{"tpcb-like", "simple-update", "tpcb-like"} {
+				r := run("run", b, "--init", "keep", "--concurrency", "2", "--duration", "1s", "--progress", "0")
+				for _, want := range []string{"before the run", "the rows the run's transactions wrote", "check: ok"} {
+					if !strings.Contains(r.stdout, want) {
+						t.Errorf("run %s: no %q\n%s", b, want, r.stdout)
+					}
+				}
+			}
+			run("check", "tpcb")
+			// The history no longer covers the balances: check tpcb-like
+			// says so, and names check tpcb.
+			r := txload(t.Context(), nil, "check", "tpcb-like", "--url", url)
+			if r.code != 1 || !strings.Contains(r.stdout, "after pgbench truncated the history") {
+				t.Errorf("check tpcb-like after a truncation: exit %d\n%s", r.code, r.stdout)
+			}
+		})
+	}
+}
+
+// A second writer during a run that swaps one history transaction for a
+// coherent one of its own (row count and every sum kept, every balance
+// its history's sum) fails the run's audit: it checks which rows the run
+// added, not how many.
+func TestBuiltinAuditSecondWriter(t *testing.T) {
+	t.Parallel()
+	// The first history row's delta moves from its account to the next
+	// one; its row is replaced by one naming that account (its teller and
+	// branch, moved by tpcb-like, are the same).
+	const swap = `WITH h AS (DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta <> 0) RETURNING *),
+		a AS (UPDATE pgbench_accounts SET abalance = abalance + CASE WHEN aid = (SELECT aid FROM h) THEN -(SELECT delta FROM h) ELSE (SELECT delta FROM h) END
+			WHERE aid IN ((SELECT aid FROM h), (SELECT aid % 100000 + 1 FROM h)))
+		INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT tid, bid, aid % 100000 + 1, delta, mtime FROM h`
+	// A row split in two (one more row), and a row of delta 0 (one more
+	// row, no sum moved): the count catches them too.
+	const split = `WITH h AS (DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta > 1) RETURNING *)
+		INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT tid, bid, aid, delta / 2, mtime FROM h UNION ALL SELECT tid, bid, aid, delta - delta / 2, mtime FROM h`
+	const zero = `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`
+	for _, c := range []struct{ builtin, what, sql string }{
+		{"tpcb-like", "swap", swap}, {"simple-update", "swap", swap}, {"tpcb-like", "split", split}, {"simple-update", "zero", zero},
+	} {
+		builtin, swap := c.builtin, c.sql
+		t.Run(builtin+"/"+c.what, func(t *testing.T) {
+			t.Parallel()
+			url := tpcbDatabase(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				conn := pgtest.Conn(t, url)
+				for ctx.Err() == nil {
+					var n int64
+					if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history WHERE delta <> 0").Scan(&n); err != nil {
+						done <- err
+						return
+					}
+					if n >= 10 {
+						_, err := conn.Exec(ctx, swap)
+						done <- err
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				done <- ctx.Err()
+			}()
+			r := txload(t.Context(), nil, "run", builtin, "--url", url, "--concurrency", "2", "--duration", "3s", "--progress", "0")
+			if err := <-done; err != nil {
+				t.Fatalf("the second writer: %v", err)
+			}
+			if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: the history rows the run added are not the ones its transactions wrote") {
+				t.Errorf("run %s beside a second writer: exit %d, want 1 and the identity's VIOLATION\n%s\n%s", builtin, r.code, r.stdout, r.stderr)
+			}
+			// The sums kept.
+			if strings.Contains(r.stdout, "disagree") {
+				t.Errorf("the tampering was meant to keep sums and count:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// The record of the scripts run since init holds the tellers and branches
+// at 0 while only select-only and simple-update ran, and lets them move
+// once tpcb-like ran: runs one after another, with --init keep, pass their
+// audits and the checks; tables pgbench -i made again are held to no
+// record and no marker.
+func TestBuiltinRecordMixes(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	want := func(code int, args ...string) result {
+		t.Helper()
+		r := txload(t.Context(), nil, append(args, "--url", url)...)
+		if r.code != code {
+			t.Fatalf("%s: exit %d, want %d\n%s\n%s", strings.Join(args, " "), r.code, code, r.stdout, r.stderr)
+		}
+		return r
+	}
+	short := []string{"--concurrency", "2", "--duration", "1s", "--progress", "0"}
+	want(0, "init", "tpcb")
+	want(0, append([]string{"run", "simple-update"}, short...)...)
+	want(0, append([]string{"run", "select-only", "--init", "keep"}, short...)...)
+	for _, c := range []string{"tpcb", "simple-update", "select-only"} {
+		want(0, "check", c)
+	}
+	conn := pgtest.Conn(t, url)
+	move := func(n int) {
+		t.Helper()
+		if _, err := conn.Exec(t.Context(), "UPDATE pgbench_tellers SET tbalance = tbalance + CASE tid WHEN 1 THEN $1::int ELSE -$1::int END WHERE tid IN (1, 2)", n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move(7)
+	if r := want(1, "check", "simple-update"); !strings.Contains(r.stdout, "2 tellers whose tbalance is not init's 0") {
+		t.Errorf("tellers moved after simple-update:\n%s", r.stdout)
+	}
+	move(-7)
+	// tpcb-like moves the tellers: simple-update's check no longer holds
+	// them at 0, and the tpcb-like run is held to its own changes (the
+	// history's simple-update rows name tellers they did not move).
+	want(0, append([]string{"run", "tpcb-like", "--init", "keep"}, short...)...)
+	want(0, append([]string{"run", "simple-update", "--init", "keep"}, short...)...)
+	want(0, append([]string{"run", "tpcb-like", "--init", "keep"}, short...)...)
+	// simple-update's history rows name tellers it did not move: after
+	// both ran, tpcb-like's check holds the tables to simple-update's rule.
+	for _, c := range []string{"tpcb", "simple-update", "tpcb-like"} {
+		want(0, "check", c)
+	}
+	if _, err := conn.Exec(t.Context(), "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := want(1, "check", "tpcb-like"); !strings.Contains(r.stdout, "balances disagree: tellers") {
+		t.Errorf("a teller changed after the mix:\n%s", r.stdout)
+	}
+	if _, err := conn.Exec(t.Context(), "UPDATE pgbench_tellers SET tbalance = tbalance - 1 WHERE tid = 1"); err != nil {
+		t.Fatal(err)
+	}
+	// pgbench -i at another scale: new tables, no record, the marker not
+	// theirs.
+	path, _ := pgtest.Pgbench(t)
+	if out, err := exec.Command(path, "-i", "-s", "2", url).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	want(0, append([]string{"run", "simple-update", "--init", "keep"}, short...)...)
+	want(0, "check", "tpcb")
+	if out, err := exec.Command(path, "-T", "1", url).CombinedOutput(); err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	want(0, "check", "tpcb")
+}
+
+// A run interrupted under load abandons what was in flight: the audit
+// counts those transactions among the ones in doubt, by the rows they
+// were writing, and still checks which rows the run added.
+func TestBuiltinAuditInterrupted(t *testing.T) {
+	t.Parallel()
+	url := tpcbDatabase(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() {
+		conn := pgtest.Conn(t, url)
+		var n int64
+		for n < 200 && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+			_ = conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&n)
+		}
+		cancel()
+	}()
+	r := txload(ctx, nil, "run", "tpcb-like", "--url", url, "--concurrency", "8", "--duration", "60s", "--progress", "0")
+	if r.code != 130 || strings.Contains(r.stdout, "VIOLATION") || !strings.Contains(r.stdout, "history identity:   the rows the run's transactions wrote") {
+		t.Errorf("interrupted run: exit %d, want 130, no VIOLATION and the rows identified\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

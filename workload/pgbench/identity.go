@@ -1,0 +1,172 @@
+package pgbench
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+)
+
+// A builtin run's audit checks WHICH history rows its transactions wrote,
+// not only how many: each committed transaction adds the hash of its
+// history row (seed, aid, tid, bid, delta) to a sum (mod 2^64), and the
+// audit compares that sum with the same sum over pgbench_history after the
+// run minus before it. The seed is drawn per run, so nobody can forge rows
+// whose hashes add up to the ones they replace. A transaction whose COMMIT
+// was in flight when its connection was lost may or may not be there: the
+// difference must be the sum of a subset of theirs.
+
+// maxInDoubt is the most in-doubt transactions whose subsets the audit
+// tries (2^maxInDoubt sums); beyond, it falls back to counting rows.
+const maxInDoubt = 20
+
+// identity is what a run's clients saw commit, by history row.
+type identity struct {
+	seed      uint64
+	committed atomic.Uint64 // the sum of their hashes, mod 2^64
+	mu        sync.Mutex
+	inDoubt   []uint64 // hashes of the transactions that ended in doubt
+	enders    []*identityEnder
+}
+
+// rowHash is the hash of one history row, as identitySQL computes it:
+// md5 of "seed:aid:tid:bid:delta", its first 8 bytes big-endian. buf is
+// reused, so that nothing is allocated per transaction.
+func rowHash(buf []byte, seed uint64, aid, tid, bid, delta int64) ([]byte, uint64) {
+	buf = strconv.AppendUint(buf[:0], seed, 10)
+	for _, v := range [...]int64{aid, tid, bid, delta} {
+		buf = append(buf, ':')
+		buf = strconv.AppendInt(buf, v, 10)
+	}
+	sum := md5.Sum(buf)
+	return buf, binary.BigEndian.Uint64(sum[:8])
+}
+
+// identitySQL sums the hashes of pgbench_history's rows (a numeric; taken
+// mod 2^64 by parseHashSum). $1 is the seed, as text.
+const identitySQL = `SELECT COALESCE(sum(('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint), 0)::text FROM pgbench_history`
+
+// parseHashSum reads identitySQL's sum mod 2^64.
+func parseHashSum(s string) (uint64, error) {
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return 0, fmt.Errorf("reading the history's identity sum %q", s)
+	}
+	return n.Mod(n, new(big.Int).Lsh(big.NewInt(1), 64)).Uint64(), nil
+}
+
+// ended records how a builtin transaction ended: committed (err nil), in
+// doubt (COMMIT in flight when the connection was lost), or rolled back.
+func (id *identity) ended(h uint64, err error) {
+	if err == nil {
+		id.committed.Add(h)
+		return
+	}
+	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
+		id.mu.Lock()
+		id.inDoubt = append(id.inDoubt, h)
+		id.mu.Unlock()
+	}
+}
+
+// explains says whether diff, the history's sum after minus before, is
+// what the committed transactions and a subset of the in-doubt ones
+// wrote (those that ended in doubt, and those the run abandoned under way;
+// call it once the run's clients are done). known is how many in-doubt
+// transactions it knows: fewer than unknown, or more than maxInDoubt, and
+// it does not try (tried false; the audit falls back to counts).
+func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool, known int) {
+	id.mu.Lock()
+	doubt := append([]uint64(nil), id.inDoubt...)
+	for _, e := range id.enders {
+		if h, open := e.underWay(); open {
+			doubt = append(doubt, h)
+		}
+	}
+	id.mu.Unlock()
+	if len(doubt) > maxInDoubt || int64(len(doubt)) < unknown {
+		return false, false, len(doubt)
+	}
+	rest := diff - id.committed.Load()
+	for mask := 0; mask < 1<<len(doubt); mask++ {
+		var s uint64
+		for i, h := range doubt {
+			if mask&(1<<i) != 0 {
+				s += h
+			}
+		}
+		if s == rest {
+			return true, true, len(doubt)
+		}
+	}
+	return false, true, len(doubt)
+}
+
+// ender returns a program's part of the identity.
+func (id *identity) ender(p *program) *identityEnder {
+	e := &identityEnder{id: id, p: p}
+	id.mu.Lock()
+	id.enders = append(id.enders, e)
+	id.mu.Unlock()
+	return e
+}
+
+// identityEnder is the part of a program that tells the run's identity how
+// each builtin transaction ended.
+type identityEnder struct {
+	id   *identity
+	p    *program
+	buf  []byte
+	open bool // an attempt is under way
+}
+
+// start: an attempt begins.
+func (e *identityEnder) start() {
+	if e != nil {
+		e.open = true
+	}
+}
+
+// hash is the history row of the attempt under way or just ended, from
+// the script's variables; false before its first \set.
+func (e *identityEnder) hash() (uint64, bool) {
+	var v [4]int64
+	for i, name := range [...]string{"aid", "tid", "bid", "delta"} {
+		x, ok := e.p.lookup(name)
+		if !ok {
+			return 0, false
+		}
+		v[i] = x.I
+	}
+	var h uint64
+	e.buf, h = rowHash(e.buf, e.id.seed, v[0], v[1], v[2], v[3])
+	return h, true
+}
+
+// end records how the attempt ended. One that ended before its \set
+// wrote nothing.
+func (e *identityEnder) end(_ time.Time, err error) {
+	if e == nil {
+		return
+	}
+	e.open = false
+	if h, ok := e.hash(); ok {
+		e.id.ended(h, err)
+	}
+}
+
+// underWay is the hash of an attempt the run abandoned (its outcome
+// unknown), once the run's clients are done.
+func (e *identityEnder) underWay() (uint64, bool) {
+	if !e.open {
+		return 0, false
+	}
+	return e.hash()
+}

@@ -1,0 +1,59 @@
+package pgbench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+)
+
+// The client's hash of a history row is the server's (identitySQL), and
+// the audit finds the subset of in-doubt transactions that committed.
+func TestIdentitySum(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	conn := pgtest.Conn(t, url)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, `CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22));
+		INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, -5000), (10, 1, 100000, 5000), (3, 1, 7, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	const seed = 18446744073709551615
+	var buf []byte
+	var want, h uint64
+	for _, r := range [][4]int64{{1, 1, 1, -5000}, {100000, 10, 1, 5000}, {7, 3, 1, 0}} {
+		buf, h = rowHash(buf, seed, r[0], r[1], r[2], r[3])
+		want += h
+	}
+	var s string
+	if err := conn.QueryRow(ctx, identitySQL, "18446744073709551615").Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := parseHashSum(s); err != nil || got != want {
+		t.Fatalf("server's sum %s = %d, client's %d (%v)", s, got, want, err)
+	}
+
+	for _, c := range []struct {
+		name             string
+		committed, doubt []uint64
+		diff             uint64
+		unknown          int64
+		ok, tried        bool
+	}{
+		{"all committed", []uint64{5, 1 << 63}, nil, 5 + 1<<63, 0, true, true},
+		{"a row missing", []uint64{5, 7}, nil, 5, 0, false, true},
+		{"one in doubt committed", []uint64{5}, []uint64{7, 11}, 16, 2, true, true},
+		{"none in doubt committed", []uint64{5}, []uint64{7, 11}, 5, 2, true, true},
+		{"not a subset", []uint64{5}, []uint64{7, 11}, 6, 2, false, true},
+		{"more unknown than known", []uint64{5}, []uint64{7}, 5, 2, false, false},
+	} {
+		id := &identity{}
+		for _, h := range c.committed {
+			id.ended(h, nil)
+		}
+		id.inDoubt = append(id.inDoubt, c.doubt...)
+		if ok, tried, _ := id.explains(c.diff, c.unknown); ok != c.ok || tried != c.tried {
+			t.Errorf("%s: explains = %t, %t; want %t, %t", c.name, ok, tried, c.ok, c.tried)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package pgbench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/pg"
+)
+
+// txload records which scripts ran on pgbench's tables since `txload init
+// tpcb` made them, as vote records its variants: the check holds the
+// tellers and branches to their init balance (0) while only select-only
+// and simple-update ran. Each row names the tables by pgbench_tellers'
+// oid: tables pgbench -i (or anyone) made again have another, and no
+// 'init' row of theirs, so nothing is held to the record.
+const recordTable = "txload_pgbench_builtin"
+
+const recordDDL = `CREATE TABLE IF NOT EXISTS txload_pgbench_builtin (builtin TEXT NOT NULL, tables OID NOT NULL, PRIMARY KEY (builtin, tables))`
+
+// recordInit starts the record of freshly made tables.
+func recordInit(ctx context.Context, conn *pgx.Conn) error {
+	for _, sql := range []string{recordDDL, `DELETE FROM txload_pgbench_builtin`,
+		`INSERT INTO txload_pgbench_builtin SELECT 'init', to_regclass('pgbench_tellers')::oid WHERE to_regclass('pgbench_tellers') IS NOT NULL`} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("recording the init in %s: %w", recordTable, err)
+		}
+	}
+	return nil
+}
+
+// recordName is how a script is recorded: a builtin by its name, any
+// other script as "script" (its effect on the tables is its author's).
+func (g *runGen) recordNames() []string {
+	var out []string
+	for _, s := range g.scripts {
+		name := "script"
+		if strings.HasPrefix(s.Title, "<builtin:") {
+			name = s.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// recordRun records the scripts of a run on tables txload's init made;
+// nothing on others (no record to hold them to).
+func recordRun(ctx context.Context, t *pg.Target, names []string) error {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('txload_pgbench_builtin') IS NOT NULL AND to_regclass('pgbench_tellers') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+		return nil // another dialect, or no record: nothing is held to one
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO txload_pgbench_builtin SELECT unnest($1::text[]), 'pgbench_tellers'::regclass::oid
+		WHERE EXISTS (SELECT FROM txload_pgbench_builtin WHERE builtin = 'init' AND tables = 'pgbench_tellers'::regclass::oid)
+		ON CONFLICT DO NOTHING`, names); err != nil {
+		return fmt.Errorf("recording the run's scripts in %s: %w", recordTable, err)
+	}
+	return nil
+}
+
+// recordedSQL reads the record of the current tables: whether there is
+// one, whether a script that moves tellers and branches (tpcb-like, a
+// script of its own) ran, and whether simple-update ran; then the tellers and branches off their init
+// balance of 0.
+const recordedSQL = `SELECT COALESCE(bool_or(builtin = 'init'), false), COALESCE(bool_or(builtin NOT IN ('init', 'simple-update', 'select-only')), false),
+	COALESCE(bool_or(builtin = 'simple-update'), false)
+	FROM txload_pgbench_builtin WHERE tables = 'pgbench_tellers'::regclass::oid`
