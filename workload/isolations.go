@@ -43,3 +43,16 @@ func (o *Isolations) Notes(requested pg.Isolation) []Line {
 	}
 	return lines
 }
+
+// Weakest is the weakest level a connection ran at, and whether any
+// connection read one back.
+func (o *Isolations) Weakest() (pg.Isolation, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, iso := range []pg.Isolation{pg.ReadCommitted, pg.RepeatableRead, pg.Serializable} {
+		if o.levels[iso] > 0 {
+			return iso, true
+		}
+	}
+	return 0, false
+}

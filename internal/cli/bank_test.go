@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	neturl "net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -308,4 +310,87 @@ func TestCheckSaysIgnoredFlags(t *testing.T) {
 	if r := txload(t.Context(), nil, "check", "bank", "--url", url); strings.Contains(r.stderr, "ignores") {
 		t.Errorf("check without flags says it ignored some:\n%s", r.stderr)
 	}
+}
+
+// A check that holds each ledger row to the run bank_run records over its
+// id accuses no real run: runs one after another in every mode and at
+// every level, with --init keep and other amounts, two runs at once (each
+// run's own audit then finds only the other's rows among its commits), and
+// a run of variants all pass, and a row relabelled a mode neither of two
+// concurrent runs ran is still found.
+func TestBankRunsRecorded(t *testing.T) {
+	t.Parallel()
+	// run runs bank; a run beside another (alone false) sees the
+	// other's ledger rows, which its own reconciliation of its commits
+	// with the rows it added reports: that violation is all it may find.
+	run := func(t *testing.T, url string, alone bool, args ...string) {
+		t.Helper()
+		r := txload(t.Context(), nil, append([]string{"run", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--progress", "0",
+			"--concurrency", "4", "--duration", "1s"}, args...)...)
+		if alone && r.code != 0 {
+			t.Errorf("run bank %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+		if n, other := strings.Count(r.stdout, "VIOLATION: "), strings.Count(r.stdout, "VIOLATION: the server holds "); !alone && n != other {
+			t.Errorf("run bank %s beside another: %d violations, %d of them its reconciliation\n%s", strings.Join(args, " "), n, other, r.stdout)
+		}
+	}
+	check := func(t *testing.T, url string, want int) string {
+		t.Helper()
+		r := txload(t.Context(), nil, "check", "bank", "--url", url)
+		if r.code != want {
+			t.Fatalf("check bank: exit %d, want %d\n%s", r.code, want, r.stdout)
+		}
+		return r.stdout
+	}
+	t.Run("one after another", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		amount := 3
+		for _, mode := range []string{"read-modify-write", "delta", "for-update"} {
+			for _, level := range []string{"rc", "rr", "ser"} {
+				run(t, url, true, "--selection", "10", "--isolation", level, "--transfer", mode, "--amount", strconv.Itoa(amount))
+				amount++
+			}
+		}
+		mustContain(t, check(t, url, 0), "check: ok")
+	})
+	t.Run("at once", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		if r := txload(t.Context(), nil, "init", "bank", "--url", url, "--accounts", "1000"); r.code != 0 {
+			t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+		}
+		var wg sync.WaitGroup
+		for _, args := range [][]string{{"--isolation", "rc", "--transfer", "delta", "--amount", "7"}, {"--isolation", "ser", "--amount", "10"}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(t, url, false, append([]string{"--selection", "20"}, args...)...)
+			}()
+		}
+		wg.Wait()
+		mustContain(t, check(t, url, 0), "check: ok")
+		sqlExec(t, url, `UPDATE bank_ledger SET mode = 2, from_read = from_written - 1, to_read = to_written - 1
+			WHERE ctid = (SELECT min(ctid) FROM bank_ledger WHERE mode = 1)`)
+		mustContain(t, check(t, url, 1), "VIOLATION: 1 ledger row that no run recorded in bank_run could have written")
+	})
+	// A bank made before bank_run: run refuses it, check names it.
+	t.Run("no bank_run", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		run(t, url, true, "--selection", "10")
+		sqlExec(t, url, `DROP TABLE bank_run`)
+		r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--progress", "0", "--duration", "1s")
+		if r.code == 0 {
+			t.Fatalf("run on a bank without bank_run: exit 0\n%s", r.stdout)
+		}
+		mustContain(t, r.stderr, "recording the run in bank_run: the bank schema predates bank_run", "run `txload init bank --drop`")
+		mustContain(t, check(t, url, 1), "VIOLATION: no bank_run table, which records each run")
+	})
+	t.Run("variants", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		run(t, url, true, "--isolation", "rc,ser", "--selection", "10,100", "--duration", "500ms")
+		mustContain(t, check(t, url, 0), "check: ok")
+	})
 }

@@ -68,6 +68,11 @@ const (
 	tamperLineAmount   = "an order line's amount not its quantity × price"
 	tamperLineItem     = "an order line of an item that does not exist"
 	tamperLastLine     = "an undelivered order's last line deleted, its line count lowered"
+	tamperRelabelLevel = "a ledger row relabelled read committed, its read made stale"
+	tamperRelabelMode  = "a ledger row relabelled another transfer mode, with a large amount"
+	tamperAmountKept   = "a transfer's amount changed, both balances adjusted"
+	tamperMetaMarker   = "the settings table and the init marker rewritten together"
+	tamperRunDeleted   = "the record of the runs deleted"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -76,7 +81,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
 	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
 	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
-	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine}
+	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine,
+	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -116,9 +122,12 @@ var isolationLevels = []string{"read committed", "repeatable read", "serializabl
 
 func bankTamperings(mode string) []tampering {
 	off := "whose balance is not what the ledger replays to"
-	delta := ""
+	misfit := "ledger row that no run recorded in bank_run could have written"
+	// A delta transfer does not look at the balance it withdraws from: it
+	// may overdraw, but only by --amount, the run's, at a time.
+	overdraft := "1 account whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal"
 	if mode == "1" {
-		delta = "a delta transfer does not look at the balance it withdraws from: it may overdraw"
+		overdraft = "1 " + misfit
 	}
 	// read is the version a transfer of the mode reads: none for delta.
 	read := func(v string) string {
@@ -129,10 +138,11 @@ func bankTamperings(mode string) []tampering {
 	}
 	// transfer records in the ledger, and applies, a transfer of amount
 	// (an expression over a.balance, b.balance) from account a to b, after
-	// the last versions of both.
+	// the last versions of both, at the run's level and with an id in its
+	// range (the last one's: ids are not unique).
 	transfer := func(from, to int, amount string) string {
 		return fmt.Sprintf(`WITH a AS (SELECT * FROM bank_account WHERE id = %[1]d), b AS (SELECT * FROM bank_account WHERE id = %[2]d),
-			l AS (INSERT INTO bank_ledger SELECT %[1]d, %[2]d, %[3]s, %[4]s, %[5]s, a.version + 1, b.version + 1, 0, %[6]s FROM a, b RETURNING amount)
+			l AS (INSERT INTO bank_ledger SELECT %[1]d, %[2]d, %[3]s, %[4]s, %[5]s, a.version + 1, b.version + 1, (SELECT isolation FROM bank_run), %[6]s, (SELECT max(id) FROM bank_ledger) FROM a, b RETURNING amount)
 			UPDATE bank_account SET balance = balance + CASE id WHEN %[1]d THEN -l.amount ELSE l.amount END, version = version + 1 FROM l WHERE id IN (%[1]d, %[2]d)`,
 			from, to, amount, read("a.version"), read("b.version"), mode)
 	}
@@ -167,8 +177,7 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperTraded, sql: strings.Join(eight, "; ") + "; " + traded("from") + "; " + traded("to"), want: "1 account whose ledger writes are not versions 1 to its version, each once"},
 		// Account 8 sends its balance and 5 to 9, then 9 sends 10 back:
 		// 8 went to -5.
-		{what: tamperOverdraft, sql: transfer(8, 9, "a.balance + 5") + "; " + transfer(9, 8, "10"),
-			want: "1 account whose ledger replays to a negative balance written by a read-modify-write or for-update withdrawal", allowed: delta},
+		{what: tamperOverdraft, sql: transfer(8, 9, "a.balance + 5") + "; " + transfer(9, 8, "10"), want: overdraft},
 		{what: tamperAmount, sql: transfer(8, 9, "-5"), want: "1 ledger row with an amount below 1"},
 		{what: tamperSelf, sql: `INSERT INTO bank_ledger SELECT 8, 8, 5, ` + read("version") + `, ` + read("version + 1") + `, version + 1, version + 2, 0, ` + mode +
 			` FROM bank_account WHERE id = 8; UPDATE bank_account SET version = version + 2 WHERE id = 8`, want: "1 ledger row of a transfer from an account to itself"},
@@ -177,7 +186,72 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperSettings, sql: `UPDATE bank_meta SET accounts = 999; DELETE FROM bank_account WHERE id = 1000; DELETE FROM bank_ledger WHERE 1000 IN (from_id, to_id)`,
 			want: "the bank tables say accounts=999 initial-balance=10000, but init recorded accounts=1000 initial-balance=10000"},
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'bank'`, want: "no txload_init row for bank"},
+		relabelLevel(mode),
+		// The run's last transfer (the last write of both its accounts)
+		// made a transfer of another mode, of 100000, its balances moved.
+		{what: tamperRelabelMode, sql: lastTransfer(`mode = CASE bank_ledger.mode WHEN 1 THEN 0 ELSE 1 END, amount = 100000,
+				from_read = CASE bank_ledger.mode WHEN 1 THEN bank_ledger.from_written - 1 END, to_read = CASE bank_ledger.mode WHEN 1 THEN bank_ledger.to_written - 1 END`, "100000 - l.old"),
+			want: "1 " + misfit},
+		{what: tamperAmountKept, sql: lastTransfer(`amount = bank_ledger.amount - 3`, "-3"), want: "1 " + misfit},
+		{what: tamperMetaMarker, sql: `UPDATE bank_meta SET initial_balance = 10001;
+			UPDATE txload_init SET settings = 'accounts=1000 initial-balance=10001' WHERE workload = 'bank';
+			UPDATE bank_account SET balance = balance + 1`,
+			want: "1 run recorded in bank_run on accounts=1000 initial-balance=10000, where bank_meta says accounts=1000 initial-balance=10001"},
+		{what: tamperRunDeleted, sql: `DELETE FROM bank_run`, want: "ledger rows whose id no run recorded in bank_run covers"},
+		// A read-committed run of the mode recorded over the run's ids, as
+		// if it had run beside it, and one of its rows made that run's lost
+		// update.
+		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
+			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
 	}
+}
+
+// forgedRun is why a read-committed run forged in bank_run, and a lost
+// update of its in the ledger, pass where they do.
+func forgedRun(mode string) map[string]string {
+	if mode != "0" {
+		return nil // a delta transfer reads nothing, for-update loses no update: caught
+	}
+	why := "bank_run is the database's only record of the runs: a read-committed run recorded beside the real one, and a lost update of its in the ledger, are what two runs at once write, which check cannot tell from a forgery"
+	return map[string]string{"read committed": why, "repeatable read": why, "serializable": why}
+}
+
+// lastTransfer changes the run's last transfer (the last write of both its
+// accounts: the ledger's replay moves their final balances alone) by set,
+// and moves its balances by more, an expression over l.old (its amount).
+func lastTransfer(set, more string) string {
+	return fmt.Sprintf(`WITH l AS (SELECT l.ctid AS c, l.from_id, l.to_id, l.amount AS old FROM bank_ledger l
+			JOIN bank_account f ON f.id = l.from_id AND f.version = l.from_written JOIN bank_account t ON t.id = l.to_id AND t.version = l.to_written LIMIT 1),
+		u AS (UPDATE bank_ledger SET %s FROM l WHERE bank_ledger.ctid = l.c)
+		UPDATE bank_account a SET balance = balance + CASE WHEN a.id = l.from_id THEN -(%[2]s) ELSE %[2]s END FROM l WHERE a.id IN (l.from_id, l.to_id)`, set, more)
+}
+
+// relabelLevel makes the last write of an account with two or more a lost
+// update at read committed (a write that, as the one before it, read the
+// version before its own, so the replay's change is that one's delta): the row says read committed, its read the
+// version before the one it read, and the balance is what that lost update
+// leaves (the write of the version skipped undone), so the replay agrees.
+// Read committed lets a read-modify-write transfer lose that update.
+func relabelLevel(mode string) tampering {
+	tm := tampering{what: tamperRelabelLevel,
+		sql: `WITH w AS (SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d FROM bank_ledger
+				UNION ALL SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount FROM bank_ledger),
+			l AS (SELECT l.ctid AS c, l.to_id AS acct, l.to_written AS v FROM bank_ledger l JOIN bank_account a ON a.id = l.to_id AND a.version = l.to_written
+				WHERE l.to_written >= 2 AND COALESCE(l.to_read, l.to_written - 1) = l.to_written - 1
+					AND EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v = l.to_written - 1 AND w.r = w.v - 1) LIMIT 1),
+			p AS (SELECT w.d FROM w, l WHERE w.id = l.acct AND w.v = l.v - 1),
+			u AS (UPDATE bank_ledger SET isolation = 0, to_read = l.v - 2 FROM l WHERE bank_ledger.ctid = l.c)
+			UPDATE bank_account SET balance = balance - (SELECT d FROM p) FROM l WHERE id = l.acct`,
+		want: "1 ledger row that no run recorded in bank_run could have written"}
+	switch mode {
+	case "0":
+		tm.allowedAt = map[string]string{"read committed": "a read-committed lost update forged in the ledger, its balance set to what it leaves, is what read committed lets a read-modify-write transfer do: the ledger and the run's record cannot tell it from a real one"}
+	case "1":
+		tm.want = "1 ledger row whose versions read do not fit its mode"
+	case "2":
+		tm.want = "lost update in for-update transfers at read committed"
+	}
+	return tm
 }
 
 func tpcbTamperings(builtin string) []tampering {

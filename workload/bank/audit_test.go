@@ -79,6 +79,7 @@ func TestAudit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			coverRuns(t, conn, 100)
 			a, err := runAudit(t.Context(), tg)
 			if err != nil {
 				t.Fatal(err)
@@ -160,6 +161,7 @@ func TestAuditTampered(t *testing.T) {
 						t.Fatalf("%s: %v", q, err)
 					}
 				}
+				coverRuns(t, conn, 10000)
 				a, err := runAudit(t.Context(), tg)
 				if err != nil {
 					t.Fatal(err)
@@ -179,6 +181,21 @@ func TestAuditTampered(t *testing.T) {
 	}
 }
 
+// coverRuns records in bank_run, for each level, mode and amount a
+// crafted ledger holds, a run of it over every ledger id and the 10
+// accounts of initial: the audit holds each row to the run that wrote it,
+// as it does a real run's (TestAuditRuns attacks that).
+func coverRuns(t *testing.T, conn *pgx.Conn, initial int64) {
+	t.Helper()
+	if _, err := conn.Exec(t.Context(), `DELETE FROM bank_run`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `INSERT INTO bank_run SELECT 0, NULL, i, m, a, 10, 10, $1::BIGINT
+		FROM (SELECT DISTINCT isolation i, mode m, amount a FROM bank_ledger WHERE isolation IS NOT NULL AND mode IS NOT NULL AND amount IS NOT NULL) d`, initial); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // initBank inits a bank of 10 accounts of initial in a new database.
 func initBank(t *testing.T, initial int64) (*pg.Target, *pgx.Conn) {
 	t.Helper()
@@ -193,4 +210,87 @@ func initBank(t *testing.T, initial int64) (*pg.Target, *pgx.Conn) {
 		t.Fatal(err)
 	}
 	return tg, pgtest.Conn(t, url)
+}
+
+// The audit holds each ledger row to the run bank_run records over its id:
+// a row relabelled to another level or mode, an amount other than the
+// run's, an account beyond its selection, a row no run covers, and
+// bank_meta rewritten with the marker after a run are found; a row at a
+// stronger level than its run's (a server that runs read committed as
+// serializable) is not.
+func TestAuditRuns(t *testing.T) {
+	// Accounts 2 to 9 each send 10 to account 1 at serializable, by
+	// read-modify-write: account 1's versions 1 to 8, ledger ids 1 to 8.
+	const eight = `INSERT INTO bank_ledger VALUES (2,1,10,0,0,1,1,2,0),(3,1,10,0,1,1,2,2,0),(4,1,10,0,2,1,3,2,0),(5,1,10,0,3,1,4,2,0),(6,1,10,0,4,1,5,2,0),(7,1,10,0,5,1,6,2,0),(8,1,10,0,6,1,7,2,0),(9,1,10,0,7,1,8,2,0);
+		UPDATE bank_account SET balance = 9990, version = 1 WHERE id BETWEEN 2 AND 9;
+		UPDATE bank_account SET balance = 10080, version = 8 WHERE id = 1`
+	// run records a run over ledger ids first+1 to last-1.
+	run := func(first, last string, iso, mode, amount, sel int) string {
+		return fmt.Sprintf(`INSERT INTO bank_run VALUES (%s, %s, %d, %d, %d, %d, 10, 10000)`, first, last, iso, mode, amount, sel)
+	}
+	ser := run("0", "9", 2, 0, 10, 10)
+	many := fmt.Sprintf(`INSERT INTO bank_run SELECT 100 + g * 10, 105 + g * 10, 0, 1, 5, 10, 10, 10000 FROM generate_series(1, %d) g`, maxTermRuns)
+	for _, tc := range []struct {
+		name, runs, tamper, violation string
+	}{
+		{name: "clean", runs: ser},
+		{name: "a stronger level than the run's", runs: run("0", "9", 0, 0, 10, 10)},
+		{name: "two runs at once", runs: run("0", "NULL", 0, 1, 5, 10) + "; " + run("0", "20", 2, 0, 10, 10)},
+		// Transfer 8 relabelled read committed, its read made stale:
+		// account 1's replay then takes 10 away, and its balance with it.
+		{name: "relabelled read committed with a stale read", runs: ser,
+			tamper:    `UPDATE bank_ledger SET isolation = 0, to_read = 6 WHERE from_id = 9; UPDATE bank_account SET balance = 10070 WHERE id = 1`,
+			violation: "1 ledger row that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: ledger id 8 says read committed, read-modify-write, amount 10, accounts up to 9; its run: serializable, read-modify-write, amount 10, selection 10)"},
+		{name: "relabelled delta with a large amount", runs: ser,
+			tamper:    `UPDATE bank_ledger SET mode = 1, from_read = NULL, to_read = NULL, amount = 100000 WHERE from_id = 9; UPDATE bank_account SET balance = CASE id WHEN 9 THEN -89990 ELSE 110070 END WHERE id IN (1, 9)`,
+			violation: "(first: ledger id 8 says serializable, delta, amount 100000, accounts up to 9"},
+		{name: "an amount changed, both balances adjusted", runs: ser,
+			tamper:    `UPDATE bank_ledger SET amount = 7 WHERE from_id = 9; UPDATE bank_account SET balance = balance + CASE id WHEN 9 THEN 3 ELSE -3 END WHERE id IN (1, 9)`,
+			violation: "1 ledger row that no run recorded in bank_run could have written"},
+		{name: "an account beyond the selection", runs: run("0", "9", 2, 0, 10, 8),
+			violation: "1 ledger row that no run recorded in bank_run could have written"},
+		{name: "rows after the run's end", runs: run("0", "6", 2, 0, 10, 10),
+			violation: "3 ledger rows whose id no run recorded in bank_run covers"},
+		{name: "rows before the run", runs: run("2", "NULL", 2, 0, 10, 10),
+			violation: "2 ledger rows whose id no run recorded in bank_run covers"},
+		{name: "no run recorded", runs: "SELECT 1",
+			violation: "8 ledger rows whose id no run recorded in bank_run covers"},
+		// More runs than one term each: the rows grouped by run.
+		{name: "many runs", runs: ser + "; " + many},
+		{name: "many runs, a row relabelled", runs: ser + "; " + many,
+			tamper:    `UPDATE bank_ledger SET isolation = 0, to_read = 6 WHERE from_id = 9; UPDATE bank_account SET balance = 10070 WHERE id = 1`,
+			violation: "1 ledger row that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: ledger id 8 says read committed, read-modify-write, amount 10, accounts up to 9; its run: serializable, read-modify-write, amount 10, selection 10)"},
+		{name: "many runs, rows after the run's end", runs: run("0", "6", 2, 0, 10, 10) + "; " + many,
+			violation: "3 ledger rows whose id no run recorded in bank_run covers"},
+		{name: "bank_run dropped", runs: "DROP TABLE bank_run",
+			violation: "no bank_run table, which records each run"},
+		{name: "a NULL in bank_run", runs: ser + "; ALTER TABLE bank_run ALTER amount DROP NOT NULL; UPDATE bank_run SET amount = NULL",
+			violation: "1 row in bank_run with a NULL where every run records a value"},
+		{name: "bank_meta and the marker rewritten together", runs: ser,
+			tamper: `UPDATE bank_meta SET initial_balance = 10001; UPDATE txload_init SET settings = 'accounts=10 initial-balance=10001' WHERE workload = 'bank';
+				UPDATE bank_account SET balance = balance + 1`,
+			violation: "1 run recorded in bank_run on accounts=10 initial-balance=10000, where bank_meta says accounts=10 initial-balance=10001"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, conn := initBank(t, 10000)
+			for _, sql := range []string{eight, tc.runs, tc.tamper} {
+				for _, q := range strings.Split(sql, ";") {
+					if strings.TrimSpace(q) == "" {
+						continue
+					}
+					if _, err := conn.Exec(t.Context(), q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+			}
+			a, err := runAudit(t.Context(), tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(a.violations(), "; ")
+			if (tc.violation == "") != (got == "") || !strings.Contains(got, tc.violation) {
+				t.Fatalf("violations %q, want %q", got, tc.violation)
+			}
+		})
+	}
 }

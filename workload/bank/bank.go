@@ -2,11 +2,13 @@ package bank
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
@@ -23,6 +25,7 @@ CREATE TABLE bank_account (
 	balance BIGINT NOT NULL,
 	version BIGINT NOT NULL DEFAULT 0
 );
+CREATE SEQUENCE bank_ledger_id;
 CREATE TABLE bank_ledger (
 	from_id      INT NOT NULL,
 	to_id        INT NOT NULL,
@@ -32,7 +35,22 @@ CREATE TABLE bank_ledger (
 	from_written BIGINT NOT NULL, -- versions its writes produced
 	to_written   BIGINT NOT NULL,
 	isolation    SMALLINT NOT NULL, -- level the server ran it at: 0 rc, 1 rr, 2 ser
-	mode         SMALLINT NOT NULL  -- 0 read-modify-write, 1 delta, 2 for-update
+	mode         SMALLINT NOT NULL, -- 0 read-modify-write, 1 delta, 2 for-update
+	id           BIGINT NOT NULL DEFAULT nextval('bank_ledger_id')
+);
+ALTER SEQUENCE bank_ledger_id OWNED BY bank_ledger.id;
+-- One row per run: what it ran, and the ledger ids it can have written
+-- (above first_id, below last_id; last_id NULL: the run did not record
+-- its end). check holds each ledger row to the runs whose ids cover it.
+CREATE TABLE bank_run (
+	first_id        BIGINT NOT NULL,
+	last_id         BIGINT,
+	isolation       SMALLINT NOT NULL, -- the weakest level its server ran
+	mode            SMALLINT NOT NULL,
+	amount          BIGINT NOT NULL,
+	selection       INT NOT NULL,
+	accounts        INT NOT NULL,      -- bank_meta's when it started
+	initial_balance BIGINT NOT NULL
 )`
 
 // schema declares the bank's tables for init.
@@ -40,7 +58,7 @@ func (g *gen) schema() workload.Schema {
 	c := g.cfg
 	return workload.Schema{
 		Workload: "bank",
-		Tables:   []string{"bank_ledger", "bank_account", "bank_meta"},
+		Tables:   []string{"bank_run", "bank_ledger", "bank_account", "bank_meta"},
 		Settings: settings(int64(c.accounts), c.initialBalance),
 		Create:   schema,
 		Load: func(ctx context.Context, tx pgx.Tx) error {
@@ -113,6 +131,10 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM bank_ledger`).Scan(&before); err != nil {
 		return nil, fmt.Errorf("counting the ledger: %w", err)
 	}
+	first, err := g.recordStart(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
 	obs := &observed{}
 	st := newStatements(&g.cfg, t.Pooled())
 	return &workload.QueryLoad{
@@ -127,7 +149,52 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 				mark: workload.NewMark(opts, id, markName)}
 		}),
 		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
+			if err := recordEnd(ctx, t, first, g.cfg.isolation, obs); err != nil {
+				return nil, err
+			}
 			return g.runReport(ctx, t, total, before, obs)
 		},
 	}, nil
+}
+
+// recordStart records the run in bank_run before its first transfer: its
+// level, mode, amount and selection, bank_meta's settings, and the ledger
+// id its transfers' ids will be above. It returns that id.
+func (g *gen) recordStart(ctx context.Context, conn *pgx.Conn) (int64, error) {
+	c := &g.cfg
+	var first int64
+	err := conn.QueryRow(ctx, `INSERT INTO bank_run (first_id, isolation, mode, amount, selection, accounts, initial_balance)
+	SELECT nextval('bank_ledger_id'), $1, $2, $3, $4, accounts, initial_balance FROM bank_meta
+	WHERE (SELECT count(*) FROM bank_meta) = 1 RETURNING first_id`,
+		int16(c.isolation), int16(c.transfer), c.amount, c.selection).Scan(&first)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("recording the run in bank_run: bank_meta does not hold the one row init wrote: run `txload init bank --drop`")
+	}
+	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42P01" { // made before bank_run
+		return 0, fmt.Errorf("recording the run in bank_run: the bank schema predates bank_run (%w): run `txload init bank --drop`", err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("recording the run in bank_run: %w", err)
+	}
+	return first, nil
+}
+
+// recordEnd records, after the run's last transfer, the ledger id its
+// transfers' ids are below, and the weakest level its server ran (a
+// server may run a stronger one than requested).
+func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isolation, obs *observed) error {
+	level := requested
+	if w, ok := obs.Weakest(); ok && w < level {
+		level = w
+	}
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `UPDATE bank_run SET last_id = nextval('bank_ledger_id'), isolation = LEAST(isolation, $2) WHERE first_id = $1`,
+		first, int16(level)); err != nil {
+		return fmt.Errorf("recording the run's end in bank_run: %w", err)
+	}
+	return nil
 }

@@ -57,6 +57,12 @@ type audit struct {
 	// level or mode that is none of 0, 1, 2, reads recorded by a delta
 	// transfer or missing from one that reads.
 	badAmount, selfTransfers, nullLedger, badCodes, badReadCols int64
+
+	// Ledger rows whose id no run recorded in bank_run covers, and rows
+	// that none of the runs covering them could have written (another
+	// level, mode, amount, or an account beyond its selection).
+	uncovered, misfits int64
+	firstMisfit        string
 }
 
 // offAccount is the first account off its replay, for the violation.
@@ -162,16 +168,39 @@ w AS (SELECT w0.*, f.before FROM (` + writesSQL + `) w0 JOIN f ON f.id = w0.id A
 x AS (SELECT id, v, src, mode, ($4 + before + sum(d) OVER (PARTITION BY id, v >> 8 ORDER BY v ROWS UNBOUNDED PRECEDING))::BIGINT AS bal FROM w)
 SELECT id, min(ARRAY[bal, v]) FROM x WHERE ` + refusesSQL + ` AND bal < 0 GROUP BY id`
 
-// auditLedgerSQL counts the ledger's transfers, by level, and the rows no
-// transfer writes.
+// ledgerChecks are the rows no transfer writes, counted over the ledger.
+const ledgerChecks = `count(*) FILTER (WHERE amount < 1),
+	count(*) FILTER (WHERE from_id = to_id),
+	count(*) FILTER (WHERE from_id IS NULL OR to_id IS NULL OR amount IS NULL OR from_written IS NULL OR to_written IS NULL OR isolation IS NULL OR mode IS NULL OR id IS NULL),
+	count(*) FILTER (WHERE isolation NOT IN (0, 1, 2) OR mode NOT IN (0, 1, 2)),
+	count(*) FILTER (WHERE (mode = 1) IS DISTINCT FROM (from_read IS NULL) OR (mode = 1) IS DISTINCT FROM (to_read IS NULL))`
+
+// auditLedgerSQL counts the ledger's transfers, by level, the rows no
+// transfer writes, the rows whose id no run covers (%[1]s: a row's id in
+// some run's range) and those that none of the runs covering them could
+// have written (%[2]s: the row fits some run's range, level, mode, amount
+// and selection): one term per run, for up to maxTermRuns runs.
 const auditLedgerSQL = `SELECT count(*),
 	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2),
-	count(*) FILTER (WHERE amount < 1),
-	count(*) FILTER (WHERE from_id = to_id),
-	count(*) FILTER (WHERE from_id IS NULL OR to_id IS NULL OR amount IS NULL OR from_written IS NULL OR to_written IS NULL OR isolation IS NULL OR mode IS NULL),
-	count(*) FILTER (WHERE isolation NOT IN (0, 1, 2) OR mode NOT IN (0, 1, 2)),
-	count(*) FILTER (WHERE (mode = 1) IS DISTINCT FROM (from_read IS NULL) OR (mode = 1) IS DISTINCT FROM (to_read IS NULL))
+	` + ledgerChecks + `,
+	count(*) FILTER (WHERE (%[1]s) IS NOT TRUE),
+	count(*) FILTER (WHERE (%[1]s) AND (%[2]s) IS NOT TRUE)
 FROM bank_ledger`
+
+// firstMisfitSQL is the first ledger row of those auditLedgerSQL counts as
+// written by none of the runs covering it.
+const firstMisfitSQL = `SELECT id, isolation, mode, amount, GREATEST(from_id, to_id) FROM bank_ledger
+WHERE (%[1]s) AND (%[2]s) IS NOT TRUE ORDER BY id LIMIT 1`
+
+// auditLedgerGroupedSQL is auditLedgerSQL for more runs: the ledger's
+// rows grouped by the runs whose ids may cover them (the bucket of $1, the
+// sorted bounds of bank_run's ranges), level, mode, amount and the runs'
+// selections its accounts fit ($2, each selection + 1, sorted): the groups
+// are as few as the runs unless the ledger was tampered with. Each group
+// has its first id and the highest account its rows name.
+const auditLedgerGroupedSQL = `SELECT width_bucket(id, $1::BIGINT[]), isolation, mode, amount, count(*), min(id), max(GREATEST(from_id, to_id)),
+	` + ledgerChecks + `
+FROM bank_ledger GROUP BY 1, 2, 3, 4, width_bucket(GREATEST(from_id, to_id), $2::BIGINT[])`
 
 // replaySQL returns, for the accounts $1 (those with stale writes), one
 // row per segment of each account's versions, a segment being the versions
@@ -209,9 +238,12 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		if err := a.readMeta(ctx, tx); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, auditLedgerSQL).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2],
-			&a.badAmount, &a.selfTransfers, &a.nullLedger, &a.badCodes, &a.badReadCols); err != nil {
-			return fmt.Errorf("auditing the ledger: %w", err)
+		runs, err := a.readRuns(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := a.auditLedger(ctx, tx, runs); err != nil {
+			return err
 		}
 		return a.replay(ctx, tx)
 	})
@@ -507,6 +539,8 @@ func (a *audit) violations() []string {
 	add(a.nullLedger, "ledger row", "with a NULL where every transfer writes a value")
 	add(a.badCodes, "ledger row", "with an isolation level or transfer mode that is none of 0, 1, 2")
 	add(a.badReadCols, "ledger row", "whose versions read do not fit its mode (a delta transfer reads none, the others both)")
+	add(a.uncovered, "ledger row", "whose id no run recorded in bank_run covers (written by no run, or the run's record deleted)")
+	add(a.misfits, "ledger row", "that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: %s)", a.firstMisfit)
 	return append(a.meta, v...)
 }
 
