@@ -39,7 +39,7 @@ func instanceDocs(t *testing.T, url string, extra ...string) []string {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.code != 0 {
+		if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 			t.Fatalf("instance %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
 		}
 	}
@@ -66,7 +66,7 @@ func TestMergeInstances(t *testing.T) {
 	paths := instanceDocs(t, url, "--rate", "600")
 	one := jsonPath(t)
 	if r := txload(t.Context(), nil, "run", "select-only", "--url", url, "--init", "skip", "--rate", "600", "--concurrency", "6",
-		"--duration", "2s", "--progress", "0", "--json", one); r.code != 0 {
+		"--duration", "2s", "--progress", "0", "--json", one); !r.ran() {
 		t.Fatalf("single run: exit %d\n%s", r.code, r.stderr)
 	}
 	merged := filepath.Join(t.TempDir(), "merged.json")
