@@ -279,7 +279,7 @@ func TestLatencyLimitSkipsAndCounts(t *testing.T) {
 	// the schedule falls behind and most would start too late.
 	r := txload(t.Context(), nil, "run", "tpcb-like", "--url", url, "--init", "keep", "--concurrency", "1", "--rate", "3000", "--duration", "2s",
 		"--latency-limit", "5ms", "--progress", "0", "--json", js, "--output", "pgbench")
-	if r.code != 0 {
+	if !r.ran() { // exit 0, or 1 only for BEHIND when a loaded machine stalls the client at the end
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	run := readDoc(t, js).Runs[0]
