@@ -470,6 +470,11 @@ func TestLagBadInput(t *testing.T) {
 		{"bad run flag", []string{"--source", src, "--dest", src, "--rate", "-5"}, "txload: --rate must be 0 (closed loop) or a positive, finite number of operations per second, got -5\n"},
 		{"unwritable --json", []string{"--json", "/nonexistent/dir/lag.json"}, "txload: --json /nonexistent/dir/lag.json: directory /nonexistent/dir does not exist\n"},
 		{"arguments", []string{"tpcb-like"}, `txload: lag takes no arguments, got "tpcb-like" (the workload is --workload NAME)`},
+		// The source's tables of another scale with --init keep: bad usage,
+		// exit 2 as in run (it was exit 1: lag's scrubbing of the error
+		// lost its kind).
+		{"tables of other settings", []string{"--source", src, "--dest", src, "--init", "keep", "--scale", "3"},
+			"pgbench's tables exist with other settings: scale 1 (asked 3); --drop recreates them (in a run: --init fresh)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(ctx, nil, append([]string{"lag"}, tc.args...)...)

@@ -320,6 +320,9 @@ func (s *session) run(ctx context.Context) (*Result, error) {
 	if p.o.inspect != nil {
 		p.o.inspect(s.pair, res)
 	}
+	if se := runner.SettingsErr(runErr); se != nil {
+		return res, se // the tables exist with other settings: exit 2, as run
+	}
 	if runErr != nil {
 		return res, errors.New(res.Err)
 	}

@@ -236,6 +236,18 @@ func (p *plan) openExternal(ctx context.Context, pr *pair) error {
 	if err := pr.src.CheckConnections(ctx, p.needConns(), ""); err != nil {
 		return err
 	}
+	if p.load.Init == "keep" && p.h.Init != nil {
+		// The source's tables with --init keep are loaded (or found of
+		// other settings, exit 2) before any marker is written; the run
+		// then takes them as they are.
+		if err := p.h.Init(ctx, pr.src.Target, workload.InitOptions{Log: p.load.Stderr}); err != nil {
+			if se := runner.SettingsErr(err); se != nil {
+				return se
+			}
+			return pr.scrub(err)
+		}
+		p.load.Init = "skip"
+	}
 	return p.createMarkers(ctx, pr, srcConn, dstConn)
 }
 

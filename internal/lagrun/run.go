@@ -211,6 +211,9 @@ func runError(res *Result, runErr error, failures []string, pr *pair) error {
 	switch {
 	case res.Interrupted:
 		return runner.ErrInterrupted
+	case runner.SettingsErr(runErr) != nil:
+		// The tables exist with other settings: nothing was written (exit 2).
+		return runner.SettingsErr(runErr)
 	case runErr != nil:
 		return pr.scrub(runErr)
 	case o != nil && runner.OutcomeErr(*o, false) != nil:

@@ -204,7 +204,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if ue := (*UsageError)(nil); errors.As(runErr, &ue) {
 		return ue // one line naming what to change, exit 2
 	}
-	if se := settingsErr(runErr); se != nil {
+	if se := SettingsErr(runErr); se != nil {
 		return se // tables that exist with other settings: nothing was written, exit 2
 	}
 	if runErr != nil {
@@ -311,10 +311,11 @@ func Load(ctx context.Context, conn *Conn, g workload.Generator, opts Options, m
 	return load, nil
 }
 
-// settingsErr is err's SettingsError, if any: the schema exists with
+// SettingsErr is err's SettingsError, if any: the schema exists with
 // other settings than the run's flags, found before anything was written
-// (exit 2), with the run's way to recreate it.
-func settingsErr(err error) error {
+// (exit 2), with the run's way to recreate it. Commands that run the load
+// inside their own (lag, failover) end with it as run does.
+func SettingsErr(err error) error {
 	var se *workload.SettingsError
 	if !errors.As(err, &se) {
 		return nil

@@ -111,7 +111,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	}
 	defer conn.Close()
 	load, err := Load(ctx, conn, g, opts, false)
-	if se := settingsErr(err); se != nil {
+	if se := SettingsErr(err); se != nil {
 		return se
 	}
 	if err != nil {
