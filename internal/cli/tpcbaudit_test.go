@@ -219,3 +219,38 @@ func TestBuiltinAuditInterrupted(t *testing.T) {
 		t.Errorf("interrupted run: exit %d, want 130, no VIOLATION and the rows identified\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// pgbench's own runs are not recorded in txload_pgbench_builtin: after
+// txload's simple-update, PostgreSQL's pgbench running tpcb-like (-n: the
+// history kept) moves the tellers and branches, and `check tpcb`, the
+// check of any mix of the builtins, passes; so does `check tpcb-like`,
+// which then holds the tables to simple-update's rule. Only `check
+// simple-update`, which says only it ran, holds them to the record, and
+// names check tpcb.
+func TestBuiltinCheckAfterOwnPgbench(t *testing.T) {
+	t.Parallel()
+	path, _ := pgtest.Pgbench(t)
+	url := tpcbDatabase(t)
+	if r := txload(t.Context(), nil, "run", "simple-update", "--url", url, "--concurrency", "2", "--duration", "2s", "--progress", "0"); r.code != 0 {
+		t.Fatalf("run simple-update: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(path, "-n", "-b", "tpcb-like", "-T", "2", "-c", "2", url)
+	cmd.Env = append(os.Environ(), "LANG=C")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		check string
+		code  int
+		want  string
+	}{
+		{"tpcb", 0, "check: ok"},
+		{"select-only", 0, "check: ok"},
+		{"tpcb-like", 0, "they are held to simple-update's rule"},
+		{"simple-update", 1, "after pgbench's own runs, which txload does not record, `txload check tpcb` checks what every builtin keeps"},
+	} {
+		if r := txload(t.Context(), nil, "check", c.check, "--url", url); r.code != c.code || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("check %s after pgbench's tpcb-like: exit %d, want %d and %q\n%s\n%s", c.check, r.code, c.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}
