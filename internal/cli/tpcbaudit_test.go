@@ -254,3 +254,29 @@ func TestBuiltinCheckAfterOwnPgbench(t *testing.T) {
 		}
 	}
 }
+
+// The checks of pgbench's tables audit them as they are (the scale is the
+// number of branches): the flags that shape the tables, and the scripts'
+// own, are taken so that one command line serves init, run and check, and
+// said to be ignored in one line.
+func TestBuiltinCheckSaysIgnoredFlags(t *testing.T) {
+	t.Parallel()
+	url := tpcbDatabase(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tpcb-like", "--scale", "5"}, "txload: txload check tpcb-like ignores --scale: it reads the settings init recorded in the database\n"},
+		{[]string{"simple-update", "--protocol", "prepared", "-D", "x=1"}, "txload: txload check simple-update ignores --define, --protocol: it reads the settings init recorded in the database\n"},
+		{[]string{"tpcb", "--scale", "5", "--partitions", "2"}, "txload: txload check tpcb ignores --partitions, --scale: it reads the settings init recorded in the database\n"},
+		{[]string{"select-only"}, ""},
+	} {
+		r := txload(t.Context(), nil, append(append([]string{"check"}, c.args...), "--url", url)...)
+		if r.code != 0 {
+			t.Fatalf("check %s: exit %d\n%s\n%s", strings.Join(c.args, " "), r.code, r.stdout, r.stderr)
+		}
+		if c.want == "" && strings.Contains(r.stderr, "ignores") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("check %s: stderr %q, want %q", strings.Join(c.args, " "), r.stderr, c.want)
+		}
+	}
+}
