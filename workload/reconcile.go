@@ -164,7 +164,8 @@ func (r Reconciliation) violations() []string {
 		}
 		out = append(out, v)
 	case cu > r.Unknown:
-		out = append(out, fmt.Sprintf("the server holds %s, %d more than txload saw commit, but only %s ended with an unknown outcome: %d %s applied twice or by someone else",
+		out = append(out, fmt.Sprintf("the server holds %s, %d more than txload saw commit, but only %s ended with an unknown outcome: %d %s applied twice or by someone else "+
+			"(another run on these tables at the same time: a run's audit holds the tables to that run alone)",
 			metrics.Count(r.Server, "row"), cu, metrics.Count(r.Unknown, "transaction"), cu-r.Unknown, metrics.Were(cu-r.Unknown)))
 	}
 	return out

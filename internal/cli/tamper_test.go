@@ -73,6 +73,9 @@ const (
 	tamperAmountKept   = "a transfer's amount changed, both balances adjusted"
 	tamperMetaMarker   = "the settings table and the init marker rewritten together"
 	tamperRunDeleted   = "the record of the runs deleted"
+	tamperVariantName  = "a run recorded under a name no run writes, and votes beside it"
+	tamperVoteTwice    = "one voter's vote for an article repeated, its counter kept"
+	tamperAckDeleted   = "an acknowledged insert deleted after the run"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -82,7 +85,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
 	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
 	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine,
-	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted}
+	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
+	tamperVariantName, tamperVoteTwice, tamperAckDeleted}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -372,7 +376,19 @@ func voteTamperings(variant string) []tampering {
 		tampering{what: tamperForged, sql: fmt.Sprintf(`INSERT INTO vote_variant VALUES ('%s') ON CONFLICT DO NOTHING; INSERT INTO vote SELECT id, id * 7919 FROM article WHERE id <= 10`, forged),
 			allowed: "vote_variant is the database's only record of which variants ran: a variant's row and votes that agree with it are what a run of that variant writes, which check cannot tell from a forgery; the run's own audit reconciles the vote rows it added with the votes it saw commit"},
 		tampering{what: tamperTitle, sql: `UPDATE article SET title = 'Article #6' WHERE id = 5`, want: "1 article whose title is not the one init wrote"},
-		tampering{what: tamperOutOfRange, sql: `UPDATE vote SET user_id = -1 WHERE ctid = (SELECT min(ctid) FROM vote)`, want: "1 vote whose user_id is not from 0 to 2^40-1"})
+		tampering{what: tamperOutOfRange, sql: `UPDATE vote SET user_id = -1 WHERE ctid = (SELECT min(ctid) FROM vote)`, want: "1 vote whose user_id is not from 0 to 2^40-1"},
+		// The retest's: a name with a trailing space, then a vote.
+		tampering{what: tamperVariantName, sql: `INSERT INTO vote_variant VALUES ('join '); INSERT INTO vote VALUES (12, 42)`,
+			want: `vote_variant records 1 variant that no run writes: "join "`})
+	// A vote repeated; after counter runs, its article's counter raised
+	// with it.
+	twice := `INSERT INTO vote SELECT article_id, user_id FROM vote WHERE ctid = (SELECT min(ctid) FROM vote)`
+	if variant == "counter" {
+		twice = `WITH v AS (` + twice + ` RETURNING article_id) UPDATE article a SET votes = votes + 1 FROM v WHERE a.id = v.article_id`
+	}
+	ts = append(ts, tampering{what: tamperVoteTwice, sql: twice,
+		allowed: "a vote draws its user_id from 2^40 voters, uniformly and with repeats, as Noria's benchmark does: an article's n votes repeat a voter with probability about n²/2^41, " +
+			"so a long zipf run makes repeats (1.8 expected after 10^7 votes over 100,000 articles at exponent 1.15, 177 after 10^8): a repeat is what a run writes"})
 	return ts
 }
 
@@ -458,6 +474,16 @@ func ycsbTamperings() []tampering {
 			allowed: "YCSB_RMW moved between records, its sum kept: check has nothing to hold one record's count to; the run's own audit holds the records its read-modify-writes wrote to a hash of their key numbers, seeded afresh by each run (TestRunAttacked)"},
 		{what: tamperResigned, sql: `UPDATE usertable SET FIELD0 = left(md5(YCSB_KEY || ':0:' || repeat('x', 92)), 8) || repeat('x', 92) WHERE YCSB_KEYNUM = 5`,
 			allowed: "a field's checksum is public (md5 of its key, its number and its value), so that any client can write one: a value rewritten with its checksum recomputed is what an update writes; the checksum proves a value whole and in its place, not who wrote it"},
+		// The retest's: one field fewer in both, the last field then
+		// written freely.
+		{what: tamperMetaMarker, sql: `UPDATE ycsb_meta SET fields = 9;
+			UPDATE txload_init SET settings = replace(settings, 'fields=10', 'fields=9') WHERE workload = 'ycsb';
+			UPDATE usertable SET FIELD9 = 'garbage' WHERE YCSB_KEYNUM = 5`,
+			want: "usertable has 10 field columns (FIELD0 to FIELD9), where the settings' 9 fields are FIELD0 to FIELD8"},
+		// The first insert of the D run, which was acknowledged.
+		{what: tamperAckDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 1000)`,
+			allowed: "the database keeps no record of which inserts were acknowledged: an insert that failed, or was under way when a run ended, leaves the same gap in its run's key numbers as one deleted; " +
+				"the run's own audit looks up every insert it saw commit, by key"},
 	}
 }
 

@@ -29,6 +29,7 @@ type audit struct {
 	badRMW                                    int64    // rows whose YCSB_RMW is below 0 or NULL
 	meta                                      []string // what is wrong with ycsb_meta or the init marker
 	weighted                                  uint64   // sum of weight × YCSB_RMW, when the run weighs records (rmwRows)
+	present                                   uint64   // sum of weight over the rows but a run's inserts: which records the table holds
 }
 
 func auditSQL(fields int) string {
@@ -52,18 +53,22 @@ var errNoSchema = errors.New("no ycsb schema in this database: run `txload init 
 
 // runAudit reads usertable in one snapshot: its shape in the server, its
 // keys here (each recomputed from its key number, as COPY streams them),
-// and with a run's weight its YCSB_RMW weighed by record.
-func runAudit(ctx context.Context, t *pg.Target, weight func(int64) uint64) (*audit, error) {
+// and with a run's weight its YCSB_RMW weighed by record, and its records
+// weighed but the run's inserts (key numbers from lo up to hi).
+func runAudit(ctx context.Context, t *pg.Target, weight func(int64) uint64, lo, hi int64) (*audit, error) {
 	a := &audit{}
 	err := workload.ReadSnapshot(ctx, t, "check ycsb", errNoSchema, func(tx pgx.Tx) error {
 		if err := a.readMeta(ctx, tx); err != nil {
+			return err
+		}
+		if err := a.readColumns(ctx, tx); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, auditSQL(int(a.fields)), a.records, a.fieldLength, a.nextKeynum).Scan(
 			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum, &a.badRMW); err != nil {
 			return fmt.Errorf("auditing usertable: %w", err)
 		}
-		k := &keys{a: a, weight: weight}
+		k := &keys{a: a, weight: weight, lo: lo, hi: hi}
 		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT YCSB_KEY, YCSB_KEYNUM, YCSB_RMW FROM usertable) TO STDOUT"); err != nil {
 			return fmt.Errorf("reading usertable's keys: %w", err)
 		}
@@ -108,14 +113,46 @@ func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
+// readColumns holds usertable's field columns to the settings: FIELD0 to
+// FIELDn-1 for n fields, no other (a column beyond them would go
+// unaudited). The audit then reads the settings' fields that are there.
+func (a *audit) readColumns(ctx context.Context, tx pgx.Tx) error {
+	var cols []int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(substr(attname, 6)::BIGINT ORDER BY substr(attname, 6)::BIGINT), '{}') FROM pg_attribute
+WHERE attrelid = 'usertable'::regclass AND attnum > 0 AND NOT attisdropped AND attname ~ '^field[0-9]{1,9}$'`).Scan(&cols); err != nil {
+		return fmt.Errorf("reading usertable's columns: %w", err)
+	}
+	present := int64(0)
+	for present < int64(len(cols)) && cols[present] == present {
+		present++
+	}
+	if present == int64(len(cols)) && present == a.fields {
+		return nil
+	}
+	have := make([]string, len(cols))
+	for i, c := range cols {
+		have[i] = fieldName(int(c))
+	}
+	list := strings.Join(have, ", ")
+	if present == int64(len(cols)) && present > 2 {
+		list = fmt.Sprintf("FIELD0 to FIELD%d", present-1)
+	}
+	a.meta = append(a.meta, fmt.Sprintf("usertable has %s (%s), where the settings' %d fields are FIELD0 to FIELD%d", metrics.Count(int64(len(cols)), "field column"), list, a.fields, a.fields-1))
+	a.fields = min(a.fields, present)
+	return nil
+}
+
 // keys checks the lines "key\tkeynum\trmw" COPY writes: each key is
 // "user" and the hash of its number (unless noKey); with weight, it adds
-// up weight(keynum) × rmw (a NULL rmw, which the audit counts, as 0).
+// up weight(keynum) × rmw (a NULL rmw, which the audit counts, as 0) and,
+// for key numbers outside lo…hi-1, weight(keynum) (which records are
+// there).
 type keys struct {
 	a      *audit
 	line   []byte
 	want   []byte
 	weight func(int64) uint64
+	lo, hi int64
 	noKey  bool
 }
 
@@ -146,12 +183,18 @@ func (k *keys) flush() error {
 	if !ok || !ok2 || err != nil {
 		return fmt.Errorf("reading usertable's keys: line %q", k.line)
 	}
-	if k.weight != nil && string(rmw) != `\N` {
-		n, err := strconv.ParseInt(string(rmw), 10, 64)
-		if err != nil {
-			return fmt.Errorf("reading usertable's keys: line %q", k.line)
+	if k.weight != nil {
+		w := k.weight(keynum)
+		if keynum < k.lo || keynum >= k.hi {
+			k.a.present += w
 		}
-		k.a.weighted += k.weight(keynum) * uint64(n)
+		if string(rmw) != `\N` {
+			n, err := strconv.ParseInt(string(rmw), 10, 64)
+			if err != nil {
+				return fmt.Errorf("reading usertable's keys: line %q", k.line)
+			}
+			k.a.weighted += w * uint64(n)
+		}
 	}
 	if k.noKey {
 		k.line = k.line[:0]
@@ -209,7 +252,7 @@ func (a *audit) result() *workload.CheckResult {
 
 // check is `txload check ycsb`: the data alone.
 func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-	a, err := runAudit(ctx, t, nil)
+	a, err := runAudit(ctx, t, nil, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -220,25 +263,35 @@ func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 // (its inserts all there, its read-modify-writes all counted, no record
 // missing that must be there).
 func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
-	a, err := runAudit(ctx, t, s.rows.weight)
+	issued, _ := s.ins.unknown()
+	a, err := runAudit(ctx, t, s.rows.weight, s.base, s.base+issued)
 	if err != nil {
 		return nil, err
 	}
 	res := a.result()
+	var ins inserted
 	for i, k := range s.kinds {
 		switch k {
 		case insert:
-			rec := workload.Reconcile(total.Ops[i], a.rows-s.before.rows)
-			res.Lines = append(res.Lines, reconciled("inserts", "rows", rec, res)...)
-			if err := s.missingInserts(ctx, t, res); err != nil {
+			if ins, err = s.missingInserts(ctx, t); err != nil {
 				return nil, err
 			}
+			rec := workload.Reconcile(total.Ops[i], a.rows-s.before.rows)
+			res.Lines = append(res.Lines, reconciled("inserts", "rows", rec, res, ins.missing == 0)...)
+			ins.into(res)
 		case readModifyWrite:
 			rec := workload.Reconcile(total.Ops[i], a.rmw-s.before.rmw)
 			rec.Committed -= s.rmwGone.Load() // found no record: wrote nothing
-			res.Lines = append(res.Lines, reconciled("read-modify-writes", "YCSB_RMW", rec, res)...)
+			res.Lines = append(res.Lines, reconciled("read-modify-writes", "YCSB_RMW", rec, res, false)...)
 			s.whichRows(a, res)
 		}
+	}
+	// Which records: but for the run's inserts (each held to its key
+	// number, and by the count), those before the run, by the sum of their
+	// weights (rmwRows), known to no one else.
+	if a.present != s.before.present {
+		res.Violations = append(res.Violations, "records: the table holds other records than it held before the run and the run's own inserts: "+
+			"records deleted or added by someone else during the run (another run on these tables at the same time: a run's audit holds the tables to that run alone)")
 	}
 	nf := [3]int64{s.notFound[0].Load(), s.notFound[1].Load(), s.notFound[2].Load()}
 	res.Lines = append(res.Lines, workload.Line{Label: "not found", Value: fmt.Sprintf("%d operations found no record: %d loaded, %d inserted and acknowledged before, %d whose insert failed or was under way",
@@ -263,15 +316,16 @@ func (s *state) whichRows(a *audit, res *workload.CheckResult) {
 		res.Lines = append(res.Lines, workload.Line{Label: "rmw rows", Value: fmt.Sprintf("not checked: %d read-modify-writes in doubt, more than the %d whose every subset is tried", doubt, maxDoubt)})
 	case !ok:
 		res.Violations = append(res.Violations, fmt.Sprintf("read-modify-writes: YCSB_RMW changed on other rows than those the run's read-modify-writes wrote (%d of them in doubt): "+
-			"counts moved between records, or written by someone else", doubt))
+			"counts moved between records, or written by someone else (another run on these tables at the same time: a run's audit holds the tables to that run alone)", doubt))
 	}
 }
 
 // reconciled words what a count the server keeps (rows gained, YCSB_RMW
 // added) says of the operations of one kind: their commits, and of those
 // with an unknown outcome how many committed; a count they cannot explain
-// is a violation.
-func reconciled(what, where string, rec workload.Reconciliation, res *workload.CheckResult) []workload.Line {
+// is a violation. allThere says every acknowledged one is in the table:
+// a count short of them is then of other rows, deleted.
+func reconciled(what, where string, rec workload.Reconciliation, res *workload.CheckResult, allThere bool) []workload.Line {
 	cu := rec.CommittedUnknown()
 	key := strings.ReplaceAll(what, "-", "_")
 	res.Values[key+"_committed"] = rec.Committed
@@ -279,57 +333,76 @@ func reconciled(what, where string, rec workload.Reconciliation, res *workload.C
 	res.Values[key+"_server"] = rec.Server
 	v := fmt.Sprintf("%d committed, %d with an unknown outcome; the server's %s grew by %d", rec.Committed, rec.Unknown, where, rec.Server)
 	switch {
+	case cu < 0 && allThere:
+		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, %d fewer than the %d %s txload saw commit, though every one of them is in the table: "+
+			"%d other rows were deleted during the run, by someone else", what, where, rec.Server, -cu, rec.Committed, what, -cu))
 	case cu < 0:
 		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, but txload saw %d commit: at least %d acknowledged %s are missing", what, where, rec.Server, rec.Committed, -cu, what))
 	case cu > rec.Unknown:
-		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, %d more than txload saw commit, and only %d ended with an unknown outcome: %d were applied twice or by someone else", what, where, rec.Server, cu, rec.Unknown, cu-rec.Unknown))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s: the server's %s grew by %d, %d more than txload saw commit, and only %d ended with an unknown outcome: %d were applied twice or by someone else (another run on these tables at the same time: a run's audit holds the tables to that run alone)", what, where, rec.Server, cu, rec.Unknown, cu-rec.Unknown))
 	default:
 		v += fmt.Sprintf(" (%d of the unknown committed)", cu)
 	}
 	return []workload.Line{{Label: what, Value: v}}
 }
 
-// missingInserts looks for every insert of the run whose commit was
-// acknowledged: each must be in the table.
-func (s *state) missingInserts(ctx context.Context, t *pg.Target, res *workload.CheckResult) error {
+// inserted is what became of a run's inserts: handed out, ended without
+// an acknowledged commit (or under way at the end), acknowledged and
+// missing (a few of them named).
+type inserted struct {
+	issued, unknown, missing int64
+	examples                 []string
+}
+
+// missingInserts looks for every insert of the run: each whose commit was
+// acknowledged must be in the table.
+func (s *state) missingInserts(ctx context.Context, t *pg.Target) (inserted, error) {
 	issued, unknown := s.ins.unknown()
+	in := inserted{issued: issued, unknown: int64(len(unknown))}
 	if issued == 0 {
-		return nil
+		return in, nil
 	}
 	conn, err := t.Connect(ctx)
 	if err != nil {
-		return err
+		return in, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	rows, err := conn.Query(ctx, `SELECT s FROM generate_series(0, $1::BIGINT - 1) AS s
 WHERE NOT EXISTS (SELECT 1 FROM usertable WHERE YCSB_KEYNUM = $2::BIGINT + s) ORDER BY s`, issued, s.base)
 	if err != nil {
-		return fmt.Errorf("looking for the run's inserts: %w", err)
+		return in, fmt.Errorf("looking for the run's inserts: %w", err)
 	}
-	var missing int64
-	var examples []string
 	for rows.Next() {
 		var seq int64
 		if err := rows.Scan(&seq); err != nil {
-			return err
+			return in, err
 		}
 		if unknown[seq] {
 			continue
 		}
-		missing++
-		if len(examples) < 3 {
-			examples = append(examples, string(appendKey(nil, s.base+seq)))
+		in.missing++
+		if len(in.examples) < 3 {
+			in.examples = append(in.examples, string(appendKey(nil, s.base+seq)))
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("looking for the run's inserts: %w", err)
+		return in, fmt.Errorf("looking for the run's inserts: %w", err)
 	}
-	res.Values["inserts_acknowledged_missing"] = missing
-	res.Lines = append(res.Lines, workload.Line{Label: "acknowledged inserts", Value: fmt.Sprintf("%d of %d in the table", issued-int64(len(unknown))-missing, issued-int64(len(unknown)))})
-	if missing > 0 {
-		res.Violations = append(res.Violations, fmt.Sprintf("%d inserts whose commit was acknowledged are not in the table: %s", missing, strings.Join(examples, ", ")))
+	return in, nil
+}
+
+// into adds the inserts' line, and a violation for those acknowledged and
+// missing.
+func (in inserted) into(res *workload.CheckResult) {
+	if in.issued == 0 {
+		return
 	}
-	return nil
+	acked := in.issued - in.unknown
+	res.Values["inserts_acknowledged_missing"] = in.missing
+	res.Lines = append(res.Lines, workload.Line{Label: "acknowledged inserts", Value: fmt.Sprintf("%d of %d in the table", acked-in.missing, acked)})
+	if in.missing > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%d inserts whose commit was acknowledged are not in the table: %s", in.missing, strings.Join(in.examples, ", ")))
+	}
 }
 
 // rowsVerb is "1 row has" or "n rows have" (say, one and many).

@@ -113,10 +113,10 @@ type state struct {
 	// wrote nothing.
 	rmwGone atomic.Int64
 	// before is what the table held when the run began: rows, the sum of
-	// YCSB_RMW, and of weight × YCSB_RMW (rmwRows).
+	// YCSB_RMW, of weight × YCSB_RMW and of weight (rmwRows).
 	before struct {
-		rows, rmw int64
-		weighted  uint64
+		rows, rmw         int64
+		weighted, present uint64
 	}
 	rows rmwRows
 }
@@ -224,24 +224,22 @@ func (s *inserts) unknown() (issued int64, unknown map[int64]bool) {
 }
 
 // readBefore reads what the table holds before the run, in one snapshot:
-// its rows, its YCSB_RMW added up, and weighed by record (the records a
-// read-modify-write has written, streamed by COPY).
+// its rows, its YCSB_RMW added up, and its records weighed (which records,
+// and with YCSB_RMW, which records read-modify-writes wrote), streamed by
+// COPY.
 func (s *state) readBefore(ctx context.Context, conn *pgx.Conn) error {
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, "SELECT count(*), COALESCE(sum(YCSB_RMW), 0) FROM usertable").Scan(&s.before.rows, &s.before.rmw); err != nil {
 			return fmt.Errorf("counting usertable: %w", err)
 		}
-		if s.cfg.proportions[readModifyWrite] == 0 {
-			return nil // the audit weighs no records
-		}
 		k := &keys{a: &audit{}, weight: s.rows.weight, noKey: true}
-		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT '', YCSB_KEYNUM, YCSB_RMW FROM usertable WHERE YCSB_RMW <> 0) TO STDOUT"); err != nil {
-			return fmt.Errorf("reading usertable's read-modify-writes: %w", err)
+		if _, err := tx.Conn().PgConn().CopyTo(ctx, k, "COPY (SELECT '', YCSB_KEYNUM, YCSB_RMW FROM usertable) TO STDOUT"); err != nil {
+			return fmt.Errorf("reading usertable's records: %w", err)
 		}
 		if err := k.flush(); err != nil {
 			return err
 		}
-		s.before.weighted = k.a.weighted
+		s.before.weighted, s.before.present = k.a.weighted, k.a.present
 		return nil
 	})
 }

@@ -173,54 +173,63 @@ func TestCheckAttacked(t *testing.T) {
 
 // A run's audit finds what another hand did to the data under it:
 // acknowledged inserts deleted (workload D), read-modify-writes undone
-// (F), a loaded record gone (C, its hottest key, deleted before the run).
-// Each run exits 1 and names it.
+// (F), a loaded record gone (C, its hottest key, deleted before the run),
+// an earlier run's record swapped for another (any workload). Each run
+// exits 1 and names it.
 func TestRunAttacked(t *testing.T) {
+	// An earlier D run's first insert, set aside before the run (a gap
+	// an insert that failed leaves too), put back during it, once the run
+	// has claimed its key numbers (after it read the table), in place of
+	// that run's next: every record whole and in a claim, the count kept.
+	const (
+		setAside = `CREATE TABLE stash AS SELECT * FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 2000);
+DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT YCSB_KEYNUM FROM stash)`
+		swap = `WITH back AS (DELETE FROM stash WHERE (SELECT next_keynum FROM ycsb_meta) > 2000 + 1099511627776 RETURNING *),
+gone AS (DELETE FROM usertable WHERE EXISTS (SELECT 1 FROM back) AND YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 2000))
+INSERT INTO usertable SELECT * FROM back`
+		swapped = "records: the table holds other records than it held before the run and the run's own inserts"
+	)
 	for _, tc := range []struct {
 		name, workload, before, during string
 		want                           []string
+		first                          string // the workload of a run before, if any
 	}{
 		{"inserts deleted", "d", "", "DELETE FROM usertable WHERE YCSB_KEYNUM >= 2000",
-			[]string{"inserts whose commit was acknowledged are not in the table", "acknowledged inserts are missing"}},
+			[]string{"inserts whose commit was acknowledged are not in the table", "acknowledged inserts are missing"}, ""},
 		{"read-modify-writes undone", "f", "", "UPDATE usertable SET YCSB_RMW = 0 WHERE YCSB_RMW > 0",
-			[]string{"read-modify-writes: the server's YCSB_RMW grew by"}},
+			[]string{"read-modify-writes: the server's YCSB_RMW grew by"}, ""},
 		// A second writer moves one read-modify-write's count to a record
 		// of the run's own, the sum kept: the counts are right, the rows
 		// they are on wrong.
 		{"read-modify-writes moved between records", "f", "", `WITH src AS (SELECT YCSB_KEYNUM AS k FROM usertable WHERE YCSB_RMW > 0 AND YCSB_KEYNUM <> 1999 LIMIT 1)
 UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE WHEN YCSB_KEYNUM = 1999 THEN 1 ELSE -1 END
 WHERE EXISTS (SELECT 1 FROM src) AND YCSB_KEYNUM IN ((SELECT k FROM src), 1999)`,
-			[]string{"read-modify-writes: YCSB_RMW changed on other rows than those the run's read-modify-writes wrote"}},
+			[]string{"read-modify-writes: YCSB_RMW changed on other rows than those the run's read-modify-writes wrote"}, ""},
 		{"the hottest record deleted", "c", "DELETE FROM usertable WHERE YCSB_KEYNUM = 6284781860667377211 % 2001", "",
-			[]string{"operations found no record for a key that must be there", "1 of the 2000 records init loaded are missing"}},
+			[]string{"operations found no record for a key that must be there", "1 of the 2000 records init loaded are missing"}, ""},
+		// The retest's second writer, under a run that inserts and one
+		// that does not.
+		{name: "a record swapped under inserts", first: "d", workload: "d", before: setAside, during: swap, want: []string{swapped}},
+		{name: "a record swapped under updates", first: "d", workload: "a", before: setAside, during: swap, want: []string{swapped}},
+		// Another writer deletes an earlier run's record: the count says
+		// other rows went, not the run's acknowledged inserts.
+		{name: "an earlier run's record deleted", first: "d", workload: "d",
+			during: `DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 2000 AND YCSB_KEYNUM < 2000 + 2^40)`,
+			want:   []string{"though every one of them is in the table: ", swapped}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			url := initialized(t, "2000")
+			if tc.first != "" {
+				if r := ycsbCmd(t.Context(), t, url, "run", "--records", "2000", "--workload", tc.first, "--duration", "1s",
+					"--concurrency", "4", "--progress", "0"); r.Code != 0 {
+					t.Fatalf("the first run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+				}
+			}
 			if tc.before != "" {
 				exec(t, url, tc.before)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			done := make(chan workloadtest.Result, 1)
-			go func() {
-				done <- ycsbCmd(ctx, t, url, "run", "--records", "2000", "--workload", tc.workload, "--duration", "2s",
-					"--concurrency", "4", "--progress", "0")
-			}()
-			var r workloadtest.Result
-			tick := time.NewTicker(200 * time.Millisecond)
-			defer tick.Stop()
-		wait:
-			for {
-				select {
-				case r = <-done:
-					break wait
-				case <-tick.C:
-					if tc.during != "" {
-						exec(t, url, tc.during)
-					}
-				}
-			}
+			r := runUnder(t, url, 200*time.Millisecond, tc.during, "--workload", tc.workload, "--concurrency", "4")
 			if r.Code != 1 {
 				t.Fatalf("exit %d, want 1\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 			}
@@ -258,33 +267,50 @@ func TestRunRowsClean(t *testing.T) {
 }
 
 // Connections killed under workload F leave read-modify-writes whose
-// COMMIT was in flight: the audit of the rows they wrote explains the
-// table by those that committed and some of those in doubt, and accuses
-// nothing.
+// COMMIT was in flight, and under D inserts: the audit of the rows they
+// wrote explains the table by those that committed and some of those in
+// doubt, the records the table holds by those before the run and the
+// run's inserts there, and accuses nothing.
 func TestRunRowsConnectionsKilled(t *testing.T) {
-	url := initialized(t, "2000")
+	for _, tc := range []struct{ workload, stmt, line string }{
+		{"f", "%YCSB_RMW = $3%", "read-modify-writes: "},
+		{"d", "INSERT INTO usertable%", "inserts: "},
+	} {
+		t.Run(tc.workload, func(t *testing.T) {
+			t.Parallel()
+			url := initialized(t, "2000")
+			// The clients', once they run: not the run's setup.
+			r := runUnder(t, url, 150*time.Millisecond,
+				fmt.Sprintf("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%s'", tc.stmt),
+				"--workload", tc.workload, "--concurrency", "8")
+			if r.Code != 0 || !strings.Contains(r.Stdout, tc.line) {
+				t.Fatalf("exit %d, want 0 and the %s reconciled\n%s\n%s", r.Code, tc.line, r.Stdout, r.Stderr)
+			}
+			t.Log(r.Stdout[strings.Index(r.Stdout, tc.line):])
+		})
+	}
+}
+
+// runUnder runs ycsb for 2 s on 2000 records at url with args, and
+// executes sql ("" for none) every interval until the run ends.
+func runUnder(t *testing.T, url string, every time.Duration, sql string, args ...string) workloadtest.Result {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan workloadtest.Result, 1)
 	go func() {
-		done <- ycsbCmd(ctx, t, url, "run", "--records", "2000", "--workload", "f", "--duration", "2s",
-			"--concurrency", "8", "--progress", "0")
+		done <- ycsbCmd(ctx, t, url, "run", append([]string{"--records", "2000", "--duration", "2s", "--progress", "0"}, args...)...)
 	}()
-	var r workloadtest.Result
-	tick := time.NewTicker(150 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
-wait:
 	for {
 		select {
-		case r = <-done:
-			break wait
+		case r := <-done:
+			return r
 		case <-tick.C:
-			// The clients', once they run: not the run's setup.
-			exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE '%YCSB_RMW = $3%'")
+			if sql != "" {
+				exec(t, url, sql)
+			}
 		}
 	}
-	if r.Code != 0 || !strings.Contains(r.Stdout, "read-modify-writes: ") {
-		t.Fatalf("exit %d, want 0 and the read-modify-writes reconciled\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
-	t.Log(r.Stdout[strings.Index(r.Stdout, "read-modify-writes: "):])
 }
