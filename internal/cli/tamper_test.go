@@ -76,6 +76,8 @@ const (
 	tamperVariantName  = "a run recorded under a name no run writes, and votes beside it"
 	tamperVoteTwice    = "one voter's vote for an article repeated, its counter kept"
 	tamperAckDeleted   = "an acknowledged insert deleted after the run"
+	tamperKeyNever     = "rows at keys the workload never writes (0 and below), in forms it never writes"
+	tamperOutsideDup   = "a list holding a value twice, at a key outside the history's"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -86,7 +88,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
 	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine,
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
-	tamperVariantName, tamperVoteTwice, tamperAckDeleted}
+	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
+	tamperKeyNever, tamperOutsideDup}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -505,8 +508,14 @@ func appendTamperings() []tampering {
 		{what: tamperElemForm, sql: `UPDATE txn0 t SET val = CASE k.n WHEN 1 THEN '0' || t.val WHEN 2 THEN '+' || t.val ELSE t.val || ',' END
 			FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM txn0 WHERE val <> '' ORDER BY id LIMIT 3) k WHERE t.id = k.id`,
 			want: `is not a list of integers as txload writes them ("0`},
-		{what: tamperRowAdded, sql: `INSERT INTO txn0 VALUES (2000000000, 2000000000, '1')`,
-			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append counts such rows and reads them not; the run's own final read, which reads every key from the run's first up, catches one"},
+		// Key 2000000000 lives in txn1.
+		{what: tamperRowAdded, sql: `INSERT INTO txn1 VALUES (2000000000, 2000000000, '1')`,
+			allowed: "a key above the history's may be a later run's (each run starts above the keys the tables hold): check append holds such rows to what the tables show alone, not to the history; the run's own final read, which reads every key from the run's first up, catches one"},
+		// The retest's SQL (issue 36, round 6): check append without a
+		// history caught it, with one it did not read those keys.
+		{what: tamperKeyNever, sql: `INSERT INTO txn0(id,sk,val) VALUES (0,0,'1,01,+1'),(-5,-5,'x')`,
+			want: "final read: 2 rows no transaction of the workload wrote: key -5 has a row in txn0: the workload writes keys from 1 up; key 0 has a row in txn0"},
+		{what: tamperOutsideDup, sql: `INSERT INTO txn1 VALUES (2000000000, 2000000000, '1,1')`, want: "duplicate-elements: 1 ("},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 )
@@ -197,6 +198,107 @@ func TestVoteMixedVariants(t *testing.T) {
 				t.Fatalf("check of a counter above its vote rows: exit %d, want 1\n%s", c.code, c.stdout)
 			}
 			mustContain(t, c.stdout, "VIOLATION: 1 article whose votes are more than their vote rows")
+		})
+	}
+}
+
+// A second writer during a run that duplicates one vote and deletes
+// another (retest 3, row 1), the counters kept consistent, keeps the row
+// count: the run's audit holds WHICH rows the run added (a sum of their
+// hashes, seeded afresh by the run) and fails it. A clean run on the same
+// tables afterwards, and one whose connections are killed, pass.
+func TestVoteAuditSecondWriter(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"counter", "join"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			url := srv.NewDatabase(t)
+			run := func(args ...string) result {
+				return txload(t.Context(), nil, append([]string{"run", "vote", "--url", url, "--variant", v, "--articles", "1000",
+					"--write-every", "2", "--concurrency", "2", "--duration", "3s", "--progress", "0"}, args...)...)
+			}
+			swap := `WITH d AS (DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote) RETURNING article_id),
+				dup AS (INSERT INTO vote SELECT article_id, user_id FROM vote WHERE ctid = (SELECT max(ctid) FROM vote) RETURNING article_id)`
+			if v == "counter" {
+				swap += ` UPDATE article SET votes = votes + (SELECT count(*) FROM dup WHERE dup.article_id = article.id) - (SELECT count(*) FROM d WHERE d.article_id = article.id)
+				WHERE id IN (SELECT article_id FROM d UNION SELECT article_id FROM dup)`
+			} else {
+				swap += ` SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM dup)`
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				conn := pgtest.Conn(t, url)
+				for ctx.Err() == nil {
+					// The run's votes are there: it summed the table before.
+					var n int64
+					if err := conn.QueryRow(ctx, "SELECT count(*) FROM vote").Scan(&n); err == nil && n >= 10 {
+						_, err := conn.Exec(ctx, swap)
+						done <- err
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				done <- ctx.Err()
+			}()
+			r := run("--init", "fresh")
+			if err := <-done; err != nil {
+				t.Fatalf("the second writer: %v", err)
+			}
+			if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: vote rows: the rows the run added are not the votes it saw commit") {
+				t.Fatalf("run beside a second writer: exit %d, want 1 and the identity's VIOLATION\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(r.stdout, "more than txload saw commit") || strings.Contains(r.stdout, "fewer") {
+				t.Errorf("the tampering was meant to keep the count:\n%s", r.stdout)
+			}
+			t.Log(r.stdout[strings.Index(r.stdout, "articles:"):])
+			// The same tables, a clean run: its audit holds.
+			if r := run("--init", "keep"); r.code != 0 || !strings.Contains(squeeze(r.stdout), "vote identity: the rows the run added are the votes it saw commit") {
+				t.Fatalf("clean run after: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// Connections killed during a run leave votes whose commit was in flight:
+// the audit of the rows the run added explains the table by the votes
+// that committed and some of those in doubt, and accuses nothing.
+func TestVoteAuditConnectionsKilled(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"counter", "join"} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			url := srv.NewDatabase(t)
+			if r := txload(t.Context(), nil, "init", "vote", "--url", url, "--articles", "1000"); r.code != 0 {
+				t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan result, 1)
+			go func() {
+				done <- txload(ctx, nil, "run", "vote", "--url", url, "--init", "keep", "--variant", v, "--articles", "1000",
+					"--write-every", "1", "--concurrency", "4", "--duration", "2s", "--progress", "0")
+			}()
+			conn := pgtest.Conn(t, url)
+			var r result
+			tick := time.NewTicker(150 * time.Millisecond)
+			defer tick.Stop()
+		wait:
+			for {
+				select {
+				case r = <-done:
+					break wait
+				case <-tick.C:
+					// The clients', once they vote: not the run's setup.
+					_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+						WHERE datname = current_database() AND pid <> pg_backend_pid() AND (query LIKE 'INSERT INTO vote%' OR query = 'COMMIT')`)
+				}
+			}
+			if r.code != 0 || !strings.Contains(squeeze(r.stdout), "vote identity: the rows the run added are the votes it saw commit") {
+				t.Fatalf("run with its connections killed: exit %d, want 0 and the identity held\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			t.Log(r.stdout[strings.Index(r.stdout, "ambiguous:"):])
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/txload/txload/history"
 	"github.com/txload/txload/metrics"
@@ -83,7 +84,7 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if !ok { // nothing to read: a range of no INT key, no rows above it
 		lo, hi = math.MaxInt32+1, math.MaxInt32
 	}
-	final, err := finalRead(ctx, t, h.checker, lo, hi)
+	final, err := finalRead(ctx, t, h.checker, lo, hi, true)
 	if err != nil {
 		return nil, err
 	}
@@ -93,11 +94,34 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 		keys = "none: the history committed no append"
 	}
 	out.Lines = append(out.Lines, workload.Line{Label: "keys", Value: keys})
-	if final.above > 0 {
-		out.Lines = append(out.Lines, workload.Line{Label: "above",
-			Value: metrics.Count(final.above, "row") + ", not read: a later run's keys (each run starts above the keys the tables hold), or rows no transaction wrote"})
+	if l, ok := final.outside.line(out.Values); ok {
+		out.Lines = append(out.Lines, l)
 	}
 	out.Values["final_read_rows_above"] = final.above
 	judge(out, final.res, final, g.cfg.level(), h.file.Name)
 	return out, nil
+}
+
+// line is the line of the keys outside the history's, if the tables hold
+// any: an earlier run's and a later run's (each run starts above the keys
+// the tables hold), held to what the tables show alone; its figures go to
+// values.
+func (o *outsideRows) line(values map[string]int64) (workload.Line, bool) {
+	a := o.alone
+	values["final_read_outside_keys"] = int64(o.below + o.above)
+	values["final_read_outside_stray_rows"] = int64(len(a.strays))
+	if o.below+o.above+len(a.strays) == 0 {
+		return workload.Line{}, false
+	}
+	found := a.res.Final.Found()
+	if len(a.strays) > 0 {
+		found = append(found, metrics.Count(len(a.strays), "row")+" no transaction wrote")
+	}
+	verdict := "ok"
+	if len(found) > 0 {
+		verdict = strings.Join(found, ", ")
+	}
+	return workload.Line{Label: "outside", Value: fmt.Sprintf("%s below the history's and %d above (an earlier run's, a later run's: "+
+		"each run starts above the keys the tables hold), %s: not held to the history, but to what the tables show alone: %s",
+		metrics.Count(o.below, "key"), o.above, metrics.Count(a.res.Final.Elements, "element"), verdict)}, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -22,12 +23,24 @@ type finalResult struct {
 	// above counts the rows above the keys read, in the same snapshot:
 	// check cannot tell a later run's keys from rows nobody wrote.
 	above int64
+	// outside, when check read the keys outside the history's, is what
+	// they show alone (as check without a history reads every key).
+	outside *outsideRows
+}
+
+// outsideRows are the keys below and above the history's, read in the
+// final read's snapshot and held to what the tables show alone.
+type outsideRows struct {
+	below, above int // keys read
+	alone        *finalResult
 }
 
 // finalRead reads every key from lo to hi of the three tables in one
 // snapshot (Jepsen's final read) and holds each key's list to the history
-// c checked (closed, expecting it), and counts the rows above hi.
-func finalRead(ctx context.Context, t *pg.Target, c *history.Checker, lo, hi int64) (*finalResult, error) {
+// c checked (closed, expecting it), and counts the rows above hi; with
+// outside, it reads the other keys too, in the same snapshot, and holds
+// them to what the tables show alone: a history never weakens the check.
+func finalRead(ctx context.Context, t *pg.Target, c *history.Checker, lo, hi int64, outside bool) (*finalResult, error) {
 	above := make([]string, len(tables))
 	for i, tb := range tables {
 		above[i] = "SELECT count(*) AS n FROM " + tb + " WHERE id > $1::BIGINT"
@@ -38,6 +51,21 @@ func finalRead(ctx context.Context, t *pg.Target, c *history.Checker, lo, hi int
 			if err := tx.QueryRow(ctx, "SELECT sum(n)::BIGINT FROM ("+strings.Join(above, " UNION ALL ")+") a", hi).Scan(&out.above); err != nil {
 				return err
 			}
+		}
+		if outside {
+			o := &outsideRows{alone: newAlone()}
+			var err error
+			if lo > math.MinInt32 {
+				if o.below, err = o.alone.scan(ctx, tx, math.MinInt32, lo-1); err != nil {
+					return err
+				}
+			}
+			if hi < math.MaxInt32 {
+				if o.above, err = o.alone.scan(ctx, tx, hi+1, math.MaxInt32); err != nil {
+					return err
+				}
+			}
+			out.outside = o
 		}
 		res, err := c.CheckFinal(lo, hi, func(read func(int64, []int64) error) error {
 			var err error
@@ -50,7 +78,27 @@ func finalRead(ctx context.Context, t *pg.Target, c *history.Checker, lo, hi int
 	if err != nil {
 		return nil, err
 	}
+	if o := out.outside; o != nil && out.res != nil {
+		out.res.Findings = mergeFindings(out.res.Findings, o.alone.res.Findings)
+	}
 	return out, nil
+}
+
+// mergeFindings adds more's findings to fs, in class order: a class in
+// both is counted once, with fs's example.
+func mergeFindings(fs, more []history.Finding) []history.Finding {
+	for _, m := range more {
+		if i := slices.IndexFunc(fs, func(f history.Finding) bool { return f.Class == m.Class }); i >= 0 {
+			fs[i].Count += m.Count
+			continue
+		}
+		fs = append(fs, m)
+	}
+	order := history.Classes()
+	slices.SortStableFunc(fs, func(a, b history.Finding) int {
+		return slices.Index(order, a.Class) - slices.Index(order, b.Class)
+	})
+	return fs
 }
 
 // readTables runs read in one snapshot of the tables.
@@ -89,6 +137,9 @@ func scanKeys(ctx context.Context, tx pgx.Tx, lo, hi int64, read func(int64, []i
 			last, fed, scanned = id, false, true
 		}
 		switch home := table(id); {
+		case id < 1 && !fed:
+			strays = append(strays, fmt.Sprintf("key %d has a row in %s: the workload writes keys from 1 up", id, tables[tb]))
+			fed = true
 		case tb != home:
 			strays = append(strays, fmt.Sprintf("key %d has a row in %s, where it does not live (its table is %s)", id, tables[tb], tables[home]))
 		case fed:
@@ -117,39 +168,57 @@ func scanKeys(ctx context.Context, tx pgx.Tx, lo, hi int64, read func(int64, []i
 // history to hold the lists to: what the tables show alone, rows no
 // transaction writes and a list holding a value twice.
 func tablesAlone(ctx context.Context, t *pg.Target) (*finalResult, error) {
-	fr := &history.FinalRead{Counts: map[history.Class]int{}}
-	var example *history.Example
-	out := &finalResult{res: &history.Result{Final: fr}}
+	out := newAlone()
 	err := readTables(ctx, t, func(tx pgx.Tx) error {
-		var err error
-		out.strays, err = scanKeys(ctx, tx, math.MinInt32, math.MaxInt32, func(key int64, list []int64) error {
-			fr.Keys++
-			fr.Elements += len(list)
-			seen := make(map[int64]bool, len(list))
-			for _, v := range list {
-				if seen[v] {
-					if fr.Counts[history.DuplicateElements]++; example == nil {
-						example = &history.Example{
-							Txns: []history.ExampleTxn{{Name: "T1", Index: -1, Final: true,
-								Attempt: history.Attempt{Outcome: history.Committed, Ops: []history.Op{history.R(key, list...)}}}},
-							Lines: []string{fmt.Sprintf("T1 read key %d as %v, which holds %d more than once: each value is appended once", key, list, v)},
-						}
-					}
-					break
-				}
-				seen[v] = true
-			}
-			return nil
-		})
+		_, err := out.scan(ctx, tx, math.MinInt32, math.MaxInt32)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if n := fr.Counts[history.DuplicateElements]; n > 0 {
-		out.res.Findings = []history.Finding{{Class: history.DuplicateElements, Count: n, Example: example}}
-	}
 	return out, nil
+}
+
+// newAlone is an empty reading of the tables alone, for scan to add to.
+func newAlone() *finalResult {
+	return &finalResult{res: &history.Result{Final: &history.FinalRead{Counts: map[history.Class]int{}}}}
+}
+
+// scan adds what the keys lo to hi show alone: rows no transaction
+// writes, and a list holding a value twice (one example kept); it says
+// how many keys' lists it read.
+func (f *finalResult) scan(ctx context.Context, tx pgx.Tx, lo, hi int64) (int, error) {
+	if lo > hi {
+		return 0, nil
+	}
+	fr := f.res.Final
+	keys := fr.Keys
+	strays, err := scanKeys(ctx, tx, lo, hi, func(key int64, list []int64) error {
+		fr.Keys++
+		fr.Elements += len(list)
+		seen := make(map[int64]bool, len(list))
+		for _, v := range list {
+			if !seen[v] {
+				seen[v] = true
+				continue
+			}
+			fr.Counts[history.DuplicateElements]++
+			if len(f.res.Findings) == 0 {
+				f.res.Findings = []history.Finding{{Class: history.DuplicateElements, Example: &history.Example{
+					Txns: []history.ExampleTxn{{Name: "T1", Index: -1, Final: true,
+						Attempt: history.Attempt{Outcome: history.Committed, Ops: []history.Op{history.R(key, list...)}}}},
+					Lines: []string{fmt.Sprintf("T1 read key %d as %v, which holds %d more than once: each value is appended once", key, list, v)},
+				}}}
+			}
+			break
+		}
+		return nil
+	})
+	f.strays = append(f.strays, strays...)
+	if len(f.res.Findings) > 0 {
+		f.res.Findings[0].Count = fr.Counts[history.DuplicateElements]
+	}
+	return fr.Keys - keys, err
 }
 
 // line is the final read's line of the report; its figures go to values.
@@ -181,13 +250,23 @@ func (f *finalResult) line(values map[string]int64) workload.Line {
 		metrics.Count(fr.Keys, "key"), metrics.Count(fr.Elements, "element"), missing, verdict)}
 }
 
+// allStrays are the rows no transaction wrote the final read found, the
+// keys outside the history's included.
+func (f *finalResult) allStrays() []string {
+	if f.outside == nil {
+		return f.strays
+	}
+	return append(slices.Clip(f.strays), f.outside.alone.strays...)
+}
+
 // strayViolation says what rows no transaction wrote the final read found.
 func (f *finalResult) strayViolation() string {
 	const shown = 3
-	s := fmt.Sprintf("final read: %s no transaction of the workload wrote: %s", metrics.Count(len(f.strays), "row"),
-		strings.Join(f.strays[:min(shown, len(f.strays))], "; "))
-	if len(f.strays) > shown {
-		s += fmt.Sprintf("; and %d more", len(f.strays)-shown)
+	strays := f.allStrays()
+	s := fmt.Sprintf("final read: %s no transaction of the workload wrote: %s", metrics.Count(len(strays), "row"),
+		strings.Join(strays[:min(shown, len(strays))], "; "))
+	if len(strays) > shown {
+		s += fmt.Sprintf("; and %d more", len(strays)-shown)
 	}
 	return s
 }

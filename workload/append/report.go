@@ -68,7 +68,11 @@ func judge(out *workload.CheckResult, res *history.Result, final *finalResult, l
 			Value: fmt.Sprintf("%d (%s; %s at %s)", f.Count, f.Class.Meaning(), verb, level)})
 		out.Values[valueKey(f.Class)] = int64(f.Count)
 	}
-	if final != nil && len(final.strays) > 0 {
+	var strays []string
+	if final != nil {
+		strays = final.allStrays()
+	}
+	if len(strays) > 0 {
 		out.Violations = append(out.Violations, final.strayViolation())
 	}
 	v := res.Verdict(level)
@@ -76,8 +80,8 @@ func judge(out *workload.CheckResult, res *history.Result, final *finalResult, l
 		out.Violations = append(out.Violations, fmt.Sprintf("%s: not ruled out: its search stopped at its budget", c))
 	}
 	verdict := strings.TrimPrefix(res.VerdictLine(level), "verdict ")
-	if final != nil && len(final.strays) > 0 {
-		strays := metrics.Count(len(final.strays), "row") + " no transaction wrote"
+	if len(strays) > 0 {
+		strays := metrics.Count(len(strays), "row") + " no transaction wrote"
 		switch {
 		case v.Violation:
 			verdict += "; " + strays

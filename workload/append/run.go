@@ -353,7 +353,7 @@ func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResu
 	if t != nil && started {
 		// Every key the run drew is at or above its first: nothing else
 		// writes there, so every row from it up is held to the history.
-		if final, err = finalRead(ctx, t, r.checker, r.first, math.MaxInt32); err != nil {
+		if final, err = finalRead(ctx, t, r.checker, r.first, math.MaxInt32, false); err != nil {
 			return nil, err
 		}
 		res = final.res

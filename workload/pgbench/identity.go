@@ -3,8 +3,6 @@ package pgbench
 import (
 	"crypto/md5"
 	"encoding/binary"
-	"fmt"
-	"math/big"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
 )
 
 // A builtin run's audit checks WHICH history rows its transactions wrote,
@@ -54,13 +53,7 @@ func rowHash(buf []byte, seed uint64, aid, tid, bid, delta int64) ([]byte, uint6
 const identitySQL = `SELECT COALESCE(sum(('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint), 0)::text FROM pgbench_history`
 
 // parseHashSum reads identitySQL's sum mod 2^64.
-func parseHashSum(s string) (uint64, error) {
-	n, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return 0, fmt.Errorf("reading the history's identity sum %q", s)
-	}
-	return n.Mod(n, new(big.Int).Lsh(big.NewInt(1), 64)).Uint64(), nil
-}
+func parseHashSum(s string) (uint64, error) { return workload.HashSum(s, "the history") }
 
 // ended records how a builtin transaction ended: committed (err nil), in
 // doubt (COMMIT in flight when the connection was lost), or rolled back.

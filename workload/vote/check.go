@@ -199,6 +199,9 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 	rec := workload.Reconcile(total.Ops[1], a.votes-rs.baseline)
 	res := a.result(append(a.lines(), rec.Lines("vote table")...))
 	rec.Into(res)
+	if err := rs.ident.audit(ctx, t, rec, res); err != nil {
+		return nil, err
+	}
 	if g.cfg.variant != "matview" {
 		return res, nil
 	}

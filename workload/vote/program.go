@@ -60,6 +60,11 @@ type program struct {
 	// mark writes a marker inside each vote's transaction (lag
 	// --mark-transactions); nil: none.
 	mark *workload.Mark
+	// hash is the vote's row's (the run's identity), open while an
+	// attempt of it is under way.
+	hash uint64
+	open bool
+	buf  []byte
 }
 
 func (p *program) Connected(*executor.Conn) {}
@@ -78,6 +83,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 	if attempt == 1 {
 		if op == 1 {
 			p.ids[0], p.user = p.pick(), p.rng.Int64N(users)
+			p.buf, p.hash = p.rs.ident.hash(p.buf, p.ids[0], p.user)
 		} else {
 			for i := range p.ids {
 				p.ids[i] = p.pick()
@@ -100,6 +106,7 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 		c.Bind(p.st.read, capture).Text(p.arr).Send()
 		return executor.Action{Kind: executor.Await}
 	}
+	p.open = true
 	if p.cfg.variant != "counter" && p.mark == nil {
 		c.Bind(p.st.insert, executor.CaptureNone).Int(p.ids[0]).Int(p.user).Send()
 		return executor.Action{Kind: executor.Await}
@@ -118,8 +125,15 @@ func (p *program) Start(c *executor.Conn, op, attempt int) executor.Action {
 	return executor.Action{Kind: executor.Await}
 }
 
-// Ended resolves the marker of a vote that failed.
-func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
+// Ended resolves the marker of a vote that failed, and tells the run's
+// identity how a vote ended.
+func (p *program) Ended(now time.Time, err error) {
+	p.mark.Ended(now, err)
+	if p.open {
+		p.open = false
+		p.rs.ident.ended(p.hash, err)
+	}
+}
 
 var (
 	updateOne = []byte("UPDATE 1")

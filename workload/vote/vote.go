@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,7 @@ WHERE a.id = ANY($1)`
 type runState struct {
 	baseline  int64        // vote rows before the run
 	committed atomic.Int64 // votes the run committed
+	ident     *identity    // which vote rows the run committed
 
 	// matview
 	reads, stalenessSum, stalenessMax, ageSumMicros atomic.Int64
@@ -98,7 +100,7 @@ func (r *runState) observe(staleness, ageMicros int64) {
 // ops returns read and write; with --variant matview it starts the
 // refresher, stopped by the load's Close.
 func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
-	rs := &runState{}
+	rs := &runState{ident: newIdentity()}
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -107,9 +109,14 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		conn.Close(ctx)
 		return nil, err
 	}
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM vote`).Scan(&rs.baseline); err != nil {
+	var sum string
+	if err := conn.QueryRow(ctx, `SELECT count(*), `+identitySQL+` FROM vote`, strconv.FormatUint(rs.ident.seed, 10)).Scan(&rs.baseline, &sum); err != nil {
 		conn.Close(ctx)
-		return nil, fmt.Errorf("counting votes: %w", err)
+		return nil, fmt.Errorf("counting votes and summing their identities: %w", err)
+	}
+	if rs.ident.before, err = workload.HashSum(sum, "the vote table"); err != nil {
+		conn.Close(ctx)
+		return nil, err
 	}
 	if err := recordVariant(ctx, conn, g.cfg.variant); err != nil {
 		conn.Close(ctx)
@@ -132,6 +139,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		}
 		p := &program{cfg: &g.cfg, st: st, rs: rs, rng: rng, ids: make([]int64, g.cfg.readBatch),
 			mark: workload.NewMark(opts, id, markName)}
+		rs.ident.add(p)
 		if g.cfg.distribution == "zipf" {
 			p.zipf = NewZipf(rng, g.cfg.articles, g.cfg.zipfExponent)
 		}

@@ -1,0 +1,175 @@
+package vote
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// A run's audit checks WHICH vote rows the run added, not only how many:
+// each vote the run saw commit adds the hash of its row (seed, article_id,
+// user_id) to a sum (mod 2^64), and the audit compares that sum with the
+// same sum over the vote table after the run minus before it. The seed is
+// drawn afresh per run, so a second writer cannot forge rows whose hashes
+// add up to those it deleted. A vote whose outcome stayed unknown (its
+// commit in flight when the connection was lost, or under way when the run
+// stopped) may or may not be there: the difference must be the sum of a
+// subset of theirs. (workload/pgbench holds its history rows the same way.)
+
+// maxInDoubt is the most votes in doubt whose subsets the audit tries
+// (2^maxInDoubt sums); beyond, the audit counts rows only.
+const maxInDoubt = 20
+
+// identitySQL sums the hashes of the vote table's rows (a numeric, taken
+// mod 2^64 by workload.HashSum); $1 is the seed, as text.
+const identitySQL = `COALESCE(sum(('x' || left(md5($1 || ':' || article_id || ':' || user_id), 16))::bit(64)::bigint), 0)::text`
+
+// identity is what a run's clients saw commit, by vote row.
+type identity struct {
+	seed      uint64
+	before    uint64        // the table's sum before the run
+	committed atomic.Uint64 // the sum of the committed votes' hashes
+	mu        sync.Mutex
+	inDoubt   []uint64
+	programs  []*program
+}
+
+func newIdentity() *identity { return &identity{seed: rand.Uint64()} }
+
+// hash is one vote row's hash, as identitySQL computes it: md5 of
+// "seed:article:user", its first 8 bytes big-endian; buf is reused.
+func (id *identity) hash(buf []byte, article, user int64) ([]byte, uint64) {
+	buf = strconv.AppendUint(buf[:0], id.seed, 10)
+	buf = append(buf, ':')
+	buf = strconv.AppendInt(buf, article, 10)
+	buf = append(buf, ':')
+	buf = strconv.AppendInt(buf, user, 10)
+	sum := md5.Sum(buf)
+	return buf, binary.BigEndian.Uint64(sum[:8])
+}
+
+// ended records how a vote with hash h ended: committed (err nil), in
+// doubt (its commit in flight when the connection was lost), or rolled
+// back.
+func (id *identity) ended(h uint64, err error) {
+	if err == nil {
+		id.committed.Add(h)
+		return
+	}
+	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
+		id.mu.Lock()
+		id.inDoubt = append(id.inDoubt, h)
+		id.mu.Unlock()
+	}
+}
+
+// explains says whether after, the table's sum after the run, is the sum
+// before plus the committed votes' and those of k of the votes in doubt
+// (the vote rows the run added beyond those it saw commit; call it once
+// the run's clients are done). unknown is how many votes the run counts of
+// unknown outcome: when it knows fewer in doubt, or the subsets of k are
+// more than 2^maxInDoubt, it does not try (tried false).
+func (id *identity) explains(after uint64, unknown, k int64) (ok, tried bool, known int) {
+	id.mu.Lock()
+	doubt := append([]uint64(nil), id.inDoubt...)
+	for _, p := range id.programs {
+		if p.open {
+			doubt = append(doubt, p.hash)
+		}
+	}
+	id.mu.Unlock()
+	rest := after - id.before - id.committed.Load()
+	if k < 0 || k > int64(len(doubt)) {
+		return false, true, len(doubt) // the count says so too
+	}
+	if int64(len(doubt)) < unknown || !fewSubsets(len(doubt), int(k)) {
+		return false, false, len(doubt)
+	}
+	return subsetSums(doubt, int(k), rest), true, len(doubt)
+}
+
+// fewSubsets says whether n choose k is at most 2^maxInDoubt.
+func fewSubsets(n, k int) bool {
+	k = min(k, n-k)
+	c := 1.0
+	for i := range k {
+		c = c * float64(n-i) / float64(i+1)
+	}
+	return c <= 1<<maxInDoubt
+}
+
+// subsetSums says whether some k of hs add up to want (mod 2^64).
+func subsetSums(hs []uint64, k int, want uint64) bool {
+	if k == 0 {
+		return want == 0
+	}
+	if len(hs) < k {
+		return false
+	}
+	return subsetSums(hs[1:], k-1, want-hs[0]) || subsetSums(hs[1:], k, want)
+}
+
+// add registers a program, whose vote under way is in doubt at the end.
+func (id *identity) add(p *program) {
+	id.mu.Lock()
+	id.programs = append(id.programs, p)
+	id.mu.Unlock()
+}
+
+// audit sums the vote table's identities after the run and holds the rows
+// the run added to the votes it saw commit: a line, and a violation when
+// they are not those rows.
+func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconciliation, res *workload.CheckResult) error {
+	var sum string
+	err := workload.ReadSnapshot(ctx, t, "summing the vote rows' identities", errNoSchema, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT `+identitySQL+` FROM vote`, strconv.FormatUint(id.seed, 10)).Scan(&sum)
+	})
+	if err != nil {
+		return err
+	}
+	after, err := workload.HashSum(sum, "the vote table")
+	if err != nil {
+		return err
+	}
+	ok, tried, known := id.explains(after, rec.Unknown, rec.CommittedUnknown())
+	var line string
+	switch {
+	case !tried:
+		line = fmt.Sprintf("not checked: %d votes in doubt (%d known), of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
+			rec.Unknown, known, rec.CommittedUnknown(), maxInDoubt)
+	case ok && rec.CommittedUnknown() == 0:
+		line = "the rows the run added are the votes it saw commit (a sum of their hashes, seeded afresh by the run)"
+	case ok:
+		line = fmt.Sprintf("the rows the run added are the votes it saw commit and %d of the %d in doubt (a sum of their hashes, seeded afresh by the run)", rec.CommittedUnknown(), known)
+	default:
+		line = "VIOLATION: the rows the run added are not the votes it saw commit"
+		res.Violations = append(res.Violations, "vote rows: the rows the run added are not the votes it saw commit"+
+			inDoubt(known)+": a sum of their hashes (article_id, user_id, seeded afresh by the run) over the vote table, after the run minus before, differs: "+
+			"a vote deleted, duplicated or changed, or one written by someone else, during the run")
+	}
+	res.Lines = append(res.Lines, workload.Line{Label: "vote identity", Value: line})
+	checked := int64(0)
+	if tried {
+		checked = 1
+	}
+	res.Values["vote_identity_checked"] = checked
+	return nil
+}
+
+func inDoubt(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" nor those and any of the %d in doubt", n)
+}
