@@ -212,6 +212,12 @@ func TestBeyondConditions(t *testing.T) {
 		{"a payment moved to a customer that does not exist", `WITH h AS (UPDATE history SET h_c_id = 99999 WHERE h_c_w_id = 1 AND h_c_d_id = 1 AND h_c_id = 459 RETURNING h_amount)
 			UPDATE customer SET c_balance = c_balance + (SELECT h_amount FROM h), c_ytd_payment = c_ytd_payment - (SELECT h_amount FROM h), c_payment_cnt = 0
 			WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 459`, payment + "c_w_id=1 c_d_id=1 c_id=99999"},
+		// Row 3's second writer, as the retest wrote it: the payment moved
+		// to another customer, whose count it raised, the first's kept.
+		{"a payment swapped to another customer", `WITH h AS (UPDATE history SET h_c_id = 2 WHERE h_c_w_id = 1 AND h_c_d_id = 4 AND h_c_id = 1 RETURNING h_amount)
+			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 10 ELSE -10 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -10 ELSE 10 END,
+				c_payment_cnt = c_payment_cnt + CASE c_id WHEN 1 THEN 0 ELSE 1 END
+			WHERE c_w_id = 1 AND c_d_id = 4 AND c_id IN (1, 2)`, customer + "w_id=1 d_id=4 c_id=1"},
 		{"a payment's count not its history rows", `UPDATE customer SET c_payment_cnt = 2 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 460`, customer + "w_id=1 d_id=1 c_id=460"},
 		{"a payment of -990.00, another's +1000 with it", `UPDATE history SET h_amount = h_amount + CASE h_c_id WHEN 1 THEN -1000 ELSE 1000 END WHERE h_c_w_id = 1 AND h_c_d_id = 3 AND h_c_id IN (1, 2);
 			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 1000 ELSE -1000 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -1000 ELSE 1000 END
