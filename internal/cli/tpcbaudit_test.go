@@ -219,3 +219,65 @@ func TestBuiltinAuditInterrupted(t *testing.T) {
 		t.Errorf("interrupted run: exit %d, want 130, no VIOLATION and the rows identified\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// pgbench's own runs are not recorded in txload_pgbench_builtin: after
+// txload's simple-update, PostgreSQL's pgbench running tpcb-like (-n: the
+// history kept) moves the tellers and branches, and `check tpcb`, the
+// check of any mix of the builtins, passes; so does `check tpcb-like`,
+// which then holds the tables to simple-update's rule. Only `check
+// simple-update`, which says only it ran, holds them to the record, and
+// names check tpcb. (Retest 3's row 8, with pgbench's -t for its -T 2: a
+// count of transactions, whatever the machine's load.)
+func TestBuiltinCheckAfterOwnPgbench(t *testing.T) {
+	t.Parallel()
+	path, _ := pgtest.Pgbench(t)
+	url := tpcbDatabase(t)
+	if r := txload(t.Context(), nil, "run", "simple-update", "--url", url, "--concurrency", "2", "--duration", "2s", "--progress", "0"); r.code != 0 {
+		t.Fatalf("run simple-update: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	cmd := exec.Command(path, "-n", "-b", "tpcb-like", "-t", "100", "-c", "2", url)
+	cmd.Env = append(os.Environ(), "LANG=C")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		check string
+		code  int
+		want  string
+	}{
+		{"tpcb", 0, "check: ok"},
+		{"select-only", 0, "check: ok"},
+		{"tpcb-like", 0, "they are held to simple-update's rule"},
+		{"simple-update", 1, "after pgbench's own runs, which txload does not record, `txload check tpcb` checks what every builtin keeps"},
+	} {
+		if r := txload(t.Context(), nil, "check", c.check, "--url", url); r.code != c.code || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("check %s after pgbench's tpcb-like: exit %d, want %d and %q\n%s\n%s", c.check, r.code, c.code, c.want, r.stdout, r.stderr)
+		}
+	}
+}
+
+// The checks of pgbench's tables audit them as they are (the scale is the
+// number of branches): the flags that shape the tables, and the scripts'
+// own, are taken so that one command line serves init, run and check, and
+// said to be ignored in one line.
+func TestBuiltinCheckSaysIgnoredFlags(t *testing.T) {
+	t.Parallel()
+	url := tpcbDatabase(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tpcb-like", "--scale", "5"}, "txload: txload check tpcb-like ignores --scale: it reads the settings init recorded in the database\n"},
+		{[]string{"simple-update", "--protocol", "prepared", "-D", "x=1"}, "txload: txload check simple-update ignores --define, --protocol: it reads the settings init recorded in the database\n"},
+		{[]string{"tpcb", "--scale", "5", "--partitions", "2"}, "txload: txload check tpcb ignores --partitions, --scale: it reads the settings init recorded in the database\n"},
+		{[]string{"select-only"}, ""},
+	} {
+		r := txload(t.Context(), nil, append(append([]string{"check"}, c.args...), "--url", url)...)
+		if r.code != 0 {
+			t.Fatalf("check %s: exit %d\n%s\n%s", strings.Join(c.args, " "), r.code, r.stdout, r.stderr)
+		}
+		if c.want == "" && strings.Contains(r.stderr, "ignores") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("check %s: stderr %q, want %q", strings.Join(c.args, " "), r.stderr, c.want)
+		}
+	}
+}

@@ -10,10 +10,11 @@ import (
 	"github.com/txload/txload/pg"
 )
 
-// txload records which scripts ran on pgbench's tables since `txload init
-// tpcb` made them, as vote records its variants: the check holds the
-// tellers and branches to their init balance (0) while only select-only
-// and simple-update ran. Each row names the tables by pgbench_tellers'
+// txload records which scripts it ran on pgbench's tables since `txload
+// init tpcb` made them, as vote records its variants: check simple-update
+// (holdsRecord) holds the tellers and branches to their init balance (0)
+// while only select-only and simple-update ran. pgbench's own runs are not
+// recorded, so no other check reads it. Each row names the tables by pgbench_tellers'
 // oid: tables pgbench -i (or anyone) made again have another, and no
 // 'init' row of theirs, so nothing is held to the record.
 const recordTable = "txload_pgbench_builtin"

@@ -80,6 +80,7 @@ func newRunGen(builtin string) *runGen {
 	f.StringArrayVarP(&g.defines, "define", "D", nil, "NAME=VALUE: set a script variable; repeatable")
 	f.StringVarP(&g.protocol, "protocol", "M", "simple", "simple | extended | prepared (pgbench's --protocol)")
 	f.StringVar(&g.randomSeed, "random-seed", "", "seed of the scripts' random functions: an integer (default: --seed)")
+	workload.IgnoredBy(f, workload.VerbCheck, "define", "protocol", "random-seed")
 	return g
 }
 

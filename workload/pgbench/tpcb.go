@@ -59,6 +59,11 @@ func (c *tpcbConfig) register(f *pflag.FlagSet) {
 	f.StringVar(&c.generate, "generate", "client", "client (COPY in parallel over --init-conns) | server (generate_series)")
 	f.IntVar(&c.initConns, "init-conns", 2, "connections loading, vacuuming and indexing pgbench_accounts at once (1 = pgbench's single connection and COPY FREEZE)")
 	f.BoolVarP(&c.noVacuum, "no-vacuum", "n", false, "skip VACUUM after loading")
+	// check audits the tables as they are (the scale is the number of
+	// branches): it takes these, so one command line serves every verb,
+	// and says it ignored them.
+	workload.IgnoredBy(f, workload.VerbCheck, "scale", "foreign-keys", "partitions", "partition-method", "fillfactor", "unlogged-tables",
+		"tablespace", "index-tablespace", "init-steps", "quiet", "generate", "init-conns", "no-vacuum")
 	c.changed = f.Changed
 	c.scaleExplicit = func() bool { return f.Changed("scale") }
 }
