@@ -78,6 +78,12 @@ const (
 	tamperAckDeleted   = "an acknowledged insert deleted after the run"
 	tamperKeyNever     = "rows at keys the workload never writes (0 and below), in forms it never writes"
 	tamperOutsideDup   = "a list holding a value twice, at a key outside the history's"
+	tamperKeyTwice     = "a row duplicated, its key's constraint dropped, the count of its parent raised"
+	tamperNoCustomer   = "a payment moved to a customer that does not exist, balances adjusted"
+	tamperAmountSwing  = "a payment's amount outside its range, another's changed to keep the sums"
+	tamperCode         = "a code outside the spec's range (a carrier, a credit, a tax)"
+	tamperDated        = "a date before the load or in the future"
+	tamperCountOff     = "a customer's payment or delivery count not its rows'"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -89,7 +95,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine,
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
 	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
-	tamperKeyNever, tamperOutsideDup}
+	tamperKeyNever, tamperOutsideDup,
+	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -431,11 +438,31 @@ func tpccTamperings() []tampering {
 			UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 FROM l WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = l.ol_o_id`,
 			allowed: "the load draws an undelivered order's 5 to 15 lines and their amounts, and records them nowhere but in those rows: " +
 				"an order one line shorter, its O_OL_CNT lowered with it, is one the load could have drawn"},
+		// The hostile retest's (retest3 rows 4, 5 and 14).
+		{what: tamperKeyTwice, sql: `ALTER TABLE order_line DROP CONSTRAINT order_line_pkey;
+			INSERT INTO order_line SELECT * FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 5 AND ol_number = 1;
+			UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 5`,
+			want: "keys: 1 row of order_line whose key (ol_w_id, ol_d_id, ol_o_id, ol_number) a row before it has"},
+		{what: tamperNoCustomer, sql: `WITH h AS (UPDATE history SET h_c_id = 99999 WHERE ctid = (SELECT min(ctid) FROM history WHERE h_c_w_id = 1 AND h_c_d_id = 1 AND h_c_id = 459) RETURNING h_amount)
+			UPDATE customer SET c_balance = c_balance + (SELECT h_amount FROM h), c_ytd_payment = c_ytd_payment - (SELECT h_amount FROM h), c_payment_cnt = c_payment_cnt - 1
+			WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 459`, want: "payment (H_AMOUNT within 1.00..5000.00, H_DATE within the load's time and now, give or take two days, of a customer that exists): 1 of "},
+		{what: tamperAmountSwing, sql: `UPDATE history SET h_amount = h_amount + CASE h_c_id WHEN 1 THEN -1000 ELSE 1000 END WHERE h_c_w_id = 1 AND h_c_d_id = 3 AND h_c_id IN (1, 2) AND h_amount = 10;
+			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 1000 ELSE -1000 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -1000 ELSE 1000 END
+			WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2)`, want: "payment (H_AMOUNT within 1.00..5000.00"},
+		{what: tamperCode, sql: `UPDATE orders SET o_carrier_id = 99 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 3`,
+			want: "order (O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), O_ENTRY_D within the load's time and now, give or take two days): 1 of "},
+		{what: tamperDated, sql: `UPDATE order_line SET ol_delivery_d = '1970-01-01' WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 7 AND ol_number = 1`,
+			want: "line (OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D within the load's time and now, give or take two days): 1 of "},
+		{what: tamperCountOff, sql: `UPDATE customer SET c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 13`,
+			want: "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE within the load's time and now, give or take two days): 1 of 30000 customers violate it, e.g. w_id=1 d_id=1 c_id=13"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
 		if i+1 == 11 {
-			tm.allowed = "condition 11 holds only until the first Delivery: after a run, check tpcc says it is not checked"
+			// Condition 11 holds only until the first Delivery; after a
+			// run, the delivery the tampering does not count is off its
+			// customer's C_DELIVERY_CNT.
+			tm.want = "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load"
 		}
 		out = append(out, tm)
 	}
@@ -586,10 +613,11 @@ func tamperWorkloads() []tamperWorkload {
 		},
 		tamper: tpccTamperings(),
 		comment: "`check tpcc` checks TPC-C's twelve consistency conditions and the cardinalities of the tables no transaction adds to, and beyond them " +
-			"what the load and the transactions write (stock quantities, item prices, each order line's item and amount, NULLs): they hold at every " +
+			"what the load and the transactions write (stock quantities and counts, item prices, taxes, each customer's credit, discount and counts of payments and deliveries, " +
+			"each payment's amount and customer, each order's customer, carrier and lines, each order line's item, amount and warehouse, dates, NULLs, keys): they hold at every " +
 			"isolation level (the catalogue runs read committed; `TestTPCCSerializable` checks serializable), and each tampering caught violates one of them. " +
 			"Beside the catalogue's, the tpcc column is attacked with one tampering per condition, each breaking that condition alone (`tpcc.Tamperings`): " +
-			"all caught after a run, but condition 11's, which holds only until the first Delivery.",
+			"all caught after a run (condition 11's, which holds only until the first Delivery, by its customer's delivery count).",
 	})
 	return out
 }

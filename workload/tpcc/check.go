@@ -42,14 +42,20 @@ var conditions = [12]condition{
 // transactions write, held to every row (the spec's conditions leave
 // these rows free). Each is reported on a line of its own, by its label.
 const (
-	ruleQuantity   = iota // stock
-	rulePrice             // items
-	ruleLineItem          // order lines
-	ruleLineAmount        // order lines
+	ruleQuantity    = iota // stock
+	rulePrice              // items
+	ruleLineItem           // order lines
+	ruleLineAmount         // order lines
+	ruleStockCounts        // stock
+	ruleTax                // districts
+	ruleCustomer           // customers
+	ruleHistory            // history rows
+	ruleOrder              // orders
+	ruleLine               // order lines
 	nRules
 )
 
-var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line amount"}
+var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line amount", "stock counts", "tax", "customer", "payment", "order", "line"}
 
 var rules = [nRules]condition{
 	// New-Order takes OL_QUANTITY (1..10) off S_QUANTITY and adds 91 when
@@ -65,7 +71,36 @@ var rules = [nRules]condition{
 	// 0.01..9999.99 for the 900 it did not.
 	{"OL_AMOUNT = OL_QUANTITY × I_PRICE of New-Order's lines, the load's of quantity 5 and amount 0 (delivered) or 0.01..9999.99", "order lines",
 		[]string{"w_id", "d_id", "o_id", "ol_number"}},
+	// Each of New-Order's lines adds 1 to its stock row's S_ORDER_CNT, its
+	// quantity (1..10) to S_YTD, and 1 to S_REMOTE_CNT when its supplying
+	// warehouse is not the order's; the load writes 0 in all three.
+	{"S_ORDER_CNT <= S_YTD <= 10 × S_ORDER_CNT, 0 <= S_REMOTE_CNT <= S_ORDER_CNT", "stock rows", []string{"w_id", "i_id"}},
+	// Only the load writes them, drawn in 0.0000..0.2000 (clause 4.3.3.1).
+	{"W_TAX and D_TAX within 0..0.2", "districts", []string{"w_id", "d_id"}},
+	// The load writes GC or BC, a discount drawn in 0.0000..0.5000, one
+	// payment (its history row) and no delivery; Payment adds 1 to
+	// C_PAYMENT_CNT with each history row, Delivery 1 to C_DELIVERY_CNT
+	// with each order it delivers (the load's 2101..3000 and New-Order's).
+	{"C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE " + dated,
+		"customers", []string{"w_id", "d_id", "c_id"}},
+	// The load's history rows are of 10.00, Payment's of 1.00..5000.00
+	// (clause 2.5.1.3), each of a customer.
+	{"H_AMOUNT within 1.00..5000.00, H_DATE " + dated + ", of a customer that exists", "history rows", []string{"c_w_id", "c_d_id", "c_id"}},
+	// The load's carriers are drawn in 1..10 and Delivery's (clause
+	// 2.7.1.2); an order has 5..15 lines (clauses 4.3.3.1, 2.4.1.3), and
+	// is all local if and only if each line's supplying warehouse is its own.
+	{"O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), O_ENTRY_D " + dated,
+		"orders", []string{"w_id", "d_id", "o_id"}},
+	// The load's lines are supplied by their own warehouse; New-Order's by
+	// one of the warehouses loaded.
+	{"OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D " + dated, "order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
 }
+
+// dated is what every date the workload writes is held to: the load's
+// time or a transaction's now(), within a margin of two days either side
+// (the load's time is the client's clock, and a TIMESTAMP column holds the
+// writing session's local time: time zones differ by up to 26 hours).
+const dated = "within the load's time and now, give or take two days"
 
 // finding is what the check found of one condition.
 type finding struct {
@@ -81,6 +116,7 @@ type checkResult struct {
 	found      [12]finding
 	beyond     [nRules]finding
 	nulls      nullFinding
+	keys       keyFinding
 	deliveries int64 // sum(C_DELIVERY_CNT): 0 right after the load
 	// The tables no transaction adds rows to or deletes them from, counted
 	// against the cardinalities of clause 1.2 for the warehouses loaded.
@@ -136,7 +172,8 @@ x AS (SELECT ARRAY[t.d_w_id, t.d_id] AS k,
 	n.n > 0 AND n.mx - n.mn + 1 <> n.n AS c3,
 	COALESCE(o.lines, 0) <> COALESCE(l.n, 0) AS c4,
 	t.d_ytd <> COALESCE(h.s, 0) AS c9,
-	COALESCE(o.n, 0) - COALESCE(n.n, 0) <> 2100 AS c11
+	COALESCE(o.n, 0) - COALESCE(n.n, 0) <> 2100 AS c11,
+	(t.d_tax BETWEEN 0 AND 0.2 AND (SELECT bool_and(w_tax BETWEEN 0 AND 0.2) FROM warehouse WHERE w_id = t.d_w_id)) IS NOT TRUE AS tax
 	FROM district t LEFT JOIN o ON (o.w, o.d) = (t.d_w_id, t.d_id) LEFT JOIN n ON (n.w, n.d) = (t.d_w_id, t.d_id)
 	LEFT JOIN l ON (l.w, l.d) = (t.d_w_id, t.d_id) LEFT JOIN h ON (h.w, h.d) = (t.d_w_id, t.d_id))
 SELECT count(*),
@@ -144,7 +181,8 @@ SELECT count(*),
 	count(*) FILTER (WHERE c3), min(k) FILTER (WHERE c3),
 	count(*) FILTER (WHERE c4), min(k) FILTER (WHERE c4),
 	count(*) FILTER (WHERE c9), min(k) FILTER (WHERE c9),
-	count(*) FILTER (WHERE c11), min(k) FILTER (WHERE c11)
+	count(*) FILTER (WHERE c11), min(k) FILTER (WHERE c11),
+	count(*) FILTER (WHERE tax), min(k) FILTER (WHERE tax)
 FROM x`
 
 	// itemSQL and stockSQL hold each item's id and price and stock
@@ -152,8 +190,10 @@ FROM x`
 	// twice counts once a violation.
 	itemSQL = `SELECT count(*), count(*) FILTER (WHERE bad) + count(*) - count(DISTINCT i_id), min(ARRAY[i_id]) FILTER (WHERE bad)
 FROM (SELECT i_id, (i_id BETWEEN 1 AND 100000 AND i_price BETWEEN 1 AND 100) IS NOT TRUE AS bad FROM item) x`
-	stockSQL = `SELECT count(*), count(*) FILTER (WHERE bad), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE bad)
-FROM (SELECT s_w_id, s_i_id, (s_quantity BETWEEN 10 AND 100) IS NOT TRUE AS bad FROM stock) x`
+	stockSQL = `SELECT count(*), count(*) FILTER (WHERE bad), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE bad),
+	count(*) FILTER (WHERE badcnt), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE badcnt)
+FROM (SELECT s_w_id, s_i_id, (s_quantity BETWEEN 10 AND 100) IS NOT TRUE AS bad,
+	(s_order_cnt <= s_ytd AND s_ytd <= 10::BIGINT * s_order_cnt AND s_remote_cnt BETWEEN 0 AND s_order_cnt) IS NOT TRUE AS badcnt FROM stock) x`
 
 	// newOrderSQL: condition 5, each order against the new orders.
 	newOrderSQL = `SELECT count(*),
@@ -175,13 +215,16 @@ FROM orders o LEFT JOIN new_order n ON (n.no_w_id, n.no_d_id, n.no_o_id) = (o.o_
 	// joined to their items (all 300,000 a warehouse would make the
 	// query half as slow again): the load's name an item by its id,
 	// which itemSQL holds to 1..100000, each once.
-	orderSQL = `WITH li AS (SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, (ol_i_id BETWEEN 1 AND 100000) IS NOT TRUE AS noitem,
+	orderSQL = `WITH li AS (SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, ol_supply_w_id <> ol_w_id AS remote,
+		(ol_i_id BETWEEN 1 AND 100000) IS NOT TRUE AS noitem,
 		(CASE WHEN ol_o_id <= 2100 THEN ol_quantity = 5 AND ol_amount = 0
-			ELSE ol_quantity = 5 AND ol_amount BETWEEN 0.01 AND 9999.99 END) IS NOT TRUE AS badamt
+			ELSE ol_quantity = 5 AND ol_amount BETWEEN 0.01 AND 9999.99 END) IS NOT TRUE AS badamt,
+		(ol_supply_w_id = ol_w_id AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true)) IS NOT TRUE AS badline
 	FROM order_line WHERE ol_o_id <= 3000
 	UNION ALL
-	SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, i.i_id IS NULL,
-		i.i_id IS NOT NULL AND (ol_quantity BETWEEN 1 AND 10 AND ol_amount = ol_quantity * i.i_price) IS NOT TRUE
+	SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, ol_supply_w_id <> ol_w_id, i.i_id IS NULL,
+		i.i_id IS NOT NULL AND (ol_quantity BETWEEN 1 AND 10 AND ol_amount = ol_quantity * i.i_price) IS NOT TRUE,
+		(ol_supply_w_id BETWEEN 1 AND ` + whSQL + ` AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true)) IS NOT TRUE
 	FROM order_line LEFT JOIN item i ON i.i_id = ol_i_id WHERE ol_o_id > 3000),
 l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
 		count(*) FILTER (WHERE ol_delivery_d IS NULL) AS undelivered,
@@ -189,34 +232,64 @@ l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
 		min(ol_number) FILTER (WHERE ol_delivery_d IS NOT NULL) AS first_delivered,
 		COALESCE(sum(ol_amount) FILTER (WHERE ol_delivery_d IS NOT NULL), 0) AS delivered,
 		count(*) FILTER (WHERE noitem) AS noitem, min(ol_number) FILTER (WHERE noitem) AS first_noitem,
-		count(*) FILTER (WHERE badamt) AS badamt, min(ol_number) FILTER (WHERE badamt) AS first_badamt
+		count(*) FILTER (WHERE badamt) AS badamt, min(ol_number) FILTER (WHERE badamt) AS first_badamt,
+		count(*) FILTER (WHERE badline) AS badline, min(ol_number) FILTER (WHERE badline) AS first_badline, bool_or(remote) AS remote
 	FROM li GROUP BY 1, 2, 3),
 ol AS MATERIALIZED (SELECT o.o_w_id, o.o_d_id, o.o_id, o.o_c_id, o.o_ol_cnt, o.o_carrier_id,
 		l.n, l.undelivered, l.first_undelivered, l.first_delivered, COALESCE(l.delivered, 0) AS delivered,
-		l.noitem, l.first_noitem, l.badamt, l.first_badamt
+		l.noitem, l.first_noitem, l.badamt, l.first_badamt, l.badline, l.first_badline,
+		((o.o_carrier_id BETWEEN 1 AND 10 OR o.o_carrier_id IS NULL) AND o.o_ol_cnt BETWEEN 5 AND 15
+			AND o.o_all_local = CASE WHEN COALESCE(l.remote, false) THEN 0 ELSE 1 END
+			AND o.o_entry_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `) IS NOT TRUE AS badorder
 	FROM orders o LEFT JOIN l ON (l.w, l.d, l.o) = (o.o_w_id, o.o_d_id, o.o_id)),
 per AS (SELECT count(*) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS n6,
 		COALESCE(sum(noitem), 0) AS nitem, min(ARRAY[o_w_id, o_d_id, o_id, first_noitem]) FILTER (WHERE noitem > 0) AS eitem,
 		COALESCE(sum(badamt), 0) AS namt, min(ARRAY[o_w_id, o_d_id, o_id, first_badamt]) FILTER (WHERE badamt > 0) AS eamt,
+		COALESCE(sum(badline), 0) AS nline, min(ARRAY[o_w_id, o_d_id, o_id, first_badline]) FILTER (WHERE badline > 0) AS eline,
+		count(*) FILTER (WHERE badorder) AS nord, min(ARRAY[o_w_id, o_d_id, o_id]) FILTER (WHERE badorder) AS eord,
 		min(ARRAY[o_w_id, o_d_id, o_id]) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS e6,
 		COALESCE(sum(n), 0) AS lines,
 		COALESCE(sum(CASE WHEN o_carrier_id IS NULL THEN n - undelivered ELSE undelivered END), 0) AS n7,
 		min(ARRAY[o_w_id, o_d_id, o_id, CASE WHEN o_carrier_id IS NULL THEN first_delivered ELSE first_undelivered END])
 			FILTER (WHERE CASE WHEN o_carrier_id IS NULL THEN n - undelivered ELSE undelivered END > 0) AS e7
 	FROM ol),
-cust AS (SELECT o_w_id, o_d_id, o_c_id, sum(delivered) AS s FROM ol WHERE delivered <> 0 GROUP BY 1, 2, 3),
-h AS (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s FROM history GROUP BY 1, 2, 3),
-c AS (SELECT ARRAY[c.c_w_id, c.c_d_id, c.c_id] AS k, c.c_delivery_cnt,
+cust AS MATERIALIZED (SELECT o_w_id, o_d_id, o_c_id, sum(delivered) AS s,
+		count(*) FILTER (WHERE o_id >= ` + firstNewOrderSQL + ` AND o_carrier_id IS NOT NULL) AS delivered, count(*) FILTER (WHERE NOT badorder) AS good, min(o_id) AS first
+	FROM ol GROUP BY 1, 2, 3),
+h AS MATERIALIZED (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s, count(*) AS n,
+		count(*) FILTER (WHERE (h_amount BETWEEN 1 AND 5000 AND h_date BETWEEN ` + loSQL + ` AND ` + hiSQL + `) IS NOT TRUE) AS bad
+	FROM history GROUP BY 1, 2, 3),
+c AS (SELECT ARRAY[c.c_w_id, c.c_d_id, c.c_id] AS k, c.c_delivery_cnt, COALESCE(h.bad, 0) AS hbad,
 		c.c_balance <> COALESCE(cust.s, 0) - COALESCE(h.s, 0) AS c10,
-		c.c_balance + c.c_ytd_payment <> COALESCE(cust.s, 0) AS c12
+		c.c_balance + c.c_ytd_payment <> COALESCE(cust.s, 0) AS c12,
+		(c.c_credit IN ('GC', 'BC') AND c.c_discount BETWEEN 0 AND 0.5 AND c.c_payment_cnt = COALESCE(h.n, 0)
+			AND c.c_delivery_cnt = COALESCE(cust.delivered, 0) AND c.c_since BETWEEN ` + loSQL + ` AND ` + hiSQL + `) IS NOT TRUE AS badcust
 	FROM customer c LEFT JOIN cust ON (cust.o_w_id, cust.o_d_id, cust.o_c_id) = (c.c_w_id, c.c_d_id, c.c_id)
 	LEFT JOIN h ON (h.h_c_w_id, h.h_c_d_id, h.h_c_id) = (c.c_w_id, c.c_d_id, c.c_id)),
 pc AS (SELECT count(*) AS customers, COALESCE(sum(c_delivery_cnt), 0) AS deliveries,
 		count(*) FILTER (WHERE c10) AS n10, min(k) FILTER (WHERE c10) AS e10,
-		count(*) FILTER (WHERE c12) AS n12, min(k) FILTER (WHERE c12) AS e12
-	FROM c)
+		count(*) FILTER (WHERE c12) AS n12, min(k) FILTER (WHERE c12) AS e12,
+		count(*) FILTER (WHERE badcust) AS ncust, min(k) FILTER (WHERE badcust) AS ecust,
+		COALESCE(sum(hbad), 0) AS nhist, min(k) FILTER (WHERE hbad > 0) AS ehist
+	FROM c),
+-- The orders and history rows of a customer that does not exist.
+oo AS (SELECT COALESCE(sum(good), 0) AS n, min(ARRAY[o_w_id, o_d_id, first]) AS e FROM cust
+	WHERE NOT EXISTS (SELECT 1 FROM customer c WHERE (c.c_w_id, c.c_d_id, c.c_id) = (cust.o_w_id, cust.o_d_id, cust.o_c_id))),
+oh AS (SELECT COALESCE(sum(n), 0) AS n, min(ARRAY[h_c_w_id, h_c_d_id, h_c_id]) AS e FROM h
+	WHERE NOT EXISTS (SELECT 1 FROM customer c WHERE (c.c_w_id, c.c_d_id, c.c_id) = (h.h_c_w_id, h.h_c_d_id, h.h_c_id)))
 SELECT per.n6, per.e6, per.lines, per.n7, per.e7, pc.customers, pc.deliveries, pc.n10, pc.e10, pc.n12, pc.e12,
-	per.nitem, per.eitem, per.namt, per.eamt FROM per, pc`
+	per.nitem, per.eitem, per.namt, per.eamt, per.nline, per.eline, per.nord + oo.n, LEAST(per.eord, oo.e),
+	pc.ncust, pc.ecust, pc.nhist + oh.n, LEAST(pc.ehist, oh.e), (SELECT COALESCE(sum(n), 0) FROM h) FROM per, pc, oo, oh`
+)
+
+// The bounds the check's queries hold values to, each evaluated once: the
+// warehouses loaded, and the earliest and latest time a date may be
+// (dated).
+const (
+	whSQL            = `(SELECT min(warehouses) FROM ` + metaTable + `)`
+	loSQL            = `(SELECT min(loaded_at)::TIMESTAMP - INTERVAL '2 days' FROM ` + metaTable + `)`
+	hiSQL            = `(SELECT clock_timestamp()::TIMESTAMP + INTERVAL '2 days')`
+	firstNewOrderSQL = "2101" // firstNewOrder: the load's first order not delivered
 )
 
 // errNoSchema is a check of a database without the tables.
@@ -265,10 +338,11 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	if err := tx.QueryRow(ctx, itemSQL).Scan(&res.counts[3], &b[rulePrice].violations, &b[rulePrice].example); err != nil {
 		return fmt.Errorf("checking the items: %w", err)
 	}
-	if err := tx.QueryRow(ctx, stockSQL).Scan(&res.counts[4], &b[ruleQuantity].violations, &b[ruleQuantity].example); err != nil {
+	if err := tx.QueryRow(ctx, stockSQL).Scan(&res.counts[4], &b[ruleQuantity].violations, &b[ruleQuantity].example,
+		&b[ruleStockCounts].violations, &b[ruleStockCounts].example); err != nil {
 		return fmt.Errorf("checking the stock: %w", err)
 	}
-	b[rulePrice].over, b[ruleQuantity].over = res.counts[3], res.counts[4]
+	b[rulePrice].over, b[ruleQuantity].over, b[ruleStockCounts].over = res.counts[3], res.counts[4], res.counts[4]
 	var whs int64
 	if err := tx.QueryRow(ctx, warehouseSQL).Scan(&whs, &f[0].violations, &f[0].example, &f[7].violations, &f[7].example); err != nil {
 		return fmt.Errorf("checking conditions 1 and 8: %w", err)
@@ -276,9 +350,11 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	f[0].over, f[7].over = whs, whs
 	var districts int64
 	if err := tx.QueryRow(ctx, districtSQL).Scan(&districts, &f[1].violations, &f[1].example, &f[2].violations, &f[2].example,
-		&f[3].violations, &f[3].example, &f[8].violations, &f[8].example, &f[10].violations, &f[10].example); err != nil {
+		&f[3].violations, &f[3].example, &f[8].violations, &f[8].example, &f[10].violations, &f[10].example,
+		&b[ruleTax].violations, &b[ruleTax].example); err != nil {
 		return fmt.Errorf("checking conditions 2, 3, 4, 9 and 11: %w", err)
 	}
+	b[ruleTax].over = districts
 	for _, i := range []int{1, 2, 3, 8, 10} {
 		f[i].over = districts
 	}
@@ -289,10 +365,13 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	var lines, customers int64
 	if err := tx.QueryRow(ctx, orderSQL).Scan(&f[5].violations, &f[5].example, &lines, &f[6].violations, &f[6].example,
 		&customers, &res.deliveries, &f[9].violations, &f[9].example, &f[11].violations, &f[11].example,
-		&b[ruleLineItem].violations, &b[ruleLineItem].example, &b[ruleLineAmount].violations, &b[ruleLineAmount].example); err != nil {
-		return fmt.Errorf("checking conditions 6, 7, 10 and 12 and the order lines: %w", err)
+		&b[ruleLineItem].violations, &b[ruleLineItem].example, &b[ruleLineAmount].violations, &b[ruleLineAmount].example,
+		&b[ruleLine].violations, &b[ruleLine].example, &b[ruleOrder].violations, &b[ruleOrder].example,
+		&b[ruleCustomer].violations, &b[ruleCustomer].example, &b[ruleHistory].violations, &b[ruleHistory].example, &b[ruleHistory].over); err != nil {
+		return fmt.Errorf("checking conditions 6, 7, 10 and 12, the orders, customers, payments and order lines: %w", err)
 	}
-	b[ruleLineItem].over, b[ruleLineAmount].over = lines, lines
+	b[ruleLineItem].over, b[ruleLineAmount].over, b[ruleLine].over = lines, lines, lines
+	b[ruleOrder].over, b[ruleCustomer].over = orders, customers
 	f[4].over, f[5].over, f[6].over = orders, orders, lines
 	f[9].over, f[11].over = customers, customers
 	res.counts[0], res.counts[1], res.counts[2] = whs, districts, customers
@@ -300,6 +379,9 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 		f[i].applies = true
 	}
 	if err := checkNulls(ctx, tx, &res.nulls); err != nil {
+		return err
+	}
+	if err := checkKeys(ctx, tx, &res.keys); err != nil {
 		return err
 	}
 	// Condition 11 holds until the first Delivery (clause 3.3.2.11).
@@ -328,6 +410,9 @@ func (r *checkResult) violations() []string {
 	}
 	if r.nulls.violated() {
 		out = append(out, "nulls: "+r.nulls.describe())
+	}
+	if r.keys.violated() {
+		out = append(out, "keys: "+r.keys.describe())
 	}
 	return out
 }
@@ -382,6 +467,11 @@ func (r *checkResult) lines() []workload.Line {
 		nulls = "VIOLATED: " + r.nulls.describe()
 	}
 	out = append(out, workload.Line{Label: "nulls", Value: nulls})
+	keys := "ok (" + r.keys.describe() + ")"
+	if r.keys.violated() {
+		keys = "VIOLATED: " + r.keys.describe()
+	}
+	out = append(out, workload.Line{Label: "keys", Value: keys})
 	out = append(out, workload.Line{Label: "check time", Value: fmt.Sprintf("%.1fs (one snapshot, repeatable read)", r.took.Seconds())})
 	return out
 }
@@ -398,6 +488,7 @@ func (r *checkResult) values() map[string]int64 {
 		v[strings.ReplaceAll(strings.ReplaceAll(ruleLabels[i], "'s", ""), " ", "_")+"_violations"] = f.violations
 	}
 	v["null_violations"] = r.nulls.rows()
+	v["key_violations"] = r.keys.rows()
 	return v
 }
 
