@@ -34,6 +34,10 @@ var figureLines = []struct {
 	{regexp.MustCompile(`(?m)per the history: ([0-9]+) rows? = ([0-9]+) committed \+ 0\)$`), func(f *figures) []*int64 { return []*int64{&f.rows, &f.commited} }},
 }
 
+// behindLine says the offered line's figures when more than 1% never
+// started (a loaded machine, the race detector), in its place.
+var behindLine = regexp.MustCompile(`(?m)^  BEHIND: the target of [0-9.e+]+ ops/s was not sustained: ([0-9]+) of ([0-9]+) scheduled operations`)
+
 func textFigures(stdout string) figures {
 	var f figures
 	for _, l := range figureLines {
@@ -44,6 +48,10 @@ func textFigures(stdout string) figures {
 				*to, _ = strconv.ParseInt(m[i+1], 10, 64)
 			}
 		}
+	}
+	if m := behindLine.FindStringSubmatch(stdout); m != nil {
+		f.unstarted, _ = strconv.ParseInt(m[1], 10, 64)
+		f.offered, _ = strconv.ParseInt(m[2], 10, 64)
 	}
 	return f
 }
