@@ -56,6 +56,10 @@ func TestCompare(t *testing.T) {
 		{"vary both sides", "a\nNOTICE: y\nb", "a\nb", true},
 		{"empty", "", "", true},
 		{"trailing blank lines", "a\n", "a\n\n", true},
+		// A varying last line (a verdict a loaded machine adds) leaves a
+		// blank line before it trailing: left out as well.
+		{"blank before a vary line at the end", "a\nb\n", "a\nb\n\nNOTICE: x\n", true},
+		{"blank line kept inside", "a\nb", "a\n\nb", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := Compare(lines(c.want), lines(c.got), vary)

@@ -61,12 +61,14 @@ func Compare(want, got []string, vary *regexp.Regexp) string {
 	return describe(w, g, wraw, graw)
 }
 
-// prepare masks lines, leaving out those vary matches and trailing blank
-// ones, and returns them with the lines as they were.
+// prepare masks lines, leaving out those vary matches and the blank ones
+// that then trail, and returns them with the lines as they were.
 func prepare(lines []string, vary *regexp.Regexp, ellipsis bool) (masked, raw []string) {
-	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
-		lines = lines[:len(lines)-1]
-	}
+	defer func() {
+		for len(masked) > 0 && strings.TrimSpace(raw[len(raw)-1]) == "" {
+			masked, raw = masked[:len(masked)-1], raw[:len(raw)-1]
+		}
+	}()
 	for _, l := range lines {
 		if vary != nil && vary.MatchString(l) {
 			continue
