@@ -84,6 +84,7 @@ const (
 	tamperCode         = "a code outside the spec's range (a carrier, a credit, a tax)"
 	tamperDated        = "a date before the load or in the future"
 	tamperCountOff     = "a customer's payment or delivery count not its rows'"
+	tamperTypeKept     = "a column's type changed, its sums kept (a numeric ±0.4, a float −0.0)"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -96,7 +97,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
 	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
 	tamperKeyNever, tamperOutsideDup,
-	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff}
+	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
+	tamperTypeKept}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -217,6 +219,8 @@ func bankTamperings(mode string) []tampering {
 		// update.
 		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
 			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
+		{what: tamperTypeKept, sql: `ALTER TABLE bank_account ALTER balance TYPE numeric; UPDATE bank_account SET balance = balance + CASE id WHEN 1 THEN 0.4 ELSE -0.4 END WHERE id IN (1, 2)`,
+			want: "column bank_account.balance is numeric, where init makes it bigint"},
 	}
 }
 
@@ -335,6 +339,8 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperZeroDelta, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`,
 			allowed: "pgbench's builtins draw the delta by random(-5000, 5000), which includes 0 (1 in 10001): a transaction that drew it writes a row of delta 0 and moves no balance; the run's own audit counts and identifies the rows its transactions wrote"},
 		forged,
+		{what: tamperTypeKept, sql: `ALTER TABLE pgbench_accounts ALTER abalance TYPE numeric; UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 1 THEN 0.4 ELSE -0.4 END WHERE aid IN (1, 2)`,
+			want: "column pgbench_accounts.abalance is numeric, where init makes it integer"},
 	}
 }
 
@@ -375,6 +381,8 @@ func voteTamperings(variant string) []tampering {
 		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
 		{what: tamperNull, sql: `ALTER TABLE article ALTER votes DROP NOT NULL; UPDATE article SET votes = NULL WHERE id = 5`, want: "1 article whose votes"},
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'vote'`, want: "no txload_init row for vote"},
+		{what: tamperTypeKept, sql: `ALTER TABLE article ALTER votes TYPE double precision; UPDATE article SET votes = '-0' WHERE id = (SELECT min(id) FROM article WHERE votes = 0)`,
+			want: "column article.votes is double precision, where init makes it bigint"},
 	}
 	if variant == "counter" {
 		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
@@ -455,6 +463,10 @@ func tpccTamperings() []tampering {
 			want: "line (OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D within the load's time and now, give or take two days): 1 of "},
 		{what: tamperCountOff, sql: `UPDATE customer SET c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 13`,
 			want: "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE within the load's time and now, give or take two days): 1 of 30000 customers violate it, e.g. w_id=1 d_id=1 c_id=13"},
+		// Within the range the check holds quantities to, the sum kept.
+		{what: tamperTypeKept, sql: `ALTER TABLE stock ALTER s_quantity TYPE numeric; UPDATE stock SET s_quantity = s_quantity + CASE s_i_id WHEN 1 THEN 0.4 ELSE -0.4 END
+			WHERE s_w_id = 1 AND s_i_id IN (1, 2) AND s_quantity BETWEEN 11 AND 99`,
+			want: "column stock.s_quantity is numeric, where init makes it integer"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
@@ -514,6 +526,8 @@ func ycsbTamperings() []tampering {
 		{what: tamperAckDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 1000)`,
 			allowed: "the database keeps no record of which inserts were acknowledged: an insert that failed, or was under way when a run ended, leaves the same gap in its run's key numbers as one deleted; " +
 				"the run's own audit looks up every insert it saw commit, by key"},
+		{what: tamperTypeKept, sql: `ALTER TABLE usertable ALTER YCSB_RMW TYPE numeric; UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE YCSB_KEYNUM WHEN 1 THEN 0.4 ELSE -0.4 END WHERE YCSB_KEYNUM IN (1, 2)`,
+			want: "column usertable.ycsb_rmw is numeric, where init makes it bigint"},
 	}
 }
 
@@ -543,6 +557,8 @@ func appendTamperings() []tampering {
 		{what: tamperKeyNever, sql: `INSERT INTO txn0(id,sk,val) VALUES (0,0,'1,01,+1'),(-5,-5,'x')`,
 			want: "final read: 2 rows no transaction of the workload wrote: key -5 has a row in txn0: the workload writes keys from 1 up; key 0 has a row in txn0"},
 		{what: tamperOutsideDup, sql: `INSERT INTO txn1 VALUES (2000000000, 2000000000, '1,1')`, want: "duplicate-elements: 1 ("},
+		{what: tamperTypeKept, sql: `ALTER TABLE txn0 ALTER sk TYPE numeric; UPDATE txn0 SET sk = sk + 0.4 WHERE id = ` + first,
+			want: "column txn0.sk is numeric, where init makes it integer"},
 	}
 }
 

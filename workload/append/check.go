@@ -66,6 +66,9 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if err != nil {
 		return nil, err
 	}
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schemaDDL)); res != nil || err != nil {
+		return res, err
+	}
 	h := g.checked
 	if h == nil {
 		final, err := tablesAlone(ctx, t)

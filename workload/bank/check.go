@@ -591,6 +591,9 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 
 // check audits ledger, versions and balances; it may run at any time.
 func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
@@ -603,6 +606,9 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 // ledger gained beyond those txload saw commit are ambiguous commits that did
 // commit.
 func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, before int64, obs *observed) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
