@@ -101,26 +101,9 @@ func TestBuiltinAuditSecondWriter(t *testing.T) {
 			url := tpcbDatabase(t)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				conn := pgtest.Conn(t, url)
-				for ctx.Err() == nil {
-					var n int64
-					if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history WHERE delta <> 0").Scan(&n); err != nil {
-						done <- err
-						return
-					}
-					if n >= 10 {
-						_, err := conn.Exec(ctx, swap)
-						done <- err
-						return
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				done <- ctx.Err()
-			}()
+			wait := writeBeside(ctx, t, url, "SELECT count(*) FROM pgbench_history WHERE delta <> 0", 10, swap)
 			r := txload(t.Context(), nil, "run", builtin, "--url", url, "--concurrency", "2", "--duration", "3s", "--progress", "0")
-			if err := <-done; err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("the second writer: %v", err)
 			}
 			if r.code != 1 || !strings.Contains(r.stdout, c.want) {
