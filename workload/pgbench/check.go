@@ -53,10 +53,9 @@ type tpcbAudit struct {
 	// history rows with a NULL in a column the builtins write, with a
 	// delta outside the ±5000 their scripts draw, with a filler (the
 	// builtins leave it NULL), with an mtime in the future or before the
-	// init that emptied the history (datedFrom, when it is known:
-	// datedSince), beyond the margins of mtimeMargin.
+	// init that emptied the history (at datedFrom, where it is known),
+	// beyond the margins of mtimeMargin.
 	nullHistory, wideDelta, historyFiller, future, early int64
-	datedSince                                           bool
 	datedFrom                                            time.Time
 	// runFrom is where a run's window starts, in the session's time
 	// zone: the before-audit's local time less runMargin (or the one it
@@ -98,7 +97,7 @@ type tableAudit struct {
 // not its id's branch (init writes (id - 1) / per + 1, and no builtin
 // changes it; multiplied, not divided: CockroachDB's "/" is a DECIMAL's),
 // and filler, of a filler that is not what init writes: pgbench's -i and
-// txload's write ” in the accounts (blank-padded) and leave the
+// txload's write an empty string in the accounts (blank-padded) and leave the
 // tellers' and branches' NULL; no builtin writes one.
 var auditTables = [3]struct {
 	name, what, id, balance string
@@ -209,7 +208,7 @@ func runTPCBAudit(ctx context.Context, t *pg.Target, seed string, runFrom *time.
 		if !emptied || !a.recorded {
 			markedAt = nil
 		}
-		if a.datedSince = markedAt != nil; a.datedSince {
+		if markedAt != nil {
 			a.datedFrom = *markedAt
 		}
 		if err := tx.QueryRow(ctx, historyAuditSQL, markedAt, runFrom).
