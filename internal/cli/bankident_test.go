@@ -164,3 +164,57 @@ func TestBankAuditConnectionsKilled(t *testing.T) {
 		})
 	}
 }
+
+// A ledger id sequence set back (setval) would give a later run ids a
+// recorded run's range covers: the run refuses to start, and records
+// nothing.
+func TestBankRunRefusesSetBackSequence(t *testing.T) {
+	t.Parallel()
+	url := newBank(t)
+	run := func() result {
+		return txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--duration", "500ms", "--progress", "0")
+	}
+	if r := run(); r.code != 0 {
+		t.Fatalf("first run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	runs, rows := count(t, url, "SELECT count(*) FROM bank_run"), count(t, url, "SELECT count(*) FROM bank_ledger")
+	sqlExec(t, url, "SELECT setval('bank_ledger_id', 1)")
+	r := run()
+	if r.code != 1 || !strings.Contains(r.stderr, "the ledger id sequence bank_ledger_id gave 2, but bank_run and bank_ledger already hold ids up to") ||
+		!strings.Contains(r.stderr, "(the sequence was set back): this run's ids would overlap a recorded run's") {
+		t.Fatalf("run after setval: exit %d, want 1 and the refusal\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n, m := count(t, url, "SELECT count(*) FROM bank_run"), count(t, url, "SELECT count(*) FROM bank_ledger"); n != runs || m != rows {
+		t.Fatalf("the refused run left %d runs and %d ledger rows, want %d and %d", n, m, runs, rows)
+	}
+	t.Log(r.stderr)
+	if c := txload(t.Context(), nil, "check", "bank", "--url", url); c.code != 0 {
+		t.Fatalf("check after the refusal: exit %d\n%s", c.code, c.stdout)
+	}
+}
+
+// A run on the tables as they are (--init skip) is held to their
+// settings as --init keep is: --accounts or --initial-balance given and
+// other than the schema's, or a --selection beyond its accounts, exit 2
+// before anything is written; without them it runs.
+func TestBankRunSkipOtherSettings(t *testing.T) {
+	t.Parallel()
+	url := newBank(t)
+	for _, tc := range []struct{ args, want string }{
+		{"--accounts 2000", "txload: the database holds the bank schema of accounts=1000 initial-balance=10000, not the --accounts 2000 asked: give its values, or recreate it with `txload init bank --drop` (in a run: --init fresh)"},
+		{"--initial-balance 5", "txload: the database holds the bank schema of accounts=1000 initial-balance=10000, not the --initial-balance 5 asked: give its values, or recreate it with `txload init bank --drop` (in a run: --init fresh)"},
+		{"--selection 1500", "txload: the database holds the bank schema of accounts=1000 initial-balance=10000, not the --selection 1500 asked: give its values, or recreate it with `txload init bank --drop` (in a run: --init fresh)"},
+	} {
+		r := txload(t.Context(), nil, append([]string{"run", "bank", "--url", url, "--init", "skip", "--duration", "1s", "--progress", "0"}, strings.Fields(tc.args)...)...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != ExitUsage || lines[len(lines)-1] != tc.want || r.stdout != "" {
+			t.Errorf("%s: exit %d, want 2 and the last line\n%s\nstdout:\n%s\nstderr:\n%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
+		}
+	}
+	if runs, rows := count(t, url, "SELECT count(*) FROM bank_run"), count(t, url, "SELECT count(*) FROM bank_ledger"); runs != 0 || rows != 0 {
+		t.Fatalf("the refused runs left %d runs and %d ledger rows, want 0 and 0", runs, rows)
+	}
+	if r := txload(t.Context(), nil, "run", "bank", "--url", url, "--init", "skip", "--accounts", "1000", "--selection", "1000", "--duration", "500ms", "--progress", "0"); r.code != 0 {
+		t.Fatalf("run of the schema's settings: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
