@@ -84,6 +84,9 @@ const (
 	tamperCode         = "a code outside the spec's range (a carrier, a credit, a tax)"
 	tamperDated        = "a date before the load or in the future"
 	tamperCountOff     = "a customer's payment or delivery count not its rows'"
+	tamperFewerLoaded  = "the last loaded rows deleted, the settings table and the init marker lowered to match"
+	tamperFewerAll     = "the last loaded rows deleted, every record of how many lowered to match"
+	tamperMarkerOnly   = "the init marker's settings rewritten, the tables left as they are"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -96,7 +99,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
 	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
 	tamperKeyNever, tamperOutsideDup,
-	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff}
+	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
+	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -405,6 +409,15 @@ func voteTamperings(variant string) []tampering {
 	ts = append(ts, tampering{what: tamperVoteTwice, sql: twice,
 		allowed: "a vote draws its user_id from 2^40 voters, uniformly and with repeats, as Noria's benchmark does: an article's n votes repeat a voter with probability about n²/2^41, " +
 			"so a long zipf run makes repeats (1.8 expected after 10^7 votes over 100,000 articles at exponent 1.15, 177 after 10^8): a repeat is what a run writes"})
+	// The fourth retest's (issue 36, N3): the last ten articles deleted
+	// with their votes (and counters), the marker saying init loaded 990.
+	ts = append(ts,
+		tampering{what: tamperFewerAll, sql: `DELETE FROM vote WHERE article_id > 990; DELETE FROM article WHERE id > 990;
+			UPDATE txload_init SET settings = 'articles=990' WHERE workload = 'vote'`,
+			allowed: "init's marker is the only record of how many articles it loaded, and an article's id is its number, no sequence's: articles deleted from the top with their votes, " +
+				"the marker lowered to match, are what init of fewer articles and runs on them write; a run's own audit holds the vote rows to those it saw commit"},
+		tampering{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = 'articles=999' WHERE workload = 'vote'`,
+			want: "1 row in article beyond ids 1 to 999"})
 	return ts
 }
 
@@ -520,8 +533,21 @@ func ycsbTamperings() []tampering {
 		{what: tamperAckDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 1000)`,
 			allowed: "the database keeps no record of which inserts were acknowledged: an insert that failed, or was under way when a run ended, leaves the same gap in its run's key numbers as one deleted; " +
 				"the run's own audit looks up every insert it saw commit, by key"},
+		// The fourth retest's (issue 36, N4): the last loaded record
+		// deleted, ycsb_meta and the marker saying init loaded one fewer;
+		// then the runs' claims lowered with them.
+		{what: tamperFewerLoaded, sql: fewerRecords, want: "ycsb_meta's next_keynum 2199023256552 less its 999 records is 2199023255553, not a multiple of 2^40"},
+		{what: tamperFewerAll, sql: fewerRecords + `; UPDATE ycsb_meta SET next_keynum = next_keynum - 1`,
+			allowed: "with next_keynum lowered too, each run's claim of key numbers starts one lower, and its inserts one past the start: the gap is the one a run's first insert leaves when it fails (the database keeps no record of which inserts were acknowledged)"},
+		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=999') WHERE workload = 'ycsb'`,
+			want: "the ycsb tables say records=1000 fields=10 field-length=100, but init recorded records=999 fields=10 field-length=100"},
 	}
 }
+
+// fewerRecords deletes ycsb's last loaded record, and lowers ycsb_meta's
+// record count and the marker's to match.
+const fewerRecords = `DELETE FROM usertable WHERE YCSB_KEYNUM = 999; UPDATE ycsb_meta SET records = 999;
+	UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=999') WHERE workload = 'ycsb'`
 
 // appendTamperings attack a key of the first table: its lists, its rows.
 func appendTamperings() []tampering {
@@ -549,6 +575,9 @@ func appendTamperings() []tampering {
 		{what: tamperKeyNever, sql: `INSERT INTO txn0(id,sk,val) VALUES (0,0,'1,01,+1'),(-5,-5,'x')`,
 			want: "final read: 2 rows no transaction of the workload wrote: key -5 has a row in txn0: the workload writes keys from 1 up; key 0 has a row in txn0"},
 		{what: tamperOutsideDup, sql: `INSERT INTO txn1 VALUES (2000000000, 2000000000, '1,1')`, want: "duplicate-elements: 1 ("},
+		// The fourth retest's (issue 36, N9).
+		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = 'tables=4' WHERE workload = 'append'`,
+			want: "the append tables are txn0, txn1, txn2 (tables=3), but init recorded tables=4 in txload_init"},
 	}
 }
 

@@ -8,11 +8,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
@@ -37,12 +35,11 @@ const identitySQL = `COALESCE(sum(('x' || left(md5($1 || ':' || article_id || ':
 
 // identity is what a run's clients saw commit, by vote row.
 type identity struct {
-	seed      uint64
-	before    uint64        // the table's sum before the run
-	committed atomic.Uint64 // the sum of the committed votes' hashes
-	mu        sync.Mutex
-	inDoubt   []uint64
-	programs  []*program
+	seed   uint64
+	before uint64 // the table's sum before the run
+	workload.Outcomes
+	mu       sync.Mutex
+	programs []*program
 }
 
 func newIdentity() *identity { return &identity{seed: rand.Uint64()} }
@@ -59,21 +56,6 @@ func (id *identity) hash(buf []byte, article, user int64) ([]byte, uint64) {
 	return buf, binary.BigEndian.Uint64(sum[:8])
 }
 
-// ended records how a vote with hash h ended: committed (err nil), in
-// doubt (its commit in flight when the connection was lost), or rolled
-// back.
-func (id *identity) ended(h uint64, err error) {
-	if err == nil {
-		id.committed.Add(h)
-		return
-	}
-	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
-		id.mu.Lock()
-		id.inDoubt = append(id.inDoubt, h)
-		id.mu.Unlock()
-	}
-}
-
 // explains says whether after, the table's sum after the run, is the sum
 // before plus the committed votes' and those of k of the votes in doubt
 // (the vote rows the run added beyond those it saw commit; call it once
@@ -81,15 +63,15 @@ func (id *identity) ended(h uint64, err error) {
 // unknown outcome: when it knows fewer in doubt, or the subsets of k are
 // more than 2^maxInDoubt, it does not try (tried false).
 func (id *identity) explains(after uint64, unknown, k int64) (ok, tried bool, known int) {
+	doubt := id.InDoubt()
 	id.mu.Lock()
-	doubt := append([]uint64(nil), id.inDoubt...)
 	for _, p := range id.programs {
 		if p.open {
 			doubt = append(doubt, p.hash)
 		}
 	}
 	id.mu.Unlock()
-	rest := after - id.before - id.committed.Load()
+	rest := after - id.before - id.Committed()
 	if k < 0 || k > int64(len(doubt)) {
 		return false, true, len(doubt) // the count says so too
 	}

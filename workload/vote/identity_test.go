@@ -14,8 +14,11 @@ func TestIdentityExplains(t *testing.T) {
 		return x
 	}
 	id.before = 12345
-	id.committed.Add(h(1, 1) + h(2, 2))
-	id.inDoubt = []uint64{h(3, 3), h(4, 4), h(5, 5)}
+	id.Ended(h(1, 1), nil)
+	id.Ended(h(2, 2), nil)
+	for _, x := range []uint64{h(3, 3), h(4, 4), h(5, 5)} {
+		id.Doubt(x)
+	}
 	for _, tc := range []struct {
 		name       string
 		after      uint64
