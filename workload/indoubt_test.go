@@ -44,3 +44,37 @@ func TestIdentityExplains(t *testing.T) {
 		})
 	}
 }
+
+// With no count of those in doubt that committed, any subset of them may
+// explain the sum, up to MaxInDoubt of them.
+func TestIdentityExplainsAny(t *testing.T) {
+	id := &Identity{Seed: 1}
+	id.Ended(100, nil)
+	id.Doubt(8)
+	open := []uint64{1, 2, 4}
+	many := make([]uint64, MaxInDoubt)
+	for _, tc := range []struct {
+		name      string
+		open      []uint64
+		sum       uint64
+		unknown   int64
+		ok, tried bool
+	}{
+		{name: "committed only", open: open, sum: 100, unknown: 4, ok: true, tried: true},
+		{name: "some in doubt", open: open, sum: 100 + 8 + 4 + 1, unknown: 4, ok: true, tried: true},
+		{name: "all in doubt", open: open, sum: 115, unknown: 4, ok: true, tried: true},
+		{name: "no subset", open: open, sum: 116, unknown: 4, ok: false, tried: true},
+		{name: "more unknown than known", open: open, sum: 100, unknown: 5, tried: false},
+		{name: "more than MaxInDoubt", open: many, sum: 100, unknown: 0, tried: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, tried, known := id.ExplainsAny(tc.sum, tc.open, tc.unknown)
+			if ok != tc.ok || tried != tc.tried || known != len(tc.open)+1 {
+				t.Fatalf("ExplainsAny = %t, %t, %d; want %t, %t, %d", ok, tried, known, tc.ok, tc.tried, len(tc.open)+1)
+			}
+		})
+	}
+	if !fewSubsets(60, 2) || fewSubsets(60, 30) || !fewSubsets(20, 10) {
+		t.Error("fewSubsets: 60 choose 2 is few, 60 choose 30 many, 20 choose 10 few")
+	}
+}
