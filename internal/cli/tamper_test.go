@@ -224,6 +224,12 @@ func bankTamperings(mode string) []tampering {
 		// update.
 		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
 			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
+		// The run's last transfer swapped for the same accounts the other
+		// way, its balances undone and the forged one's applied: what the
+		// fourth retest did beside a run.
+		{what: tamperLogSwapped, sql: lastTransfer(`from_id = bank_ledger.to_id, to_id = bank_ledger.from_id, from_read = bank_ledger.to_read, to_read = bank_ledger.from_read,
+				from_written = bank_ledger.to_written, to_written = bank_ledger.from_written`, "-2 * l.old"),
+			allowed: "nothing in the database records which transfers a run made: a transfer swapped for another of the run's settings, balances and versions undone, is one the run could have made; the run's own audit, which sums the identities of the rows of its ledger ids, catches one swapped during it (TestBankAuditSecondWriter)"},
 	}
 }
 

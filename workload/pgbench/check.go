@@ -487,8 +487,8 @@ func (a *tpcbAudit) identityLine(b *tpcbAudit, id *identity, unknown int64, res 
 	}
 	ok, tried, known := id.explains(a.ident-b.ident, unknown)
 	switch {
-	case !tried && known > maxInDoubt:
-		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, maxInDoubt)
+	case !tried && known > workload.MaxInDoubt:
+		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, workload.MaxInDoubt)
 	case !tried:
 		return fmt.Sprintf("not checked: %d outcomes unknown, %d of them known by their rows; the rows are counted only", unknown, known)
 	case !ok:

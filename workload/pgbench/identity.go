@@ -19,10 +19,6 @@ import (
 // was in flight when its connection was lost may or may not be there: the
 // difference must be the sum of a subset of theirs.
 
-// maxInDoubt is the most in-doubt transactions whose subsets the audit
-// tries (2^maxInDoubt sums); beyond, it falls back to counting rows.
-const maxInDoubt = 20
-
 // identity is what a run's clients saw commit, by history row.
 type identity struct {
 	seed uint64
@@ -55,33 +51,18 @@ func parseHashSum(s string) (uint64, error) { return workload.HashSum(s, "the hi
 // what the committed transactions and a subset of the in-doubt ones
 // wrote (those that ended in doubt, and those the run abandoned under way;
 // call it once the run's clients are done). known is how many in-doubt
-// transactions it knows: fewer than unknown, or more than maxInDoubt, and
+// transactions it knows: fewer than unknown, or more than workload.MaxInDoubt, and
 // it does not try (tried false; the audit falls back to counts).
 func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool, known int) {
-	doubt := id.InDoubt()
+	var open []uint64
 	id.mu.Lock()
 	for _, e := range id.enders {
-		if h, open := e.underWay(); open {
-			doubt = append(doubt, h)
+		if h, under := e.underWay(); under {
+			open = append(open, h)
 		}
 	}
 	id.mu.Unlock()
-	if len(doubt) > maxInDoubt || int64(len(doubt)) < unknown {
-		return false, false, len(doubt)
-	}
-	rest := diff - id.Committed()
-	for mask := 0; mask < 1<<len(doubt); mask++ {
-		var s uint64
-		for i, h := range doubt {
-			if mask&(1<<i) != 0 {
-				s += h
-			}
-		}
-		if s == rest {
-			return true, true, len(doubt)
-		}
-	}
-	return false, true, len(doubt)
+	return id.ExplainsAny(diff, open, unknown)
 }
 
 // ender returns a program's part of the identity.

@@ -40,7 +40,4 @@ func TestIdentityExplains(t *testing.T) {
 			}
 		})
 	}
-	if !fewSubsets(60, 2) || fewSubsets(60, 30) || !fewSubsets(20, 10) {
-		t.Error("fewSubsets: 60 choose 2 is few, 60 choose 30 many, 20 choose 10 few")
-	}
 }
