@@ -87,6 +87,8 @@ const (
 	tamperFewerLoaded  = "the last loaded rows deleted, the settings table and the init marker lowered to match"
 	tamperFewerAll     = "the last loaded rows deleted, every record of how many lowered to match"
 	tamperMarkerOnly   = "the init marker's settings rewritten, the tables left as they are"
+	tamperBranchOf     = "a row's parent id changed (an account's or teller's branch)"
+	tamperFiller       = "a padding column written (pgbench's filler)"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -100,7 +102,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
 	tamperKeyNever, tamperOutsideDup,
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
-	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly}
+	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
+	tamperBranchOf, tamperFiller}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -345,6 +348,15 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperZeroDelta, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`,
 			allowed: "pgbench's builtins draw the delta by random(-5000, 5000), which includes 0 (1 in 10001): a transaction that drew it writes a row of delta 0 and moves no balance; the run's own audit counts and identifies the rows its transactions wrote"},
 		forged,
+		{what: tamperBranchOf, sql: `UPDATE pgbench_accounts SET bid = 2 WHERE aid = 5; UPDATE pgbench_tellers SET bid = 2 WHERE tid = 3`,
+			want: "1 account whose bid is not their aid's branch"},
+		{what: tamperFiller, sql: `UPDATE pgbench_accounts SET filler = 'x' WHERE aid = 9; UPDATE pgbench_history SET filler = 'x' WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
+			want: "1 row in pgbench_accounts whose filler is not blank"},
+		// A day's margin either way: the writer's time zone decides what
+		// a timestamp without time zone reads.
+		{what: tamperDated, sql: `UPDATE pgbench_history SET mtime = mtime + CASE WHEN ctid = (SELECT min(ctid) FROM pgbench_history) THEN interval '-3 days' ELSE interval '3 days' END
+			WHERE ctid IN ((SELECT min(ctid) FROM pgbench_history), (SELECT max(ctid) FROM pgbench_history))`,
+			want: "1 history row with an mtime more than a day before the init that emptied the history"},
 	}
 }
 
