@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/metrics"
@@ -85,6 +87,28 @@ func started(f func() error) (wait func() error) {
 	done := make(chan error, 1)
 	go func() { done <- f() }()
 	return func() error { return <-done }
+}
+
+// writeBeside is a second writer beside a run, on url: once countSQL
+// counts n rows or more (the run's rows are there), it executes sql once.
+// wait returns its error, or, if ctx ended first, why (with the last
+// count's error: a count that fails, its table not made yet, is tried
+// again).
+func writeBeside(ctx context.Context, t *testing.T, url, countSQL string, n int64, sql string) (wait func() error) {
+	t.Helper()
+	conn := pgtest.Conn(t, url)
+	return started(func() error {
+		var last error
+		for ctx.Err() == nil {
+			var have int64
+			if last = conn.QueryRow(ctx, countSQL).Scan(&have); last == nil && have >= n {
+				_, err := conn.Exec(ctx, sql)
+				return err
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return errors.Join(ctx.Err(), last)
+	})
 }
 
 // syncBuffer is a buffer the ticker and workers may write concurrently.

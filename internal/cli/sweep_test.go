@@ -24,16 +24,17 @@ func TestSweepFindsMaximum(t *testing.T) {
 	url := srv.NewDatabase(t)
 	dir := t.TempDir()
 	csvPath, png, svg := filepath.Join(dir, "sweep.csv"), filepath.Join(dir, "sweep.png"), filepath.Join(dir, "sweep.svg")
-	// The machine may be shared: a short warm-up and a loose SLO keep the
-	// first step passing, and 12800 ops/s on the embedded server still fails.
-	args := []string{"sweep", "select-only", "--url", url, "--init", "keep", "--slo", "p99<=250ms",
+	// The machine may be shared (a p99 of 250 ms at 200 ops/s was seen at
+	// load 20): a short warm-up and a loose SLO keep the first step
+	// passing; what the test is about is the sweep's steps, CSV and chart.
+	args := []string{"sweep", "select-only", "--url", url, "--init", "keep", "--slo", "p99<=1s",
 		"--step-duration", "600ms", "--step-warmup", "300ms", "--start", "200", "--factor", "4", "--max-steps", "6",
 		"--csv", csvPath, "--chart", png}
 	r := txload(t.Context(), nil, args...)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	mustContain(t, r.stdout, "maximum sustainable rate: ", "SLO p99<=250ms")
+	mustContain(t, r.stdout, "maximum sustainable rate: ", "SLO p99<=1s")
 	t.Log(r.stdout)
 	steps := stepLine.FindAllString(r.stdout, -1)
 	if len(steps) == 0 || len(steps) > 6 {

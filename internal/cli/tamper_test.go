@@ -84,6 +84,11 @@ const (
 	tamperCode         = "a code outside the spec's range (a carrier, a credit, a tax)"
 	tamperDated        = "a date before the load or in the future"
 	tamperCountOff     = "a customer's payment or delivery count not its rows'"
+	tamperFewerLoaded  = "the last loaded rows deleted, the settings table and the init marker lowered to match"
+	tamperFewerAll     = "the last loaded rows deleted, every record of how many lowered to match"
+	tamperMarkerOnly   = "the init marker's settings rewritten, the tables left as they are"
+	tamperBranchOf     = "a row's parent id changed (an account's or teller's branch)"
+	tamperFiller       = "a padding column written (pgbench's filler)"
 	tamperTypeKept     = "a column's type changed, its sums kept (a numeric ±0.4, a float −0.0)"
 	tamperUndone       = "a transaction undone whole, every row it wrote restored"
 	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
@@ -100,6 +105,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperVariantName, tamperVoteTwice, tamperAckDeleted,
 	tamperKeyNever, tamperOutsideDup,
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
+	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
+	tamperBranchOf, tamperFiller,
 	tamperTypeKept, tamperUndone, tamperTextForm}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
@@ -221,6 +228,12 @@ func bankTamperings(mode string) []tampering {
 		// update.
 		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
 			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
+		// The run's last transfer swapped for the same accounts the other
+		// way, its balances undone and the forged one's applied: what the
+		// fourth retest did beside a run.
+		{what: tamperLogSwapped, sql: lastTransfer(`from_id = bank_ledger.to_id, to_id = bank_ledger.from_id, from_read = bank_ledger.to_read, to_read = bank_ledger.from_read,
+				from_written = bank_ledger.to_written, to_written = bank_ledger.from_written`, "-2 * l.old"),
+			allowed: "nothing in the database records which transfers a run made: a transfer swapped for another of the run's settings, balances and versions undone, is one the run could have made; the run's own audit, which sums the identities of the rows of its ledger ids, catches one swapped during it (TestBankAuditSecondWriter)"},
 		{what: tamperTypeKept, sql: `ALTER TABLE bank_account ALTER balance TYPE numeric; UPDATE bank_account SET balance = balance + CASE id WHEN 1 THEN 0.4 ELSE -0.4 END WHERE id IN (1, 2)`,
 			want: "column bank_account.balance is numeric, where init makes it bigint"},
 	}
@@ -341,6 +354,15 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperZeroDelta, sql: `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`,
 			allowed: "pgbench's builtins draw the delta by random(-5000, 5000), which includes 0 (1 in 10001): a transaction that drew it writes a row of delta 0 and moves no balance; the run's own audit counts and identifies the rows its transactions wrote"},
 		forged,
+		{what: tamperBranchOf, sql: `UPDATE pgbench_accounts SET bid = 2 WHERE aid = 5; UPDATE pgbench_tellers SET bid = 2 WHERE tid = 3`,
+			want: "1 account whose bid is not their aid's branch"},
+		{what: tamperFiller, sql: `UPDATE pgbench_accounts SET filler = 'x' WHERE aid = 9; UPDATE pgbench_history SET filler = 'x' WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
+			want: "1 row in pgbench_accounts whose filler is not blank"},
+		// A day's margin either way: the writer's time zone decides what
+		// a timestamp without time zone reads.
+		{what: tamperDated, sql: `UPDATE pgbench_history SET mtime = mtime + CASE WHEN ctid = (SELECT min(ctid) FROM pgbench_history) THEN interval '-3 days' ELSE interval '3 days' END
+			WHERE ctid IN ((SELECT min(ctid) FROM pgbench_history), (SELECT max(ctid) FROM pgbench_history))`,
+			want: "1 history row with an mtime more than a day before the init that emptied the history"},
 		{what: tamperTypeKept, sql: `ALTER TABLE pgbench_accounts ALTER abalance TYPE numeric; UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 1 THEN 0.4 ELSE -0.4 END WHERE aid IN (1, 2)`,
 			want: "column pgbench_accounts.abalance is numeric, where init makes it integer"},
 	}
@@ -409,6 +431,15 @@ func voteTamperings(variant string) []tampering {
 	ts = append(ts, tampering{what: tamperVoteTwice, sql: twice,
 		allowed: "a vote draws its user_id from 2^40 voters, uniformly and with repeats, as Noria's benchmark does: an article's n votes repeat a voter with probability about n²/2^41, " +
 			"so a long zipf run makes repeats (1.8 expected after 10^7 votes over 100,000 articles at exponent 1.15, 177 after 10^8): a repeat is what a run writes"})
+	// The fourth retest's (issue 36, N3): the last ten articles deleted
+	// with their votes (and counters), the marker saying init loaded 990.
+	ts = append(ts,
+		tampering{what: tamperFewerAll, sql: `DELETE FROM vote WHERE article_id > 990; DELETE FROM article WHERE id > 990;
+			UPDATE txload_init SET settings = 'articles=990' WHERE workload = 'vote'`,
+			allowed: "init's marker is the only record of how many articles it loaded, and an article's id is its number, no sequence's: articles deleted from the top with their votes, " +
+				"the marker lowered to match, are what init of fewer articles and runs on them write; a run's own audit holds the vote rows to those it saw commit"},
+		tampering{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = 'articles=999' WHERE workload = 'vote'`,
+			want: "1 row in article beyond ids 1 to 999"})
 	return ts
 }
 
@@ -541,10 +572,23 @@ func ycsbTamperings() []tampering {
 		{what: tamperAckDeleted, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE YCSB_KEYNUM >= 1000)`,
 			allowed: "the database keeps no record of which inserts were acknowledged: an insert that failed, or was under way when a run ended, leaves the same gap in its run's key numbers as one deleted; " +
 				"the run's own audit looks up every insert it saw commit, by key"},
+		// The fourth retest's (issue 36, N4): the last loaded record
+		// deleted, ycsb_meta and the marker saying init loaded one fewer;
+		// then the runs' claims lowered with them.
+		{what: tamperFewerLoaded, sql: fewerRecords, want: "ycsb_meta's next_keynum 2199023256552 less its 999 records is 2199023255553, not a multiple of 2^40"},
+		{what: tamperFewerAll, sql: fewerRecords + `; UPDATE ycsb_meta SET next_keynum = next_keynum - 1`,
+			allowed: "with next_keynum lowered too, each run's claim of key numbers starts one lower, and its inserts one past the start: the gap is the one a run's first insert leaves when it fails (the database keeps no record of which inserts were acknowledged)"},
+		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=999') WHERE workload = 'ycsb'`,
+			want: "the ycsb tables say records=1000 fields=10 field-length=100, but init recorded records=999 fields=10 field-length=100"},
 		{what: tamperTypeKept, sql: `ALTER TABLE usertable ALTER YCSB_RMW TYPE numeric; UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE YCSB_KEYNUM WHEN 1 THEN 0.4 ELSE -0.4 END WHERE YCSB_KEYNUM IN (1, 2)`,
 			want: "column usertable.ycsb_rmw is numeric, where init makes it bigint"},
 	}
 }
+
+// fewerRecords deletes ycsb's last loaded record, and lowers ycsb_meta's
+// record count and the marker's to match.
+const fewerRecords = `DELETE FROM usertable WHERE YCSB_KEYNUM = 999; UPDATE ycsb_meta SET records = 999;
+	UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=999') WHERE workload = 'ycsb'`
 
 // appendTamperings attack a key of the first table: its lists, its rows.
 func appendTamperings() []tampering {
@@ -572,6 +616,9 @@ func appendTamperings() []tampering {
 		{what: tamperKeyNever, sql: `INSERT INTO txn0(id,sk,val) VALUES (0,0,'1,01,+1'),(-5,-5,'x')`,
 			want: "final read: 2 rows no transaction of the workload wrote: key -5 has a row in txn0: the workload writes keys from 1 up; key 0 has a row in txn0"},
 		{what: tamperOutsideDup, sql: `INSERT INTO txn1 VALUES (2000000000, 2000000000, '1,1')`, want: "duplicate-elements: 1 ("},
+		// The fourth retest's (issue 36, N9).
+		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = 'tables=4' WHERE workload = 'append'`,
+			want: "the append tables are txn0, txn1, txn2 (tables=3), but init recorded tables=4 in txload_init"},
 		{what: tamperTypeKept, sql: `ALTER TABLE txn0 ALTER sk TYPE numeric; UPDATE txn0 SET sk = sk + 0.4 WHERE id = ` + first,
 			want: "column txn0.sk is numeric, where init makes it integer"},
 	}

@@ -71,7 +71,8 @@ func TestBuiltinAuditAfterTruncation(t *testing.T) {
 // A second writer during a run that swaps one history transaction for a
 // coherent one of its own (row count and every sum kept, every balance
 // its history's sum) fails the run's audit: it checks which rows the run
-// added, not how many.
+// added, not how many; one that re-dates a row the run wrote fails it by
+// the row's mtime.
 func TestBuiltinAuditSecondWriter(t *testing.T) {
 	t.Parallel()
 	// The first history row's delta moves from its account to the next
@@ -86,8 +87,13 @@ func TestBuiltinAuditSecondWriter(t *testing.T) {
 	const split = `WITH h AS (DELETE FROM pgbench_history WHERE ctid = (SELECT min(ctid) FROM pgbench_history WHERE delta > 1) RETURNING *)
 		INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) SELECT tid, bid, aid, delta / 2, mtime FROM h UNION ALL SELECT tid, bid, aid, delta - delta / 2, mtime FROM h`
 	const zero = `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 0, now())`
-	for _, c := range []struct{ builtin, what, sql string }{
-		{"tpcb-like", "swap", swap}, {"simple-update", "swap", swap}, {"tpcb-like", "split", split}, {"simple-update", "zero", zero},
+	// A row the run wrote re-dated by three hours: after the table was
+	// made (the check's margins), but not within the run.
+	const dated = `UPDATE pgbench_history SET mtime = mtime - interval '3 hours' WHERE ctid = (SELECT max(ctid) FROM pgbench_history WHERE delta <> 0)`
+	identity := "VIOLATION: the history rows the run added are not the ones its transactions wrote"
+	for _, c := range []struct{ builtin, what, sql, want string }{
+		{"tpcb-like", "swap", swap, identity}, {"simple-update", "swap", swap, identity}, {"tpcb-like", "split", split, identity}, {"simple-update", "zero", zero, identity},
+		{"tpcb-like", "dated", dated, "VIOLATION: 1 history row the run added not dated within it"},
 	} {
 		builtin, swap := c.builtin, c.sql
 		t.Run(builtin+"/"+c.what, func(t *testing.T) {
@@ -95,30 +101,13 @@ func TestBuiltinAuditSecondWriter(t *testing.T) {
 			url := tpcbDatabase(t)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				conn := pgtest.Conn(t, url)
-				for ctx.Err() == nil {
-					var n int64
-					if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history WHERE delta <> 0").Scan(&n); err != nil {
-						done <- err
-						return
-					}
-					if n >= 10 {
-						_, err := conn.Exec(ctx, swap)
-						done <- err
-						return
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				done <- ctx.Err()
-			}()
+			wait := writeBeside(ctx, t, url, "SELECT count(*) FROM pgbench_history WHERE delta <> 0", 10, swap)
 			r := txload(t.Context(), nil, "run", builtin, "--url", url, "--concurrency", "2", "--duration", "3s", "--progress", "0")
-			if err := <-done; err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("the second writer: %v", err)
 			}
-			if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: the history rows the run added are not the ones its transactions wrote") {
-				t.Errorf("run %s beside a second writer: exit %d, want 1 and the identity's VIOLATION\n%s\n%s", builtin, r.code, r.stdout, r.stderr)
+			if r.code != 1 || !strings.Contains(r.stdout, c.want) {
+				t.Errorf("run %s beside a second writer: exit %d, want 1 and %q\n%s\n%s", builtin, r.code, c.want, r.stdout, r.stderr)
 			}
 			// The sums kept.
 			if strings.Contains(r.stdout, "disagree") {
@@ -279,5 +268,57 @@ func TestBuiltinCheckSaysIgnoredFlags(t *testing.T) {
 		if c.want == "" && strings.Contains(r.stderr, "ignores") || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("check %s: stderr %q, want %q", strings.Join(c.args, " "), r.stderr, c.want)
 		}
+	}
+}
+
+// A history row's mtime is CURRENT_TIMESTAMP in the writer's session time
+// zone, which the checks cannot know: pgbench's own -i (server-side) and
+// runs at UTC+14, then txload's run at UTC-12 (its audit holds its rows
+// to the run in its own session's zone), pass every check, as do runs one
+// after another on txload's init.
+func TestBuiltinCheckMtimeTimeZones(t *testing.T) {
+	t.Parallel()
+	path, _ := pgtest.Pgbench(t)
+	url := srv.NewDatabase(t)
+	pgbench := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(path, append(args, url)...)
+		cmd.Env = append(os.Environ(), "LANG=C", "PGTZ=Pacific/Kiritimati")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pgbench %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	west := url + "&timezone=Etc/GMT%2B12"
+	if !strings.Contains(url, "?") {
+		west = url + "?timezone=Etc/GMT%2B12"
+	}
+	want := func(url string, args ...string) {
+		t.Helper()
+		if r := txload(t.Context(), nil, append(args, "--url", url)...); r.code != 0 || strings.Contains(r.stdout, "VIOLATION") {
+			t.Fatalf("%s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	short := []string{"--init", "keep", "--concurrency", "2", "--duration", "1s", "--progress", "0"}
+	// The rows are dated in the writers' zones, hours either side of UTC.
+	dated := func(cond string) {
+		t.Helper()
+		var n int64
+		if err := pgtest.Conn(t, url).QueryRow(t.Context(), "SELECT count(*) FROM pgbench_history WHERE mtime "+cond).Scan(&n); err != nil || n == 0 {
+			t.Fatalf("no history row of mtime %s (%v): the time zone was not the writer's", cond, err)
+		}
+	}
+	pgbench("-i", "-I", "dtGvp")
+	pgbench("-n", "-t", "50", "-c", "2")
+	dated("> (now() AT TIME ZONE 'UTC') + interval '13 hours'")
+	want(url, "check", "tpcb")
+	want(west, append([]string{"run", "tpcb-like"}, short...)...)
+	dated("< (now() AT TIME ZONE 'UTC') - interval '11 hours'")
+	want(url, "check", "tpcb")
+	want(url, "init", "tpcb", "--drop")
+	want(west, append([]string{"run", "tpcb-like"}, short...)...)
+	pgbench("-n", "-t", "50", "-c", "2")
+	want(url, append([]string{"run", "simple-update"}, short...)...)
+	for _, c := range []string{"tpcb", "tpcb-like"} {
+		want(west, "check", c)
 	}
 }

@@ -227,23 +227,10 @@ func TestVoteAuditSecondWriter(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				conn := pgtest.Conn(t, url)
-				for ctx.Err() == nil {
-					// The run's votes are there: it summed the table before.
-					var n int64
-					if err := conn.QueryRow(ctx, "SELECT count(*) FROM vote").Scan(&n); err == nil && n >= 10 {
-						_, err := conn.Exec(ctx, swap)
-						done <- err
-						return
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-				done <- ctx.Err()
-			}()
+			// Once the run's votes are there (it summed the table before).
+			wait := writeBeside(ctx, t, url, "SELECT count(*) FROM vote", 10, swap)
 			r := run("--init", "fresh")
-			if err := <-done; err != nil {
+			if err := wait(); err != nil {
 				t.Fatalf("the second writer: %v", err)
 			}
 			if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: vote rows: the rows the run added are not the votes it saw commit") {

@@ -3,6 +3,7 @@ package failoverrun
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/txload/txload/internal/pg/embedded"
 	"github.com/txload/txload/internal/pg/replica"
+	"github.com/txload/txload/internal/runner"
 	"github.com/txload/txload/lag"
 	"github.com/txload/txload/pg"
 )
@@ -105,19 +107,28 @@ func TestClusterFailures(t *testing.T) {
 	t.Parallel() // a pair of its own; the failover waits more than it computes
 	p := startPair(t, replica.Async)
 	for _, tc := range []struct {
-		name    string
-		set     func(o *Options)
-		want    string
-		nothing bool // nothing was run
+		name     string
+		set      func(o *Options)
+		want     string
+		nothing  bool // nothing was run
+		settings bool // a *workload.SettingsError: exit 2, as run
 	}{
-		{"command fails", func(o *Options) { o.FailoverCommand = "echo trying; echo no such formation >&2; exit 3" }, "--failover-command failed (exit status 3): no such formation", false},
-		{"command hangs", func(o *Options) { o.FailoverCommand, o.FailoverTimeout = "sleep 60", time.Second }, "--failover-command did not complete within --failover-timeout 1s", false},
-		{"no failover", func(o *Options) { o.Run.Engine.Duration = 2 * time.Second; o.At = time.Second }, "no failover happened during the load (--duration 2s)", false},
+		{"command fails", func(o *Options) { o.FailoverCommand = "echo trying; echo no such formation >&2; exit 3" }, "--failover-command failed (exit status 3): no such formation", false, false},
+		{"command hangs", func(o *Options) { o.FailoverCommand, o.FailoverTimeout = "sleep 60", time.Second }, "--failover-command did not complete within --failover-timeout 1s", false, false},
+		{"no failover", func(o *Options) { o.Run.Engine.Duration = 2 * time.Second; o.At = time.Second }, "no failover happened during the load (--duration 2s)", false, false},
+		{"tables of other settings", func(o *Options) {
+			// --init keep on bank tables init made with 77 accounts.
+			other, _ := options(t, "bank", "--accounts", "77")
+			if err := runner.Init(t.Context(), other.Generator, runner.TargetOptions{URLs: []string{p.URL()}, Quiet: true}, true, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			o.Run.Init = "keep"
+		}, "the bank schema exists with other settings (accounts=77", true, true},
 		{"standby down", func(o *Options) {
 			if err := p.Standby.Stop(); err != nil {
 				t.Fatal(err)
 			}
-		}, "no standby streams from the primary", true},
+		}, "no standby streams from the primary", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, out := clusterOptions(t, p.URL())
@@ -130,7 +141,13 @@ func TestClusterFailures(t *testing.T) {
 				t.Fatalf("got %v, want one line with %q\n%s", err, tc.want, out)
 			}
 			t.Logf("%v", err)
-			if tc.nothing && (len(rs) > 0 || strings.Contains(out.String(), "bank on")) {
+			if tc.settings != (runner.SettingsErr(err) != nil) {
+				t.Fatalf("a settings error (exit 2): %v, want %v", runner.SettingsErr(err) != nil, tc.settings)
+			}
+			if tc.nothing && strings.Contains(out.String(), "bank on") {
+				t.Fatalf("the load ran:\n%s", out)
+			}
+			if tc.nothing && !tc.settings && len(rs) > 0 {
 				t.Fatalf("the load ran:\n%s", out)
 			}
 		})

@@ -228,6 +228,15 @@ func (s *session) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	if s.p.load.Init == "keep" && s.p.h.Init != nil {
+		// The tables with --init keep are loaded (or found of other
+		// settings, exit 2) before the marker table is made and before
+		// the failover is waited for; the run then takes them as they are.
+		if err := s.p.h.Init(ctx, s.conn.Target, workload.InitOptions{Log: s.p.load.Stderr}); err != nil {
+			return err
+		}
+		s.p.load.Init = "skip"
+	}
 	conn, err := s.conn.Target.Connect(ctx)
 	if err != nil {
 		return err
@@ -793,6 +802,9 @@ func scrub(conn *runner.Conn, err error) error {
 	var ue *runner.UsageError
 	if errors.As(err, &ue) {
 		return err
+	}
+	if se := runner.SettingsErr(err); se != nil {
+		return se // exit 2, as run; its message names no password
 	}
 	return errors.New(conn.Target.Scrub(err.Error()))
 }

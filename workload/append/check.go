@@ -57,18 +57,45 @@ func (g *gen) validateCheck() error {
 // would have shown it. Without a history, it reads every key and reports
 // what the tables show alone.
 func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	err = g.schema().Require(ctx, conn)
-	conn.Close(context.WithoutCancel(ctx))
+	marker, err := g.marker(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schemaDDL)); res != nil || err != nil {
 		return res, err
 	}
+	out, err := g.checkTables(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	out.Violations = append(marker, out.Violations...)
+	return out, nil
+}
+
+// marker requires a complete init, and holds the settings its marker
+// recorded to the tables the check reads: a marker saying other tables
+// is a violation.
+func (g *gen) marker(ctx context.Context, t *pg.Target) ([]string, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	s := g.schema()
+	m, err := workload.ReadMarker(ctx, conn, s.Workload)
+	if err == nil {
+		err = m.Require(s.Workload)
+	}
+	if err != nil || m.Settings == s.Settings {
+		return nil, err
+	}
+	return []string{fmt.Sprintf("the append tables are %s (%s), but init recorded %s in %s: the marker was changed after init",
+		strings.Join(tables, ", "), s.Settings, m.Settings, workload.MarkerTable)}, nil
+}
+
+// checkTables is check's reading of the tables, held to the history if
+// one is given.
+func (g *gen) checkTables(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 	h := g.checked
 	if h == nil {
 		final, err := tablesAlone(ctx, t)

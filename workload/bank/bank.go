@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -124,7 +125,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := g.schema().Require(ctx, conn); err != nil {
+	if err := g.requireSettings(ctx, conn); err != nil {
 		return nil, err
 	}
 	var before int64
@@ -136,6 +137,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		return nil, err
 	}
 	obs := &observed{}
+	ident := newIdentity()
 	st := newStatements(&g.cfg, t.Pooled())
 	return &workload.QueryLoad{
 		Ops:      []string{"transfer"},
@@ -145,56 +147,123 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 			if t.Pooled() {
 				markName = ""
 			}
-			return &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))),
-				mark: workload.NewMark(opts, id, markName)}
+			p := &program{cfg: &g.cfg, st: st, obs: obs, rng: rand.New(rand.NewPCG(opts.Seed, uint64(opts.FirstClient+id))),
+				mark: workload.NewMark(opts, id, markName), ident: ident}
+			ident.add(p)
+			return p
 		}),
 		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
-			if err := recordEnd(ctx, t, first, g.cfg.isolation, obs); err != nil {
+			last, err := recordEnd(ctx, t, first, g.cfg.isolation, obs)
+			if err != nil {
 				return nil, err
 			}
-			return g.runReport(ctx, t, total, before, obs)
+			if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+				return res, err
+			}
+			res, rec, err := g.runReport(ctx, t, total, before, obs)
+			if err != nil {
+				return nil, err
+			}
+			if err := ident.audit(ctx, t, first, last, rec, res); err != nil {
+				return nil, err
+			}
+			return res, nil
 		},
 	}, nil
 }
 
 // recordStart records the run in bank_run before its first transfer: its
 // level, mode, amount and selection, bank_meta's settings, and the ledger
-// id its transfers' ids will be above. It returns that id.
+// id its transfers' ids will be above. It returns that id. It refuses to
+// start when that id is not above every id bank_run and the ledger hold
+// (the sequence set back): its range would overlap a recorded run's, and
+// rows another run wrote would be held to this one. Ids a concurrent run
+// took are no exception: the statement's snapshot holds only what
+// committed before it began, whose ids the sequence gave out before.
 func (g *gen) recordStart(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	c := &g.cfg
 	var first int64
-	err := conn.QueryRow(ctx, `INSERT INTO bank_run (first_id, isolation, mode, amount, selection, accounts, initial_balance)
+	var prior *int64
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `WITH prior AS (SELECT GREATEST((SELECT max(GREATEST(first_id, last_id)) FROM bank_run), (SELECT max(id) FROM bank_ledger)) AS id),
+	ins AS (INSERT INTO bank_run (first_id, isolation, mode, amount, selection, accounts, initial_balance)
 	SELECT nextval('bank_ledger_id'), $1, $2, $3, $4, accounts, initial_balance FROM bank_meta
-	WHERE (SELECT count(*) FROM bank_meta) = 1 RETURNING first_id`,
-		int16(c.isolation), int16(c.transfer), c.amount, c.selection).Scan(&first)
-	if errors.Is(err, pgx.ErrNoRows) {
+	WHERE (SELECT count(*) FROM bank_meta) = 1 RETURNING first_id)
+	SELECT ins.first_id, prior.id FROM ins, prior`,
+			int16(c.isolation), int16(c.transfer), c.amount, c.selection).Scan(&first, &prior)
+		if err == nil && prior != nil && *prior >= first {
+			return errSetBack
+		}
+		return err
+	})
+	switch pe := (*pgconn.PgError)(nil); {
+	case errors.Is(err, pgx.ErrNoRows):
 		return 0, fmt.Errorf("recording the run in bank_run: bank_meta does not hold the one row init wrote: run `txload init bank --drop`")
-	}
-	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "42P01" { // made before bank_run
+	case errors.As(err, &pe) && pe.Code == "42P01": // made before bank_run
 		return 0, fmt.Errorf("recording the run in bank_run: the bank schema predates bank_run (%w): run `txload init bank --drop`", err)
-	}
-	if err != nil {
+	case errors.Is(err, errSetBack):
+		return 0, fmt.Errorf("recording the run in bank_run: the ledger id sequence bank_ledger_id gave %d, but bank_run and bank_ledger already hold ids up to %d "+
+			"(the sequence was set back): this run's ids would overlap a recorded run's; set it past them (SELECT setval('bank_ledger_id', %d)) or run `txload init bank --drop`",
+			first, *prior, *prior)
+	case err != nil:
 		return 0, fmt.Errorf("recording the run in bank_run: %w", err)
 	}
 	return first, nil
 }
 
+var errSetBack = errors.New("the ledger id sequence was set back")
+
+// requireSettings holds the run to the schema's settings, which it runs
+// on whatever --init: --accounts or --initial-balance given and other than
+// the marker's, or a --selection beyond its accounts, is a settings error.
+func (g *gen) requireSettings(ctx context.Context, conn *pgx.Conn) error {
+	m, err := workload.ReadMarker(ctx, conn, "bank")
+	if err != nil {
+		return err
+	}
+	if err := m.Require("bank"); err != nil {
+		return err
+	}
+	var accounts, initial int64
+	if _, err := fmt.Sscanf(m.Settings, "accounts=%d initial-balance=%d", &accounts, &initial); err != nil {
+		return fmt.Errorf("the bank schema's marker holds settings txload cannot read (%q): run `txload init bank --drop`", m.Settings)
+	}
+	c := &g.cfg
+	var differ []string
+	if g.flags.Changed("accounts") && int64(c.accounts) != accounts {
+		differ = append(differ, fmt.Sprintf("--accounts %d", c.accounts))
+	}
+	if g.flags.Changed("initial-balance") && c.initialBalance != initial {
+		differ = append(differ, fmt.Sprintf("--initial-balance %d", c.initialBalance))
+	}
+	if int64(c.selection) > accounts {
+		differ = append(differ, fmt.Sprintf("--selection %d", c.selection))
+	}
+	if len(differ) > 0 {
+		return &workload.SettingsError{Workload: "bank", Msg: fmt.Sprintf(
+			"the database holds the bank schema of %s, not the %s asked: give its values, or recreate it with `txload init bank --drop`",
+			m.Settings, strings.Join(differ, " "))}
+	}
+	return nil
+}
+
 // recordEnd records, after the run's last transfer, the ledger id its
-// transfers' ids are below, and the weakest level its server ran (a
-// server may run a stronger one than requested).
-func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isolation, obs *observed) error {
+// transfers' ids are below, which it returns, and the weakest level its
+// server ran (a server may run a stronger one than requested).
+func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isolation, obs *observed) (int64, error) {
 	level := requested
 	if w, ok := obs.Weakest(); ok && w < level {
 		level = w
 	}
 	conn, err := t.Connect(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, `UPDATE bank_run SET last_id = nextval('bank_ledger_id'), isolation = LEAST(isolation, $2) WHERE first_id = $1`,
-		first, int16(level)); err != nil {
-		return fmt.Errorf("recording the run's end in bank_run: %w", err)
+	var last int64
+	if err := conn.QueryRow(ctx, `UPDATE bank_run SET last_id = nextval('bank_ledger_id'), isolation = LEAST(isolation, $2) WHERE first_id = $1 RETURNING last_id`,
+		first, int16(level)).Scan(&last); err != nil {
+		return 0, fmt.Errorf("recording the run's end in bank_run: %w", err)
 	}
-	return nil
+	return last, nil
 }

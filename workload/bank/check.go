@@ -605,13 +605,10 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 // audit found. before is the ledger's size before the run: the transfers the
 // ledger gained beyond those txload saw commit are ambiguous commits that did
 // commit.
-func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, before int64, obs *observed) (*workload.CheckResult, error) {
-	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
-		return res, err
-	}
+func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, before int64, obs *observed) (*workload.CheckResult, workload.Reconciliation, error) {
 	a, err := runAudit(ctx, t)
 	if err != nil {
-		return nil, err
+		return nil, workload.Reconciliation{}, err
 	}
 	op := total.Ops[0]
 	avg := time.Duration(op.Response.Mean() * float64(time.Microsecond))
@@ -633,5 +630,5 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 	lines = append(lines, a.anomalies()...)
 	res := a.result(append(lines, obs.Notes(g.cfg.isolation)...))
 	rec.Into(res)
-	return res, nil
+	return res, rec, nil
 }

@@ -56,6 +56,13 @@ type program struct {
 	// mark writes a marker inside each transfer (lag --mark-transactions),
 	// pipelined just before its COMMIT; nil: none.
 	mark *workload.Mark
+
+	// ident is the run's identity of the ledger rows it wrote; hash is
+	// the row of the transfer whose writes were sent, open until it ends.
+	ident *identity
+	hash  uint64
+	open  bool
+	buf   []byte
 }
 
 const (
@@ -101,6 +108,8 @@ func (p *program) Start(c *executor.Conn, _, attempt int) executor.Action {
 }
 
 func (p *program) queueDelta(c *executor.Conn) {
+	p.buf, p.hash = p.ident.hash(p.buf, p.from, p.to, p.cfg.amount, false, 0, 0, p.effective, Delta)
+	p.open = true
 	c.Bind(p.st.delta, executor.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(p.cfg.amount).
 		Int(int64(p.effective)).Int(int64(Delta)).Send()
 	p.mark.Queue(c) // the marker, in the pipeline before COMMIT
@@ -161,6 +170,8 @@ func (p *program) Resume(c *executor.Conn) executor.Action {
 		p.phase = phaseDeclined
 		return executor.Action{Kind: executor.Await}
 	}
+	p.buf, p.hash = p.ident.hash(p.buf, p.from, p.to, amount, true, fromVer, toVer, p.effective, p.cfg.transfer)
+	p.open = true
 	c.Pipeline(true)
 	c.Bind(p.st.write, executor.CaptureNone).Int(int64(p.from)).Int(int64(p.to)).Int(fromBal - amount).Int(toBal + amount).
 		Int(amount).Int(fromVer).Int(toVer).Int(int64(p.effective)).Int(int64(p.cfg.transfer)).Send()
@@ -183,8 +194,15 @@ func (p *program) committed(c *executor.Conn) executor.Action {
 	return executor.Action{Kind: executor.Finish, Stmt: -1}
 }
 
-// Ended resolves the marker of a transfer that failed.
-func (p *program) Ended(now time.Time, err error) { p.mark.Ended(now, err) }
+// Ended resolves the marker of a transfer that failed, and tells the
+// run's identity how a transfer whose writes were sent ended.
+func (p *program) Ended(now time.Time, err error) {
+	p.mark.Ended(now, err)
+	if p.open {
+		p.open = false
+		p.ident.Ended(p.hash, err)
+	}
+}
 
 func atoi(r *executor.Result, row, col int) int64 {
 	v, _ := r.Value(row, col)

@@ -2,9 +2,11 @@ package pgbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -48,9 +50,19 @@ func ruleOf(builtin string) rule {
 // tpcbAudit is what pgbench's tables say.
 type tpcbAudit struct {
 	a, b, t, h, rows int64 // sums of the balances and history deltas; history rows
-	// history rows with a NULL in a column the builtins write, and with a
-	// delta outside the ±5000 their scripts draw
-	nullHistory, wideDelta int64
+	// history rows with a NULL in a column the builtins write, with a
+	// delta outside the ±5000 their scripts draw, with a filler (the
+	// builtins leave it NULL), with an mtime in the future or before the
+	// init that emptied the history (at datedFrom, where it is known),
+	// beyond the margins of mtimeMargin.
+	nullHistory, wideDelta, historyFiller, future, early int64
+	datedFrom                                            time.Time
+	// runFrom is where a run's window starts, in the session's time
+	// zone: the before-audit's local time less runMargin (or the one it
+	// was given); inRun the history rows with an mtime from runFrom to
+	// this audit's local time plus runMargin.
+	runFrom time.Time
+	inRun   int64
 	// per table (accounts, tellers, branches): rows, rows of ids 1..n
 	// (n from the scale, which is the number of branches), rows whose
 	// balance is not the sum of their history deltas, the first of them
@@ -75,39 +87,85 @@ type tpcbAudit struct {
 type tableAudit struct {
 	rows, inRange, off, firstID, firstBal, firstHist, orphans int64
 	nulls                                                     int64 // rows with a NULL balance
+	// rows whose bid is not their id's branch (accounts, tellers), and
+	// rows whose filler is not what init writes
+	misplaced, filler int64
 }
 
 // tables of pgbench, in tpcbAudit.shape's order: name, id column, balance
-// column, rows per scale.
+// column, rows per scale; misplaced, the condition of a row whose bid is
+// not its id's branch (init writes (id - 1) / per + 1, and no builtin
+// changes it; multiplied, not divided: CockroachDB's "/" is a DECIMAL's),
+// and filler, of a filler that is not what init writes: pgbench's -i and
+// txload's write an empty string in the accounts (blank-padded) and leave the
+// tellers' and branches' NULL; no builtin writes one.
 var auditTables = [3]struct {
 	name, what, id, balance string
 	per                     int64
+	misplaced, filler       string
 }{
-	{"pgbench_accounts", "account", "aid", "abalance", naccounts},
-	{"pgbench_tellers", "teller", "tid", "tbalance", ntellers},
-	{"pgbench_branches", "branch", "bid", "bbalance", nbranches},
+	{"pgbench_accounts", "account", "aid", "abalance", naccounts,
+		"t.bid IS NULL OR t.aid NOT BETWEEN (CAST(t.bid AS BIGINT) - 1) * 100000 + 1 AND CAST(t.bid AS BIGINT) * 100000", "t.filler IS DISTINCT FROM ''"},
+	{"pgbench_tellers", "teller", "tid", "tbalance", ntellers,
+		"t.bid IS NULL OR t.tid NOT BETWEEN (CAST(t.bid AS BIGINT) - 1) * 10 + 1 AND CAST(t.bid AS BIGINT) * 10", "t.filler IS NOT NULL"},
+	{"pgbench_branches", "branch", "bid", "bbalance", nbranches, "false", "t.filler IS NOT NULL"},
 }
 
 // tableAuditSQL audits one table against the history: its rows, those of
 // ids 1..n, those whose balance is not their history's sum, the first of
-// them, history rows for ids it does not have, and rows with a NULL
-// balance (counted apart: NULL is not <> anything).
-func tableAuditSQL(name, id, balance string) string {
+// them, history rows for ids it does not have, rows with a NULL balance
+// (counted apart: NULL is not <> anything), rows whose bid is not their
+// id's branch, and rows whose filler is not init's.
+func tableAuditSQL(name, id, balance, misplaced, filler string) string {
 	return fmt.Sprintf(`WITH h AS (SELECT %[2]s AS id, sum(delta) AS s FROM pgbench_history GROUP BY %[2]s),
-j AS (SELECT t.%[2]s AS tid, t.%[3]s AS bal, h.id AS hid, COALESCE(h.s, 0) AS s FROM %[1]s t FULL JOIN h ON h.id = t.%[2]s)
+j AS (SELECT t.%[2]s AS tid, t.%[3]s AS bal, h.id AS hid, COALESCE(h.s, 0) AS s, (%[4]s) AS misplaced, (%[5]s) AS filler
+	FROM %[1]s t FULL JOIN h ON h.id = t.%[2]s)
 SELECT count(tid), count(tid) FILTER (WHERE tid BETWEEN 1 AND $1),
 	count(*) FILTER (WHERE tid IS NOT NULL AND bal <> s),
 	COALESCE(min(tid) FILTER (WHERE bal <> s), 0),
 	COALESCE(sum(bal), 0),
 	count(*) FILTER (WHERE tid IS NULL),
-	count(*) FILTER (WHERE tid IS NOT NULL AND bal IS NULL)
-FROM j`, name, id, balance)
+	count(*) FILTER (WHERE tid IS NOT NULL AND bal IS NULL),
+	count(*) FILTER (WHERE tid IS NOT NULL AND misplaced),
+	count(*) FILTER (WHERE tid IS NOT NULL AND filler)
+FROM j`, name, id, balance, misplaced, filler)
 }
+
+// The margins of the history's mtime. The builtins write CURRENT_TIMESTAMP
+// into a timestamp without time zone: the writer's session time zone
+// (UTC-12 to UTC+14) decides what it reads, and pgbench's own runs may
+// have another than the check's. mtimeMargin holds every row to the
+// server's clock in UTC, a day either way: a row dated more than a day
+// after now, or a day before the marker of the init that emptied the
+// history, was written by none of them. runMargin holds a run's rows to
+// the run, in the session's own time zone, which its writers share: the
+// margin covers a daylight-saving change (an hour) and a clock stepped
+// back.
+const (
+	mtimeMargin    = "interval '1 day'"
+	runMarginWords = "2 hours"
+	runMargin      = "interval '" + runMarginWords + "'"
+)
+
+// historyAuditSQL audits pgbench_history: the scale (the branches), the
+// sum of its deltas, its rows, and those that no builtin writes (see
+// tpcbAudit); $1 is the marker's time when the init emptied the history
+// (NULL: not known), $2 a run's window start (NULL: this audit's own).
+const historyAuditSQL = `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*),
+	count(*) FILTER (WHERE tid IS NULL OR bid IS NULL OR aid IS NULL OR delta IS NULL OR mtime IS NULL),
+	count(*) FILTER (WHERE delta NOT BETWEEN -5000 AND 5000),
+	count(*) FILTER (WHERE filler IS NOT NULL),
+	count(*) FILTER (WHERE mtime > (now() AT TIME ZONE 'UTC') + ` + mtimeMargin + `),
+	count(*) FILTER (WHERE mtime < ($1::timestamptz AT TIME ZONE 'UTC') - ` + mtimeMargin + `),
+	COALESCE($2::timestamp, localtimestamp - ` + runMargin + `),
+	count(*) FILTER (WHERE mtime BETWEEN COALESCE($2::timestamp, localtimestamp - ` + runMargin + `) AND localtimestamp + ` + runMargin + `)
+	FROM pgbench_history`
 
 // runTPCBAudit audits the tables in one snapshot; with a seed, it also
 // sums the history's identity (a dialect without md5 or bit strings
-// leaves identOK false).
-func runTPCBAudit(ctx context.Context, t *pg.Target, seed string) (*tpcbAudit, error) {
+// leaves identOK false). runFrom, if not nil, is the start of the run's
+// window (the before-audit's runFrom).
+func runTPCBAudit(ctx context.Context, t *pg.Target, seed string, runFrom *time.Time) (*tpcbAudit, error) {
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -126,23 +184,36 @@ func runTPCBAudit(ctx context.Context, t *pg.Target, seed string) (*tpcbAudit, e
 			a.markerScale, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
-	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_branches), COALESCE(sum(delta), 0), count(*),
-			count(*) FILTER (WHERE tid IS NULL OR bid IS NULL OR aid IS NULL OR delta IS NULL OR mtime IS NULL),
-			count(*) FILTER (WHERE delta NOT BETWEEN -5000 AND 5000)
-			FROM pgbench_history`).
-			Scan(&a.shape[2].rows, &a.h, &a.rows, &a.nullHistory, &a.wideDelta); err != nil {
-			return fmt.Errorf("auditing pgbench_history: %w", err)
+	// The marker's time, read before the snapshot: an init since made the
+	// history later still.
+	var markedAt *time.Time
+	if m.Found {
+		if err := conn.QueryRow(ctx, `SELECT updated_at FROM `+workload.MarkerTable+` WHERE workload = $1`, tpcbMarker).Scan(&markedAt); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("reading the time of %s's init: %w", tpcbMarker, err)
 		}
-		var rec bool
+	}
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var rec, emptied bool
 		if err := tx.QueryRow(ctx, `SELECT to_regclass('txload_pgbench_builtin') IS NOT NULL`).Scan(&rec); err == nil && rec {
-			if err := tx.QueryRow(ctx, recordedSQL).Scan(&a.recorded, &a.moved, &a.mixed); err != nil {
+			if err := tx.QueryRow(ctx, recordedSQL).Scan(&a.recorded, &a.moved, &a.mixed, &emptied); err != nil {
 				return fmt.Errorf("reading %s: %w", recordTable, err)
 			}
 			if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_tellers WHERE tbalance <> 0), (SELECT count(*) FROM pgbench_branches WHERE bbalance <> 0)`).
 				Scan(&a.untouched[0], &a.untouched[1]); err != nil {
 				return fmt.Errorf("auditing the tellers' and branches' balances: %w", err)
 			}
+		}
+		// The history's rows are dated from the init only where it
+		// emptied them (the record of the current tables says so).
+		if !emptied || !a.recorded {
+			markedAt = nil
+		}
+		if markedAt != nil {
+			a.datedFrom = *markedAt
+		}
+		if err := tx.QueryRow(ctx, historyAuditSQL, markedAt, runFrom).
+			Scan(&a.shape[2].rows, &a.h, &a.rows, &a.nullHistory, &a.wideDelta, &a.historyFiller, &a.future, &a.early, &a.runFrom, &a.inRun); err != nil {
+			return fmt.Errorf("auditing pgbench_history: %w", err)
 		}
 		if seed != "" {
 			var sum string
@@ -155,8 +226,8 @@ func runTPCBAudit(ctx context.Context, t *pg.Target, seed string) (*tpcbAudit, e
 		sums := [3]*int64{&a.a, &a.t, &a.b}
 		for i, tb := range auditTables {
 			s := &a.shape[i]
-			if err := tx.QueryRow(ctx, tableAuditSQL(tb.name, tb.id, tb.balance), tb.per*scale).
-				Scan(&s.rows, &s.inRange, &s.off, &s.firstID, sums[i], &s.orphans, &s.nulls); err != nil {
+			if err := tx.QueryRow(ctx, tableAuditSQL(tb.name, tb.id, tb.balance, tb.misplaced, tb.filler), tb.per*scale).
+				Scan(&s.rows, &s.inRange, &s.off, &s.firstID, sums[i], &s.orphans, &s.nulls, &s.misplaced, &s.filler); err != nil {
 				return fmt.Errorf("auditing %s: %w", tb.name, err)
 			}
 			if s.off > 0 {
@@ -218,6 +289,17 @@ func (a *tpcbAudit) shapeViolations(r rule) []string {
 		if s.nulls > 0 {
 			v = append(v, fmt.Sprintf("%s in %s with a NULL %s (pgbench's init and builtins always write one)", metrics.Count(s.nulls, "row"), tb.name, tb.balance))
 		}
+		if s.misplaced > 0 {
+			v = append(v, fmt.Sprintf("%s whose bid is not their %s's branch ((%s - 1) / %d + 1: pgbench's init and txload's write it, and no builtin changes it)",
+				metrics.Count(s.misplaced, tb.what), tb.id, tb.id, tb.per))
+		}
+		if s.filler > 0 {
+			init := "NULL"
+			if i == 0 {
+				init = "blank ('')"
+			}
+			v = append(v, fmt.Sprintf("%s in %s whose filler is not %s (pgbench's init and txload's write it so, and no builtin writes it)", metrics.Count(s.filler, "row"), tb.name, init))
+		}
 		// Every builtin's history row names an account, teller and
 		// branch of the scale (simple-update's too, though it moves no
 		// teller or branch).
@@ -230,6 +312,16 @@ func (a *tpcbAudit) shapeViolations(r rule) []string {
 	}
 	if a.wideDelta > 0 {
 		v = append(v, fmt.Sprintf("%s with a delta outside -5000 to 5000 (the builtins draw random(-5000, 5000))", metrics.Count(a.wideDelta, "history row")))
+	}
+	if a.historyFiller > 0 {
+		v = append(v, fmt.Sprintf("%s with a filler (the builtins leave it NULL)", metrics.Count(a.historyFiller, "history row")))
+	}
+	if a.future > 0 {
+		v = append(v, fmt.Sprintf("%s with an mtime more than a day after now in UTC (the builtins write CURRENT_TIMESTAMP, in a time zone of UTC-12 to UTC+14)", metrics.Count(a.future, "history row")))
+	}
+	if a.early > 0 {
+		v = append(v, fmt.Sprintf("%s with an mtime more than a day before the init that emptied the history (%s UTC, the time of %s's row in %s; the builtins write CURRENT_TIMESTAMP)",
+			metrics.Count(a.early, "history row"), a.datedFrom.UTC().Format(time.DateTime), tpcbMarker, workload.MarkerTable))
 	}
 	return v
 }
@@ -324,7 +416,7 @@ func checkOf(r rule) func(context.Context, *pg.Target) (*workload.CheckResult, e
 		if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
 			return res, err
 		}
-		a, err := runTPCBAudit(ctx, t, "")
+		a, err := runTPCBAudit(ctx, t, "", nil)
 		if err != nil {
 			return nil, err
 		}
@@ -349,7 +441,7 @@ func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, be
 	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
 		return res, err
 	}
-	a, err := runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10))
+	a, err := runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10), &before.runFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -367,6 +459,12 @@ func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, be
 			Value: fmt.Sprintf("the tables did not obey %s's rule (%s); the audit holds what the run changed to it, not the whole history", r, why)})
 	} else if a.ruleFor(r) != r {
 		res.Violations = append(res.Violations, a.changeViolations(r, before)...)
+	}
+	// Every row the run added is dated within it: as many more rows are
+	// as it added (a row deleted beside it lowers both).
+	if added, dated := a.rows-before.rows, a.inRun-before.inRun; dated < added {
+		res.Violations = append(res.Violations, fmt.Sprintf("%s the run added not dated within it (%d added, %d more with an mtime from %s to the audit's time plus %s, in the session's time zone, which the run's CURRENT_TIMESTAMP is written in): a row re-dated beside the run",
+			metrics.Count(added-dated, "history row"), added, dated, a.runFrom.Format(time.DateTime), runMarginWords))
 	}
 	rec := workload.Reconcile(op, a.rows-before.rows)
 	res.Lines = append(res.Lines, rec.Lines("history")...)
@@ -395,8 +493,8 @@ func (a *tpcbAudit) identityLine(b *tpcbAudit, id *identity, unknown int64, res 
 	}
 	ok, tried, known := id.explains(a.ident-b.ident, unknown)
 	switch {
-	case !tried && known > maxInDoubt:
-		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, maxInDoubt)
+	case !tried && known > workload.MaxInDoubt:
+		return fmt.Sprintf("not checked: %d transactions in doubt, more than the %d whose subsets the audit tries; the rows are counted only", known, workload.MaxInDoubt)
 	case !tried:
 		return fmt.Sprintf("not checked: %d outcomes unknown, %d of them known by their rows; the rows are counted only", unknown, known)
 	case !ok:

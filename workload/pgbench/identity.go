@@ -5,11 +5,8 @@ import (
 	"encoding/binary"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/txload/txload/metrics"
-	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -22,17 +19,12 @@ import (
 // was in flight when its connection was lost may or may not be there: the
 // difference must be the sum of a subset of theirs.
 
-// maxInDoubt is the most in-doubt transactions whose subsets the audit
-// tries (2^maxInDoubt sums); beyond, it falls back to counting rows.
-const maxInDoubt = 20
-
 // identity is what a run's clients saw commit, by history row.
 type identity struct {
-	seed      uint64
-	committed atomic.Uint64 // the sum of their hashes, mod 2^64
-	mu        sync.Mutex
-	inDoubt   []uint64 // hashes of the transactions that ended in doubt
-	enders    []*identityEnder
+	seed uint64
+	workload.Outcomes
+	mu     sync.Mutex
+	enders []*identityEnder
 }
 
 // rowHash is the hash of one history row, as identitySQL computes it:
@@ -55,51 +47,22 @@ const identitySQL = `SELECT COALESCE(sum(('x' || left(md5($1 || ':' || aid || ':
 // parseHashSum reads identitySQL's sum mod 2^64.
 func parseHashSum(s string) (uint64, error) { return workload.HashSum(s, "the history") }
 
-// ended records how a builtin transaction ended: committed (err nil), in
-// doubt (COMMIT in flight when the connection was lost), or rolled back.
-func (id *identity) ended(h uint64, err error) {
-	if err == nil {
-		id.committed.Add(h)
-		return
-	}
-	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
-		id.mu.Lock()
-		id.inDoubt = append(id.inDoubt, h)
-		id.mu.Unlock()
-	}
-}
-
 // explains says whether diff, the history's sum after minus before, is
 // what the committed transactions and a subset of the in-doubt ones
 // wrote (those that ended in doubt, and those the run abandoned under way;
 // call it once the run's clients are done). known is how many in-doubt
-// transactions it knows: fewer than unknown, or more than maxInDoubt, and
+// transactions it knows: fewer than unknown, or more than workload.MaxInDoubt, and
 // it does not try (tried false; the audit falls back to counts).
 func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool, known int) {
+	var open []uint64
 	id.mu.Lock()
-	doubt := append([]uint64(nil), id.inDoubt...)
 	for _, e := range id.enders {
-		if h, open := e.underWay(); open {
-			doubt = append(doubt, h)
+		if h, under := e.underWay(); under {
+			open = append(open, h)
 		}
 	}
 	id.mu.Unlock()
-	if len(doubt) > maxInDoubt || int64(len(doubt)) < unknown {
-		return false, false, len(doubt)
-	}
-	rest := diff - id.committed.Load()
-	for mask := 0; mask < 1<<len(doubt); mask++ {
-		var s uint64
-		for i, h := range doubt {
-			if mask&(1<<i) != 0 {
-				s += h
-			}
-		}
-		if s == rest {
-			return true, true, len(doubt)
-		}
-	}
-	return false, true, len(doubt)
+	return id.ExplainsAny(diff, open, unknown)
 }
 
 // ender returns a program's part of the identity.
@@ -151,7 +114,7 @@ func (e *identityEnder) end(_ time.Time, err error) {
 	}
 	e.open = false
 	if h, ok := e.hash(); ok {
-		e.id.ended(h, err)
+		e.id.Ended(h, err)
 	}
 }
 

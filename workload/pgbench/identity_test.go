@@ -49,9 +49,11 @@ func TestIdentitySum(t *testing.T) {
 	} {
 		id := &identity{}
 		for _, h := range c.committed {
-			id.ended(h, nil)
+			id.Ended(h, nil)
 		}
-		id.inDoubt = append(id.inDoubt, c.doubt...)
+		for _, h := range c.doubt {
+			id.Doubt(h)
+		}
 		if ok, tried, _ := id.explains(c.diff, c.unknown); ok != c.ok || tried != c.tried {
 			t.Errorf("%s: explains = %t, %t; want %t, %t", c.name, ok, tried, c.ok, c.tried)
 		}

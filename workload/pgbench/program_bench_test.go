@@ -9,8 +9,6 @@ import (
 
 	"github.com/txload/txload/executor"
 	"github.com/txload/txload/internal/pgtest"
-	"github.com/txload/txload/pg"
-	"github.com/txload/txload/workload"
 	"github.com/txload/txload/workload/pgbench/expr"
 )
 
@@ -47,18 +45,7 @@ func (s *benchSession) StatementAt(int, int, time.Duration, time.Time)   {}
 // program's own work (\set, variables, binding), its CPU time and context
 // switches per transaction beside (the server's are not counted).
 func BenchmarkBuiltins(b *testing.B) {
-	url := srv.NewDatabase(b)
-	tg, err := pg.NewTarget([]string{url})
-	if err != nil {
-		b.Fatal(err)
-	}
-	init := newRunGen("tpcb-like")
-	if err := init.flags.Parse([]string{"--scale", "1"}); err != nil {
-		b.Fatal(err)
-	}
-	if err := initTPCB(context.Background(), tg, &init.tpcb, workload.InitOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	_, tg := benchTables(b, "1")
 	for _, name := range []string{"select-only", "simple-update", "tpcb-like"} {
 		b.Run(name, func(b *testing.B) {
 			g := newRunGen(name)

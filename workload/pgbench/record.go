@@ -21,10 +21,17 @@ const recordTable = "txload_pgbench_builtin"
 
 const recordDDL = `CREATE TABLE IF NOT EXISTS txload_pgbench_builtin (builtin TEXT NOT NULL, tables OID NOT NULL, PRIMARY KEY (builtin, tables))`
 
-// recordInit starts the record of freshly made tables.
-func recordInit(ctx context.Context, conn *pgx.Conn) error {
-	for _, sql := range []string{recordDDL, `DELETE FROM txload_pgbench_builtin`,
-		`INSERT INTO txload_pgbench_builtin SELECT 'init', to_regclass('pgbench_tellers')::oid WHERE to_regclass('pgbench_tellers') IS NOT NULL`} {
+// recordInit starts the record of freshly made tables. emptied says the
+// init emptied pgbench_history (steps t, g or G): its row
+// ('history-emptied') lets the checks hold the history's mtime to the
+// init marker's time (an init of other steps, v alone, keeps older rows).
+func recordInit(ctx context.Context, conn *pgx.Conn, emptied bool) error {
+	sqls := []string{recordDDL, `DELETE FROM txload_pgbench_builtin`,
+		`INSERT INTO txload_pgbench_builtin SELECT 'init', to_regclass('pgbench_tellers')::oid WHERE to_regclass('pgbench_tellers') IS NOT NULL`}
+	if emptied {
+		sqls = append(sqls, `INSERT INTO txload_pgbench_builtin SELECT 'history-emptied', to_regclass('pgbench_tellers')::oid WHERE to_regclass('pgbench_tellers') IS NOT NULL`)
+	}
+	for _, sql := range sqls {
 		if _, err := conn.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("recording the init in %s: %w", recordTable, err)
 		}
@@ -68,8 +75,8 @@ func recordRun(ctx context.Context, t *pg.Target, names []string) error {
 
 // recordedSQL reads the record of the current tables: whether there is
 // one, whether a script that moves tellers and branches (tpcb-like, a
-// script of its own) ran, and whether simple-update ran; then the tellers and branches off their init
-// balance of 0.
-const recordedSQL = `SELECT COALESCE(bool_or(builtin = 'init'), false), COALESCE(bool_or(builtin NOT IN ('init', 'simple-update', 'select-only')), false),
-	COALESCE(bool_or(builtin = 'simple-update'), false)
+// script of its own) ran, whether simple-update ran, and whether the init
+// emptied the history.
+const recordedSQL = `SELECT COALESCE(bool_or(builtin = 'init'), false), COALESCE(bool_or(builtin NOT IN ('init', 'history-emptied', 'simple-update', 'select-only')), false),
+	COALESCE(bool_or(builtin = 'simple-update'), false), COALESCE(bool_or(builtin = 'history-emptied'), false)
 	FROM txload_pgbench_builtin WHERE tables = 'pgbench_tellers'::regclass::oid`

@@ -374,7 +374,7 @@ func initTPCB(ctx context.Context, t *pg.Target, c *tpcbConfig, opts workload.In
 	if err := RunInitSteps(ctx, t, ic, log); err != nil {
 		return fmt.Errorf("init tpcb: %w", err)
 	}
-	if err := recordInit(ctx, conn); err != nil {
+	if err := recordInit(ctx, conn, strings.ContainsAny(ic.Steps, "tgG")); err != nil {
 		return fmt.Errorf("init tpcb: %w", err)
 	}
 	if err := workload.EndLoad(ctx, conn, tpcbMarker, c.settings()); err != nil {

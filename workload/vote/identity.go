@@ -8,11 +8,9 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
@@ -27,22 +25,17 @@ import (
 // stopped) may or may not be there: the difference must be the sum of a
 // subset of theirs. (workload/pgbench holds its history rows the same way.)
 
-// maxInDoubt is the most votes in doubt whose subsets the audit tries
-// (2^maxInDoubt sums); beyond, the audit counts rows only.
-const maxInDoubt = 20
-
 // identitySQL sums the hashes of the vote table's rows (a numeric, taken
 // mod 2^64 by workload.HashSum); $1 is the seed, as text.
 const identitySQL = `COALESCE(sum(('x' || left(md5($1 || ':' || article_id || ':' || user_id), 16))::bit(64)::bigint), 0)::text`
 
 // identity is what a run's clients saw commit, by vote row.
 type identity struct {
-	seed      uint64
-	before    uint64        // the table's sum before the run
-	committed atomic.Uint64 // the sum of the committed votes' hashes
-	mu        sync.Mutex
-	inDoubt   []uint64
-	programs  []*program
+	seed   uint64
+	before uint64 // the table's sum before the run
+	workload.Outcomes
+	mu       sync.Mutex
+	programs []*program
 }
 
 func newIdentity() *identity { return &identity{seed: rand.Uint64()} }
@@ -59,65 +52,26 @@ func (id *identity) hash(buf []byte, article, user int64) ([]byte, uint64) {
 	return buf, binary.BigEndian.Uint64(sum[:8])
 }
 
-// ended records how a vote with hash h ended: committed (err nil), in
-// doubt (its commit in flight when the connection was lost), or rolled
-// back.
-func (id *identity) ended(h uint64, err error) {
-	if err == nil {
-		id.committed.Add(h)
-		return
-	}
-	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
-		id.mu.Lock()
-		id.inDoubt = append(id.inDoubt, h)
-		id.mu.Unlock()
-	}
-}
-
 // explains says whether after, the table's sum after the run, is the sum
 // before plus the committed votes' and those of k of the votes in doubt
 // (the vote rows the run added beyond those it saw commit; call it once
 // the run's clients are done). unknown is how many votes the run counts of
 // unknown outcome: when it knows fewer in doubt, or the subsets of k are
-// more than 2^maxInDoubt, it does not try (tried false).
+// more than 2^workload.MaxInDoubt, it does not try (tried false).
 func (id *identity) explains(after uint64, unknown, k int64) (ok, tried bool, known int) {
+	var open []uint64
 	id.mu.Lock()
-	doubt := append([]uint64(nil), id.inDoubt...)
 	for _, p := range id.programs {
 		if p.open {
-			doubt = append(doubt, p.hash)
+			open = append(open, p.hash)
 		}
 	}
 	id.mu.Unlock()
-	rest := after - id.before - id.committed.Load()
-	if k < 0 || k > int64(len(doubt)) {
-		return false, true, len(doubt) // the count says so too
+	ok, tried, known = id.Explains(after-id.before, open, unknown, k)
+	if k < 0 || k > int64(known) {
+		return false, true, known // the count says so too
 	}
-	if int64(len(doubt)) < unknown || !fewSubsets(len(doubt), int(k)) {
-		return false, false, len(doubt)
-	}
-	return subsetSums(doubt, int(k), rest), true, len(doubt)
-}
-
-// fewSubsets says whether n choose k is at most 2^maxInDoubt.
-func fewSubsets(n, k int) bool {
-	k = min(k, n-k)
-	c := 1.0
-	for i := range k {
-		c = c * float64(n-i) / float64(i+1)
-	}
-	return c <= 1<<maxInDoubt
-}
-
-// subsetSums says whether some k of hs add up to want (mod 2^64).
-func subsetSums(hs []uint64, k int, want uint64) bool {
-	if k == 0 {
-		return want == 0
-	}
-	if len(hs) < k {
-		return false
-	}
-	return subsetSums(hs[1:], k-1, want-hs[0]) || subsetSums(hs[1:], k, want)
+	return ok, tried, known
 }
 
 // add registers a program, whose vote under way is in doubt at the end.
@@ -147,7 +101,7 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconc
 	switch {
 	case !tried:
 		line = fmt.Sprintf("not checked: %d votes in doubt (%d known), of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
-			rec.Unknown, known, rec.CommittedUnknown(), maxInDoubt)
+			rec.Unknown, known, rec.CommittedUnknown(), workload.MaxInDoubt)
 	case ok && rec.CommittedUnknown() == 0:
 		line = "the rows the run added are the votes it saw commit (a sum of their hashes, seeded afresh by the run)"
 	case ok:

@@ -131,7 +131,7 @@ func (p *program) Ended(now time.Time, err error) {
 	p.mark.Ended(now, err)
 	if p.open {
 		p.open = false
-		p.rs.ident.ended(p.hash, err)
+		p.rs.ident.Ended(p.hash, err)
 	}
 }
 

@@ -78,9 +78,9 @@ func runAudit(ctx context.Context, t *pg.Target, weight func(int64) uint64, lo, 
 }
 
 // readMeta reads ycsb_meta, which must be the one row init wrote (its
-// next_keynum grown by the runs' inserts), and holds it to the settings
-// init recorded in its marker. Without it, the audit goes by the marker,
-// every key number claimed.
+// next_keynum records plus the runs' claims, 2^40 each), and holds it to
+// the settings init recorded in its marker. Without it, the audit goes by
+// the marker, every key number claimed.
 func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
 	var rows int64
 	var records, fields, length, next *int64
@@ -95,6 +95,12 @@ func (a *audit) readMeta(ctx context.Context, tx pgx.Tx) error {
 		have = c.settings()
 		if a.nextKeynum < a.records {
 			a.meta = append(a.meta, fmt.Sprintf("ycsb_meta's next_keynum %d is below its %d records (inserts only raise it)", a.nextKeynum, a.records))
+		} else if (uint64(a.nextKeynum)-uint64(a.records))%claim != 0 {
+			// Init sets next_keynum to records and each run raises it by
+			// its claim: a record count changed behind them shows.
+			a.meta = append(a.meta, fmt.Sprintf("ycsb_meta's next_keynum %d less its %d records is %d, not a multiple of 2^40 "+
+				"(init sets next_keynum to records, each run raises it by its claim of 2^40 key numbers): records or next_keynum changed since init",
+				a.nextKeynum, a.records, uint64(a.nextKeynum)-uint64(a.records)))
 		}
 	} else {
 		a.meta = append(a.meta, fmt.Sprintf("ycsb_meta holds %d rows, or NULLs, where init wrote one row", rows))

@@ -1,0 +1,80 @@
+package workload
+
+import (
+	"testing"
+)
+
+// An identity explains a table's sum by the committed operations' hashes
+// and k of those in doubt, never by another subset, and does not try
+// when it knows fewer in doubt than the run counts, when k is out of
+// range, or when the subsets are too many.
+func TestIdentityExplains(t *testing.T) {
+	id := &Identity{Seed: 1}
+	id.Ended(100, nil)
+	id.Ended(20, nil)
+	open := []uint64{1, 2, 4}
+	many := make([]uint64, 40)
+	for i := range many {
+		many[i] = uint64(1) << i
+	}
+	for _, tc := range []struct {
+		name       string
+		open       []uint64
+		sum        uint64
+		unknown, k int64
+		ok, tried  bool
+	}{
+		{name: "committed only", open: open, sum: 120, unknown: 3, k: 0, ok: true, tried: true},
+		{name: "and one in doubt", open: open, sum: 122, unknown: 3, k: 1, ok: true, tried: true},
+		{name: "and two in doubt", open: open, sum: 125, unknown: 3, k: 2, ok: true, tried: true},
+		{name: "not those two", open: open, sum: 127, unknown: 3, k: 2, ok: false, tried: true},
+		{name: "one swapped", open: open, sum: 121 + 7, unknown: 3, k: 0, ok: false, tried: true},
+		{name: "wrapping mod 2^64", open: []uint64{^uint64(0)}, sum: 119, unknown: 1, k: 1, ok: true, tried: true},
+		{name: "more unknown than known", open: open, sum: 120, unknown: 4, k: 0, tried: false},
+		{name: "k beyond those in doubt", open: open, sum: 120, unknown: 3, k: 4, tried: false},
+		{name: "k below 0", open: open, sum: 120, unknown: 3, k: -1, tried: false},
+		{name: "too many subsets", open: many, sum: 120, unknown: 40, k: 20, tried: false},
+		{name: "few of many", open: many, sum: 120 + 1<<3 + 1<<39, unknown: 40, k: 2, ok: true, tried: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, tried, known := id.Explains(tc.sum, tc.open, tc.unknown, tc.k)
+			if ok != tc.ok || tried != tc.tried || known != len(tc.open) {
+				t.Fatalf("Explains = %t, %t, %d; want %t, %t, %d", ok, tried, known, tc.ok, tc.tried, len(tc.open))
+			}
+		})
+	}
+}
+
+// With no count of those in doubt that committed, any subset of them may
+// explain the sum, up to MaxInDoubt of them.
+func TestIdentityExplainsAny(t *testing.T) {
+	id := &Identity{Seed: 1}
+	id.Ended(100, nil)
+	id.Doubt(8)
+	open := []uint64{1, 2, 4}
+	many := make([]uint64, MaxInDoubt)
+	for _, tc := range []struct {
+		name      string
+		open      []uint64
+		sum       uint64
+		unknown   int64
+		ok, tried bool
+	}{
+		{name: "committed only", open: open, sum: 100, unknown: 4, ok: true, tried: true},
+		{name: "some in doubt", open: open, sum: 100 + 8 + 4 + 1, unknown: 4, ok: true, tried: true},
+		{name: "all in doubt", open: open, sum: 115, unknown: 4, ok: true, tried: true},
+		{name: "no subset", open: open, sum: 116, unknown: 4, ok: false, tried: true},
+		{name: "more unknown than known", open: open, sum: 100, unknown: 5, tried: false},
+		{name: "more than MaxInDoubt", open: many, sum: 100, unknown: 0, tried: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, tried, known := id.ExplainsAny(tc.sum, tc.open, tc.unknown)
+			if ok != tc.ok || tried != tc.tried || known != len(tc.open)+1 {
+				t.Fatalf("ExplainsAny = %t, %t, %d; want %t, %t, %d", ok, tried, known, tc.ok, tc.tried, len(tc.open)+1)
+			}
+		})
+	}
+	if !fewSubsets(60, 2) || fewSubsets(60, 30) || !fewSubsets(20, 10) {
+		t.Error("fewSubsets: 60 choose 2 is few, 60 choose 30 many, 20 choose 10 few")
+	}
+}
