@@ -89,6 +89,9 @@ const (
 	tamperMarkerOnly   = "the init marker's settings rewritten, the tables left as they are"
 	tamperBranchOf     = "a row's parent id changed (an account's or teller's branch)"
 	tamperFiller       = "a padding column written (pgbench's filler)"
+	tamperTypeKept     = "a column's type changed, its sums kept (a numeric ±0.4, a float −0.0)"
+	tamperUndone       = "a transaction undone whole, every row it wrote restored"
+	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -103,7 +106,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperKeyNever, tamperOutsideDup,
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
-	tamperBranchOf, tamperFiller}
+	tamperBranchOf, tamperFiller,
+	tamperTypeKept, tamperUndone, tamperTextForm}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -230,6 +234,8 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperLogSwapped, sql: lastTransfer(`from_id = bank_ledger.to_id, to_id = bank_ledger.from_id, from_read = bank_ledger.to_read, to_read = bank_ledger.from_read,
 				from_written = bank_ledger.to_written, to_written = bank_ledger.from_written`, "-2 * l.old"),
 			allowed: "nothing in the database records which transfers a run made: a transfer swapped for another of the run's settings, balances and versions undone, is one the run could have made; the run's own audit, which sums the identities of the rows of its ledger ids, catches one swapped during it (TestBankAuditSecondWriter)"},
+		{what: tamperTypeKept, sql: `ALTER TABLE bank_account ALTER balance TYPE numeric; UPDATE bank_account SET balance = balance + CASE id WHEN 1 THEN 0.4 ELSE -0.4 END WHERE id IN (1, 2)`,
+			want: "column bank_account.balance is numeric, where init makes it bigint"},
 	}
 }
 
@@ -357,6 +363,8 @@ func tpcbTamperings(builtin string) []tampering {
 		{what: tamperDated, sql: `UPDATE pgbench_history SET mtime = mtime + CASE WHEN ctid = (SELECT min(ctid) FROM pgbench_history) THEN interval '-3 days' ELSE interval '3 days' END
 			WHERE ctid IN ((SELECT min(ctid) FROM pgbench_history), (SELECT max(ctid) FROM pgbench_history))`,
 			want: "1 history row with an mtime more than a day before the init that emptied the history"},
+		{what: tamperTypeKept, sql: `ALTER TABLE pgbench_accounts ALTER abalance TYPE numeric; UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 1 THEN 0.4 ELSE -0.4 END WHERE aid IN (1, 2)`,
+			want: "column pgbench_accounts.abalance is numeric, where init makes it integer"},
 	}
 }
 
@@ -397,6 +405,8 @@ func voteTamperings(variant string) []tampering {
 		{what: tamperLogAdded, sql: `INSERT INTO vote VALUES (5000, 1)`, want: "1 vote for articles that do not exist"},
 		{what: tamperNull, sql: `ALTER TABLE article ALTER votes DROP NOT NULL; UPDATE article SET votes = NULL WHERE id = 5`, want: "1 article whose votes"},
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'vote'`, want: "no txload_init row for vote"},
+		{what: tamperTypeKept, sql: `ALTER TABLE article ALTER votes TYPE double precision; UPDATE article SET votes = '-0' WHERE id = (SELECT min(id) FROM article WHERE votes = 0)`,
+			want: "column article.votes is double precision, where init makes it bigint"},
 	}
 	if variant == "counter" {
 		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
@@ -454,8 +464,8 @@ func tpccTamperings() []tampering {
 		{what: tamperOther, sql: `UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1`, want: cond(1)},
 		// Beyond the twelve conditions: what the load and the transactions write.
 		{what: tamperStockLow, sql: `UPDATE stock SET s_quantity = 9 WHERE s_w_id = 1 AND s_i_id = 11`,
-			want: "stock quantity (S_QUANTITY within 10..100): 1 of 100000 stock rows violate it, e.g. w_id=1 i_id=11"},
-		{what: tamperOutOfRange, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100000 items violate it, e.g. i_id=12"},
+			want: "1 of 100000 stock rows violate it, e.g. w_id=1 i_id=11"},
+		{what: tamperOutOfRange, sql: `UPDATE item SET i_price = -1 WHERE i_id = 12`, want: "1 of 100000 items violate it, e.g. i_id=12"},
 		// A line of the run's New-Orders, not delivered: no balance sums it.
 		{what: tamperLineAmount, sql: `UPDATE order_line SET ol_amount = ol_amount + 1
 			WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 AND ol_delivery_d IS NULL LIMIT 1)`, want: "line amount (OL_AMOUNT = OL_QUANTITY × I_PRICE"},
@@ -476,16 +486,33 @@ func tpccTamperings() []tampering {
 			want: "keys: 1 row of order_line whose key (ol_w_id, ol_d_id, ol_o_id, ol_number) a row before it has"},
 		{what: tamperNoCustomer, sql: `WITH h AS (UPDATE history SET h_c_id = 99999 WHERE ctid = (SELECT min(ctid) FROM history WHERE h_c_w_id = 1 AND h_c_d_id = 1 AND h_c_id = 459) RETURNING h_amount)
 			UPDATE customer SET c_balance = c_balance + (SELECT h_amount FROM h), c_ytd_payment = c_ytd_payment - (SELECT h_amount FROM h), c_payment_cnt = c_payment_cnt - 1
-			WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 459`, want: "payment (H_AMOUNT within 1.00..5000.00, H_DATE within the load's time and now, give or take two days, of a customer that exists): 1 of "},
+			WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 459`, want: "history rows violate it, e.g. c_w_id=1 c_d_id=1 c_id=99999"},
 		{what: tamperAmountSwing, sql: `UPDATE history SET h_amount = h_amount + CASE h_c_id WHEN 1 THEN -1000 ELSE 1000 END WHERE h_c_w_id = 1 AND h_c_d_id = 3 AND h_c_id IN (1, 2) AND h_amount = 10;
 			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 1000 ELSE -1000 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -1000 ELSE 1000 END
 			WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2)`, want: "payment (H_AMOUNT within 1.00..5000.00"},
 		{what: tamperCode, sql: `UPDATE orders SET o_carrier_id = 99 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 3`,
 			want: "order (O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), O_ENTRY_D within the load's time and now, give or take two days): 1 of "},
 		{what: tamperDated, sql: `UPDATE order_line SET ol_delivery_d = '1970-01-01' WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 7 AND ol_number = 1`,
-			want: "line (OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D within the load's time and now, give or take two days): 1 of "},
+			want: "order lines violate it, e.g. w_id=1 d_id=1 o_id=7 ol_number=1"},
 		{what: tamperCountOff, sql: `UPDATE customer SET c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 13`,
-			want: "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE within the load's time and now, give or take two days): 1 of 30000 customers violate it, e.g. w_id=1 d_id=1 c_id=13"},
+			want: "1 of 30000 customers violate it, e.g. w_id=1 d_id=1 c_id=13"},
+		// Within the range the check holds quantities to, the sum kept.
+		{what: tamperTypeKept, sql: `ALTER TABLE stock ALTER s_quantity TYPE numeric; UPDATE stock SET s_quantity = s_quantity + CASE s_i_id WHEN 1 THEN 0.4 ELSE -0.4 END
+			WHERE s_w_id = 1 AND s_i_id IN (1, 2) AND s_quantity BETWEEN 11 AND 99`,
+			want: "column stock.s_quantity is numeric, where init makes it integer"},
+		// The last order the run delivered in the first district that it
+		// delivered one in: its lines, order, new order and customer.
+		{what: tamperUndone, sql: `WITH o AS (SELECT o_w_id, o_d_id, o_id, o_c_id FROM orders WHERE o_w_id = 1 AND o_id > 2100 AND o_carrier_id IS NOT NULL
+				ORDER BY o_d_id, o_id DESC LIMIT 1),
+			l AS (UPDATE order_line SET ol_delivery_d = NULL FROM o WHERE (ol_w_id, ol_d_id, ol_o_id) = (o.o_w_id, o.o_d_id, o.o_id) RETURNING ol_amount),
+			u AS (UPDATE orders SET o_carrier_id = NULL FROM o WHERE (orders.o_w_id, orders.o_d_id, orders.o_id) = (o.o_w_id, o.o_d_id, o.o_id) RETURNING 1),
+			n AS (INSERT INTO new_order SELECT o_id, o_d_id, o_w_id FROM o RETURNING 1)
+			UPDATE customer SET c_balance = c_balance - (SELECT sum(ol_amount) FROM l), c_delivery_cnt = c_delivery_cnt - 1
+			FROM o WHERE (c_w_id, c_d_id, c_id) = (o.o_w_id, o.o_d_id, o.o_c_id)`,
+			allowed: "a Delivery undone whole (its order's carrier and lines' dates cleared, its new order put back, its customer's balance and delivery count lowered) " +
+				"is the database of a run in which that Delivery never ran: nothing but the rows it wrote records that a Delivery did (docs/tpcc.md)"},
+		{what: tamperTextForm, sql: `UPDATE customer SET c_last = 'SMITH' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1500; UPDATE warehouse SET w_zip = '12345' WHERE w_id = 1`,
+			want: "customers violate it, e.g. w_id=1 d_id=1 c_id=1500"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
@@ -553,6 +580,8 @@ func ycsbTamperings() []tampering {
 			allowed: "with next_keynum lowered too, each run's claim of key numbers starts one lower, and its inserts one past the start: the gap is the one a run's first insert leaves when it fails (the database keeps no record of which inserts were acknowledged)"},
 		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=999') WHERE workload = 'ycsb'`,
 			want: "the ycsb tables say records=1000 fields=10 field-length=100, but init recorded records=999 fields=10 field-length=100"},
+		{what: tamperTypeKept, sql: `ALTER TABLE usertable ALTER YCSB_RMW TYPE numeric; UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE YCSB_KEYNUM WHEN 1 THEN 0.4 ELSE -0.4 END WHERE YCSB_KEYNUM IN (1, 2)`,
+			want: "column usertable.ycsb_rmw is numeric, where init makes it bigint"},
 	}
 }
 
@@ -590,6 +619,8 @@ func appendTamperings() []tampering {
 		// The fourth retest's (issue 36, N9).
 		{what: tamperMarkerOnly, sql: `UPDATE txload_init SET settings = 'tables=4' WHERE workload = 'append'`,
 			want: "the append tables are txn0, txn1, txn2 (tables=3), but init recorded tables=4 in txload_init"},
+		{what: tamperTypeKept, sql: `ALTER TABLE txn0 ALTER sk TYPE numeric; UPDATE txn0 SET sk = sk + 0.4 WHERE id = ` + first,
+			want: "column txn0.sk is numeric, where init makes it integer"},
 	}
 }
 

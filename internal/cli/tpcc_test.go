@@ -395,6 +395,6 @@ func TestTPCCAuditsCleanRuns(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("check tpcc after the runs: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	mustContain(t, r.stdout, "S_QUANTITY within 10..100: ok (100000 stock rows)", "I_ID within 1..100000 each once, I_PRICE within 1.00..100.00: ok (100000 items)",
+	mustContain(t, r.stdout, "S_DATA of 26..50 characters, no space: ok (100000 stock rows)", "I_DATA of 26..50 characters, no space: ok (100000 items)",
 		"OL_I_ID names an item: ok (", "(delivered) or 0.01..9999.99: ok (", "ok (no NULL in the 90 columns the workload always writes)", "check: ok")
 }

@@ -61,6 +61,9 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if err != nil {
 		return nil, err
 	}
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schemaDDL)); res != nil || err != nil {
+		return res, err
+	}
 	out, err := g.checkTables(ctx, t)
 	if err != nil {
 		return nil, err

@@ -351,6 +351,9 @@ func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResu
 	}
 	var final *finalResult
 	if t != nil && started {
+		if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schemaDDL)); res != nil || err != nil {
+			return res, err
+		}
 		// Every key the run drew is at or above its first: nothing else
 		// writes there, so every row from it up is held to the history.
 		if final, err = finalRead(ctx, t, r.checker, r.first, math.MaxInt32, false); err != nil {

@@ -157,6 +157,9 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 			if err != nil {
 				return nil, err
 			}
+			if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+				return res, err
+			}
 			res, rec, err := g.runReport(ctx, t, total, before, obs)
 			if err != nil {
 				return nil, err

@@ -591,6 +591,9 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 
 // check audits ledger, versions and balances; it may run at any time.
 func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err

@@ -413,6 +413,9 @@ func (a *tpcbAudit) result(asked rule) *workload.CheckResult {
 // checkOf is the Check hook of a builtin (anyBuiltin: `check tpcb`).
 func checkOf(r rule) func(context.Context, *pg.Target) (*workload.CheckResult, error) {
 	return func(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+		if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+			return res, err
+		}
 		a, err := runTPCBAudit(ctx, t, "", nil)
 		if err != nil {
 			return nil, err
@@ -435,6 +438,9 @@ func checkTPCB(ctx context.Context, t *pg.Target) (*workload.CheckResult, error)
 // it; where they did not (pgbench truncated the history, as it does before
 // each run unless -n), the run is held to its own changes only.
 func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, before *tpcbAudit, id *identity) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10), &before.runFrom)
 	if err != nil {
 		return nil, err

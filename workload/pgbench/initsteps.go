@@ -230,6 +230,12 @@ func (r *initRun) create(ctx context.Context) error {
 // quoteIdent quotes a name as PQescapeIdentifier does.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
+// initColumns are the columns init makes (pgbench's own init too: aid an
+// integer of either size).
+func initColumns() []workload.Column {
+	return workload.ColumnsOf(strings.Join(tableDDL(InitConfig{Scale: 1}, pg.PostgreSQL, 0), ";"))
+}
+
 // tableDDL is pgbench's initCreateTables and createPartitions. Unlogged
 // tables: pgbench up to 17 makes the partitioned pgbench_accounts unlogged
 // too, which PostgreSQL 18 refuses ("partitioned tables cannot be

@@ -60,10 +60,13 @@ var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line a
 var rules = [nRules]condition{
 	// New-Order takes OL_QUANTITY (1..10) off S_QUANTITY and adds 91 when
 	// fewer than 10 would be left (clause 2.4.2.2); the load draws 10..100.
-	{"S_QUANTITY within 10..100", "stock rows", []string{"w_id", "i_id"}},
+	// No transaction writes S_DIST_xx or S_DATA: the load's a-strings.
+	{"S_QUANTITY within 10..100, S_DIST_01..10 " + sizedSays(24, 24) + ", S_DATA " + sizedSays(26, 50), "stock rows", []string{"w_id", "i_id"}},
 	// No transaction writes an item; the load makes items 1..100000, of
-	// a price drawn in 1.00..100.00.
-	{"I_ID within 1..100000 each once, I_PRICE within 1.00..100.00", "items", []string{"i_id"}},
+	// a price drawn in 1.00..100.00, an image id in 1..10000, a name and
+	// data of a-strings.
+	{"I_ID within 1..100000 each once, I_PRICE within 1.00..100.00, I_IM_ID within 1..10000, I_NAME " + sizedSays(14, 24) + ", I_DATA " + sizedSays(26, 50),
+		"items", []string{"i_id"}},
 	{"OL_I_ID names an item", "order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
 	// Each line held to what wrote it: New-Order (orders after the load's
 	// 3000) OL_QUANTITY × I_PRICE, of quantity 1..10; the load, quantity 5
@@ -75,25 +78,85 @@ var rules = [nRules]condition{
 	// quantity (1..10) to S_YTD, and 1 to S_REMOTE_CNT when its supplying
 	// warehouse is not the order's; the load writes 0 in all three.
 	{"S_ORDER_CNT <= S_YTD <= 10 × S_ORDER_CNT, 0 <= S_REMOTE_CNT <= S_ORDER_CNT", "stock rows", []string{"w_id", "i_id"}},
-	// Only the load writes them, drawn in 0.0000..0.2000 (clause 4.3.3.1).
-	{"W_TAX and D_TAX within 0..0.2", "districts", []string{"w_id", "d_id"}},
+	// Only the load writes them, drawn in 0.0000..0.2000 (clause 4.3.3.1),
+	// and their names and addresses (a-strings, the state two letters,
+	// the zip four digits and 11111).
+	{"W_TAX and D_TAX within 0..0.2, W_NAME and D_NAME " + aStrings(6, 10) + ", their addresses " + addressSays, "districts", []string{"w_id", "d_id"}},
 	// The load writes GC or BC, a discount drawn in 0.0000..0.5000, one
 	// payment (its history row) and no delivery; Payment adds 1 to
 	// C_PAYMENT_CNT with each history row, Delivery 1 to C_DELIVERY_CNT
 	// with each order it delivers (the load's 2101..3000 and New-Order's).
-	{"C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE " + dated,
+	// Its strings are the load's (clause 4.3.3.1: C_LAST of customers
+	// 1..1000 the syllables of c_id - 1, of the others those of a number
+	// drawn by NURand), but C_DATA, to which Payment adds a line in front
+	// for a BC customer, keeping 500 characters.
+	{"C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE " + dated +
+		", C_CREDIT_LIM 50000.00, C_MIDDLE OE, C_LAST three syllables (customers 1..1000: those of c_id - 1), C_FIRST " + sizedSays(8, 16) +
+		", C_PHONE 16 digits, its address " + sizedAddressSays + ", C_DATA " + sizedSays(300, 500) + " (a BC customer's: Payment's lines in front)",
 		"customers", []string{"w_id", "d_id", "c_id"}},
 	// The load's history rows are of 10.00, Payment's of 1.00..5000.00
 	// (clause 2.5.1.3), each of a customer.
-	{"H_AMOUNT within 1.00..5000.00, H_DATE " + dated + ", of a customer that exists", "history rows", []string{"c_w_id", "c_d_id", "c_id"}},
+	// H_DATA: the load's a-string, or Payment's warehouse and district
+	// names apart by four spaces.
+	{"H_AMOUNT within 1.00..5000.00, H_DATE " + dated + ", of a customer that exists, H_DATA " + sizedSays(12, 24) + " or a W_NAME and D_NAME four spaces apart",
+		"history rows", []string{"c_w_id", "c_d_id", "c_id"}},
 	// The load's carriers are drawn in 1..10 and Delivery's (clause
 	// 2.7.1.2); an order has 5..15 lines (clauses 4.3.3.1, 2.4.1.3), and
 	// is all local if and only if each line's supplying warehouse is its own.
 	{"O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), O_ENTRY_D " + dated,
 		"orders", []string{"w_id", "d_id", "o_id"}},
 	// The load's lines are supplied by their own warehouse; New-Order's by
-	// one of the warehouses loaded.
-	{"OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D " + dated, "order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
+	// one of the warehouses loaded. OL_DIST_INFO is the load's a-string,
+	// or New-Order's S_DIST_xx, another.
+	{"OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D " + dated + ", OL_DIST_INFO " + sizedSays(24, 24),
+		"order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
+}
+
+// aStrings says what a column of the load's a-strings (clause 4.3.2.2:
+// random alphanumerics) of lo..hi characters holds; aString is its SQL.
+func aStrings(lo, hi int) string { return "an a-string of " + span(lo, hi) }
+
+// sizedSays says what sized holds a column to.
+func sizedSays(lo, hi int) string { return "of " + span(lo, hi) + " characters, no space" }
+
+func span(lo, hi int) string {
+	if lo == hi {
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+func aString(col string, lo, hi int) string {
+	// A length and a class of characters not in it: a regular expression
+	// of bounded repeats ({24}) costs PostgreSQL ten times the check.
+	return fmt.Sprintf("(length(%[1]s) BETWEEN %[2]d AND %[3]d AND %[1]s !~ '[^a-zA-Z0-9]')", col, lo, hi)
+}
+
+// sized is aString for the large tables' columns (customers and more):
+// the length, and no space (what the transactions' strings have); a
+// regular expression over each of their rows would double the check.
+func sized(col string, lo, hi int) string {
+	return fmt.Sprintf("(length(%[1]s) BETWEEN %[2]d AND %[3]d AND strpos(%[1]s, ' ') = 0)", col, lo, hi)
+}
+
+// addressSays is what the load writes in an address (clause 4.3.3.1);
+// addressSQL holds the address of columns prefix_street_1 ... prefix_zip
+// to it.
+const (
+	addressSays      = "(streets and city an a-string of 10..20, state 2 letters, zip 4 digits and 11111)"
+	sizedAddressSays = "(streets and city of 10..20 characters, no space, state 2 letters, zip 4 digits and 11111)"
+)
+
+func addressSQL(prefix string, aString func(col string, lo, hi int) string) string {
+	return aString(prefix+"_street_1", 10, 20) + " AND " + aString(prefix+"_street_2", 10, 20) + " AND " + aString(prefix+"_city", 10, 20) +
+		fmt.Sprintf(` AND %[1]s_state ~ '^[A-Z][A-Z]$' AND %[1]s_zip ~ '^[0-9][0-9][0-9][0-9]11111$'`, prefix)
+}
+
+// lastNameSQL is the syllables of a number of 0..999, an SQL expression
+// of n (clause 4.3.2.3).
+func lastNameSQL(n string) string {
+	arr := "(ARRAY['" + strings.Join(syllables[:], "', '") + "'])"
+	return fmt.Sprintf("%[1]s[(%[2]s) / 100 + 1] || %[1]s[(%[2]s) / 10 %% 10 + 1] || %[1]s[(%[2]s) %% 10 + 1]", arr, n)
 }
 
 // dated is what every date the workload writes is held to: the load's
@@ -155,7 +218,7 @@ func (r *checkResult) cardinality() []string {
 // The check's queries, each over one kind of unit, all in one snapshot.
 // Every condition gives its count of violations and the least violating
 // key (min over key arrays: the first in key order).
-const (
+var (
 	warehouseSQL = `WITH d AS (SELECT d_w_id AS w, sum(d_ytd) AS s FROM district GROUP BY 1),
 h AS (SELECT h_w_id AS w, sum(h_amount) AS s FROM history GROUP BY 1)
 SELECT count(*),
@@ -173,7 +236,8 @@ x AS (SELECT ARRAY[t.d_w_id, t.d_id] AS k,
 	COALESCE(o.lines, 0) <> COALESCE(l.n, 0) AS c4,
 	t.d_ytd <> COALESCE(h.s, 0) AS c9,
 	COALESCE(o.n, 0) - COALESCE(n.n, 0) <> 2100 AS c11,
-	(t.d_tax BETWEEN 0 AND 0.2 AND (SELECT bool_and(w_tax BETWEEN 0 AND 0.2) FROM warehouse WHERE w_id = t.d_w_id)) IS NOT TRUE AS tax
+	(t.d_tax BETWEEN 0 AND 0.2 AND ` + aString("t.d_name", 6, 10) + ` AND ` + addressSQL("t.d", aString) + `
+		AND (SELECT bool_and(w_tax BETWEEN 0 AND 0.2 AND ` + aString("w_name", 6, 10) + ` AND ` + addressSQL("w", aString) + `) FROM warehouse WHERE w_id = t.d_w_id)) IS NOT TRUE AS tax
 	FROM district t LEFT JOIN o ON (o.w, o.d) = (t.d_w_id, t.d_id) LEFT JOIN n ON (n.w, n.d) = (t.d_w_id, t.d_id)
 	LEFT JOIN l ON (l.w, l.d) = (t.d_w_id, t.d_id) LEFT JOIN h ON (h.w, h.d) = (t.d_w_id, t.d_id))
 SELECT count(*),
@@ -189,10 +253,14 @@ FROM x`
 	// row's quantity to their ranges (a NULL is out of them); an item id
 	// twice counts once a violation.
 	itemSQL = `SELECT count(*), count(*) FILTER (WHERE bad) + count(*) - count(DISTINCT i_id), min(ARRAY[i_id]) FILTER (WHERE bad)
-FROM (SELECT i_id, (i_id BETWEEN 1 AND 100000 AND i_price BETWEEN 1 AND 100) IS NOT TRUE AS bad FROM item) x`
+FROM (SELECT i_id, (i_id BETWEEN 1 AND 100000 AND i_price BETWEEN 1 AND 100 AND i_im_id BETWEEN 1 AND 10000
+	AND ` + sized("i_name", 14, 24) + ` AND ` + sized("i_data", 26, 50) + `) IS NOT TRUE AS bad FROM item) x`
 	stockSQL = `SELECT count(*), count(*) FILTER (WHERE bad), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE bad),
 	count(*) FILTER (WHERE badcnt), min(ARRAY[s_w_id, s_i_id]) FILTER (WHERE badcnt)
-FROM (SELECT s_w_id, s_i_id, (s_quantity BETWEEN 10 AND 100) IS NOT TRUE AS bad,
+FROM (SELECT s_w_id, s_i_id, (s_quantity BETWEEN 10 AND 100
+		AND length(s_dist_01) + length(s_dist_02) + length(s_dist_03) + length(s_dist_04) + length(s_dist_05)
+			+ length(s_dist_06) + length(s_dist_07) + length(s_dist_08) + length(s_dist_09) + length(s_dist_10) = 240
+		AND ` + sized("s_data", 26, 50) + `) IS NOT TRUE AS bad,
 	(s_order_cnt <= s_ytd AND s_ytd <= 10::BIGINT * s_order_cnt AND s_remote_cnt BETWEEN 0 AND s_order_cnt) IS NOT TRUE AS badcnt FROM stock) x`
 
 	// newOrderSQL: condition 5, each order against the new orders.
@@ -219,12 +287,12 @@ FROM orders o LEFT JOIN new_order n ON (n.no_w_id, n.no_d_id, n.no_o_id) = (o.o_
 		(ol_i_id BETWEEN 1 AND 100000) IS NOT TRUE AS noitem,
 		(CASE WHEN ol_o_id <= 2100 THEN ol_quantity = 5 AND ol_amount = 0
 			ELSE ol_quantity = 5 AND ol_amount BETWEEN 0.01 AND 9999.99 END) IS NOT TRUE AS badamt,
-		(ol_supply_w_id = ol_w_id AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true)) IS NOT TRUE AS badline
+		(ol_supply_w_id = ol_w_id AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true) AND ` + sized("ol_dist_info", 24, 24) + `) IS NOT TRUE AS badline
 	FROM order_line WHERE ol_o_id <= 3000
 	UNION ALL
 	SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, ol_supply_w_id <> ol_w_id, i.i_id IS NULL,
 		i.i_id IS NOT NULL AND (ol_quantity BETWEEN 1 AND 10 AND ol_amount = ol_quantity * i.i_price) IS NOT TRUE,
-		(ol_supply_w_id BETWEEN 1 AND ` + whSQL + ` AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true)) IS NOT TRUE
+		(ol_supply_w_id BETWEEN 1 AND ` + whSQL + ` AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true) AND ` + sized("ol_dist_info", 24, 24) + `) IS NOT TRUE
 	FROM order_line LEFT JOIN item i ON i.i_id = ol_i_id WHERE ol_o_id > 3000),
 l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
 		count(*) FILTER (WHERE ol_delivery_d IS NULL) AS undelivered,
@@ -257,13 +325,20 @@ cust AS MATERIALIZED (SELECT o_w_id, o_d_id, o_c_id, sum(delivered) AS s,
 		count(*) FILTER (WHERE o_id >= ` + firstNewOrderSQL + ` AND o_carrier_id IS NOT NULL) AS delivered, count(*) FILTER (WHERE NOT badorder) AS good, min(o_id) AS first
 	FROM ol GROUP BY 1, 2, 3),
 h AS MATERIALIZED (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s, count(*) AS n,
-		count(*) FILTER (WHERE (h_amount BETWEEN 1 AND 5000 AND h_date BETWEEN ` + loSQL + ` AND ` + hiSQL + `) IS NOT TRUE) AS bad
+		count(*) FILTER (WHERE (h_amount BETWEEN 1 AND 5000 AND h_date BETWEEN ` + loSQL + ` AND ` + hiSQL + `
+			AND (` + sized("h_data", 12, 24) + ` OR ` + aString("split_part(h_data, '    ', 1)", 6, 10) + ` AND ` + aString("split_part(h_data, '    ', 2)", 6, 10) + `
+				AND h_data = split_part(h_data, '    ', 1) || '    ' || split_part(h_data, '    ', 2))) IS NOT TRUE) AS bad
 	FROM history GROUP BY 1, 2, 3),
 c AS (SELECT ARRAY[c.c_w_id, c.c_d_id, c.c_id] AS k, c.c_delivery_cnt, COALESCE(h.bad, 0) AS hbad,
 		c.c_balance <> COALESCE(cust.s, 0) - COALESCE(h.s, 0) AS c10,
 		c.c_balance + c.c_ytd_payment <> COALESCE(cust.s, 0) AS c12,
 		(c.c_credit IN ('GC', 'BC') AND c.c_discount BETWEEN 0 AND 0.5 AND c.c_payment_cnt = COALESCE(h.n, 0)
-			AND c.c_delivery_cnt = COALESCE(cust.delivered, 0) AND c.c_since BETWEEN ` + loSQL + ` AND ` + hiSQL + `) IS NOT TRUE AS badcust
+			AND c.c_delivery_cnt = COALESCE(cust.delivered, 0) AND c.c_since BETWEEN ` + loSQL + ` AND ` + hiSQL + `
+			AND c.c_credit_lim = 50000 AND c.c_middle = 'OE'
+			AND CASE WHEN c.c_id <= 1000 THEN c.c_last = ` + lastNameSQL("c.c_id - 1") + ` ELSE c.c_last IN (SELECT ` + lastNameSQL("n") + ` FROM generate_series(0, 999) n) END
+			AND ` + sized("c.c_first", 8, 16) + ` AND ` + addressSQL("c.c", sized) + ` AND length(c.c_phone) = 16 AND c.c_phone !~ '[^0-9]'
+			AND length(c.c_data) BETWEEN 300 AND 500 AND (strpos(c.c_data, ' ') = 0 OR c.c_credit = 'BC'
+				AND c.c_data LIKE c.c_id || ' ' || c.c_d_id || ' ' || c.c_w_id || ' %' AND c.c_data ~ '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+ [0-9]+\.[0-9][0-9] \| ')) IS NOT TRUE AS badcust
 	FROM customer c LEFT JOIN cust ON (cust.o_w_id, cust.o_d_id, cust.o_c_id) = (c.c_w_id, c.c_d_id, c.c_id)
 	LEFT JOIN h ON (h.h_c_w_id, h.h_c_d_id, h.h_c_id) = (c.c_w_id, c.c_d_id, c.c_id)),
 pc AS (SELECT count(*) AS customers, COALESCE(sum(c_delivery_cnt), 0) AS deliveries,

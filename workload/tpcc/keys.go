@@ -40,7 +40,7 @@ func checkKeys(ctx context.Context, tx pgx.Tx, k *keyFinding) error {
 	}); err != nil {
 		return fmt.Errorf("reading the tables' keys: %w", err)
 	}
-	k.twice = map[string]int64{}
+	byName := map[string]string{}
 	for _, t := range tables {
 		if t.key == "" {
 			continue
@@ -53,28 +53,44 @@ func checkKeys(ctx context.Context, tx pgx.Tx, k *keyFinding) error {
 			continue
 		}
 		k.dropped = append(k.dropped, t.name)
+		byName[t.name] = t.key
+	}
+	k.twice, err = countEach(ctx, tx, k.dropped, "the keys twice", func(table string) string {
+		return fmt.Sprintf("SELECT COALESCE(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM %s GROUP BY %s HAVING count(*) > 1) x", table, byName[table])
+	})
+	return err
+}
+
+// countEach counts, for each of names (a table, a column) whose
+// constraint was dropped, the rows that break it, by the query of its
+// name: the counts above 0, by name.
+func countEach(ctx context.Context, tx pgx.Tx, names []string, what string, query func(name string) string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, name := range names {
 		var n int64
-		if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT COALESCE(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM %s GROUP BY %s HAVING count(*) > 1) x",
-			t.name, t.key)).Scan(&n); err != nil {
-			return fmt.Errorf("counting the keys of %s twice: %w", t.name, err)
+		if err := tx.QueryRow(ctx, query(name)).Scan(&n); err != nil {
+			return nil, fmt.Errorf("counting %s of %s: %w", what, name, err)
 		}
 		if n > 0 {
-			k.twice[t.name] = n
+			out[name] = n
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// total is the rows of counts.
+func total(counts map[string]int64) int64 {
+	var s int64
+	for _, n := range counts {
+		s += n
+	}
+	return s
 }
 
 func (k *keyFinding) violated() bool { return len(k.twice) > 0 }
 
 // rows is the rows whose key a row before them has.
-func (k *keyFinding) rows() int64 {
-	var s int64
-	for _, n := range k.twice {
-		s += n
-	}
-	return s
-}
+func (k *keyFinding) rows() int64 { return total(k.twice) }
 
 // describe says which tables hold a key twice, or that none does.
 func (k *keyFinding) describe() string {

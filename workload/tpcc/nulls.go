@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/workload"
 )
 
 // nullFinding is the NULL audit: the columns the schema makes NOT NULL
@@ -40,44 +42,26 @@ func checkNulls(ctx context.Context, tx pgx.Tx, n *nullFinding) error {
 			n.columns++
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT table_name::text || '.' || column_name::text FROM information_schema.columns
-		WHERE table_schema = current_schema() AND is_nullable = 'YES' AND table_name::text = ANY($1::text[]) ORDER BY ordinal_position`, names)
+	found, err := workload.ReadColumns(ctx, tx, names)
 	if err != nil {
 		return fmt.Errorf("reading the columns' NOT NULL: %w", err)
 	}
-	nullable, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("reading the columns' NOT NULL: %w", err)
-	}
-	for _, c := range nullable {
-		if notNull[c] {
-			n.dropped = append(n.dropped, c)
+	for _, c := range found {
+		if name := c.Table + "." + c.Name; c.Nullable && notNull[name] {
+			n.dropped = append(n.dropped, name)
 		}
 	}
-	n.nullRows = map[string]int64{}
-	for _, c := range n.dropped {
+	n.nullRows, err = countEach(ctx, tx, n.dropped, "the NULLs", func(c string) string {
 		table, col, _ := strings.Cut(c, ".")
-		var k int64
-		if err := tx.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", table, col)).Scan(&k); err != nil {
-			return fmt.Errorf("counting the NULLs of %s: %w", c, err)
-		}
-		if k > 0 {
-			n.nullRows[c] = k
-		}
-	}
-	return nil
+		return fmt.Sprintf("SELECT count(*) FROM %s WHERE %s IS NULL", table, col)
+	})
+	return err
 }
 
 func (n *nullFinding) violated() bool { return len(n.nullRows) > 0 }
 
 // rows is the NULLs found, one a column and row.
-func (n *nullFinding) rows() int64 {
-	var s int64
-	for _, k := range n.nullRows {
-		s += k
-	}
-	return s
-}
+func (n *nullFinding) rows() int64 { return total(n.nullRows) }
 
 // describe says where the NULLs are, or that there are none.
 func (n *nullFinding) describe() string {

@@ -63,6 +63,9 @@ func byType(w *metrics.Snapshot) ([5]perType, error) {
 // runReport is the run's TPC-C figures, its cross-check against the
 // server, and the consistency conditions.
 func (g *tpcc) runReport(ctx context.Context, t *pg.Target, all *metrics.Snapshot, obs *observed, b before, runC CValues) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+		return res, err
+	}
 	conn, err := connect(ctx, t)
 	if err != nil {
 		return nil, err

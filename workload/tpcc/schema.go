@@ -3,6 +3,8 @@ package tpcc
 import (
 	"fmt"
 	"strings"
+
+	"github.com/txload/txload/workload"
 )
 
 // table is one of TPC-C's nine tables (clause 1.3): its columns, its
@@ -137,6 +139,15 @@ const metaDDL = `CREATE TABLE ` + metaTable + ` (
 	c_item     INT NOT NULL,
 	loaded_at  TIMESTAMPTZ NOT NULL DEFAULT now()
 )`
+
+// initColumns are the columns init makes, for workload.CheckColumns.
+func initColumns() []workload.Column {
+	ddl := []string{metaDDL}
+	for _, t := range tables {
+		ddl = append(ddl, t.createDDL(1, 1)...)
+	}
+	return workload.ColumnsOf(strings.Join(ddl, ";\n"))
+}
 
 // tableNames lists every table the schema creates, in an order they can be
 // dropped in.

@@ -261,6 +261,9 @@ func (g *tpcc) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, 
 		return nil, err
 	}
 	conn.Close(context.WithoutCancel(ctx))
+	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+		return res, err
+	}
 	res, err := runCheck(ctx, t)
 	if err != nil {
 		return nil, err

@@ -182,6 +182,9 @@ func (a *audit) result(lines []workload.Line) *workload.CheckResult {
 // check verifies, for a counter run, that every article's votes equal its
 // vote rows; it may run at any time.
 func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err
@@ -192,6 +195,9 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 // runReport is the audit, the votes reconciled with the vote rows the run
 // added, and, for --variant matview, the view's staleness.
 func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapshot, rs *runState) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t)
 	if err != nil {
 		return nil, err

@@ -258,6 +258,9 @@ func (a *audit) result() *workload.CheckResult {
 
 // check is `txload check ycsb`: the data alone.
 func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+		return res, err
+	}
 	a, err := runAudit(ctx, t, nil, 0, 0)
 	if err != nil {
 		return nil, err
@@ -269,6 +272,9 @@ func check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 // (its inserts all there, its read-modify-writes all counted, no record
 // missing that must be there).
 func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapshot) (*workload.CheckResult, error) {
+	if res, err := workload.CheckColumns(ctx, t, initColumns()); res != nil || err != nil {
+		return res, err
+	}
 	issued, _ := s.ins.unknown()
 	a, err := runAudit(ctx, t, s.rows.weight, s.base, s.base+issued)
 	if err != nil {

@@ -36,6 +36,12 @@ func fieldNames(n int) []string {
 	return out
 }
 
+// initColumns are the columns init makes, its fields any number (the
+// audit holds them to the settings).
+func initColumns() []workload.Column {
+	return append(workload.ColumnsOf(createSQL(0)), workload.Column{Table: "usertable", Name: "field*", Type: "text"})
+}
+
 func createSQL(fields int) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE usertable (\n\tYCSB_KEY VARCHAR(255) PRIMARY KEY")
