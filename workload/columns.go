@@ -116,17 +116,19 @@ type querier interface {
 }
 
 // FoundColumn is a column of the catalogue: its type named as Column's,
-// and whether it may hold NULLs.
+// whether it may hold NULLs, and its collation when it is not its type's
+// default ("" when it is: no init names one).
 type FoundColumn struct {
 	Column
-	Nullable bool
+	Nullable  bool
+	Collation string
 }
 
 // ReadColumns reads the columns of tables in the current schema from
 // information_schema (in the order of each table's columns).
 func ReadColumns(ctx context.Context, q querier, tables []string) ([]FoundColumn, error) {
 	rows, err := q.Query(ctx, `SELECT table_name::text, column_name::text, data_type::text, is_nullable = 'YES',
-		character_maximum_length, numeric_precision, numeric_scale
+		character_maximum_length, numeric_precision, numeric_scale, COALESCE(collation_name::text, '')
 		FROM information_schema.columns WHERE table_schema = current_schema() AND table_name::text = ANY($1::text[])
 		ORDER BY table_name, ordinal_position`, tables)
 	if err != nil {
@@ -135,7 +137,7 @@ func ReadColumns(ctx context.Context, q querier, tables []string) ([]FoundColumn
 	var out []FoundColumn
 	var c FoundColumn
 	var length, precision, scale *int64
-	_, err = pgx.ForEachRow(rows, []any{&c.Table, &c.Name, &c.Type, &c.Nullable, &length, &precision, &scale}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&c.Table, &c.Name, &c.Type, &c.Nullable, &length, &precision, &scale, &c.Collation}, func() error {
 		switch {
 		case length != nil:
 			c.Type += "(" + strconv.FormatInt(*length, 10) + ")"
@@ -184,6 +186,10 @@ func ColumnViolations(want []Column, found []FoundColumn) []string {
 			out = append(out, fmt.Sprintf("column %s.%s (%s) is one init does not make", c.Table, c.Name, c.Type))
 		case typeFamily(c.Type) != typeFamily(want[i].Type):
 			out = append(out, fmt.Sprintf("column %s.%s is %s, where init makes it %s", c.Table, c.Name, c.Type, want[i].Type))
+		case c.Collation != "":
+			// A collation that compares 'gc' equal to 'GC' would pass
+			// every test of a value the checks make with = or IN.
+			out = append(out, fmt.Sprintf("column %s.%s has the collation %s, where init makes it with its type's default", c.Table, c.Name, c.Collation))
 		}
 	}
 	return out

@@ -41,6 +41,9 @@ func TestColumnViolations(t *testing.T) {
 			"column a.f1 is double precision, where init makes it text",
 			"column a.g (text) is one init does not make",
 			"column a.fx (text) is one init does not make"}},
+		{"a collation", []FoundColumn{{Column: Column{"a", "id", "integer"}}, {Column: Column{"a", "bal", "numeric(12, 2)"}},
+			{Column: Column{"a", "f0", "text"}, Collation: "ci"}},
+			[]string{"column a.f0 has the collation ci, where init makes it with its type's default"}},
 		{"a scale changed", []FoundColumn{{Column: Column{"a", "id", "integer"}}, {Column: Column{"a", "bal", "numeric(12, 4)"}}},
 			[]string{"column a.bal is numeric(12, 4), where init makes it numeric(12, 2)"}},
 	} {

@@ -92,6 +92,7 @@ const (
 	tamperTypeKept     = "a column's type changed, its sums kept (a numeric ±0.4, a float −0.0)"
 	tamperUndone       = "a transaction undone whole, every row it wrote restored"
 	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
+	tamperCollation    = "a text column given a collation that compares other values equal (case-insensitive), then a value changed"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -107,7 +108,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
 	tamperBranchOf, tamperFiller,
-	tamperTypeKept, tamperUndone, tamperTextForm}
+	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -407,6 +408,8 @@ func voteTamperings(variant string) []tampering {
 		{what: tamperMarker, sql: `DELETE FROM txload_init WHERE workload = 'vote'`, want: "no txload_init row for vote"},
 		{what: tamperTypeKept, sql: `ALTER TABLE article ALTER votes TYPE double precision; UPDATE article SET votes = '-0' WHERE id = (SELECT min(id) FROM article WHERE votes = 0)`,
 			want: "column article.votes is double precision, where init makes it bigint"},
+		{what: tamperCollation, sql: `CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false); ALTER TABLE article ALTER title TYPE text COLLATE ci; UPDATE article SET title = upper(title) WHERE id = 5`,
+			want: "column article.title has the collation ci"},
 	}
 	if variant == "counter" {
 		ts = append(ts, tampering{what: tamperZeroed, sql: `UPDATE article SET votes = 0`, want: mismatch})
@@ -513,6 +516,8 @@ func tpccTamperings() []tampering {
 				"is the database of a run in which that Delivery never ran: nothing but the rows it wrote records that a Delivery did (docs/tpcc.md)"},
 		{what: tamperTextForm, sql: `UPDATE customer SET c_last = 'SMITH' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1500; UPDATE warehouse SET w_zip = '12345' WHERE w_id = 1`,
 			want: "customers violate it, e.g. w_id=1 d_id=1 c_id=1500"},
+		{what: tamperCollation, sql: `CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false); ALTER TABLE customer ALTER c_credit TYPE char(2) COLLATE ci; UPDATE customer SET c_credit = lower(c_credit) WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1`,
+			want: "column customer.c_credit has the collation ci"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}

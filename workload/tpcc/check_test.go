@@ -113,11 +113,13 @@ func TestCardinality(t *testing.T) {
 	for _, tc := range []struct{ sql, want string }{
 		// Its history row and order are then of no customer.
 		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000; " +
-			"payment (H_AMOUNT within 1.00..5000.00, H_DATE within the load's time and now, give or take two days, of a customer that exists): 1 of 30000 history rows violate it, e.g. c_w_id=1 c_d_id=2 c_id=17; " +
+			"payment (H_AMOUNT within 1.00..5000.00, H_DATE within the load's time and now, give or take two days, of a customer that exists, " +
+			"H_DATA of 12..24 characters, no space or a W_NAME and D_NAME four spaces apart): 1 of 30000 history rows violate it, e.g. c_w_id=1 c_d_id=2 c_id=17; " +
 			"order (O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), " +
 			"O_ENTRY_D within the load's time and now, give or take two days): 1 of 30000 orders violate it, e.g. w_id=1 d_id=2 o_id=354"},
 		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000; " +
-			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00): 1 of 100001 items violate it, e.g. i_id=100001"},
+			"item (I_ID within 1..100000 each once, I_PRICE within 1.00..100.00, I_IM_ID within 1..10000, I_NAME of 14..24 characters, no space, " +
+			"I_DATA of 26..50 characters, no space): 1 of 100001 items violate it, e.g. i_id=100001"},
 		{`DELETE FROM stock WHERE s_w_id = 1 AND s_i_id < 3`, "cardinality (clause 1.2): stock holds 99998 rows, want 100000"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
