@@ -276,6 +276,8 @@ func TestAuditRuns(t *testing.T) {
 			violation: "1 range of ledger ids recorded in bank_run with more rows than its runs saw commit or end of unknown outcome (a transfer added or a row duplicated beside them; first: ids 1 to 8, 8 rows, where its run saw 7 commit and 0 end of unknown outcome)"},
 		{name: "a reported run, a row too few", runs: reported("0", "9", 9, 2),
 			violation: "1 range of ledger ids recorded in bank_run with fewer rows than its runs saw commit (a row deleted, or its id moved; first: ids 1 to 8, 8 rows, where its run saw 9 commit and 2 end of unknown outcome)"},
+		{name: "a reported run, a count below 0", runs: reported("0", "9", 9, -1),
+			violation: "1 row in bank_run with a count of transfers below 0, which no run reports"},
 		{name: "two reported runs at once", runs: reported("0", "20", 5, 0) + "; " + reported("3", "9", 3, 0)},
 		{name: "two reported runs at once, a row too many", runs: reported("0", "20", 4, 0) + "; " + reported("3", "9", 3, 0),
 			violation: "(a transfer added or a row duplicated beside them; first: ids 1 to 19, 8 rows, where its 2 runs saw 7 commit and 0 end of unknown outcome)"},

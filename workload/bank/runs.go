@@ -47,6 +47,7 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 	var (
 		runs              []run
 		nulls, otherSetup int64
+		negative          int64 // runs that reported a count below 0
 		other             string
 	)
 	for rows.Next() {
@@ -63,6 +64,10 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 			r.hi = *last
 			if committed != nil && unknown != nil {
 				r.reported, r.committed, r.unknown = true, *committed, *unknown
+				if r.committed < 0 || r.unknown < 0 { // its ids covered, its rows not held
+					negative++
+					r.reported = false
+				}
 			}
 		}
 		if r.accounts != a.accounts || r.initl != a.initial {
@@ -76,6 +81,9 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 	}
 	if nulls > 0 {
 		a.meta = append(a.meta, fmt.Sprintf("%s in bank_run with a NULL where every run records a value", metrics.Count(nulls, "row")))
+	}
+	if negative > 0 {
+		a.meta = append(a.meta, fmt.Sprintf("%s in bank_run with a count of transfers below 0, which no run reports", metrics.Count(negative, "row")))
 	}
 	if otherSetup > 0 {
 		a.meta = append(a.meta, fmt.Sprintf("%s recorded in bank_run on %s, where bank_meta says %s (the settings rewritten after it)",
