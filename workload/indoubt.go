@@ -25,12 +25,19 @@ func NewIdentity() *Identity { return &Identity{Seed: rand.Uint64()} }
 // committed writes' and that of k of those in doubt: those that ended in
 // doubt and open, the hashes of writes under way when the run stopped
 // (call it once the run's clients are done). unknown is how many writes
-// the run counts of unknown outcome: when it knows fewer in doubt
+// the run counts of unknown outcome: when k is 0 it compares sum with the
+// committed writes' alone; otherwise, when it knows fewer in doubt
 // (known), k is not within 0 and known (the count says so), or the
 // subsets of k are more than 2^MaxInDoubt, it does not try (tried false).
 func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64) (ok, tried bool, known int) {
 	doubt := append(o.InDoubt(), open...)
 	n := len(doubt)
+	if k == 0 {
+		// None of those in doubt committed, by the count: the sum is the
+		// committed writes' alone, whatever hashes those in doubt had
+		// (a write stuck before it was sent has none known).
+		return sum == o.Committed(), true, n
+	}
 	if k < 0 || k > int64(n) || int64(n) < unknown || !fewSubsets(n, int(k)) {
 		return false, false, n
 	}

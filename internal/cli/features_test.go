@@ -202,7 +202,7 @@ func TestInstancesShareTheRun(t *testing.T) {
 	wg.Wait()
 	var offered, ok int64
 	for i, r := range results {
-		if r.code != 0 {
+		if !r.ran() { // exit 0, or 1 only for BEHIND on a loaded machine
 			t.Fatalf("instance %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
 		}
 		mustContain(t, r.stdout, "run `txload check bank`")

@@ -109,11 +109,14 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 	ok, tried, known := id.Explains(sum, id.open(), rec.Unknown, k)
 	var line string
 	switch {
-	case k < 0 || k > int64(known):
+	case k < 0 || k > rec.Unknown:
 		line = "not checked: the ledger did not gain the rows the run saw commit (the count's violation)"
+	case !tried && int64(known) < rec.Unknown:
+		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed, and what only %d of them wrote is known (one stopped before it sent its writes has none); the rows are counted only",
+			rec.Unknown, k, known)
 	case !tried:
-		line = fmt.Sprintf("not checked: %d transfers in doubt (%d known), of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
-			rec.Unknown, known, k, workload.MaxInDoubt)
+		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
+			known, k, workload.MaxInDoubt)
 	case ok && k == 0:
 		line = "the rows of the run's ledger ids are the transfers it saw commit (a sum of their hashes, seeded afresh by the run)"
 	case ok:

@@ -30,7 +30,8 @@ func TestIdentityExplains(t *testing.T) {
 		{"two of the doubt, the count says one", 12345 + h(1, 1) + h(2, 2) + h(3, 3) + h(5, 5), 3, 1, false, true},
 		{"a vote swapped, count kept", 12345 + h(1, 1) + h(1, 1), 3, 0, false, true},
 		{"a vote swapped for one in doubt", 12345 + h(1, 1) + h(4, 4), 3, 1, false, true},
-		{"more in doubt than known", 12345 + h(1, 1) + h(2, 2), 4, 0, false, false},
+		{"more in doubt than known", 12345 + h(1, 1) + h(2, 2) + h(3, 3), 4, 1, false, false},
+		{"more in doubt than known, none committed", 12345 + h(1, 1) + h(2, 2), 4, 0, true, true},
 		{"a count beyond the doubt", 12345 + h(1, 1) + h(2, 2), 3, 4, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
