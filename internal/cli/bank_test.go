@@ -373,6 +373,11 @@ func TestBankRunsRecorded(t *testing.T) {
 		sqlExec(t, url, `UPDATE bank_ledger SET mode = 2, from_read = from_written - 1, to_read = to_written - 1
 			WHERE ctid = (SELECT min(ctid) FROM bank_ledger WHERE mode = 1)`)
 		mustContain(t, check(t, url, 1), "VIOLATION: 1 ledger row that no run recorded in bank_run could have written")
+		// The two runs' ranges overlap: their rows are held together to
+		// the sums of their counts, which rows beyond their unknown
+		// outcomes exceed.
+		sqlExec(t, url, `INSERT INTO bank_ledger SELECT l.* FROM bank_ledger l, generate_series(0, (SELECT sum(unknown) FROM bank_run)) WHERE l.ctid = (SELECT min(ctid) FROM bank_ledger)`)
+		mustContain(t, check(t, url, 1), "VIOLATION: 1 range of ledger ids recorded in bank_run with more rows than its runs saw commit or end of unknown outcome", "where its 2 runs saw")
 	})
 	// A bank made before bank_run: run refuses it, check names it.
 	t.Run("no bank_run", func(t *testing.T) {
@@ -386,6 +391,24 @@ func TestBankRunsRecorded(t *testing.T) {
 		}
 		mustContain(t, r.stderr, "recording the run in bank_run: the bank schema predates bank_run", "run `txload init bank --drop`")
 		mustContain(t, check(t, url, 1), "VIOLATION: no bank_run table, which records each run")
+	})
+	// A bank_run made before its counts: run refuses it before its first
+	// transfer, check names the columns missing.
+	t.Run("bank_run without its counts", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		run(t, url, true, "--selection", "10")
+		sqlExec(t, url, `ALTER TABLE bank_run DROP COLUMN committed, DROP COLUMN unknown`)
+		rows := count(t, url, "SELECT count(*) FROM bank_ledger")
+		r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--init", "keep", "--progress", "0", "--duration", "1s")
+		if r.code == 0 {
+			t.Fatalf("run on a bank_run without its counts: exit 0\n%s", r.stdout)
+		}
+		mustContain(t, r.stderr, "recording the run in bank_run: the bank schema predates bank_run's counts", "run `txload init bank --drop`")
+		if n := count(t, url, "SELECT count(*) FROM bank_ledger"); n != rows {
+			t.Errorf("the refused run wrote %d ledger rows", n-rows)
+		}
+		mustContain(t, check(t, url, 1), "column bank_run.committed is missing, where init makes it bigint")
 	})
 	t.Run("variants", func(t *testing.T) {
 		t.Parallel()

@@ -93,6 +93,7 @@ const (
 	tamperUndone       = "a transaction undone whole, every row it wrote restored"
 	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
 	tamperCollation    = "a text column given a collation that compares other values equal (case-insensitive), then a value changed"
+	tamperTxAdded      = "a consistent transaction added after the run"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -108,7 +109,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
 	tamperBranchOf, tamperFiller,
-	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation}
+	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -237,6 +238,9 @@ func bankTamperings(mode string) []tampering {
 			allowed: "nothing in the database records which transfers a run made: a transfer swapped for another of the run's settings, balances and versions undone, is one the run could have made; the run's own audit, which sums the identities of the rows of its ledger ids, catches one swapped during it (TestBankAuditSecondWriter)"},
 		{what: tamperTypeKept, sql: `ALTER TABLE bank_account ALTER balance TYPE numeric; UPDATE bank_account SET balance = balance + CASE id WHEN 1 THEN 0.4 ELSE -0.4 END WHERE id IN (1, 2)`,
 			want: "column bank_account.balance is numeric, where init makes it bigint"},
+		// A transfer of the run's settings, its versions and balances
+		// moved to match, at an id of the run's range (a duplicate).
+		{what: tamperTxAdded, sql: transfer(3, 4, "10"), want: "1 range of ledger ids recorded in bank_run with more rows than its runs saw commit"},
 	}
 }
 

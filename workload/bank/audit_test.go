@@ -228,6 +228,11 @@ func TestAuditRuns(t *testing.T) {
 	run := func(first, last string, iso, mode, amount, sel int) string {
 		return fmt.Sprintf(`INSERT INTO bank_run VALUES (%s, %s, %d, %d, %d, %d, 10, 10000)`, first, last, iso, mode, amount, sel)
 	}
+	// reported records a run that reported: committed transfers seen to
+	// commit, unknown of unknown outcome.
+	reported := func(first, last string, committed, unknown int) string {
+		return fmt.Sprintf(`INSERT INTO bank_run VALUES (%s, %s, 2, 0, 10, 10, 10, 10000, %d, %d)`, first, last, committed, unknown)
+	}
 	ser := run("0", "9", 2, 0, 10, 10)
 	many := fmt.Sprintf(`INSERT INTO bank_run SELECT 100 + g * 10, 105 + g * 10, 0, 1, 5, 10, 10, 10000 FROM generate_series(1, %d) g`, maxTermRuns)
 	for _, tc := range []struct {
@@ -262,6 +267,26 @@ func TestAuditRuns(t *testing.T) {
 			violation: "1 ledger row that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: ledger id 8 says read committed, read-modify-write, amount 10, accounts up to 9; its run: serializable, read-modify-write, amount 10, selection 10)"},
 		{name: "many runs, rows after the run's end", runs: run("0", "6", 2, 0, 10, 10) + "; " + many,
 			violation: "3 ledger rows whose id no run recorded in bank_run covers"},
+		// A run that reported holds the rows of its ids to its counts;
+		// runs at once, to the sums of theirs; with a run that did not
+		// report among them, they are not held.
+		{name: "a reported run, its count kept", runs: reported("0", "9", 8, 0)},
+		{name: "a reported run, a row of unknown outcome committed", runs: reported("0", "9", 7, 1)},
+		{name: "a reported run, a row too many", runs: reported("0", "9", 7, 0),
+			violation: "1 range of ledger ids recorded in bank_run with more rows than its runs saw commit or end of unknown outcome (a transfer added or a row duplicated beside them; first: ids 1 to 8, 8 rows, where its run saw 7 commit and 0 end of unknown outcome)"},
+		{name: "a reported run, a row too few", runs: reported("0", "9", 9, 2),
+			violation: "1 range of ledger ids recorded in bank_run with fewer rows than its runs saw commit (a row deleted, or its id moved; first: ids 1 to 8, 8 rows, where its run saw 9 commit and 2 end of unknown outcome)"},
+		{name: "a reported run, a count below 0", runs: reported("0", "9", 9, -1),
+			violation: "1 row in bank_run with a count of transfers below 0, which no run reports"},
+		{name: "two reported runs at once", runs: reported("0", "20", 5, 0) + "; " + reported("3", "9", 3, 0)},
+		{name: "two reported runs at once, a row too many", runs: reported("0", "20", 4, 0) + "; " + reported("3", "9", 3, 0),
+			violation: "(a transfer added or a row duplicated beside them; first: ids 1 to 19, 8 rows, where its 2 runs saw 7 commit and 0 end of unknown outcome)"},
+		{name: "two runs at once, one not reported", runs: reported("0", "20", 1, 0) + "; " + run("3", "9", 2, 0, 10, 10)},
+		{name: "a run after one that did not report", runs: run("0", "NULL", 2, 0, 10, 10) + "; " + reported("3", "9", 1, 0)},
+		{name: "many runs, a row too many", runs: reported("0", "9", 7, 0) + "; " + many,
+			violation: "first: ids 1 to 8, 8 rows, where its run saw 7 commit and 0 end of unknown outcome"},
+		{name: "many runs, a row too few", runs: reported("0", "9", 9, 0) + "; " + many,
+			violation: "1 range of ledger ids recorded in bank_run with fewer rows than its runs saw commit"},
 		{name: "bank_run dropped", runs: "DROP TABLE bank_run",
 			violation: "no bank_run table, which records each run"},
 		{name: "a NULL in bank_run", runs: ser + "; ALTER TABLE bank_run ALTER amount DROP NOT NULL; UPDATE bank_run SET amount = NULL",

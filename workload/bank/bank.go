@@ -51,7 +51,9 @@ CREATE TABLE bank_run (
 	amount          BIGINT NOT NULL,
 	selection       INT NOT NULL,
 	accounts        INT NOT NULL,      -- bank_meta's when it started
-	initial_balance BIGINT NOT NULL
+	initial_balance BIGINT NOT NULL,
+	committed       BIGINT,            -- transfers it saw commit, and those
+	unknown         BIGINT             -- of unknown outcome (NULL: not reported)
 )`
 
 // schema declares the bank's tables for init.
@@ -153,7 +155,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 			return p
 		}),
 		Report: func(ctx context.Context, total *metrics.Snapshot) (*workload.CheckResult, error) {
-			last, err := recordEnd(ctx, t, first, g.cfg.isolation, obs)
+			last, err := recordEnd(ctx, t, first, g.cfg.isolation, obs, reconcile(total, 0, obs))
 			if err != nil {
 				return nil, err
 			}
@@ -186,8 +188,8 @@ func (g *gen) recordStart(ctx context.Context, conn *pgx.Conn) (int64, error) {
 	var prior *int64
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH prior AS (SELECT GREATEST((SELECT max(GREATEST(first_id, last_id)) FROM bank_run), (SELECT max(id) FROM bank_ledger)) AS id),
-	ins AS (INSERT INTO bank_run (first_id, isolation, mode, amount, selection, accounts, initial_balance)
-	SELECT nextval('bank_ledger_id'), $1, $2, $3, $4, accounts, initial_balance FROM bank_meta
+	ins AS (INSERT INTO bank_run (first_id, isolation, mode, amount, selection, accounts, initial_balance, committed, unknown)
+	SELECT nextval('bank_ledger_id'), $1, $2, $3, $4, accounts, initial_balance, NULL, NULL FROM bank_meta
 	WHERE (SELECT count(*) FROM bank_meta) = 1 RETURNING first_id)
 	SELECT ins.first_id, prior.id FROM ins, prior`,
 			int16(c.isolation), int16(c.transfer), c.amount, c.selection).Scan(&first, &prior)
@@ -201,6 +203,8 @@ func (g *gen) recordStart(ctx context.Context, conn *pgx.Conn) (int64, error) {
 		return 0, fmt.Errorf("recording the run in bank_run: bank_meta does not hold the one row init wrote: run `txload init bank --drop`")
 	case errors.As(err, &pe) && pe.Code == "42P01": // made before bank_run
 		return 0, fmt.Errorf("recording the run in bank_run: the bank schema predates bank_run (%w): run `txload init bank --drop`", err)
+	case errors.As(err, &pe) && pe.Code == "42703": // made before bank_run's counts
+		return 0, fmt.Errorf("recording the run in bank_run: the bank schema predates bank_run's counts of each run's transfers (%w): run `txload init bank --drop`", err)
 	case errors.Is(err, errSetBack):
 		return 0, fmt.Errorf("recording the run in bank_run: the ledger id sequence bank_ledger_id gave %d, but bank_run and bank_ledger already hold ids up to %d "+
 			"(the sequence was set back): this run's ids would overlap a recorded run's; set it past them (SELECT setval('bank_ledger_id', %d)) or run `txload init bank --drop`",
@@ -248,9 +252,11 @@ func (g *gen) requireSettings(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // recordEnd records, after the run's last transfer, the ledger id its
-// transfers' ids are below, which it returns, and the weakest level its
-// server ran (a server may run a stronger one than requested).
-func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isolation, obs *observed) (int64, error) {
+// transfers' ids are below, which it returns, the weakest level its
+// server ran (a server may run a stronger one than requested), and how
+// many transfers it saw commit and how many ended of unknown outcome (rec),
+// to which check holds the rows of its ids.
+func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isolation, obs *observed, rec workload.Reconciliation) (int64, error) {
 	level := requested
 	if w, ok := obs.Weakest(); ok && w < level {
 		level = w
@@ -261,8 +267,9 @@ func recordEnd(ctx context.Context, t *pg.Target, first int64, requested pg.Isol
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	var last int64
-	if err := conn.QueryRow(ctx, `UPDATE bank_run SET last_id = nextval('bank_ledger_id'), isolation = LEAST(isolation, $2) WHERE first_id = $1 RETURNING last_id`,
-		first, int16(level)).Scan(&last); err != nil {
+	if err := conn.QueryRow(ctx, `UPDATE bank_run SET last_id = nextval('bank_ledger_id'), isolation = LEAST(isolation, $2), committed = $3, unknown = $4
+	WHERE first_id = $1 RETURNING last_id`,
+		first, int16(level), rec.Committed, rec.Unknown).Scan(&last); err != nil {
 		return 0, fmt.Errorf("recording the run's end in bank_run: %w", err)
 	}
 	return last, nil

@@ -63,6 +63,12 @@ type audit struct {
 	// level, mode, amount, or an account beyond its selection).
 	uncovered, misfits int64
 	firstMisfit        string
+
+	// Groups of runs that reported (runs at once grouped) whose ledger
+	// ids hold fewer rows than they saw commit, or more than those and
+	// the transfers of unknown outcome.
+	fewerRows, moreRows   int64
+	firstFewer, firstMore string
 }
 
 // offAccount is the first account off its replay, for the violation.
@@ -179,12 +185,13 @@ const ledgerChecks = `count(*) FILTER (WHERE amount < 1),
 // transfer writes, the rows whose id no run covers (%[1]s: a row's id in
 // some run's range) and those that none of the runs covering them could
 // have written (%[2]s: the row fits some run's range, level, mode, amount
-// and selection): one term per run, for up to maxTermRuns runs.
+// and selection): one term per run, for up to maxTermRuns runs; then
+// (%[3]s) the rows of each held group of runs.
 const auditLedgerSQL = `SELECT count(*),
 	count(*) FILTER (WHERE isolation = 0), count(*) FILTER (WHERE isolation = 1), count(*) FILTER (WHERE isolation = 2),
 	` + ledgerChecks + `,
 	count(*) FILTER (WHERE (%[1]s) IS NOT TRUE),
-	count(*) FILTER (WHERE (%[1]s) AND (%[2]s) IS NOT TRUE)
+	count(*) FILTER (WHERE (%[1]s) AND (%[2]s) IS NOT TRUE)%[3]s
 FROM bank_ledger`
 
 // firstMisfitSQL is the first ledger row of those auditLedgerSQL counts as
@@ -541,6 +548,8 @@ func (a *audit) violations() []string {
 	add(a.badReadCols, "ledger row", "whose versions read do not fit its mode (a delta transfer reads none, the others both)")
 	add(a.uncovered, "ledger row", "whose id no run recorded in bank_run covers (written by no run, or the run's record deleted)")
 	add(a.misfits, "ledger row", "that no run recorded in bank_run could have written: the runs whose ids cover it ran another level, transfer mode, amount or selection (first: %s)", a.firstMisfit)
+	add(a.moreRows, "range", "of ledger ids recorded in bank_run with more rows than its runs saw commit or end of unknown outcome (a transfer added or a row duplicated beside them; first: %s)", a.firstMore)
+	add(a.fewerRows, "range", "of ledger ids recorded in bank_run with fewer rows than its runs saw commit (a row deleted, or its id moved; first: %s)", a.firstFewer)
 	return append(a.meta, v...)
 }
 
@@ -624,11 +633,18 @@ func (g *gen) runReport(ctx context.Context, t *pg.Target, total *metrics.Snapsh
 		workload.Line{Label: "failed", Value: strconv.FormatInt(op.FailedTotal(), 10)},
 		workload.Line{Label: "retried", Value: fmt.Sprintf("%d (%s)", op.Retried, metrics.Count(op.Retries, "retry"))},
 	)
-	rec := workload.Reconcile(op, a.transfers-before)
-	rec.Committed -= obs.declined.Load() // rolled back: no ledger row
+	rec := reconcile(total, a.transfers-before, obs)
 	lines = append(lines, rec.Lines("ledger")...)
 	lines = append(lines, a.anomalies()...)
 	res := a.result(append(lines, obs.Notes(g.cfg.isolation)...))
 	rec.Into(res)
 	return res, rec, nil
+}
+
+// reconcile is what the run saw of its transfers (committed, of unknown
+// outcome) against server, the rows the ledger gained.
+func reconcile(total *metrics.Snapshot, server int64, obs *observed) workload.Reconciliation {
+	rec := workload.Reconcile(total.Ops[0], server)
+	rec.Committed -= obs.declined.Load() // rolled back: no ledger row
+	return rec
 }

@@ -1,6 +1,7 @@
 package bank
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -15,12 +16,15 @@ import (
 
 // run is a run recorded in bank_run: the ledger ids it can have written,
 // lo to hi-1 (hi is math.MaxInt64 for a run that did not record its end),
-// and what it ran.
+// what it ran, and, if it reported, the transfers it saw commit and those
+// of unknown outcome.
 type run struct {
-	lo, hi          int64
-	iso, mode       int64
-	amount, sel     int64
-	accounts, initl int64
+	lo, hi             int64
+	iso, mode          int64
+	amount, sel        int64
+	accounts, initl    int64
+	reported           bool
+	committed, unknown int64
 }
 
 // readRuns reads bank_run, and notes a run recorded with settings other
@@ -35,7 +39,7 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 		a.meta = append(a.meta, "no bank_run table, which records each run (the schema predates it, or it was dropped): run `txload init bank --drop`")
 		return nil, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT first_id, last_id, isolation, mode, amount, selection, accounts, initial_balance FROM bank_run`)
+	rows, err := tx.Query(ctx, `SELECT first_id, last_id, isolation, mode, amount, selection, accounts, initial_balance, committed, unknown FROM bank_run`)
 	if err != nil {
 		return nil, fmt.Errorf("reading bank_run: %w", err)
 	}
@@ -43,11 +47,12 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 	var (
 		runs              []run
 		nulls, otherSetup int64
+		negative          int64 // runs that reported a count below 0
 		other             string
 	)
 	for rows.Next() {
-		var first, last, iso, mode, amount, sel, accounts, initial *int64
-		if err := rows.Scan(&first, &last, &iso, &mode, &amount, &sel, &accounts, &initial); err != nil {
+		var first, last, iso, mode, amount, sel, accounts, initial, committed, unknown *int64
+		if err := rows.Scan(&first, &last, &iso, &mode, &amount, &sel, &accounts, &initial, &committed, &unknown); err != nil {
 			return nil, fmt.Errorf("reading bank_run: %w", err)
 		}
 		if first == nil || iso == nil || mode == nil || amount == nil || sel == nil || accounts == nil || initial == nil {
@@ -57,6 +62,13 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 		r := run{lo: *first + 1, hi: math.MaxInt64, iso: *iso, mode: *mode, amount: *amount, sel: *sel, accounts: *accounts, initl: *initial}
 		if last != nil {
 			r.hi = *last
+			if committed != nil && unknown != nil {
+				r.reported, r.committed, r.unknown = true, *committed, *unknown
+				if r.committed < 0 || r.unknown < 0 { // its ids covered, its rows not held
+					negative++
+					r.reported = false
+				}
+			}
 		}
 		if r.accounts != a.accounts || r.initl != a.initial {
 			otherSetup++
@@ -69,6 +81,9 @@ func (a *audit) readRuns(ctx context.Context, tx pgx.Tx) ([]run, error) {
 	}
 	if nulls > 0 {
 		a.meta = append(a.meta, fmt.Sprintf("%s in bank_run with a NULL where every run records a value", metrics.Count(nulls, "row")))
+	}
+	if negative > 0 {
+		a.meta = append(a.meta, fmt.Sprintf("%s in bank_run with a count of transfers below 0, which no run reports", metrics.Count(negative, "row")))
 	}
 	if otherSetup > 0 {
 		a.meta = append(a.meta, fmt.Sprintf("%s recorded in bank_run on %s, where bank_meta says %s (the settings rewritten after it)",
@@ -90,6 +105,68 @@ func bounds(runs []run) []int64 {
 	}
 	slices.Sort(b)
 	return slices.Compact(b)
+}
+
+// group is runs whose ranges overlap (runs at once), or one run: the
+// ledger ids of the union of their ranges, lo to hi-1, and the sums of
+// what they saw; open if one of them did not report (its range is open, or
+// its counts unknown), when the group's rows are not held to the sums.
+type group struct {
+	lo, hi             int64
+	runs               int64
+	committed, unknown int64
+	open               bool
+}
+
+// groups are the runs' ranges merged where they overlap, in id order.
+func groups(runs []run) []group {
+	rs := slices.Clone(runs)
+	slices.SortFunc(rs, func(a, b run) int { return cmp.Compare(a.lo, b.lo) })
+	var out []group
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.lo < out[n-1].hi {
+			g := &out[n-1]
+			g.hi = max(g.hi, r.hi)
+			g.runs++
+			g.committed += r.committed
+			g.unknown += r.unknown
+			g.open = g.open || !r.reported
+			continue
+		}
+		out = append(out, group{lo: r.lo, hi: r.hi, runs: 1, committed: r.committed, unknown: r.unknown, open: !r.reported})
+	}
+	return out
+}
+
+// held are the groups whose rows are held to their runs' counts.
+func held(runs []run) []group {
+	return slices.DeleteFunc(groups(runs), func(g group) bool { return g.open })
+}
+
+// holdCounts holds each group's ledger rows (rows[i], of gs[i]) to its
+// runs' counts: at least the transfers they saw commit, at most those and
+// the ones of unknown outcome.
+func (a *audit) holdCounts(gs []group, rows []int64) {
+	for i, g := range gs {
+		n := rows[i]
+		if n >= g.committed && n-g.committed <= g.unknown {
+			continue
+		}
+		runs := "its run"
+		if g.runs > 1 {
+			runs = fmt.Sprintf("its %d runs", g.runs)
+		}
+		first := fmt.Sprintf("ids %d to %d, %s, where %s saw %d commit and %d end of unknown outcome", g.lo, g.hi-1, metrics.Count(n, "row"), runs, g.committed, g.unknown)
+		if n < g.committed {
+			if a.fewerRows++; a.fewerRows == 1 {
+				a.firstFewer = first
+			}
+			continue
+		}
+		if a.moreRows++; a.moreRows == 1 {
+			a.firstMore = first
+		}
+	}
 }
 
 // maxTermRuns is the most runs auditLedgerSQL holds the ledger to, one
@@ -117,11 +194,21 @@ func (a *audit) auditLedger(ctx context.Context, tx pgx.Tx, runs []run) error {
 		covered = append(covered, "("+in+")")
 		fit = append(fit, fmt.Sprintf("(%s AND isolation >= %d AND mode = %d AND amount = %d AND from_id <= %d AND to_id <= %d)", in, r.iso, r.mode, r.amount, r.sel, r.sel))
 	}
+	gs := held(runs)
+	counts, inGroup := make([]int64, len(gs)), ""
+	for _, g := range gs {
+		inGroup += fmt.Sprintf(",\n\tcount(*) FILTER (WHERE id >= %d AND id < %d)", g.lo, g.hi)
+	}
+	dst := []any{&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2],
+		&a.badAmount, &a.selfTransfers, &a.nullLedger, &a.badCodes, &a.badReadCols, &a.uncovered, &a.misfits}
+	for i := range counts {
+		dst = append(dst, &counts[i])
+	}
 	cov, fits := strings.Join(covered, " OR "), strings.Join(fit, " OR ")
-	if err := tx.QueryRow(ctx, fmt.Sprintf(auditLedgerSQL, cov, fits)).Scan(&a.transfers, &a.levels[0], &a.levels[1], &a.levels[2],
-		&a.badAmount, &a.selfTransfers, &a.nullLedger, &a.badCodes, &a.badReadCols, &a.uncovered, &a.misfits); err != nil {
+	if err := tx.QueryRow(ctx, fmt.Sprintf(auditLedgerSQL, cov, fits, inGroup)).Scan(dst...); err != nil {
 		return fmt.Errorf("auditing the ledger: %w", err)
 	}
+	a.holdCounts(gs, counts)
 	if a.misfits == 0 {
 		return nil
 	}
@@ -169,6 +256,8 @@ func (a *audit) auditLedgerGrouped(ctx context.Context, tx pgx.Tx, runs []run) e
 		return fmt.Errorf("auditing the ledger: %w", err)
 	}
 	defer rows.Close()
+	gs := held(runs)
+	counts := make([]int64, len(gs))
 	misfitAt := int64(math.MaxInt64)
 	for rows.Next() {
 		var bucket, iso, mode, amount, minID, maxAcct *int64
@@ -185,6 +274,14 @@ func (a *audit) auditLedgerGrouped(ctx context.Context, tx pgx.Tx, runs []run) e
 		a.nullLedger += nulls
 		a.badCodes += codes
 		a.badReadCols += readCols
+		// A bucket lies wholly inside or outside each range, so
+		// inside or outside each group's.
+		if bucket != nil && *bucket >= 1 && int(*bucket) <= len(th) {
+			lo := th[*bucket-1]
+			if i := slices.IndexFunc(gs, func(g group) bool { return g.lo <= lo && lo < g.hi }); i >= 0 {
+				counts[i] += n
+			}
+		}
 		cover := covering(runs, th, bucket)
 		if len(cover) == 0 {
 			a.uncovered += n
@@ -204,6 +301,7 @@ func (a *audit) auditLedgerGrouped(ctx context.Context, tx pgx.Tx, runs []run) e
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("auditing the ledger: %w", err)
 	}
+	a.holdCounts(gs, counts)
 	return nil
 }
 
