@@ -416,8 +416,11 @@ func TestMetricsAddrLag(t *testing.T) {
 	if code := r.wait(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r)
 	}
-	if v := gaugeValue(t, fams, "txload_replication_lag_max_seconds"); !(v > 0 && v < 10) {
-		t.Errorf("txload_replication_lag_max_seconds = %g, want a lag above 0 and below 10s", v)
+	// The destination is the source: a marker can be seen as soon as its
+	// commit is acknowledged, a lag of 0 (the tracker's floor), as CI saw
+	// on a loaded machine.
+	if v := gaugeValue(t, fams, "txload_replication_lag_max_seconds"); !(v >= 0 && v < 10) {
+		t.Errorf("txload_replication_lag_max_seconds = %g, want a lag of 0 or more, below 10s", v)
 	}
 	if v := gaugeValue(t, fams, "txload_replication_markers_pending"); v != 0 {
 		t.Errorf("txload_replication_markers_pending = %g once the destination caught up", v)
