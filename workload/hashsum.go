@@ -1,10 +1,17 @@
 package workload
 
 import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/binary"
 	"fmt"
 	"math/big"
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
@@ -60,4 +67,71 @@ func (o *Outcomes) InDoubt() []uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return append([]uint64(nil), o.inDoubt...)
+}
+
+// CopyHashSum sums in the client, mod 2^64, the hashes of the rows that
+// copySQL (a COPY ... TO STDOUT of integer columns, in text) sends: each
+// row's md5 of "seed:c1:c2:…", its first 8 bytes big-endian, as a server's
+// sum of ('x' || left(md5($1 || ':' || c1 || …), 16))::bit(64)::bigint
+// adds up, with rows a NULL makes NULL adding nothing there as here. It
+// returns the sum and the rows copied. A run sums its table's rows before
+// it starts this way, so that its seed reaches the server (where a
+// statement log shows it) only in its audit, whose snapshot is then
+// already taken: a writer who reads the seed there is too late to forge.
+func CopyHashSum(ctx context.Context, conn *pgconn.PgConn, seed uint64, copySQL string) (sum uint64, rows int64, err error) {
+	h := &rowHasher{prefix: strconv.AppendUint(nil, seed, 10)}
+	tag, err := conn.CopyTo(ctx, h, copySQL)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(h.part) > 0 {
+		return 0, 0, fmt.Errorf("the copy's last row %q has no line end", h.part)
+	}
+	return h.sum, tag.RowsAffected(), nil
+}
+
+// rowHasher hashes COPY's text rows as CopyHashSum says, a row split
+// across writes kept in part.
+type rowHasher struct {
+	prefix, part, buf []byte
+	sum               uint64
+}
+
+func (h *rowHasher) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			h.part = append(h.part, p...)
+			break
+		}
+		line := p[:i]
+		if len(h.part) > 0 {
+			h.part = append(h.part, line...)
+			line = h.part
+		}
+		h.row(line)
+		h.part = h.part[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// row adds one row's hash: its columns joined by ':' after the seed. An
+// integer column's text has no escapes; a NULL (\N) makes the server's
+// text NULL, whose hash its sum skips.
+func (h *rowHasher) row(line []byte) {
+	if bytes.Contains(line, []byte(`\N`)) {
+		return
+	}
+	b := append(append(h.buf[:0], h.prefix...), ':')
+	for _, c := range line {
+		if c == '\t' {
+			c = ':'
+		}
+		b = append(b, c)
+	}
+	h.buf = b
+	d := md5.Sum(b)
+	h.sum += binary.BigEndian.Uint64(d[:8])
 }

@@ -81,3 +81,27 @@ func TestIdentityExplainsAny(t *testing.T) {
 		t.Error("fewSubsets: 60 choose 2 is few, 60 choose 30 many, 20 choose 10 few")
 	}
 }
+
+// The client's sum of COPY's rows does not depend on how the rows are cut
+// into writes: a row split across two writes is hashed whole.
+func TestRowHasherSplitWrites(t *testing.T) {
+	t.Parallel()
+	text := []byte("1\t2\t3\n-40\t5\t6\n7\t\\N\t9\n10\t11\t12\n")
+	whole := &rowHasher{prefix: []byte("99")}
+	if _, err := whole.Write(text); err != nil {
+		t.Fatal(err)
+	}
+	for cut := 1; cut < len(text); cut++ {
+		h := &rowHasher{prefix: []byte("99")}
+		h.Write(text[:cut])
+		h.Write(text[cut:])
+		if h.sum != whole.sum || len(h.part) != 0 {
+			t.Errorf("cut at %d: sum %d, want %d (left %q)", cut, h.sum, whole.sum, h.part)
+		}
+	}
+	one := &rowHasher{prefix: []byte("99")}
+	one.Write([]byte("1\t2\t3\n"))
+	if one.sum == 0 || one.sum == whole.sum {
+		t.Errorf("one row's sum %d, all rows' %d", one.sum, whole.sum)
+	}
+}

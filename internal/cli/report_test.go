@@ -52,9 +52,10 @@ func chromium(t *testing.T) string {
 
 // reportDocs makes the documents of real runs: bank at two isolation levels
 // in open loop (failures, retries, lag, sojourn against remote), and a
-// sweep. The sweep's objective is loose: its first step must pass even on
-// a machine busy with other tests under the race detector (p99 288 ms at
-// 100 ops/s was seen there).
+// sweep. The sweep's objective is loose and its first rate low: its first
+// step must pass even on a machine busy with other tests (p99 288 ms at
+// 100 ops/s was seen under the race detector, and in CI a first step of
+// 100 ops/s completed only 94 of its 100 with 8 workers at 118 ms each).
 func reportDocs(t *testing.T) (runs, sweep string) {
 	t.Helper()
 	url := srv.NewDatabase(t)
@@ -69,8 +70,8 @@ func reportDocs(t *testing.T) (runs, sweep string) {
 			"--concurrency", "8", "--duration", "4s", "--progress", "0", "--json", runs)
 	}()
 	url2 := srv.NewDatabase(t)
-	r2 = txload(t.Context(), nil, "sweep", "bank", "--url", url2, "--isolation", "rc", "--slo", "p99<=2s", "--start", "100", "--factor", "3",
-		"--step-duration", "1s", "--step-warmup", "0s", "--max-steps", "3", "--json", sweep)
+	r2 = txload(t.Context(), nil, "sweep", "bank", "--url", url2, "--isolation", "rc", "--slo", "p99<=2s", "--start", "20", "--factor", "3",
+		"--step-duration", "2s", "--step-warmup", "0s", "--max-steps", "3", "--json", sweep)
 	wg.Wait()
 	if !r1.ran() {
 		t.Fatalf("bank: exit %d\n%s\n%s", r1.code, r1.stdout, r1.stderr)

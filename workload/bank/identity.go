@@ -96,6 +96,9 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 	var s string
 	noSchema := fmt.Errorf("no bank schema in this database: run `txload init bank` first")
 	err := workload.ReadSnapshot(ctx, t, "summing the ledger rows' identities", noSchema, func(tx pgx.Tx) error {
+		if err := workload.TakeSnapshot(ctx, tx); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, identitySQL, strconv.FormatUint(id.Seed, 10), first, last).Scan(&s)
 	})
 	if err != nil {

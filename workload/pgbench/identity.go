@@ -1,11 +1,14 @@
 package pgbench
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/binary"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/txload/txload/workload"
 )
@@ -15,7 +18,8 @@ import (
 // history row (seed, aid, tid, bid, delta) to a sum (mod 2^64), and the
 // audit compares that sum with the same sum over pgbench_history after the
 // run minus before it. The seed is drawn per run, so nobody can forge rows
-// whose hashes add up to the ones they replace. A transaction whose COMMIT
+// whose hashes add up to the ones they replace, and reaches the server
+// only in the audit after the run (sumIdentity). A transaction whose COMMIT
 // was in flight when its connection was lost may or may not be there: the
 // difference must be the sum of a subset of theirs.
 
@@ -44,8 +48,32 @@ func rowHash(buf []byte, seed uint64, aid, tid, bid, delta int64) ([]byte, uint6
 // mod 2^64 by parseHashSum). $1 is the seed, as text.
 const identitySQL = `SELECT COALESCE(sum(('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint), 0)::text FROM pgbench_history`
 
-// parseHashSum reads identitySQL's sum mod 2^64.
-func parseHashSum(s string) (uint64, error) { return workload.HashSum(s, "the history") }
+// identityCopy sends the history rows whose hashes workload.CopyHashSum
+// sums in the client as identitySQL does in the server.
+const identityCopy = `COPY (SELECT aid, tid, bid, delta FROM pgbench_history) TO STDOUT`
+
+// sumIdentity sums the history's identity in tx, the audit's snapshot,
+// with id's seed; without id, it does nothing. Before the run the client
+// sums the rows (identityCopy), so that the seed reaches the server (a
+// statement log shows it) only in the audit after the run, whose snapshot
+// the queries before this one have fixed: a writer who reads it there is
+// too late to forge rows whose hashes add up to those it replaces. A
+// dialect without COPY, md5 or bit strings leaves identOK false.
+func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, before bool) {
+	if id == nil {
+		return
+	}
+	var err error
+	if before {
+		a.ident, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, identityCopy)
+	} else {
+		var sum string
+		if err = tx.QueryRow(ctx, identitySQL, strconv.FormatUint(id.seed, 10)).Scan(&sum); err == nil {
+			a.ident, err = workload.HashSum(sum, "the history")
+		}
+	}
+	a.identOK = err == nil
+}
 
 // explains says whether diff, the history's sum after minus before, is
 // what the committed transactions and a subset of the in-doubt ones

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/workload"
 )
 
 // The client's hash of a history row is the server's (identitySQL), and
@@ -15,7 +16,7 @@ func TestIdentitySum(t *testing.T) {
 	conn := pgtest.Conn(t, url)
 	ctx := context.Background()
 	if _, err := conn.Exec(ctx, `CREATE TABLE pgbench_history (tid int, bid int, aid int, delta int, mtime timestamp, filler char(22));
-		INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, -5000), (10, 1, 100000, 5000), (3, 1, 7, 0)`); err != nil {
+		INSERT INTO pgbench_history (tid, bid, aid, delta) VALUES (1, 1, 1, -5000), (10, 1, 100000, 5000), (3, 1, 7, 0), (4, 1, 8, NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	const seed = 18446744073709551615
@@ -29,8 +30,13 @@ func TestIdentitySum(t *testing.T) {
 	if err := conn.QueryRow(ctx, identitySQL, "18446744073709551615").Scan(&s); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := parseHashSum(s); err != nil || got != want {
+	if got, err := workload.HashSum(s, "the history"); err != nil || got != want {
 		t.Fatalf("server's sum %s = %d, client's %d (%v)", s, got, want, err)
+	}
+	// The sum before a run is taken in the client, from the rows COPY
+	// sends: the same sum, the row with a NULL adding nothing to either.
+	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy); err != nil || got != want || rows != 4 {
+		t.Fatalf("the copy's sum = %d over %d rows, want %d over 4 (%v)", got, rows, want, err)
 	}
 
 	for _, c := range []struct {

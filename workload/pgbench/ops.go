@@ -64,7 +64,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			// The audit holds the run to what it changed: the tables and
 			// the history's identity before it.
 			id = &identity{seed: rand.Uint64()}
-			if before, err = runTPCBAudit(ctx, t, strconv.FormatUint(id.seed, 10), nil); err != nil {
+			if before, err = runTPCBAudit(ctx, t, id, true, nil); err != nil {
 				return nil, err
 			}
 		}

@@ -20,7 +20,9 @@ import (
 // user_id) to a sum (mod 2^64), and the audit compares that sum with the
 // same sum over the vote table after the run minus before it. The seed is
 // drawn afresh per run, so a second writer cannot forge rows whose hashes
-// add up to those it deleted. A vote whose outcome stayed unknown (its
+// add up to those it deleted; the sum before the run is taken in the
+// client, so that the seed reaches the server only in the audit's query,
+// after its snapshot is fixed. A vote whose outcome stayed unknown (its
 // commit in flight when the connection was lost, or under way when the run
 // stopped) may or may not be there: the difference must be the sum of a
 // subset of theirs. (workload/pgbench holds its history rows the same way.)
@@ -28,6 +30,10 @@ import (
 // identitySQL sums the hashes of the vote table's rows (a numeric, taken
 // mod 2^64 by workload.HashSum); $1 is the seed, as text.
 const identitySQL = `COALESCE(sum(('x' || left(md5($1 || ':' || article_id || ':' || user_id), 16))::bit(64)::bigint), 0)::text`
+
+// identityCopy sends the vote rows whose hashes workload.CopyHashSum sums
+// in the client as identitySQL does in the server.
+const identityCopy = `COPY (SELECT article_id, user_id FROM vote) TO STDOUT`
 
 // identity is what a run's clients saw commit, by vote row.
 type identity struct {
@@ -87,6 +93,9 @@ func (id *identity) add(p *program) {
 func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconciliation, res *workload.CheckResult) error {
 	var sum string
 	err := workload.ReadSnapshot(ctx, t, "summing the vote rows' identities", errNoSchema, func(tx pgx.Tx) error {
+		if err := workload.TakeSnapshot(ctx, tx); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `SELECT `+identitySQL+` FROM vote`, strconv.FormatUint(id.seed, 10)).Scan(&sum)
 	})
 	if err != nil {
