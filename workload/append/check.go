@@ -18,6 +18,11 @@ import (
 type checkedHistory struct {
 	file    *history.File
 	checker *history.Checker
+	// level is the one it is judged at: --isolation, else the one the
+	// file records, else serializable; note says so when it is not the
+	// file's own (history.File.JudgedAt).
+	level history.Level
+	note  string
 }
 
 // validateCheck checks the flags of check: --history, if given, is the
@@ -48,6 +53,7 @@ func (g *gen) validateCheck() error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	g.checked = &checkedHistory{file: file, checker: checker}
+	g.checked.level, g.checked.note = file.JudgedAt(c.level(), g.flags.Changed("isolation"))
 	return nil
 }
 
@@ -142,8 +148,11 @@ func (g *gen) checkTables(ctx context.Context, t *pg.Target) (*workload.CheckRes
 	if l, ok := final.outside.line(out.Values); ok {
 		out.Lines = append(out.Lines, l)
 	}
+	if h.note != "" {
+		out.Lines = append(out.Lines, workload.Line{Label: "level", Value: h.note})
+	}
 	out.Values["final_read_rows_above"] = final.above
-	judge(out, final.res, final, g.cfg.level(), h.file.Name)
+	judge(out, final.res, final, h.level, h.file.Name)
 	return out, nil
 }
 
