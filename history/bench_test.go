@@ -1,7 +1,11 @@
 package history
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"math"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -165,3 +169,40 @@ type offlineSink struct{ t *timed }
 func (o offlineSink) add(a Attempt)               { o.t.add(a) }
 func (o offlineSink) retire(int64, time.Duration) {}
 func (o offlineSink) progress(time.Duration)      {}
+
+// BenchmarkReadJSONL measures the reader alone on 100,000 lines of a real
+// run's history (pg-18.3-serializable's, repeated), the first recording
+// its level: each line is also looked at for the level a file records.
+func BenchmarkReadJSONL(b *testing.B) {
+	real, err := os.ReadFile("testdata/pg-18.3-serializable.jsonl.gz")
+	if err != nil {
+		b.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(real))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var text []byte
+	for n := 0; n < 100_000; n += bytes.Count(lines, []byte("\n")) {
+		text = append(text, lines...)
+	}
+	text = append([]byte(`{"isolation":"serializable",`), text[1:]...)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		rd, err := NewReader(bytes.NewReader(text), JSONL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			if _, err := rd.Read(); err == io.EOF {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -23,7 +23,9 @@ import (
 // invocation and hold what they returned in the completion (nil if they
 // did not run). Two keys of txload's own, which Elle ignores: :intended on
 // the invocation (the intended start, in ns) and :sqlstate on the
-// completion of an attempt that ended on an error.
+// completion of an attempt that ended on an error. An EDNWriter with a
+// level (SetLevel) records it in the first map, :isolation "serializable"
+// (Reader.Level).
 //
 // Events at the same time are ordered completions first (then an attempt
 // that ended at that time is not taken to overlap one that began then),
@@ -80,12 +82,16 @@ type EDNWriter struct {
 	w     *bufio.Writer
 	buf   []byte
 	index int
+	level string // to record in the next map written: "" none
 }
 
 // NewEDNWriter writes to w; call Flush at the end.
 func NewEDNWriter(w io.Writer) *EDNWriter {
 	return &EDNWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
+
+// SetLevel records l, the level the attempts run at, in the first map.
+func (e *EDNWriter) SetLevel(l Level) { e.level = l.String() }
 
 // Invoke writes a's invocation, at a.Invoke: its reads nil.
 func (e *EDNWriter) Invoke(a Attempt) error { return e.write(false, a, a.Invoke) }
@@ -95,6 +101,10 @@ func (e *EDNWriter) Complete(a Attempt) error { return e.write(true, a, a.Comple
 
 func (e *EDNWriter) write(complete bool, a Attempt, at time.Duration) error {
 	e.buf = appendEDN(e.buf[:0], e.index, complete, a, at)
+	if e.level != "" {
+		e.buf = slices.Insert(e.buf, len(e.buf)-2, []byte(", :isolation "+strconv.Quote(e.level))...)
+		e.level = ""
+	}
 	e.index++
 	_, err := e.w.Write(e.buf)
 	return err

@@ -348,6 +348,7 @@ type ednSource struct {
 	pending map[any]ednInvoke // process -> its open invocation
 	done    bool
 	tail    []ednTail // open invocations at the end, as attempts
+	level   *recordedLevel
 }
 
 type ednInvoke struct {
@@ -362,8 +363,8 @@ type ednTail struct {
 	line int
 }
 
-func newEDNSource(r *bufio.Reader) *ednSource {
-	return &ednSource{p: &ednParser{r: r, line: 1}, pending: map[any]ednInvoke{}}
+func newEDNSource(r *bufio.Reader, level *recordedLevel) *ednSource {
+	return &ednSource{p: &ednParser{r: r, line: 1}, pending: map[any]ednInvoke{}, level: level}
 }
 
 // next returns the next attempt and the line of its completion.
@@ -422,6 +423,15 @@ func (s *ednSource) op(v any, line int) (Attempt, bool, error) {
 	m, ok := v.(ednMap)
 	if !ok {
 		return Attempt{}, false, fmt.Errorf("an operation is a map, got %s", ednString(v))
+	}
+	if iso, ok := m.get("isolation"); ok {
+		name, isStr := iso.(string)
+		if !isStr {
+			return Attempt{}, false, fmt.Errorf(":isolation %s is not a string", ednString(iso))
+		}
+		if err := s.level.note(name, line); err != nil {
+			return Attempt{}, false, err
+		}
 	}
 	typ, _ := m.get("type")
 	kw, ok := typ.(keyword)

@@ -9,8 +9,13 @@ import (
 // File is a history read whole from a file and checked.
 type File struct {
 	Result *Result
-	Format Format  // the format it was read in
-	lines  []int32 // attempt -> its line
+	Format Format // the format it was read in
+	// Level is the isolation level the file records its attempts ran
+	// at, when Recorded (txload records it since issue 36; older files
+	// and other tools' do not).
+	Level    Level
+	Recorded bool
+	lines    []int32 // attempt -> its line
 }
 
 // Name names attempt i by its line in the file (for WriteText).
@@ -78,6 +83,7 @@ func checkFile(in io.Reader, path string, f Format, final bool) (*File, *Checker
 		file.lines = append(file.lines, int32(rd.Line()))
 	}
 	file.Format = rd.Format()
+	file.Level, file.Recorded = rd.Level()
 	if file.Result, err = c.Close(); err != nil {
 		var dup *DuplicateAppendError
 		if errors.As(err, &dup) {
@@ -98,4 +104,20 @@ func (v Verdict) Err() error {
 		return fmt.Errorf("the check could not rule out %s, which %s forbids: its search stopped at its budget", classList(v.Undecided), v.Level)
 	}
 	return nil
+}
+
+// JudgedAt is the level to judge the file at: given, when given (a
+// command's --isolation), else the level the file records, else
+// serializable. note, when not "", says where a level not the file's own
+// came from, for a line of its own.
+func (f *File) JudgedAt(given Level, isGiven bool) (level Level, note string) {
+	switch {
+	case isGiven && f.Recorded && given != f.Level:
+		return given, fmt.Sprintf("%s, from --isolation: the history records %s", given, f.Level)
+	case isGiven:
+		return given, ""
+	case f.Recorded:
+		return f.Level, ""
+	}
+	return Serializable, "serializable assumed: the history records no level (written before txload recorded it, or by another tool): give the run's with --isolation"
 }

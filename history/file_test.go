@@ -80,3 +80,85 @@ func TestCheckFile(t *testing.T) {
 		})
 	}
 }
+
+// The writers record the level on the first line or map only, the reader
+// takes it back in either format, and JudgedAt goes by --isolation, else
+// the file's level, else serializable (saying so).
+func TestFileLevel(t *testing.T) {
+	attempts := []Attempt{
+		{Client: 0, Invoke: 1, Complete: 5, Outcome: Committed, Ops: []Op{{Kind: Append, Key: 1, Value: 1}}},
+		{Client: 1, Invoke: 6, Complete: 9, Outcome: Committed, Ops: []Op{{Kind: Read, Key: 1, List: []int64{1}}}},
+	}
+	write := map[Format]func(l Level, set bool) string{
+		JSONL: func(l Level, set bool) string {
+			var b strings.Builder
+			w := NewJSONLWriter(&b)
+			if set {
+				w.SetLevel(l)
+			}
+			for _, a := range attempts {
+				if err := w.Write(a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		},
+		EDN: func(l Level, set bool) string {
+			var b strings.Builder
+			w := NewEDNWriter(&b)
+			if set {
+				w.SetLevel(l)
+			}
+			for _, a := range attempts {
+				if err := w.Invoke(a); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Complete(a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			return b.String()
+		},
+	}
+	for _, format := range []Format{JSONL, EDN} {
+		for _, tc := range []struct {
+			name     string
+			set      bool
+			recorded Level
+			given    Level
+			isGiven  bool
+			want     Level
+			note     string
+		}{
+			{"recorded", true, ReadCommitted, Serializable, false, ReadCommitted, ""},
+			{"recorded, the same given", true, RepeatableRead, RepeatableRead, true, RepeatableRead, ""},
+			{"recorded, another given", true, ReadCommitted, Serializable, true, Serializable, "serializable, from --isolation: the history records read committed"},
+			{"none recorded", false, 0, Serializable, false, Serializable, "serializable assumed: the history records no level"},
+			{"none recorded, given", false, 0, ReadCommitted, true, ReadCommitted, ""},
+		} {
+			t.Run(format.String()+"/"+tc.name, func(t *testing.T) {
+				text := write[format](tc.recorded, tc.set)
+				if n := strings.Count(text, "isolation"); n != map[bool]int{true: 1, false: 0}[tc.set] {
+					t.Errorf("the level is written %d times:\n%s", n, text)
+				}
+				f, err := CheckFile(strings.NewReader(text), "h", format)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.Recorded != tc.set || (tc.set && f.Level != tc.recorded) || f.Result.Attempts != len(attempts) {
+					t.Fatalf("read back %v (recorded %v), %d attempts:\n%s", f.Level, f.Recorded, f.Result.Attempts, text)
+				}
+				level, note := f.JudgedAt(tc.given, tc.isGiven)
+				if level != tc.want || !strings.HasPrefix(note, tc.note) || (tc.note == "") != (note == "") {
+					t.Errorf("JudgedAt = %v, %q; want %v, %q", level, note, tc.want, tc.note)
+				}
+			})
+		}
+	}
+}

@@ -9,7 +9,11 @@ import (
 // order, spaces anywhere, unknown fields skipped) without reflection. It
 // reports false for anything else, which parseJSONL then decodes (or
 // explains) with encoding/json.
-func fastJSONL(line []byte) (Attempt, bool) {
+func fastJSONL(line []byte) (Attempt, bool) { return fastJSONLevel(line, nil) }
+
+// fastJSONLevel is fastJSONL that also sets *level, if level is not nil,
+// to the line's "isolation" (left alone when it has none).
+func fastJSONLevel(line []byte, level *string) (Attempt, bool) {
 	s := scanner{b: line}
 	var a Attempt
 	var have struct{ client, intended, invoke, complete, outcome, ops bool }
@@ -59,6 +63,14 @@ func fastJSONL(line []byte) (Attempt, bool) {
 				return a, false
 			}
 			a.SQLState = v
+		case "isolation":
+			v, ok := s.str()
+			if !ok || v == "" {
+				return a, false
+			}
+			if level != nil {
+				*level = v
+			}
 		case "ops":
 			if a.Ops, ok = s.ops(); !ok {
 				return a, false
@@ -66,7 +78,7 @@ func fastJSONL(line []byte) (Attempt, bool) {
 			have.ops = true
 		default:
 			// encoding/json matches keys regardless of case.
-			for _, known := range []string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "ops"} {
+			for _, known := range []string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "isolation", "ops"} {
 				if strings.EqualFold(key, known) {
 					return a, false
 				}

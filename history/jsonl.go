@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -31,8 +32,11 @@ import (
 //     a read that did not run), and ["append", key, value]. Keys and values
 //     are integers.
 //
-// Lines are in the order the attempts completed. Other fields are ignored;
-// blank lines are skipped.
+// Lines are in the order the attempts completed. The first line txload
+// writes also records the isolation level the attempts ran at,
+// "isolation":"serializable" (a level's name, as ParseLevel reads it);
+// the reader takes it from whichever line holds it (Reader.Level). Other
+// fields are ignored; blank lines are skipped.
 
 // AppendJSONL appends a's line, with its newline, to dst.
 func AppendJSONL(dst []byte, a Attempt) []byte {
@@ -90,8 +94,9 @@ func appendList(dst []byte, l []int64, sep byte, null string) []byte {
 
 // JSONLWriter writes attempts as JSON lines, one Write per attempt.
 type JSONLWriter struct {
-	w   *bufio.Writer
-	buf []byte
+	w     *bufio.Writer
+	buf   []byte
+	level string // to record on the next line written: "" none
 }
 
 // NewJSONLWriter writes to w; call Flush at the end.
@@ -99,9 +104,16 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 	return &JSONLWriter{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
+// SetLevel records l, the level the attempts run at, on the first line.
+func (j *JSONLWriter) SetLevel(l Level) { j.level = l.String() }
+
 // Write writes a's line.
 func (j *JSONLWriter) Write(a Attempt) error {
 	j.buf = AppendJSONL(j.buf[:0], a)
+	if j.level != "" {
+		j.buf = slices.Insert(j.buf, 1, []byte(`"isolation":`+strconv.Quote(j.level)+",")...)
+		j.level = ""
+	}
 	_, err := j.w.Write(j.buf)
 	return err
 }
@@ -132,10 +144,30 @@ type jsonAttempt struct {
 
 // parseJSONL decodes one line.
 func parseJSONL(line []byte) (Attempt, error) {
-	if a, ok := fastJSONL(line); ok {
-		return a, nil
+	a, _, err := parseJSONLevel(line)
+	return a, err
+}
+
+// parseJSONLevel decodes one line, and the level it records, if it
+// records one (nil: none).
+func parseJSONLevel(line []byte) (a Attempt, level *string, err error) {
+	var l string
+	if a, ok := fastJSONLevel(line, &l); ok {
+		if l != "" {
+			level = &l
+		}
+		return a, level, nil
 	}
-	return slowJSONL(line)
+	if a, err = slowJSONL(line); err != nil {
+		return a, nil, err
+	}
+	var v struct {
+		Isolation *string `json:"isolation"`
+	}
+	if json.Unmarshal(line, &v) == nil {
+		level = v.Isolation
+	}
+	return a, level, nil
 }
 
 // slowJSONL decodes a line with encoding/json, and says what is wrong.

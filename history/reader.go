@@ -54,6 +54,29 @@ type Reader struct {
 	line   int // line of the attempt last read
 	next   int // JSONL: the line to read next
 	edn    *ednSource
+	level  recordedLevel
+}
+
+// recordedLevel is the isolation level a history records (JSON lines'
+// "isolation", EDN's :isolation), and the line that recorded it.
+type recordedLevel struct {
+	level Level
+	line  int // 0: none recorded
+}
+
+// note takes the level named at line: one history runs at one level.
+func (r *recordedLevel) note(name string, line int) error {
+	l, err := ParseLevel(name)
+	if err != nil {
+		return fmt.Errorf("isolation %q: %w", name, err)
+	}
+	if r.line != 0 && l != r.level {
+		return fmt.Errorf("isolation %q, where line %d recorded %s: a history runs at one level", name, r.line, r.level)
+	}
+	if r.line == 0 {
+		r.level, r.line = l, line
+	}
+	return nil
 }
 
 // NewReader reads a history from r in format f (Sniff: whichever its first
@@ -68,10 +91,15 @@ func NewReader(r io.Reader, f Format) (*Reader, error) {
 	}
 	rd := &Reader{format: f, br: br, next: 1}
 	if f == EDN {
-		rd.edn = newEDNSource(br)
+		rd.edn = newEDNSource(br, &rd.level)
 	}
 	return rd, nil
 }
+
+// Level is the isolation level the history records having run at, as far
+// as it has been read (false: none; histories written before txload
+// recorded it, and other tools', record none).
+func (r *Reader) Level() (Level, bool) { return r.level.level, r.level.line != 0 }
 
 // Format is the format being read.
 func (r *Reader) Format() Format { return r.format }
@@ -109,7 +137,10 @@ func (r *Reader) Read() (Attempt, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		a, perr := parseJSONL(b)
+		a, level, perr := parseJSONLevel(b)
+		if perr == nil && level != nil {
+			perr = r.level.note(*level, r.line)
+		}
 		if perr != nil {
 			return Attempt{}, &LineError{Line: r.line, Err: perr}
 		}

@@ -182,6 +182,9 @@ func TestCheckAppendBadInput(t *testing.T) {
 	bad := write("bad.jsonl", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"comitted","ops":[["r",9,[7]]]}`+"\n")
 	twice := write("twice.jsonl", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n"+
 		`{"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,1]]}`+"\n")
+	levels := write("levels.jsonl", `{"isolation":"read committed","client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n"+
+		`{"isolation":"serializable","client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,2]]}`+"\n")
+	noLevel := write("nolevel.edn", `{:index 0, :time 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]], :isolation "chaos"}`+"\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -194,12 +197,81 @@ func TestCheckAppendBadInput(t *testing.T) {
 		{"history as EDN", []string{"--history", good, "--history-format", "edn"}, "--history: " + good},
 		{"history format", []string{"--history", good, "--history-format", "csv"}, `--history-format "csv" is not allowed (allowed: jsonl, edn)`},
 		{"isolation", []string{"--history", good, "--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level`},
+		{"two levels recorded", []string{"--history", levels}, "--history: " + levels + `, line 2: isolation "serializable", where line 1 recorded read committed: a history runs at one level`},
+		{"a level recorded that is none", []string{"--history", noLevel}, "--history: " + noLevel + `, line 1: isolation "chaos": "chaos" is not an isolation level`},
+		// The transactions' shape is a run's: check refuses it, as check
+		// ycsb refuses its run's flags.
+		{"keys", []string{"--history", good, "--keys", "5"}, "--keys is not a flag of txload check append (only of txload run append and txload sweep append)"},
+		{"append mode", []string{"--append", "update-insert"}, "--append is not a flag of txload check append"},
+		{"max writes", []string{"--max-writes-per-key", "3"}, "--max-writes-per-key is not a flag of txload check append"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, append([]string{"check", "append", "--url", "postgres://nobody@127.0.0.1:1/none"}, tc.args...)...)
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			if r.code != ExitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
 				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", r.code, r.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// A history records the level its run ran at, and check append and check
+// history judge it there unless --isolation is given (then they say the
+// history records another, if it does); a history that records none (an
+// older one) is judged at serializable, which they say they assumed.
+func TestCheckAppendLevel(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := srv.NewDatabase(t)
+	runs := map[string]string{"rc": filepath.Join(dir, "rc.jsonl"), "rr": filepath.Join(dir, "rr.edn")}
+	for level, file := range runs {
+		r := txload(t.Context(), nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--history", file,
+			"--isolation", level, "--concurrency", "4", "--duration", "1s")
+		if r.code != 0 {
+			t.Fatalf("run at %s: exit %d\n%s%s", level, r.code, r.stdout, r.stderr)
+		}
+	}
+	// The JSON lines history as a history written before the level was.
+	text, err := os.ReadFile(runs["rc"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old.jsonl")
+	if err := os.WriteFile(old, []byte(strings.Replace(string(text), `"isolation":"read committed",`, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assumed := "level: serializable assumed: the history records no level (written before txload recorded it, or by another tool): give the run's with --isolation"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // in stdout, spaces squeezed
+		not  string   // not in stdout
+	}{
+		{"rc recorded", []string{"check", "append", "--url", url, "--history", runs["rc"]}, []string{"verdict: at read committed: ok"}, "level:"},
+		{"rr recorded, EDN", []string{"check", "append", "--url", url, "--history", runs["rr"]}, []string{"verdict: at repeatable read: ok"}, "level:"},
+		{"rc recorded, rr given", []string{"check", "append", "--url", url, "--history", runs["rc"], "--isolation", "rr"},
+			[]string{"level: repeatable read, from --isolation: the history records read committed", "verdict: at repeatable read: "}, ""},
+		{"rc given as recorded", []string{"check", "append", "--url", url, "--history", runs["rc"], "--isolation", "read-committed"},
+			[]string{"verdict: at read committed: ok"}, "level:"},
+		{"none recorded", []string{"check", "append", "--url", url, "--history", old}, []string{assumed, "verdict: at serializable: "}, ""},
+		{"none recorded, rc given", []string{"check", "append", "--url", url, "--history", old, "--isolation", "rc"}, []string{"verdict: at read committed: ok"}, "level:"},
+		{"check history, rc recorded", []string{"check", "history", runs["rc"]}, []string{"verdict at read committed: ok"}, "level:"},
+		{"check history, none recorded", []string{"check", "history", old}, []string{assumed, "verdict at serializable: "}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := txload(t.Context(), nil, tc.args...)
+			out := squeeze(r.stdout)
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("exit %d; stdout lacks %q\n%s%s", r.code, w, r.stdout, r.stderr)
+				}
+			}
+			if tc.not != "" && strings.Contains(out, tc.not) {
+				t.Errorf("stdout holds %q\n%s", tc.not, r.stdout)
+			}
+			// A level the history records that allows what it holds passes.
+			if strings.HasSuffix(tc.want[len(tc.want)-1], ": ok") && r.code != 0 {
+				t.Errorf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
 			}
 		})
 	}

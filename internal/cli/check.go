@@ -74,19 +74,20 @@ serializable forbids every class.`,
 			if err != nil {
 				return usagef("--isolation: %v", err)
 			}
-			return checkHistory(cmd.Context(), env, args[0], level)
+			return checkHistory(cmd.Context(), env, args[0], level, cmd.Flags().Changed("isolation"))
 		},
 	}
 	c.Flags().StringVar(&isolation, "isolation", "serializable",
-		"the level the history ran at, whose forbidden anomalies fail the check: read uncommitted, read committed, repeatable read (snapshot isolation) or serializable (ru, rc, rr, ser)")
+		"the level the history ran at, whose forbidden anomalies fail the check: read uncommitted, read committed, repeatable read (snapshot isolation) or serializable (ru, rc, rr, ser); default: the level the history records, else serializable")
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	return c
 }
 
 // checkHistory reads the history at path (- for stdin) and checks it
-// against level. A stop signal ends it at once, wherever it is (waiting
+// against level if given, else the level it records (history.File.JudgedAt).
+// A stop signal ends it at once, wherever it is (waiting
 // for a FIFO's writer, reading, checking): runner.ErrInterrupted.
-func checkHistory(ctx context.Context, env Env, path string, level history.Level) error {
+func checkHistory(ctx context.Context, env Env, path string, level history.Level, given bool) error {
 	in, format := env.Stdin, history.Sniff
 	if path != "-" {
 		f, err := report.OpenInput(ctx, path)
@@ -109,6 +110,12 @@ func checkHistory(ctx context.Context, env Env, path string, level history.Level
 	}
 	if _, err := fmt.Fprintf(env.Stdout, "history %s (%s)\n", path, file.Format); err != nil {
 		return err
+	}
+	level, note := file.JudgedAt(level, given)
+	if note != "" {
+		if _, err := fmt.Fprintf(env.Stdout, "level: %s\n", note); err != nil {
+			return err
+		}
 	}
 	if err := file.Result.WriteText(env.Stdout, level, file.Name); err != nil {
 		return err

@@ -96,6 +96,10 @@ const (
 	tamperTxAdded      = "a consistent transaction added after the run"
 	tamperHuge         = "a value at its type's top (2^63−1), its column widened within its type's family"
 	tamperMarkerTime   = "the init marker's time moved back, a row dated before the real init"
+	tamperViewTable    = "a derived view replaced by a table of the same columns"
+	tamperVoteMany     = "one voter's vote for an article repeated 500 times, its counter kept"
+	tamperFewerHalf    = "half the loaded rows deleted, every record of how many lowered to match"
+	tamperExtraTable   = "a table beside the workload's, of their name and form, that no check reads"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -112,7 +116,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
 	tamperBranchOf, tamperFiller,
 	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded,
-	tamperHuge, tamperMarkerTime}
+	tamperHuge, tamperMarkerTime,
+	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -488,6 +493,21 @@ func voteTamperings(variant string) []tampering {
 		huge.want = mismatch + " (first: article 5)"
 	}
 	ts = append(ts, huge)
+	// The fifth retest's (issue 36, round 8, (7)): one vote 500 times.
+	many := `INSERT INTO vote SELECT article_id, user_id FROM vote, generate_series(1, 499) WHERE ctid = (SELECT min(ctid) FROM vote)`
+	if variant == "counter" {
+		many = `WITH v AS (` + many + ` RETURNING article_id) UPDATE article a SET votes = votes + (SELECT count(*) FROM v) WHERE a.id = (SELECT min(article_id) FROM v)`
+	}
+	ts = append(ts, tampering{what: tamperVoteMany, sql: many,
+		allowed: "runs on kept tables (--init keep) at one --seed (1 unless given) draw the same votes, client by client: each run repeats the votes of the one before " +
+			"(two 1 s runs of 4 clients on fresh tables repeated 1,413 of their 3,640 votes), so 500 runs repeat a vote 500 times, and the database keeps no count of the runs to hold repeats to"})
+	// The fifth retest's (issue 36, round 8, (6)): article_votes made a
+	// table, its counts forged (the join and counter variants never read
+	// it; a matview run's REFRESH fails on it).
+	ts = append(ts, tampering{what: tamperViewTable, sql: `DROP MATERIALIZED VIEW article_votes;
+		CREATE TABLE article_votes AS SELECT article_id, count(*)::BIGINT * 2 AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+		UNION ALL SELECT 0, count(*)::BIGINT * 2, now() FROM vote`,
+		want: "article_votes is a table, where init makes a materialized view of the vote rows"})
 	// The fourth retest's (issue 36, N3): the last ten articles deleted
 	// with their votes (and counters), the marker saying init loaded 990.
 	ts = append(ts,
@@ -641,6 +661,14 @@ func ycsbTamperings() []tampering {
 			want: "the ycsb tables say records=1000 fields=10 field-length=100, but init recorded records=999 fields=10 field-length=100"},
 		{what: tamperTypeKept, sql: `ALTER TABLE usertable ALTER YCSB_RMW TYPE numeric; UPDATE usertable SET YCSB_RMW = YCSB_RMW + CASE YCSB_KEYNUM WHEN 1 THEN 0.4 ELSE -0.4 END WHERE YCSB_KEYNUM IN (1, 2)`,
 			want: "column usertable.ycsb_rmw is numeric, where init makes it bigint"},
+		// The fifth retest's (issue 36, round 8, (5)): half the loaded
+		// records deleted, ycsb_meta's records and next_keynum and the
+		// marker lowered by 500 together.
+		{what: tamperFewerHalf, sql: `DELETE FROM usertable WHERE YCSB_KEYNUM BETWEEN 500 AND 999; UPDATE ycsb_meta SET records = 500, next_keynum = next_keynum - 500;
+			UPDATE txload_init SET settings = replace(settings, 'records=1000', 'records=500') WHERE workload = 'ycsb'`,
+			allowed: "each run's claim of key numbers then starts 500 lower, and its inserts 500 past the start: the gap a run leaves when its first 500 inserts fail, " +
+				"and nothing bounds how many fail (a failed insert's key number is not used again, and with --continue-on-error a run goes on: one whose inserts met a lock held for 1.5 s, " +
+				"at a lock_timeout of 2 ms, left its first 598 empty, exit 0, check: ok); the database keeps no count of a run's failed inserts"},
 	}
 }
 
@@ -680,6 +708,9 @@ func appendTamperings() []tampering {
 			want: "the append tables are txn0, txn1, txn2 (tables=3), but init recorded tables=4 in txload_init"},
 		{what: tamperTypeKept, sql: `ALTER TABLE txn0 ALTER sk TYPE numeric; UPDATE txn0 SET sk = sk + 0.4 WHERE id = ` + first,
 			want: "column txn0.sk is numeric, where init makes it integer"},
+		// The fifth retest's (issue 36, round 8, (10)).
+		{what: tamperExtraTable, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '1,2')`,
+			want: "1 table beside the append tables txn0, txn1, txn2: txn3"},
 	}
 }
 
@@ -738,7 +769,8 @@ func tamperWorkloads() []tamperWorkload {
 			return [][]string{{"run", "append", "--init", "keep", "--isolation", level, "--concurrency", "4", "--duration", "1s",
 				"--progress", "0", "--history", "{dir}/h.jsonl"}}
 		},
-		checkArgs: func(level string) []string { return []string{"--history", "{dir}/h.jsonl", "--isolation", level} },
+		// No --isolation: the history records the run's level.
+		checkArgs: func(level string) []string { return []string{"--history", "{dir}/h.jsonl"} },
 		tamper:    appendTamperings(),
 		comment:   "`check append --history FILE` reads the tables and holds them to the history the run wrote (the run's own final read does the same at its end).",
 	})

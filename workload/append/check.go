@@ -18,6 +18,11 @@ import (
 type checkedHistory struct {
 	file    *history.File
 	checker *history.Checker
+	// level is the one it is judged at: --isolation, else the one the
+	// file records, else serializable; note says so when it is not the
+	// file's own (history.File.JudgedAt).
+	level history.Level
+	note  string
 }
 
 // validateCheck checks the flags of check: --history, if given, is the
@@ -48,6 +53,7 @@ func (g *gen) validateCheck() error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	g.checked = &checkedHistory{file: file, checker: checker}
+	g.checked.level, g.checked.note = file.JudgedAt(c.level(), g.flags.Changed("isolation"))
 	return nil
 }
 
@@ -74,7 +80,7 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 
 // marker requires a complete init, and holds the settings its marker
 // recorded to the tables the check reads: a marker saying other tables
-// is a violation.
+// is a violation, and so is a txn table beside them.
 func (g *gen) marker(ctx context.Context, t *pg.Target) ([]string, error) {
 	conn, err := t.Connect(ctx)
 	if err != nil {
@@ -86,11 +92,26 @@ func (g *gen) marker(ctx context.Context, t *pg.Target) ([]string, error) {
 	if err == nil {
 		err = m.Require(s.Workload)
 	}
-	if err != nil || m.Settings == s.Settings {
+	if err != nil {
 		return nil, err
 	}
-	return []string{fmt.Sprintf("the append tables are %s (%s), but init recorded %s in %s: the marker was changed after init",
-		strings.Join(tables, ", "), s.Settings, m.Settings, workload.MarkerTable)}, nil
+	var found []string
+	if m.Settings != s.Settings {
+		found = append(found, fmt.Sprintf("the append tables are %s (%s), but init recorded %s in %s: the marker was changed after init",
+			strings.Join(tables, ", "), s.Settings, m.Settings, workload.MarkerTable))
+	}
+	// A key lives in the table its hash selects of the three: init makes
+	// no other txn table, and no run does.
+	var others []string
+	if err := conn.QueryRow(ctx, `SELECT COALESCE(array_agg(table_name::TEXT ORDER BY table_name), '{}') FROM information_schema.tables
+WHERE table_schema = current_schema() AND table_name::TEXT ~ '^txn[0-9]+$' AND table_name::TEXT <> ALL($1::TEXT[])`, tables).Scan(&others); err != nil {
+		return nil, fmt.Errorf("listing the txn tables: %w", err)
+	}
+	if len(others) > 0 {
+		found = append(found, fmt.Sprintf("%s beside the append tables %s: %s (init makes those three, no run makes another, and no transaction or check reads one)",
+			metrics.Count(len(others), "table"), strings.Join(tables, ", "), strings.Join(others, ", ")))
+	}
+	return found, nil
 }
 
 // checkTables is check's reading of the tables, held to the history if
@@ -127,8 +148,11 @@ func (g *gen) checkTables(ctx context.Context, t *pg.Target) (*workload.CheckRes
 	if l, ok := final.outside.line(out.Values); ok {
 		out.Lines = append(out.Lines, l)
 	}
+	if h.note != "" {
+		out.Lines = append(out.Lines, workload.Line{Label: "level", Value: h.note})
+	}
 	out.Values["final_read_rows_above"] = final.above
-	judge(out, final.res, final, g.cfg.level(), h.file.Name)
+	judge(out, final.res, final, h.level, h.file.Name)
 	return out, nil
 }
 

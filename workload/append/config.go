@@ -76,6 +76,9 @@ func newGenerator() *gen {
 	f.StringVar(&g.cfg.history, "history", "", "run: write the history (every attempt, what each read returned, its outcome) to this file, JSON lines or Elle's EDN for a name ending in .edn; check: the history a run wrote, which the tables are read and held to")
 	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name (check: else from its contents)")
 	workload.OnlyFor(f, workload.VerbRun|workload.VerbCheck, "history", "history-format")
+	// The transactions' shape: check reads the tables and the history,
+	// whatever made them, and refuses these.
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep, "keys", "min-ops", "max-ops", "max-writes-per-key", "append")
 	return g
 }
 

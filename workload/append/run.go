@@ -111,10 +111,14 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 		if os.Remove(f.Name()) != nil {
 			r.spoolName = f.Name()
 		}
+		// The file records the level its attempts ran at: check append
+		// judges it there.
 		if cfg.edn {
 			r.edn = history.NewEDNWriter(f)
+			r.edn.SetLevel(cfg.level())
 		} else {
 			r.jsonl = history.NewJSONLWriter(f)
+			r.jsonl.SetLevel(cfg.level())
 		}
 	}
 	return r, nil

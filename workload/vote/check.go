@@ -30,6 +30,9 @@ type audit struct {
 	badUser           int64    // vote rows whose user_id no vote draws
 	badTitle          int64    // articles whose title is not init's
 	firstMismatchedID int64
+	// viewKind is article_votes' relkind in pg_class ("" when there is
+	// none): init makes a materialized view, "m".
+	viewKind string
 	// want is the number of articles init loaded (0: unknown), inRange
 	// the rows of ids 1..want.
 	want, inRange int64
@@ -72,6 +75,9 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		if err := tx.QueryRow(ctx, `SELECT CASE WHEN to_regclass('vote_variant') IS NULL THEN ARRAY['unknown'] ELSE (SELECT COALESCE(array_agg(variant ORDER BY variant), '{}') FROM vote_variant) END`).
 			Scan(&a.variants); err != nil {
 			return fmt.Errorf("reading the variants that ran: %w", err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT relkind::TEXT FROM pg_class WHERE oid = to_regclass('article_votes')), '')`).Scan(&a.viewKind); err != nil {
+			return fmt.Errorf("reading what article_votes is: %w", err)
 		}
 		// init's settings say how many articles it loaded.
 		m, problems, err := workload.CheckMarker(ctx, tx, "vote", "")
@@ -122,6 +128,9 @@ func (a *audit) violations() []string {
 	if len(a.variants) == 0 && a.votes > 0 {
 		v = append(v, fmt.Sprintf("%s, though vote_variant records no run", metrics.Count(a.votes, "vote row")))
 	}
+	if a.viewKind != "m" {
+		v = append(v, fmt.Sprintf("article_votes is %s, where init makes a materialized view of the vote rows, which only a matview run's REFRESH rewrites", relationKind(a.viewKind)))
+	}
 	// A vote is for one of the articles init loaded, whatever the variant.
 	if a.orphanVotes > 0 {
 		v = append(v, metrics.Count(a.orphanVotes, "vote")+" for articles that do not exist")
@@ -142,6 +151,23 @@ func (a *audit) violations() []string {
 		v = append(v, fmt.Sprintf("%s in article beyond ids 1 to %d (added by no vote)", metrics.Count(a.articles-a.inRange, "row"), a.want))
 	}
 	return v
+}
+
+// relationKind names a relkind of pg_class ("" for no relation).
+func relationKind(k string) string {
+	switch k {
+	case "":
+		return "missing"
+	case "r":
+		return "a table"
+	case "v":
+		return "a view"
+	case "p":
+		return "a partitioned table"
+	case "f":
+		return "a foreign table"
+	}
+	return fmt.Sprintf("a relation of kind %q", k)
 }
 
 // variantsOrNone names the variants that ran.
