@@ -549,7 +549,7 @@ func tpccTamperings() []tampering {
 			// Condition 11 holds only until the first Delivery; after a
 			// run, the delivery the tampering does not count is off its
 			// customer's C_DELIVERY_CNT.
-			tm.want = "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load"
+			tm.want = "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, one of them the load's, C_DELIVERY_CNT = its orders delivered since the load"
 		}
 		out = append(out, tm)
 	}

@@ -403,5 +403,6 @@ func TestTPCCAuditsCleanRuns(t *testing.T) {
 		t.Fatalf("check tpcc after the runs: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, r.stdout, "S_DATA of 26..50 characters, no space: ok (100000 stock rows)", "I_DATA of 26..50 characters, no space: ok (100000 items)",
-		"OL_I_ID names an item: ok (", "(delivered) or 0.01..9999.99: ok (", "ok (no NULL in the 90 columns the workload always writes)", "check: ok")
+		"OL_I_ID names an item: ok (", "(delivered) or 0.01..9999.99: ok (", "ok (no NULL in the 90 columns the workload always writes)",
+		"xx its district): ok (", "500 characters at most: ok (", "check: ok")
 }

@@ -308,7 +308,8 @@ func TestBeyondConditions(t *testing.T) {
 			quantity + "2 of 100000 stock rows violate it, e.g. w_id=1 i_id=30",
 			item + "2 of 100000 items violate it, e.g. i_id=32",
 			tax + "10 of 10 districts violate it, e.g. w_id=1 d_id=1",
-			strings.Replace(customer, "1 of", "10 of", 1) + "w_id=1 d_id=1 c_id=2",
+			// And customer 5 of district 3: its load's history row no longer the load's.
+			strings.Replace(customer, "1 of", "11 of", 1) + "w_id=1 d_id=1 c_id=2",
 			payment + "c_w_id=1 c_d_id=3 c_id=5",
 			line + "30",
 			// Customer 10 made BC, its line of customer 11: no payment of its own.
