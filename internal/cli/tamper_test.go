@@ -94,6 +94,8 @@ const (
 	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
 	tamperCollation    = "a text column given a collation that compares other values equal (case-insensitive), then a value changed"
 	tamperTxAdded      = "a consistent transaction added after the run"
+	tamperHuge         = "a value at its type's top (2^63−1), its column widened within its type's family"
+	tamperMarkerTime   = "the init marker's time moved back, a row dated before the real init"
 	tamperCopied       = "a value a transaction copies from another table's row changed, its form kept (New-Order's OL_DIST_INFO)"
 	tamperNamesCopied  = "a value a transaction writes from other rows' names changed, its form kept (Payment's H_DATA)"
 	tamperRenamed      = "a name changed with every copy of it (a warehouse's W_NAME and its payments' H_DATA)"
@@ -115,6 +117,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
 	tamperBranchOf, tamperFiller,
 	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded,
+	tamperHuge, tamperMarkerTime,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
@@ -318,6 +321,18 @@ func tpcbTamperings(builtin string) []tampering {
 	other := map[string]string{"simple-update": "tpcb-like", "tpcb-like": "simple-update", "tpcb": "simple-update"}[builtin]
 	forged := tampering{what: tamperForged, sql: `INSERT INTO txload_pgbench_builtin SELECT '` + other + `', 'pgbench_tellers'::regclass::oid ON CONFLICT DO NOTHING; ` + tellers.sql,
 		allowed: "txload_pgbench_builtin is the database's only record of the scripts txload ran on the tables: a run of the other builtin recorded beside the real one (tpcb-like beside simple-update, simple-update beside tpcb-like), and tellers moved with their sum kept, are what such a run can leave in a history that holds both builtins' rows, which check cannot tell from a forgery (check tpcb reads no record)"}
+	// A consistent transaction of the builtin's (tpcb-like's for check
+	// tpcb) added after the run.
+	txAdded := tampering{what: tamperTxAdded, sql: `WITH h AS (INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 17, localtimestamp)),
+		a AS (UPDATE pgbench_accounts SET abalance = abalance + 17 WHERE aid = 9),
+		t AS (UPDATE pgbench_tellers SET tbalance = tbalance + 17 WHERE tid = 1)
+		UPDATE pgbench_branches SET bbalance = bbalance + 17 WHERE bid = 1`,
+		allowed: "the database keeps no count of the transactions a builtin's runs committed: a transaction added after a run, its history row and balances consistent, is one a run could have written; " +
+			"the run's own audit counts and identifies the history rows its transactions wrote, so one added beside it is caught (TestBuiltinAuditSecondWriter)"}
+	if builtin == "simple-update" {
+		txAdded.sql = `WITH h AS (INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 17, localtimestamp))
+			UPDATE pgbench_accounts SET abalance = abalance + 17 WHERE aid = 9`
+	}
 	// Scale 2's rows added at init's balances, the marker left at scale 1.
 	const scale = `INSERT INTO pgbench_branches VALUES (2, 0, NULL); INSERT INTO pgbench_tellers SELECT tid, 2, 0, NULL FROM generate_series(11, 20) tid;
 		INSERT INTO pgbench_accounts SELECT aid, 2, 0, '' FROM generate_series(100001, 200000) aid`
@@ -376,6 +391,19 @@ func tpcbTamperings(builtin string) []tampering {
 			want: "1 history row with an mtime more than a day before the init that emptied the history"},
 		{what: tamperTypeKept, sql: `ALTER TABLE pgbench_accounts ALTER abalance TYPE numeric; UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 1 THEN 0.4 ELSE -0.4 END WHERE aid IN (1, 2)`,
 			want: "column pgbench_accounts.abalance is numeric, where init makes it integer"},
+		txAdded,
+		// The fifth retest's (issue 36, (12)): bigint is integer's
+		// family, which the column check lets pass (CockroachDB's INT is
+		// one); a balance, a bid and two deltas at its top, whose sums
+		// overflow a bigint.
+		{what: tamperHuge, sql: `ALTER TABLE pgbench_accounts ALTER abalance TYPE bigint, ALTER bid TYPE bigint; ALTER TABLE pgbench_history ALTER delta TYPE bigint;
+			UPDATE pgbench_accounts SET abalance = 9223372036854775807 WHERE aid = 5; UPDATE pgbench_accounts SET bid = 9223372036854775807 WHERE aid = 6;
+			INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 9223372036854775807, now()), (1, 1, 9, 9223372036854775807, now())`,
+			want: "1 row in pgbench_accounts whose abalance is outside integer's range, -2147483648 to 2147483647 (first: aid 5 holds 9223372036854775807)"},
+		{what: tamperMarkerTime, sql: `UPDATE txload_init SET updated_at = updated_at - interval '10 days' WHERE workload = 'tpcb';
+			UPDATE pgbench_history SET mtime = mtime - interval '5 days' WHERE ctid = (SELECT min(ctid) FROM pgbench_history)`,
+			allowed: "the marker's time is the database's only record of when init emptied the history, metadata a writer can rewrite as it can the marker's settings: a history row dated before a marker moved back is what an init at that time and a run after it write; " +
+				"the run's own audit holds the rows it added to the run's window, timed by the server's clock when the run starts, not by the marker"},
 	}
 }
 
@@ -444,6 +472,23 @@ func voteTamperings(variant string) []tampering {
 	ts = append(ts, tampering{what: tamperVoteTwice, sql: twice,
 		allowed: "a vote draws its user_id from 2^40 voters, uniformly and with repeats, as Noria's benchmark does: an article's n votes repeat a voter with probability about n²/2^41, " +
 			"so a long zipf run makes repeats (1.8 expected after 10^7 votes over 100,000 articles at exponent 1.15, 177 after 10^8): a repeat is what a run writes"})
+	// A vote added after the run, its counter raised where counter runs
+	// keep one.
+	added := `INSERT INTO vote VALUES (5, 4242)`
+	if variant == "counter" {
+		added += `; UPDATE article SET votes = votes + 1 WHERE id = 5`
+	}
+	ts = append(ts, tampering{what: tamperTxAdded, sql: added,
+		allowed: "the database keeps no count of the votes a run committed: a vote added after the run, its counter raised where counter runs keep one, is one a run could have written; " +
+			"the run's own audit reconciles the vote rows it added with the votes it saw commit and sums their identities, so one added beside it is caught (TestVoteAuditSecondWriter)"})
+	// The fifth retest's (issue 36, (12)): a counter at bigint's top,
+	// whose sum overflows one.
+	huge := tampering{what: tamperHuge, sql: `UPDATE article SET votes = 9223372036854775807 WHERE id IN (5, 6)`,
+		want: "2 articles whose votes are not 0, though no counter run wrote them"}
+	if variant == "counter" {
+		huge.want = mismatch + " (first: article 5)"
+	}
+	ts = append(ts, huge)
 	// The fourth retest's (issue 36, N3): the last ten articles deleted
 	// with their votes (and counters), the marker saying init loaded 990.
 	ts = append(ts,

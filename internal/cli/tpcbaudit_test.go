@@ -90,15 +90,31 @@ func TestBuiltinAuditSecondWriter(t *testing.T) {
 	// A row the run wrote re-dated by three hours: after the table was
 	// made (the check's margins), but not within the run.
 	const dated = `UPDATE pgbench_history SET mtime = mtime - interval '3 hours' WHERE ctid = (SELECT max(ctid) FROM pgbench_history WHERE delta <> 0)`
+	// The fifth retest's (issue 36, (9)): a row the run wrote re-dated
+	// three hours back, and a transaction's row dated three hours before
+	// the run re-dated into it: as many rows dated within the run as it
+	// added. prior is that transaction, made before the run.
+	const prior = `INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (1, 1, 9, 17, localtimestamp - interval '3 hours');
+		UPDATE pgbench_accounts SET abalance = abalance + 17 WHERE aid = 9; UPDATE pgbench_tellers SET tbalance = tbalance + 17 WHERE tid = 1;
+		UPDATE pgbench_branches SET bbalance = bbalance + 17 WHERE bid = 1`
+	const redated = `UPDATE pgbench_history SET mtime = CASE WHEN mtime < localtimestamp - interval '150 minutes' THEN localtimestamp ELSE mtime - interval '3 hours' END
+		WHERE ctid IN ((SELECT min(ctid) FROM pgbench_history WHERE mtime < localtimestamp - interval '150 minutes'),
+			(SELECT max(ctid) FROM pgbench_history WHERE delta <> 0 AND mtime > localtimestamp - interval '1 hour'))`
 	identity := "VIOLATION: the history rows the run added are not the ones its transactions wrote"
-	for _, c := range []struct{ builtin, what, sql, want string }{
-		{"tpcb-like", "swap", swap, identity}, {"simple-update", "swap", swap, identity}, {"tpcb-like", "split", split, identity}, {"simple-update", "zero", zero, identity},
-		{"tpcb-like", "dated", dated, "VIOLATION: 1 history row the run added not dated within it"},
+	for _, c := range []struct{ builtin, what, pre, sql, want string }{
+		{"tpcb-like", "swap", "", swap, identity}, {"simple-update", "swap", "", swap, identity}, {"tpcb-like", "split", "", split, identity}, {"simple-update", "zero", "", zero, identity},
+		{"tpcb-like", "dated", "", dated, "VIOLATION: 1 history row the run added not dated within it"},
+		{"tpcb-like", "redated both ways", prior, redated, "VIOLATION: the history rows dated before the run"},
 	} {
 		builtin, swap := c.builtin, c.sql
 		t.Run(builtin+"/"+c.what, func(t *testing.T) {
 			t.Parallel()
 			url := tpcbDatabase(t)
+			if c.pre != "" {
+				if _, err := pgtest.Conn(t, url).Exec(t.Context(), c.pre); err != nil {
+					t.Fatal(err)
+				}
+			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			wait := writeBeside(ctx, t, url, "SELECT count(*) FROM pgbench_history WHERE delta <> 0", 10, swap)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/binary"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -45,15 +46,25 @@ func rowHash(buf []byte, seed uint64, aid, tid, bid, delta int64) ([]byte, uint6
 }
 
 // identitySQL sums the hashes of pgbench_history's rows (a numeric; taken
-// mod 2^64 by parseHashSum). $1 is the seed, as text.
-const identitySQL = `SELECT COALESCE(sum(('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint), 0)::text FROM pgbench_history`
+// mod 2^64 by parseHashSum), and those of the rows dated from $2 on (a
+// run's window start: datedCopy). $1 is the seed, as text.
+const identitySQL = `SELECT COALESCE(sum(h), 0)::text, COALESCE(sum(h) FILTER (WHERE mtime >= $2::timestamp), 0)::text
+	FROM (SELECT ('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint AS h, mtime FROM pgbench_history) r`
 
 // identityCopy sends the history rows whose hashes workload.CopyHashSum
 // sums in the client as identitySQL does in the server.
 const identityCopy = `COPY (SELECT aid, tid, bid, delta FROM pgbench_history) TO STDOUT`
 
+// datedCopy is identityCopy of the rows dated from a run's window start
+// on (a timestamp, which COPY takes only as a literal).
+func datedCopy(from time.Time) string {
+	return `COPY (SELECT aid, tid, bid, delta FROM pgbench_history WHERE mtime >= '` + from.Format("2006-01-02 15:04:05.999999") + `'::timestamp) TO STDOUT`
+}
+
 // sumIdentity sums the history's identity in tx, the audit's snapshot,
-// with id's seed; without id, it does nothing. Before the run the client
+// with id's seed, and that of the rows dated from a.runFrom on (identDated;
+// the rows before it are the run's to leave as they were: datedLine);
+// without id, it does nothing. Before the run the client
 // sums the rows (identityCopy), so that the seed reaches the server (a
 // statement log shows it) only in the audit after the run, whose snapshot
 // the queries before this one have fixed: a writer who reads it there is
@@ -65,14 +76,34 @@ func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, be
 	}
 	var err error
 	if before {
-		a.ident, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, identityCopy)
+		if a.ident, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, identityCopy); err == nil {
+			a.identDated, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, datedCopy(a.runFrom))
+		}
 	} else {
-		var sum string
-		if err = tx.QueryRow(ctx, identitySQL, strconv.FormatUint(id.seed, 10)).Scan(&sum); err == nil {
-			a.ident, err = workload.HashSum(sum, "the history")
+		var sum, dated string
+		if err = tx.QueryRow(ctx, identitySQL, strconv.FormatUint(id.seed, 10), a.runFrom).Scan(&sum, &dated); err == nil {
+			if a.ident, err = workload.HashSum(sum, "the history"); err == nil {
+				a.identDated, err = workload.HashSum(dated, "the history's rows dated within the run")
+			}
 		}
 	}
 	a.identOK = err == nil
+}
+
+// datedViolation holds the history rows dated before the run's window
+// (those before a.runFrom, and those of no date) to the ones there before
+// it, by their identity sum (the whole history's less that of the rows
+// dated within the window): every row the run added is dated within its
+// window, and no row before it moves. A count would pass two rows
+// re-dated in opposite directions; a sum passes only rows swapped with
+// ones of the same account, teller, branch and delta, which no reader can
+// tell apart. "" when they are the same, or not summed.
+func (a *tpcbAudit) datedViolation(b *tpcbAudit) string {
+	if !a.identOK || !b.identOK || a.ident-a.identDated == b.ident-b.identDated {
+		return ""
+	}
+	return fmt.Sprintf("the history rows dated before the run (before %s, in the session's time zone, which the run's CURRENT_TIMESTAMP is written in) are not the ones there before it (their identity sum differs): a row the run added re-dated before it, or one dated before it re-dated into it, changed, deleted or added beside the run",
+		a.runFrom.Format(time.DateTime))
 }
 
 // explains says whether diff, the history's sum after minus before, is

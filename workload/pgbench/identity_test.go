@@ -3,6 +3,7 @@ package pgbench
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 	"github.com/txload/txload/workload"
@@ -26,8 +27,8 @@ func TestIdentitySum(t *testing.T) {
 		buf, h = rowHash(buf, seed, r[0], r[1], r[2], r[3])
 		want += h
 	}
-	var s string
-	if err := conn.QueryRow(ctx, identitySQL, "18446744073709551615").Scan(&s); err != nil {
+	var s, dated string
+	if err := conn.QueryRow(ctx, identitySQL, "18446744073709551615", time.Now()).Scan(&s, &dated); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := workload.HashSum(s, "the history"); err != nil || got != want {
@@ -37,6 +38,25 @@ func TestIdentitySum(t *testing.T) {
 	// sends: the same sum, the row with a NULL adding nothing to either.
 	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy); err != nil || got != want || rows != 4 {
 		t.Fatalf("the copy's sum = %d over %d rows, want %d over 4 (%v)", got, rows, want, err)
+	}
+	// The rows dated from a time on, summed by both: the literal the
+	// copy is given is the parameter the server is, to the microsecond.
+	var from time.Time
+	if _, err := conn.Exec(ctx, `UPDATE pgbench_history SET mtime = localtimestamp + CASE aid WHEN 1 THEN interval '-1 microsecond' ELSE interval '0' END WHERE aid IN (1, 100000)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT max(mtime) FROM pgbench_history`).Scan(&from); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, identitySQL, "18446744073709551615", from).Scan(&s, &dated); err != nil {
+		t.Fatal(err)
+	}
+	_, h = rowHash(buf, seed, 100000, 10, 1, 5000)
+	if got, err := workload.HashSum(dated, "the dated rows"); err != nil || got != h {
+		t.Fatalf("server's sum of the rows dated from %s = %d, want %d (%v)", from, got, h, err)
+	}
+	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, datedCopy(from)); err != nil || got != h || rows != 1 {
+		t.Fatalf("the copy's sum of the rows dated from %s = %d over %d rows, want %d over 1 (%v)", from, got, rows, h, err)
 	}
 
 	for _, c := range []struct {

@@ -35,8 +35,12 @@ type audit struct {
 	want, inRange int64
 }
 
+// auditSQL's sum of the counters leaves out those above their vote rows
+// or below 0 (overCounted: a violation after counter runs, as a counter
+// other than 0 is after the others), so that a counter near 2^63 makes
+// no sum overflow a bigint.
 const auditSQL = `SELECT count(*),
-	COALESCE(sum(a.votes), 0),
+	COALESCE(sum(a.votes) FILTER (WHERE a.votes BETWEEN 0 AND COALESCE(v.n, 0)), 0),
 	count(*) FILTER (WHERE a.votes IS DISTINCT FROM 0),
 	count(*) FILTER (WHERE a.votes IS DISTINCT FROM COALESCE(v.n, 0)),
 	COALESCE(min(a.id) FILTER (WHERE a.votes IS DISTINCT FROM COALESCE(v.n, 0)), 0),
