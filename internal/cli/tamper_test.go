@@ -250,6 +250,11 @@ func bankTamperings(mode string) []tampering {
 		// A transfer of the run's settings, its versions and balances
 		// moved to match, at an id of the run's range (a duplicate).
 		{what: tamperTxAdded, sql: transfer(3, 4, "10"), want: "1 range of ledger ids recorded in bank_run with more rows than its runs saw commit"},
+		// The fifth retest's (issue 36, (12)): two balances and an amount
+		// at bigint's top, whose sums overflow one (a scan error before).
+		{what: tamperHuge, sql: `UPDATE bank_account SET balance = 9223372036854775807 WHERE id IN (5, 6);
+			UPDATE bank_ledger SET amount = 9223372036854775807 WHERE ctid = (SELECT max(ctid) FROM bank_ledger)`,
+			want: "beyond a 64-bit integer"},
 	}
 }
 
