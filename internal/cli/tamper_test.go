@@ -100,6 +100,11 @@ const (
 	tamperVoteMany     = "one voter's vote for an article repeated 500 times, its counter kept"
 	tamperFewerHalf    = "half the loaded rows deleted, every record of how many lowered to match"
 	tamperExtraTable   = "a table beside the workload's, of their name and form, that no check reads"
+	tamperCopied       = "a value a transaction copies from another table's row changed, its form kept (New-Order's OL_DIST_INFO)"
+	tamperNamesCopied  = "a value a transaction writes from other rows' names changed, its form kept (Payment's H_DATA)"
+	tamperRenamed      = "a name changed with every copy of it (a warehouse's W_NAME and its payments' H_DATA)"
+	tamperDrawnValue   = "a value the load draws and no other row records changed, its form kept (a loaded order line's OL_DIST_INFO)"
+	tamperPrepended    = "a line forged in front of a text a transaction prepends to (a BC customer's C_DATA)"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -117,7 +122,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperBranchOf, tamperFiller,
 	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded,
 	tamperHuge, tamperMarkerTime,
-	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable}
+	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
+	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended}
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -592,6 +598,20 @@ func tpccTamperings() []tampering {
 			want: "customers violate it, e.g. w_id=1 d_id=1 c_id=1500"},
 		{what: tamperCollation, sql: `CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false); ALTER TABLE customer ALTER c_credit TYPE char(2) COLLATE ci; UPDATE customer SET c_credit = lower(c_credit) WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1`,
 			want: "column customer.c_credit has the collation ci"},
+		// The fifth retest's (8): strings held only to their form.
+		{what: tamperCopied, sql: `UPDATE order_line SET ol_dist_info = 'abcdefghijklmnopqrstuvwx' WHERE ctid = (SELECT ctid FROM order_line WHERE ol_o_id > 3000 LIMIT 1)`,
+			want: "line (OL_SUPPLY_W_ID a warehouse loaded"},
+		{what: tamperNamesCopied, sql: `UPDATE history SET h_data = 'abcdef    ghijkl' WHERE ctid = (SELECT ctid FROM history WHERE strpos(h_data, ' ') > 0 LIMIT 1)`,
+			want: "payment (H_AMOUNT within 1.00..5000.00"},
+		{what: tamperRenamed, sql: `UPDATE warehouse SET w_name = 'abcdef' WHERE w_id = 1; UPDATE history SET h_data = 'abcdef' || substr(h_data, strpos(h_data, '    ')) WHERE h_w_id = 1 AND strpos(h_data, ' ') > 0`,
+			allowed: "no transaction writes a name, and nothing but the rows records the names the load drew: a warehouse renamed to another a-string, the H_DATA of every payment to it rewritten to match, " +
+				"is a load that drew that name (check holds each H_DATA to the names it copies, docs/tpcc.md)"},
+		{what: tamperDrawnValue, sql: `UPDATE order_line SET ol_dist_info = 'abcdefghijklmnopqrstuvwx' WHERE ol_w_id = 1 AND ol_d_id = 1 AND ol_o_id = 1 AND ol_number = 1`,
+			allowed: "the load draws a loaded order line's OL_DIST_INFO as an a-string of 24 (clause 4.3.3.1) and records it nowhere else: another a-string of 24 is one it could have drawn " +
+				"(New-Order's lines copy their stock row's S_DIST_xx, and are held to it)"},
+		{what: tamperPrepended, sql: `UPDATE customer SET c_data = left(c_id || ' ' || c_d_id || ' ' || c_w_id || ' 1 1 12.34 | ' || c_data, 500)
+			WHERE (c_w_id, c_d_id, c_id) = (SELECT c_w_id, c_d_id, c_id FROM customer WHERE c_credit = 'BC' ORDER BY c_payment_cnt DESC, c_id LIMIT 1)`,
+			want: "customer data (a BC customer's C_DATA its payments' lines"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
@@ -599,7 +619,7 @@ func tpccTamperings() []tampering {
 			// Condition 11 holds only until the first Delivery; after a
 			// run, the delivery the tampering does not count is off its
 			// customer's C_DELIVERY_CNT.
-			tm.want = "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load"
+			tm.want = "customer (C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, one of them the load's, C_DELIVERY_CNT = its orders delivered since the load"
 		}
 		out = append(out, tm)
 	}

@@ -42,20 +42,21 @@ var conditions = [12]condition{
 // transactions write, held to every row (the spec's conditions leave
 // these rows free). Each is reported on a line of its own, by its label.
 const (
-	ruleQuantity    = iota // stock
-	rulePrice              // items
-	ruleLineItem           // order lines
-	ruleLineAmount         // order lines
-	ruleStockCounts        // stock
-	ruleTax                // districts
-	ruleCustomer           // customers
-	ruleHistory            // history rows
-	ruleOrder              // orders
-	ruleLine               // order lines
+	ruleQuantity     = iota // stock
+	rulePrice               // items
+	ruleLineItem            // order lines
+	ruleLineAmount          // order lines
+	ruleStockCounts         // stock
+	ruleTax                 // districts
+	ruleCustomer            // customers
+	ruleHistory             // history rows
+	ruleOrder               // orders
+	ruleLine                // order lines
+	ruleCustomerData        // BC customers
 	nRules
 )
 
-var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line amount", "stock counts", "tax", "customer", "payment", "order", "line"}
+var ruleLabels = [nRules]string{"stock quantity", "item", "line's item", "line amount", "stock counts", "tax", "customer", "payment", "order", "line", "customer data"}
 
 var rules = [nRules]condition{
 	// New-Order takes OL_QUANTITY (1..10) off S_QUANTITY and adds 91 when
@@ -90,15 +91,17 @@ var rules = [nRules]condition{
 	// 1..1000 the syllables of c_id - 1, of the others those of a number
 	// drawn by NURand), but C_DATA, to which Payment adds a line in front
 	// for a BC customer, keeping 500 characters.
-	{"C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE " + dated +
+	{"C_CREDIT GC or BC, C_DISCOUNT within 0..0.5, C_PAYMENT_CNT = its history rows, one of them the load's, C_DELIVERY_CNT = its orders delivered since the load, C_SINCE " + dated +
 		", C_CREDIT_LIM 50000.00, C_MIDDLE OE, C_LAST three syllables (customers 1..1000: those of c_id - 1), C_FIRST " + sizedSays(8, 16) +
 		", C_PHONE 16 digits, its address " + sizedAddressSays + ", C_DATA " + sizedSays(300, 500) + " (a BC customer's: Payment's lines in front)",
 		"customers", []string{"w_id", "d_id", "c_id"}},
-	// The load's history rows are of 10.00, Payment's of 1.00..5000.00
-	// (clause 2.5.1.3), each of a customer.
-	// H_DATA: the load's a-string, or Payment's warehouse and district
-	// names apart by four spaces.
-	{"H_AMOUNT within 1.00..5000.00, H_DATE " + dated + ", of a customer that exists, H_DATA " + sizedSays(12, 24) + " or a W_NAME and D_NAME four spaces apart",
+	// The load's history rows are of 10.00, one per customer in its own
+	// district, Payment's of 1.00..5000.00 (clause 2.5.1.3), each of a
+	// customer. H_DATA: the load's a-string (no space), or Payment's
+	// warehouse and district names apart by four spaces (clause 2.5.2.2):
+	// no transaction writes a name.
+	{"H_AMOUNT within 1.00..5000.00, H_DATE " + dated + ", of a customer that exists, H_DATA the load's (" + sizedSays(12, 24) +
+		", of 10.00 in its customer's district) or the W_NAME and D_NAME of its warehouse and district four spaces apart",
 		"history rows", []string{"c_w_id", "c_d_id", "c_id"}},
 	// The load's carriers are drawn in 1..10 and Delivery's (clause
 	// 2.7.1.2); an order has 5..15 lines (clauses 4.3.3.1, 2.4.1.3), and
@@ -106,10 +109,17 @@ var rules = [nRules]condition{
 	{"O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), O_ENTRY_D " + dated,
 		"orders", []string{"w_id", "d_id", "o_id"}},
 	// The load's lines are supplied by their own warehouse; New-Order's by
-	// one of the warehouses loaded. OL_DIST_INFO is the load's a-string,
-	// or New-Order's S_DIST_xx, another.
-	{"OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D " + dated + ", OL_DIST_INFO " + sizedSays(24, 24),
+	// one of the warehouses loaded. OL_DIST_INFO is the load's a-string
+	// (drawn, clause 4.3.3.1: no other row records it), or New-Order's
+	// copy of its stock row's S_DIST_xx, xx the order's district (clause
+	// 2.4.2.2; no transaction writes S_DIST_xx).
+	{"OL_SUPPLY_W_ID a warehouse loaded (the load's lines: their own), OL_DELIVERY_D " + dated + ", OL_DIST_INFO " + sizedSays(24, 24) +
+		" (New-Order's: the S_DIST_xx of its stock row, xx its district)",
 		"order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
+	// Payment puts a line in front of a BC customer's C_DATA and keeps
+	// 500 characters (clause 2.5.2.2): cdataHeld.
+	{"a BC customer's C_DATA its payments' lines (C_ID C_D_ID C_W_ID D_ID W_ID H_AMOUNT |), each of a history row of its own, in front of the load's string, " +
+		"every payment's while that string is there, 500 characters at most", "BC customers", []string{"w_id", "d_id", "c_id"}},
 }
 
 // aStrings says what a column of the load's a-strings (clause 4.3.2.2:
@@ -292,8 +302,9 @@ FROM orders o LEFT JOIN new_order n ON (n.no_w_id, n.no_d_id, n.no_o_id) = (o.o_
 	UNION ALL
 	SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_delivery_d, ol_amount, ol_supply_w_id <> ol_w_id, i.i_id IS NULL,
 		i.i_id IS NOT NULL AND (ol_quantity BETWEEN 1 AND 10 AND ol_amount = ol_quantity * i.i_price) IS NOT TRUE,
-		(ol_supply_w_id BETWEEN 1 AND ` + whSQL + ` AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true) AND ` + sized("ol_dist_info", 24, 24) + `) IS NOT TRUE
-	FROM order_line LEFT JOIN item i ON i.i_id = ol_i_id WHERE ol_o_id > 3000),
+		(ol_supply_w_id BETWEEN 1 AND ` + whSQL + ` AND COALESCE(ol_delivery_d BETWEEN ` + loSQL + ` AND ` + hiSQL + `, true)
+			AND ol_dist_info = ` + stockDist("ol_d_id", "s.") + `) IS NOT TRUE
+	FROM order_line LEFT JOIN item i ON i.i_id = ol_i_id LEFT JOIN stock s ON (s.s_w_id, s.s_i_id) = (ol_supply_w_id, ol_i_id) WHERE ol_o_id > 3000),
 l AS (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS o, count(*) AS n,
 		count(*) FILTER (WHERE ol_delivery_d IS NULL) AS undelivered,
 		min(ol_number) FILTER (WHERE ol_delivery_d IS NULL) AS first_undelivered,
@@ -324,15 +335,15 @@ per AS (SELECT count(*) FILTER (WHERE o_ol_cnt IS DISTINCT FROM n) AS n6,
 cust AS MATERIALIZED (SELECT o_w_id, o_d_id, o_c_id, sum(delivered) AS s,
 		count(*) FILTER (WHERE o_id >= ` + firstNewOrderSQL + ` AND o_carrier_id IS NOT NULL) AS delivered, count(*) FILTER (WHERE NOT badorder) AS good, min(o_id) AS first
 	FROM ol GROUP BY 1, 2, 3),
-h AS MATERIALIZED (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s, count(*) AS n,
+names AS (SELECT d_w_id AS w, d_id AS d, w_name || '    ' || d_name AS names FROM district JOIN warehouse ON w_id = d_w_id),
+h AS MATERIALIZED (SELECT h_c_w_id, h_c_d_id, h_c_id, sum(h_amount) AS s, count(*) AS n, count(*) FILTER (WHERE strpos(h_data, ' ') = 0) AS loaded,
 		count(*) FILTER (WHERE (h_amount BETWEEN 1 AND 5000 AND h_date BETWEEN ` + loSQL + ` AND ` + hiSQL + `
-			AND (` + sized("h_data", 12, 24) + ` OR ` + aString("split_part(h_data, '    ', 1)", 6, 10) + ` AND ` + aString("split_part(h_data, '    ', 2)", 6, 10) + `
-				AND h_data = split_part(h_data, '    ', 1) || '    ' || split_part(h_data, '    ', 2))) IS NOT TRUE) AS bad
-	FROM history GROUP BY 1, 2, 3),
+			AND (` + sized("h_data", 12, 24) + ` AND h_amount = 10 AND (h_d_id, h_w_id) = (h_c_d_id, h_c_w_id) OR h_data = names.names)) IS NOT TRUE) AS bad
+	FROM history LEFT JOIN names ON (names.w, names.d) = (h_w_id, h_d_id) GROUP BY 1, 2, 3),
 c AS (SELECT ARRAY[c.c_w_id, c.c_d_id, c.c_id] AS k, c.c_delivery_cnt, COALESCE(h.bad, 0) AS hbad,
 		c.c_balance <> COALESCE(cust.s, 0) - COALESCE(h.s, 0) AS c10,
 		c.c_balance + c.c_ytd_payment <> COALESCE(cust.s, 0) AS c12,
-		(c.c_credit IN ('GC', 'BC') AND c.c_discount BETWEEN 0 AND 0.5 AND c.c_payment_cnt = COALESCE(h.n, 0)
+		(c.c_credit IN ('GC', 'BC') AND c.c_discount BETWEEN 0 AND 0.5 AND c.c_payment_cnt = COALESCE(h.n, 0) AND h.loaded = 1
 			AND c.c_delivery_cnt = COALESCE(cust.delivered, 0) AND c.c_since BETWEEN ` + loSQL + ` AND ` + hiSQL + `
 			AND c.c_credit_lim = 50000 AND c.c_middle = 'OE'
 			AND CASE WHEN c.c_id <= 1000 THEN c.c_last = ` + lastNameSQL("c.c_id - 1") + ` ELSE c.c_last IN (SELECT ` + lastNameSQL("n") + ` FROM generate_series(0, 999) n) END
@@ -452,6 +463,9 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	res.counts[0], res.counts[1], res.counts[2] = whs, districts, customers
 	for i := range f {
 		f[i].applies = true
+	}
+	if err := checkCustomerData(ctx, tx, &b[ruleCustomerData]); err != nil {
+		return err
 	}
 	if err := checkNulls(ctx, tx, &res.nulls); err != nil {
 		return err

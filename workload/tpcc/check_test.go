@@ -114,7 +114,8 @@ func TestCardinality(t *testing.T) {
 		// Its history row and order are then of no customer.
 		{`DELETE FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 17`, "cardinality (clause 1.2): customer holds 29999 rows, want 30000; " +
 			"payment (H_AMOUNT within 1.00..5000.00, H_DATE within the load's time and now, give or take two days, of a customer that exists, " +
-			"H_DATA of 12..24 characters, no space or a W_NAME and D_NAME four spaces apart): 1 of 30000 history rows violate it, e.g. c_w_id=1 c_d_id=2 c_id=17; " +
+			"H_DATA the load's (of 12..24 characters, no space, of 10.00 in its customer's district) or the W_NAME and D_NAME of its warehouse and district four spaces apart): " +
+			"1 of 30000 history rows violate it, e.g. c_w_id=1 c_d_id=2 c_id=17; " +
 			"order (O_C_ID names a customer, O_CARRIER_ID 1..10 or NULL, O_OL_CNT within 5..15, O_ALL_LOCAL 1 if and only if every line is supplied by the order's warehouse (else 0), " +
 			"O_ENTRY_D within the load's time and now, give or take two days): 1 of 30000 orders violate it, e.g. w_id=1 d_id=2 o_id=354"},
 		{`INSERT INTO item VALUES (100001, 1, 'x', 1.00, 'x')`, "cardinality (clause 1.2): item holds 100001 rows, want 100000; " +
@@ -222,11 +223,11 @@ func TestBeyondConditions(t *testing.T) {
 		{"a payment swapped to another customer", `WITH h AS (UPDATE history SET h_c_id = 2 WHERE h_c_w_id = 1 AND h_c_d_id = 4 AND h_c_id = 1 RETURNING h_amount)
 			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 10 ELSE -10 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -10 ELSE 10 END,
 				c_payment_cnt = c_payment_cnt + CASE c_id WHEN 1 THEN 0 ELSE 1 END
-			WHERE c_w_id = 1 AND c_d_id = 4 AND c_id IN (1, 2)`, customer + "w_id=1 d_id=4 c_id=1"},
+			WHERE c_w_id = 1 AND c_d_id = 4 AND c_id IN (1, 2)`, strings.Replace(customer, "1 of", "2 of", 1) + "w_id=1 d_id=4 c_id=1"}, // the second: two rows the load's
 		{"a payment's count not its history rows", `UPDATE customer SET c_payment_cnt = 2 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 460`, customer + "w_id=1 d_id=1 c_id=460"},
 		{"a payment of -990.00, another's +1000 with it", `UPDATE history SET h_amount = h_amount + CASE h_c_id WHEN 1 THEN -1000 ELSE 1000 END WHERE h_c_w_id = 1 AND h_c_d_id = 3 AND h_c_id IN (1, 2);
 			UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 1 THEN 1000 ELSE -1000 END, c_ytd_payment = c_ytd_payment + CASE c_id WHEN 1 THEN -1000 ELSE 1000 END
-			WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2)`, payment + "c_w_id=1 c_d_id=3 c_id=1"},
+			WHERE c_w_id = 1 AND c_d_id = 3 AND c_id IN (1, 2)`, strings.Replace(payment, "1 of", "2 of", 1) + "c_w_id=1 c_d_id=3 c_id=1"}, // the +1000: a load's row not of 10.00
 		{"a payment dated before the load", `UPDATE history SET h_date = '1970-01-01' WHERE h_c_w_id = 1 AND h_c_d_id = 3 AND h_c_id = 4`, payment + "c_w_id=1 c_d_id=3 c_id=4"},
 		{"a carrier of 99", `UPDATE orders SET o_carrier_id = 99 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 3`, order + "w_id=1 d_id=1 o_id=3"},
 		{"an order of a customer that does not exist", `UPDATE orders SET o_c_id = 99999 WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 2200`, order + "w_id=1 d_id=1 o_id=2200"},
@@ -307,9 +308,12 @@ func TestBeyondConditions(t *testing.T) {
 			quantity + "2 of 100000 stock rows violate it, e.g. w_id=1 i_id=30",
 			item + "2 of 100000 items violate it, e.g. i_id=32",
 			tax + "10 of 10 districts violate it, e.g. w_id=1 d_id=1",
-			strings.Replace(customer, "1 of", "10 of", 1) + "w_id=1 d_id=1 c_id=2",
+			// And customer 5 of district 3: its load's history row no longer the load's.
+			strings.Replace(customer, "1 of", "11 of", 1) + "w_id=1 d_id=1 c_id=2",
 			payment + "c_w_id=1 c_d_id=3 c_id=5",
 			line + "30",
+			// Customer 10 made BC, its line of customer 11: no payment of its own.
+			"BC customers violate it, e.g. w_id=1 d_id=2 c_id=10",
 		}
 		v := res.violations()
 		if len(v) != len(want) {

@@ -59,18 +59,26 @@ WHERE d_w_id = $1 AND d_id = $2 AND s_quantity < $3`
 // warehouses and quantities, updating each line's stock: its S_DIST_xx is
 // the district's ($2).
 func noLinesSQL() string {
-	var dist strings.Builder
-	for d := 1; d <= districtsPerWH; d++ {
-		fmt.Fprintf(&dist, " WHEN %d THEN s_dist_%02d", d, d)
-	}
 	return `WITH x AS (SELECT * FROM unnest($4::INT[], $5::INT[], $6::INT[]) WITH ORDINALITY AS x(i_id, w_id, qty, n)),
 s AS (UPDATE stock SET s_quantity = CASE WHEN s_quantity - x.qty >= 10 THEN s_quantity - x.qty ELSE s_quantity - x.qty + 91 END,
 		s_ytd = s_ytd + x.qty, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + CASE WHEN x.w_id <> $3 THEN 1 ELSE 0 END
 	FROM x WHERE s_w_id = x.w_id AND s_i_id = x.i_id
-	RETURNING s_i_id, s_w_id, s_quantity, s_data, CASE $2::INT` + dist.String() + ` END AS dist)
+	RETURNING s_i_id, s_w_id, s_quantity, s_data, ` + stockDist("$2::INT", "") + ` AS dist)
 INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
 SELECT $1, $2, $3, x.n, x.i_id, x.w_id, NULL, x.qty, x.qty * i.i_price, s.dist
 FROM x JOIN s ON s.s_i_id = x.i_id AND s.s_w_id = x.w_id JOIN item i ON i.i_id = x.i_id`
+}
+
+// stockDist is the S_DIST_xx of district (an SQL expression of 1..10)
+// of a stock row, its columns named with prefix ("s."): what New-Order
+// copies into OL_DIST_INFO (clause 2.4.2.2).
+func stockDist(district, prefix string) string {
+	var b strings.Builder
+	b.WriteString("CASE " + district)
+	for d := 1; d <= districtsPerWH; d++ {
+		fmt.Fprintf(&b, " WHEN %d THEN %ss_dist_%02d", d, prefix, d)
+	}
+	return b.String() + " END"
 }
 
 // byLastName is the customer of warehouse $3, district $4 and last name

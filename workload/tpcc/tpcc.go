@@ -70,7 +70,7 @@ type tpcc struct {
 func newGenerator() *tpcc {
 	g := &tpcc{flags: pflag.NewFlagSet("tpcc", pflag.ContinueOnError)}
 	f := g.flags
-	f.IntVar(&g.cfg.warehouses, "warehouses", 1, "warehouses (TPC-C's scale: 10 districts, 30,000 customers and 100,000 stock rows each); run and check take the database's when not given")
+	f.IntVar(&g.cfg.warehouses, "warehouses", 1, "warehouses (TPC-C's scale: 10 districts, 30,000 customers and 100,000 stock rows each); run takes the database's when not given, check always")
 	f.IntVar(&g.cfg.partitions, "partitions", 0, "init: partition every table but item by warehouse into this many ranges (PostgreSQL; 0 or 1: none)")
 	f.BoolVar(&g.cfg.fks, "fks", false, "init: add the spec's foreign keys (clause 1.3) after the load")
 	f.IntVar(&g.cfg.loadJobs, "load-jobs", min(runtime.NumCPU(), 16), "init: connections that load the warehouses in parallel (COPY), then build the keys")
@@ -78,6 +78,8 @@ func newGenerator() *tpcc {
 	f.Float64Var(&g.cfg.wait, "wait", 0, "run as the spec's terminals: 10 per warehouse, each with its keying and think times scaled by this factor (1: the spec's; 0.1: a tenth); 0 = back to back")
 	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "isolation", "wait")
 	workload.OnlyFor(f, workload.VerbInit|workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "partitions", "fks", "load-jobs")
+	// check audits the warehouses init loaded, whatever is given.
+	workload.IgnoredBy(f, workload.VerbCheck, "warehouses")
 	return g
 }
 
@@ -237,26 +239,35 @@ func settingsString(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// require reads the schema a run or check works on: complete, and with
+// require reads the schema a run works on: complete, and with
 // the settings given.
 func (g *tpcc) require(ctx context.Context, conn *pgx.Conn, command string) error {
-	st, err := readState(ctx, conn)
+	st, err := requireSchema(ctx, conn)
 	if err != nil {
-		return err
-	}
-	if err := st.marker.Require(markerName); err != nil {
 		return err
 	}
 	return g.cfg.adopt(st.settings, g.flags, command)
 }
 
-// check audits the data at any time: the twelve conditions.
+// requireSchema reads the schema's state, refusing one init did not
+// complete.
+func requireSchema(ctx context.Context, conn *pgx.Conn) (state, error) {
+	st, err := readState(ctx, conn)
+	if err != nil {
+		return st, err
+	}
+	return st, st.marker.Require(markerName)
+}
+
+// check audits the data at any time: the twelve conditions, over the
+// warehouses init recorded (--warehouses is ignored, as the other
+// workloads' checks ignore their settings).
 func (g *tpcc) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, error) {
 	conn, err := connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	if err := g.require(ctx, conn, "check tpcc"); err != nil {
+	if _, err := requireSchema(ctx, conn); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
