@@ -17,7 +17,7 @@ import (
 // it is; a missing table (42P01) is noSchema; any other error is wrapped
 // with what.
 func ReadSnapshot(ctx context.Context, t *pg.Target, what string, noSchema error, read func(pgx.Tx) error) error {
-	conn, err := t.Connect(ctx)
+	conn, err := ConnectAudit(ctx, t)
 	if err != nil {
 		return err
 	}
@@ -43,3 +43,31 @@ func TakeSnapshot(ctx context.Context, tx pgx.Tx) error {
 	}
 	return nil
 }
+
+// ConnectAudit connects for a check or a run's audit, with pg_catalog
+// first on the connection's search path: a function or operator of the
+// same name in another schema placed before it (a public.md5 that hashes
+// a forged row as the one it replaced, a public.>= that hides a value out
+// of range: the sixth outside retest) cannot stand in for the server's
+// own in the audit's SQL. The workload's schema stays on the path.
+func ConnectAudit(ctx context.Context, t *pg.Target) (*pgx.Conn, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sql := range []string{
+		`SELECT pg_catalog.set_config('txload.schema', COALESCE(pg_catalog.current_schema(), ''), false)`,
+		`SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' OPERATOR(pg_catalog.||) pg_catalog.current_setting('search_path'), false)`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("putting pg_catalog first on the audit's search path: %w", err)
+		}
+	}
+	return conn, nil
+}
+
+// SchemaSQL is the workload's schema in SQL: current_schema(), or on an
+// audit's connection (ConnectAudit), whose search path begins with
+// pg_catalog, the current schema before it did.
+const SchemaSQL = `COALESCE(NULLIF(current_setting('txload.schema', true), ''), current_schema())`

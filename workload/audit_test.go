@@ -65,3 +65,46 @@ func TestReadSnapshot(t *testing.T) {
 		t.Errorf("a missing table: %v, want %v", err, noSchema)
 	}
 }
+
+// An audit's connection puts pg_catalog first on its search path: an md5
+// of the same name placed before it on the database's path (the sixth
+// outside retest's) does not stand in for the server's, and the
+// workload's schema is still found.
+func TestConnectAuditCatalogFirst(t *testing.T) {
+	url := srv.NewDatabase(t)
+	tg, err := pg.NewTarget([]string{url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	setup, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`CREATE FUNCTION public.md5(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT 'forged' $$`,
+		`CREATE TABLE shadowed_demo (id int)`,
+		`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', current_database()); END $$`} {
+		if _, err := setup.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup.Close(ctx)
+	plain, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close(context.WithoutCancel(ctx))
+	audit, err := workload.ConnectAudit(ctx, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close(context.WithoutCancel(ctx))
+	var forged, real string
+	if err := plain.QueryRow(ctx, `SELECT md5('x')`).Scan(&forged); err != nil || forged != "forged" {
+		t.Fatalf("the shadowing md5 is not in effect on a plain connection: %q, %v", forged, err)
+	}
+	var n int
+	if err := audit.QueryRow(ctx, `SELECT md5('x'), (SELECT count(*) FROM shadowed_demo)`).Scan(&real, &n); err != nil || real != "9dd4e461268c8034f5c8564e155c67a6" {
+		t.Fatalf("the audit's md5('x') = %q (%v), want the server's", real, err)
+	}
+}

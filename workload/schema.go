@@ -265,7 +265,7 @@ func writeMarker(ctx context.Context, db execer, workload, settings, state strin
 func anyTable(ctx context.Context, conn *pgx.Conn, tables []string) (bool, error) {
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name = ANY($1)`, tables).Scan(&n); err != nil {
+		WHERE table_schema = `+SchemaSQL+` AND table_name = ANY($1)`, tables).Scan(&n); err != nil {
 		return false, fmt.Errorf("looking for tables %s: %w", strings.Join(tables, ", "), err)
 	}
 	return n > 0, nil

@@ -105,6 +105,9 @@ const (
 	tamperRenamed      = "a name changed with every copy of it (a warehouse's W_NAME and its payments' H_DATA)"
 	tamperDrawnValue   = "a value the load draws and no other row records changed, its form kept (a loaded order line's OL_DIST_INFO)"
 	tamperPrepended    = "a line forged in front of a text a transaction prepends to (a BC customer's C_DATA)"
+	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
+	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
+	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -123,7 +126,13 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded,
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
-	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended}
+	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
+	tamperShadowed, tamperViewed, tamperPolicy}
+
+// auditSession is true in a read-only repeatable-read session, as the
+// checks' and audits' are: what the sixth outside retest's views and
+// policies showed other rows.
+const auditSession = `(current_setting('transaction_read_only') = 'on' AND current_setting('transaction_isolation') = 'repeatable read')`
 
 // tampering is one entry of the catalogue applied to a workload's tables.
 type tampering struct {
@@ -257,6 +266,12 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperTxAdded, sql: transfer(3, 4, "10"), want: "1 range of ledger ids recorded in bank_run with more rows than its runs saw commit"},
 		// The fifth retest's (issue 36, (12)): two balances and an amount
 		// at bigint's top, whose sums overflow one (a scan error before).
+		// The sixth retest's: money moved, and the table replaced by a
+		// view that undoes the move for the audits' sessions.
+		{what: tamperViewed, sql: `UPDATE bank_account SET balance = balance + CASE id WHEN 7 THEN -5000 ELSE 5000 END WHERE id IN (7, 8);
+			ALTER TABLE bank_account RENAME TO bank_account_data;
+			CREATE VIEW bank_account AS SELECT id, balance + CASE WHEN ` + auditSession + ` THEN CASE id WHEN 7 THEN 5000 WHEN 8 THEN -5000 ELSE 0 END ELSE 0 END AS balance, version FROM bank_account_data`,
+			want: "bank_account is a view, where init makes a table"},
 		{what: tamperHuge, sql: `UPDATE bank_account SET balance = 9223372036854775807 WHERE id IN (5, 6);
 			UPDATE bank_ledger SET amount = 9223372036854775807 WHERE ctid = (SELECT max(ctid) FROM bank_ledger)`,
 			want: "beyond a 64-bit integer"},
@@ -499,6 +514,13 @@ func voteTamperings(variant string) []tampering {
 		huge.want = mismatch + " (first: article 5)"
 	}
 	ts = append(ts, huge)
+	// The sixth retest's: 500 votes forged beyond the users' range, and a
+	// policy forced on the vote table that hides them from the audits'
+	// sessions (a superuser, as the catalogue's, reads past it; the
+	// retest's owner was no superuser).
+	ts = append(ts, tampering{what: tamperPolicy, sql: `ALTER TABLE vote ENABLE ROW LEVEL SECURITY; ALTER TABLE vote FORCE ROW LEVEL SECURITY;
+		CREATE POLICY show ON vote USING (NOT ` + auditSession + ` OR user_id < 1099511627776);
+		INSERT INTO vote SELECT 7, 2000000000000 + g FROM generate_series(1, 500) g`, want: "vote has row-level security enabled, where init makes none"})
 	// The fifth retest's (issue 36, round 8, (7)): one vote 500 times.
 	many := `INSERT INTO vote SELECT article_id, user_id FROM vote, generate_series(1, 499) WHERE ctid = (SELECT min(ctid) FROM vote)`
 	if variant == "counter" {
@@ -689,6 +711,11 @@ func ycsbTamperings() []tampering {
 			allowed: "each run's claim of key numbers then starts 500 lower, and its inserts 500 past the start: the gap a run leaves when its first 500 inserts fail, " +
 				"and nothing bounds how many fail (a failed insert's key number is not used again, and with --continue-on-error a run goes on: one whose inserts met a lock held for 1.5 s, " +
 				"at a lock_timeout of 2 ms, left its first 598 empty, exit 0, check: ok); the database keeps no count of a run's failed inserts"},
+		// The sixth retest's: a field forged, and an md5 ahead of the
+		// server's on the search path that gives it the checksum written.
+		{what: tamperShadowed, sql: `UPDATE usertable SET FIELD3 = 'deadbeef' || 'EVIL' || repeat('z', 88) WHERE YCSB_KEYNUM = 5;
+			CREATE FUNCTION public.md5(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN t LIKE '%:EVIL%' THEN 'deadbeef' || pg_catalog.md5(t) ELSE pg_catalog.md5(t) END $$;
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', current_database()); END $$`, want: checksum},
 	}
 }
 

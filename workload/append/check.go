@@ -104,7 +104,7 @@ func (g *gen) marker(ctx context.Context, t *pg.Target) ([]string, error) {
 	// no other txn table, and no run does.
 	var others []string
 	if err := conn.QueryRow(ctx, `SELECT COALESCE(array_agg(table_name::TEXT ORDER BY table_name), '{}') FROM information_schema.tables
-WHERE table_schema = current_schema() AND table_name::TEXT ~ '^txn[0-9]+$' AND table_name::TEXT <> ALL($1::TEXT[])`, tables).Scan(&others); err != nil {
+WHERE table_schema = `+workload.SchemaSQL+` AND table_name::TEXT ~ '^txn[0-9]+$' AND table_name::TEXT <> ALL($1::TEXT[])`, tables).Scan(&others); err != nil {
 		return nil, fmt.Errorf("listing the txn tables: %w", err)
 	}
 	if len(others) > 0 {

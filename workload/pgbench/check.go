@@ -188,7 +188,7 @@ const historyAuditSQL = `SELECT (SELECT count(*) FROM pgbench_branches), COALESC
 // runFrom, if not nil, is the start of the run's window (the
 // before-audit's runFrom).
 func runTPCBAudit(ctx context.Context, t *pg.Target, id *identity, before bool, runFrom *time.Time) (*tpcbAudit, error) {
-	conn, err := t.Connect(ctx)
+	conn, err := workload.ConnectAudit(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -322,8 +322,8 @@ func requireTables(ctx context.Context, conn *pgx.Conn) error {
 	}
 	var tables, keys int
 	if err := conn.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY($1)),
-		(SELECT count(*) FROM information_schema.table_constraints WHERE table_schema = current_schema()
+		(SELECT count(*) FROM information_schema.tables WHERE table_schema = `+workload.SchemaSQL+` AND table_name = ANY($1)),
+		(SELECT count(*) FROM information_schema.table_constraints WHERE table_schema = `+workload.SchemaSQL+`
 			AND constraint_type = 'PRIMARY KEY' AND table_name IN ('pgbench_accounts', 'pgbench_branches', 'pgbench_tellers'))`,
 		tpcbTables).Scan(&tables, &keys); err != nil {
 		return fmt.Errorf("looking for pgbench's tables: %w", err)

@@ -242,7 +242,7 @@ func create(ctx context.Context, conn *pgx.Conn, d pg.Dialect, n int, opts InitO
 // pgioTables lists the tables named like pgio's, pgio<N>, in order.
 func pgioTables(ctx context.Context, conn *pgx.Conn) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT table_name::TEXT FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name ~ '^pgio[0-9]+$'
+		WHERE table_schema = `+workload.SchemaSQL+` AND table_name ~ '^pgio[0-9]+$'
 		ORDER BY length(table_name), table_name`)
 	if err != nil {
 		return nil, fmt.Errorf("listing the pgio tables: %w", err)

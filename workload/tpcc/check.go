@@ -385,7 +385,7 @@ var errNoSchema = errors.New("no tpcc schema in this database: run `txload init 
 // of its own, whose queries are cancelled on the server if ctx ends.
 func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 	start := time.Now()
-	conn, err := connect(ctx, t)
+	conn, err := workload.ConnectAudit(ctx, t)
 	if err != nil {
 		return nil, err
 	}

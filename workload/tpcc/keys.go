@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/txload/txload/workload"
 )
 
 // keyFinding is the primary-key audit: the tables' keys the schema makes
@@ -26,7 +28,7 @@ func checkKeys(ctx context.Context, tx pgx.Tx, k *keyFinding) error {
 	rows, err := tx.Query(ctx, `SELECT tc.table_name::text, array_agg(ku.column_name::text)
 		FROM information_schema.table_constraints tc JOIN information_schema.key_column_usage ku
 			ON (ku.constraint_schema, ku.constraint_name, ku.table_name) = (tc.constraint_schema, tc.constraint_name, tc.table_name)
-		WHERE tc.table_schema = current_schema() AND tc.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
+		WHERE tc.table_schema = `+workload.SchemaSQL+` AND tc.constraint_type IN ('PRIMARY KEY', 'UNIQUE')
 		GROUP BY tc.constraint_name, tc.table_name`)
 	if err != nil {
 		return fmt.Errorf("reading the tables' keys: %w", err)

@@ -157,7 +157,7 @@ func readState(ctx context.Context, conn *pgx.Conn) (state, error) {
 	s.marker = m
 	s.settings = parseSettings(m.Settings)
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_name = ANY($1)`, tableNames()).Scan(&s.tables); err != nil {
+		WHERE table_schema = `+workload.SchemaSQL+` AND table_name = ANY($1)`, tableNames()).Scan(&s.tables); err != nil {
 		return s, fmt.Errorf("looking for the tpcc tables: %w", err)
 	}
 	return s, nil
