@@ -17,12 +17,17 @@ import (
 // it is; a missing table (42P01) is noSchema; any other error is wrapped
 // with what.
 func ReadSnapshot(ctx context.Context, t *pg.Target, what string, noSchema error, read func(pgx.Tx) error) error {
-	conn, err := ConnectAudit(ctx, t)
+	conn, err := t.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, read)
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := CatalogFirst(ctx, tx); err != nil {
+			return err
+		}
+		return read(tx)
+	})
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -44,30 +49,27 @@ func TakeSnapshot(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// ConnectAudit connects for a check or a run's audit, with pg_catalog
-// first on the connection's search path: a function or operator of the
-// same name in another schema placed before it (a public.md5 that hashes
-// a forged row as the one it replaced, a public.>= that hides a value out
-// of range: the sixth outside retest) cannot stand in for the server's
-// own in the audit's SQL. The workload's schema stays on the path.
-func ConnectAudit(ctx context.Context, t *pg.Target) (*pgx.Conn, error) {
-	conn, err := t.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
+// CatalogFirst puts pg_catalog first on the search path of tx, an
+// audit's transaction, until it ends: a function or operator of the same
+// name in another schema placed before it (a public.md5 that hashes a
+// forged row as the one it replaced, a public.>= that hides a value out
+// of range: the sixth outside retest) cannot stand in for the server's in
+// the audit's SQL. The workload's schema stays on the path, and
+// SchemaSQL names it. The settings are the transaction's: through a
+// transaction pooler, a session's would pass to other clients.
+func CatalogFirst(ctx context.Context, tx pgx.Tx) error {
 	for _, sql := range []string{
-		`SELECT pg_catalog.set_config('txload.schema', COALESCE(pg_catalog.current_schema(), ''), false)`,
-		`SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' OPERATOR(pg_catalog.||) pg_catalog.current_setting('search_path'), false)`,
+		`SELECT pg_catalog.set_config('txload.schema', COALESCE(pg_catalog.current_schema(), ''), true)`,
+		`SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' OPERATOR(pg_catalog.||) pg_catalog.current_setting('search_path'), true)`,
 	} {
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			conn.Close(context.WithoutCancel(ctx))
-			return nil, fmt.Errorf("putting pg_catalog first on the audit's search path: %w", err)
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			return fmt.Errorf("putting pg_catalog first on the audit's search path: %w", err)
 		}
 	}
-	return conn, nil
+	return nil
 }
 
 // SchemaSQL is the workload's schema in SQL: current_schema(), or on an
-// audit's connection (ConnectAudit), whose search path begins with
+// audit's transaction (CatalogFirst), whose search path begins with
 // pg_catalog, the current schema before it did.
 const SchemaSQL = `COALESCE(NULLIF(current_setting('txload.schema', true), ''), current_schema())`

@@ -66,11 +66,13 @@ func TestReadSnapshot(t *testing.T) {
 	}
 }
 
-// An audit's connection puts pg_catalog first on its search path: an md5
+// An audit's transaction puts pg_catalog first on its search path: an md5
 // of the same name placed before it on the database's path (the sixth
-// outside retest's) does not stand in for the server's, and the
-// workload's schema is still found.
-func TestConnectAuditCatalogFirst(t *testing.T) {
+// outside retest's) does not stand in for the server's, the workload's
+// schema is still found, and the connection's session keeps its own path
+// (through a transaction pooler, a session's setting would pass to other
+// clients).
+func TestReadSnapshotCatalogFirst(t *testing.T) {
 	url := srv.NewDatabase(t)
 	tg, err := pg.NewTarget([]string{url})
 	if err != nil {
@@ -94,17 +96,38 @@ func TestConnectAuditCatalogFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer plain.Close(context.WithoutCancel(ctx))
-	audit, err := workload.ConnectAudit(ctx, tg)
-	if err != nil {
+	md5 := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) (string, string) {
+		var h, schema string
+		if err := q.QueryRow(ctx, `SELECT md5('x'), `+workload.SchemaSQL+` FROM (SELECT count(*) FROM shadowed_demo) d`).Scan(&h, &schema); err != nil {
+			t.Fatal(err)
+		}
+		return h, schema
+	}
+	if h, _ := md5(plain); h != "forged" {
+		t.Fatalf("the shadowing md5 is not in effect on a plain connection: %q", h)
+	}
+	if err := workload.ReadSnapshot(ctx, tg, "reading", errors.New("no schema"), func(tx pgx.Tx) error {
+		if h, schema := md5(tx); h != "9dd4e461268c8034f5c8564e155c67a6" || schema != "public" {
+			t.Errorf("in the audit's transaction md5('x') = %q, the schema %q; want the server's md5 and public", h, schema)
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	defer audit.Close(context.WithoutCancel(ctx))
-	var forged, real string
-	if err := plain.QueryRow(ctx, `SELECT md5('x')`).Scan(&forged); err != nil || forged != "forged" {
-		t.Fatalf("the shadowing md5 is not in effect on a plain connection: %q, %v", forged, err)
+	if err := pgx.BeginFunc(ctx, plain, func(tx pgx.Tx) error {
+		if err := workload.CatalogFirst(ctx, tx); err != nil {
+			return err
+		}
+		if h, _ := md5(tx); h == "forged" {
+			t.Errorf("CatalogFirst left the shadowing md5 in effect")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	var n int
-	if err := audit.QueryRow(ctx, `SELECT md5('x'), (SELECT count(*) FROM shadowed_demo)`).Scan(&real, &n); err != nil || real != "9dd4e461268c8034f5c8564e155c67a6" {
-		t.Fatalf("the audit's md5('x') = %q (%v), want the server's", real, err)
+	if h, schema := md5(plain); h != "forged" || schema != "public" {
+		t.Errorf("after the audit's transaction, the session's md5('x') = %q, the schema %q: its setting outlived the transaction", h, schema)
 	}
 }

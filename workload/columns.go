@@ -202,23 +202,31 @@ func ColumnViolations(want []Column, found []FoundColumn) []string {
 // when every column is what init makes, else a result whose violations
 // name each column, the type found and the type init makes.
 func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResult, error) {
-	conn, err := ConnectAudit(ctx, t)
+	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tables' columns: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	if err := CatalogFirst(ctx, tx); err != nil {
+		return nil, err
+	}
 	var tables []string
 	for _, c := range want {
 		if !slices.Contains(tables, c.Table) {
 			tables = append(tables, c.Table)
 		}
 	}
-	found, err := ReadColumns(ctx, conn, tables)
+	found, err := ReadColumns(ctx, tx, tables)
 	if err != nil {
 		return nil, err
 	}
 	v := ColumnViolations(want, found)
-	kinds, err := relationViolations(ctx, conn, tables)
+	kinds, err := relationViolations(ctx, tx, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -237,8 +245,8 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 // place, or a policy, can show the check's read-only session other rows
 // than everyone else reads (the sixth outside retest hid a forged
 // balance from it so). Init makes plain tables, without policies.
-func relationViolations(ctx context.Context, conn *pgx.Conn, tables []string) ([]string, error) {
-	rows, err := conn.Query(ctx, `SELECT c.relname::text, c.relkind::text, c.relrowsecurity
+func relationViolations(ctx context.Context, q querier, tables []string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT c.relname::text, c.relkind::text, c.relrowsecurity
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = `+SchemaSQL+` AND c.relname::text = ANY($1::text[]) AND (c.relkind NOT IN ('r', 'p') OR c.relrowsecurity)
 		ORDER BY 1`, tables)

@@ -188,7 +188,7 @@ const historyAuditSQL = `SELECT (SELECT count(*) FROM pgbench_branches), COALESC
 // runFrom, if not nil, is the start of the run's window (the
 // before-audit's runFrom).
 func runTPCBAudit(ctx context.Context, t *pg.Target, id *identity, before bool, runFrom *time.Time) (*tpcbAudit, error) {
-	conn, err := workload.ConnectAudit(ctx, t)
+	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +215,9 @@ func runTPCBAudit(ctx context.Context, t *pg.Target, id *identity, before bool, 
 		}
 	}
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := workload.CatalogFirst(ctx, tx); err != nil {
+			return err
+		}
 		var rec, emptied bool
 		if err := tx.QueryRow(ctx, `SELECT to_regclass('txload_pgbench_builtin') IS NOT NULL`).Scan(&rec); err == nil && rec {
 			if err := tx.QueryRow(ctx, recordedSQL).Scan(&a.recorded, &a.moved, &a.mixed, &emptied); err != nil {

@@ -385,7 +385,7 @@ var errNoSchema = errors.New("no tpcc schema in this database: run `txload init 
 // of its own, whose queries are cancelled on the server if ctx ends.
 func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 	start := time.Now()
-	conn, err := workload.ConnectAudit(ctx, t)
+	conn, err := connect(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -396,6 +396,9 @@ func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 	}
 	res := &checkResult{}
 	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := workload.CatalogFirst(ctx, tx); err != nil {
+			return err
+		}
 		if server.Dialect == pg.PostgreSQL && !t.Pooled() {
 			// The per-order and per-customer aggregates hash in memory.
 			if _, err := tx.Exec(ctx, "SET LOCAL work_mem = '256MB'"); err != nil {
