@@ -207,26 +207,26 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the tables' columns: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := CatalogFirst(ctx, tx); err != nil {
-		return nil, err
-	}
 	var tables []string
 	for _, c := range want {
 		if !slices.Contains(tables, c.Table) {
 			tables = append(tables, c.Table)
 		}
 	}
-	found, err := ReadColumns(ctx, tx, tables)
-	if err != nil {
-		return nil, err
-	}
-	v := ColumnViolations(want, found)
-	kinds, err := relationViolations(ctx, tx, tables)
+	// In an audit's transaction: read-only, one snapshot, pg_catalog first.
+	var v, kinds []string
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := CatalogFirst(ctx, tx); err != nil {
+			return err
+		}
+		found, err := ReadColumns(ctx, tx, tables)
+		if err != nil {
+			return err
+		}
+		v = ColumnViolations(want, found)
+		kinds, err = relationViolations(ctx, tx, tables)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
