@@ -108,6 +108,8 @@ const (
 	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
 	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
+	tamperRunDropped   = "the record of the runs dropped (its table), the init marker kept"
+	tamperRemade       = "a table made again under its record (a new oid, its rows kept), the init marker kept"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -127,7 +129,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy}
+	tamperShadowed, tamperViewed, tamperPolicy, tamperRunDropped, tamperRemade}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -361,7 +363,17 @@ func tpcbTamperings(builtin string) []tampering {
 	// Scale 2's rows added at init's balances, the marker left at scale 1.
 	const scale = `INSERT INTO pgbench_branches VALUES (2, 0, NULL); INSERT INTO pgbench_tellers SELECT tid, 2, 0, NULL FROM generate_series(11, 20) tid;
 		INSERT INTO pgbench_accounts SELECT aid, 2, 0, '' FROM generate_series(100001, 200000) aid`
+	// The seventh retest's (6): the record of txload's init and runs
+	// removed, or the tellers made again under it, so that the tellers
+	// moved and a history row dated before the init go unseen.
+	const unrecorded = `UPDATE pgbench_tellers SET tbalance = tbalance + CASE tid WHEN 1 THEN 50 ELSE -50 END WHERE tid IN (1, 2);
+		UPDATE pgbench_history SET mtime = '2019-01-01' WHERE ctid = (SELECT min(ctid) FROM pgbench_history); `
 	return []tampering{
+		{what: tamperRunDeleted, sql: unrecorded + `DELETE FROM txload_pgbench_builtin`, want: "recorded them in txload_pgbench_builtin, which no longer holds init's row"},
+		{what: tamperRunDropped, sql: unrecorded + `DROP TABLE txload_pgbench_builtin`, want: "recorded them in txload_pgbench_builtin, which is gone (dropped)"},
+		{what: tamperRemade, sql: unrecorded + `CREATE TABLE nt (LIKE pgbench_tellers INCLUDING ALL); INSERT INTO nt SELECT * FROM pgbench_tellers;
+			DROP TABLE pgbench_tellers; ALTER TABLE nt RENAME TO pgbench_tellers`,
+			want: "pgbench_tellers is not the table txload's init made and recorded in txload_pgbench_builtin (init's pgbench_accounts, pgbench_branches, pgbench_history still there)"},
 		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 account " + off},
 		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 accounts " + off},
 		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 account missing"},
