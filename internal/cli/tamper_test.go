@@ -110,6 +110,8 @@ const (
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
 	tamperRunDropped   = "the record of the runs dropped (its table), the init marker kept"
 	tamperRemade       = "a table made again under its record (a new oid, its rows kept), the init marker kept"
+	tamperMetaRow      = "a second row in the settings table, dated back, and a row dated before the real init"
+	tamperLoadForged   = "the load's time moved back everywhere it is recorded (the settings table and the rows the load dated), a row dated before the real load"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -129,7 +131,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy, tamperRunDropped, tamperRemade}
+	tamperShadowed, tamperViewed, tamperPolicy, tamperRunDropped, tamperRemade,
+	tamperMetaRow, tamperLoadForged}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -566,7 +569,17 @@ func voteTamperings(variant string) []tampering {
 // (tpcc.Tamperings), which the table does not list.
 func tpccTamperings() []tampering {
 	cond := func(n int) string { return fmt.Sprintf("consistency condition %d (", n) }
+	// The seventh retest's (8): an order dated before the load, and the
+	// bound of the check's dates, tpcc_meta's loaded_at, lowered to let it.
+	const dated = `UPDATE orders SET o_entry_d = '2019-05-05' WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 5; `
 	out := []tampering{
+		{what: tamperMetaRow, sql: dated + `INSERT INTO tpcc_meta SELECT warehouses, c_last, c_id, c_item, '2019-01-01' FROM tpcc_meta`,
+			want: "tpcc_meta holds 2 rows, where init wrote one"},
+		{what: tamperMarkerTime, sql: dated + `UPDATE tpcc_meta SET loaded_at = '2019-01-01 00:00:00+00'`,
+			want: "tpcc_meta's loaded_at (2019-01-01 00:00:00 UTC) is more than 2 days before the load's C_SINCE"},
+		{what: tamperLoadForged, sql: dated + `UPDATE tpcc_meta SET loaded_at = '2019-01-01 00:00:00+00'; UPDATE customer SET c_since = '2019-01-01'`,
+			allowed: "the load's time is recorded in tpcc_meta's loaded_at and in every customer's C_SINCE (which no transaction changes), and the check holds them to each other: " +
+				"moved back together, they are a load made then, and a row dated after it is one a run could have written (docs/tpcc.md)"},
 		{what: tamperBalance, sql: `UPDATE customer SET c_balance = c_balance + 500 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 5`, want: cond(10)},
 		{what: tamperMoved, sql: `UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 3 THEN 7 ELSE -7 END WHERE c_w_id = 1 AND c_d_id = 1 AND c_id IN (3, 4)`,
 			want: "(C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)): 2 of 30000 customers"},
