@@ -41,8 +41,8 @@ type client struct {
 	// stopping: the run ended while the client awaited an exchange; its
 	// answer is read (settle), but nothing new is sent.
 	stopping bool
-	writable    bool // registered for writability (epoll)
-	slot        int  // index in its loop
+	writable bool // registered for writability (epoll)
+	slot     int  // index in its loop
 }
 
 // newClient is session s's client, running prog.
