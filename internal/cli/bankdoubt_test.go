@@ -112,14 +112,24 @@ func TestBankAuditLockAcrossEnd(t *testing.T) {
 				if !regexp.MustCompile(`drain: \d+ operations? in flight when the window ended, not in the figures below: \d+ committed and [1-9]\d* failed in the [^,]+, 0 abandoned`).MatchString(out) {
 					t.Errorf("the transfers waiting on the lock at the drain deadline were not all failed, none abandoned:\n%s", r.stdout)
 				}
+				// check bank counts the rows of each run's ledger ids
+				// against what bank_run recorded: the run's transfers
+				// that committed, and 0 of unknown outcome.
+				c := txload(t.Context(), nil, "check", "bank", "--url", url)
 				if !tamper {
 					if r.code != 0 || !strings.Contains(out, "ledger identity: the rows of the run's ledger ids are the transfers it saw commit") {
 						t.Fatalf("clean run behind a lock: exit %d, want 0 and the identity held\n%s\n%s", r.code, r.stdout, r.stderr)
+					}
+					if c.code != 0 {
+						t.Fatalf("check bank after a clean run behind a lock: exit %d\n%s\n%s", c.code, c.stdout, c.stderr)
 					}
 					return
 				}
 				if r.code != 1 || !strings.Contains(out, "VIOLATION") {
 					t.Fatalf("run beside a second writer that deleted one transfer and forged two: exit %d, want 1 and a VIOLATION\n%s\n%s", r.code, r.stdout, r.stderr)
+				}
+				if c.code != 1 || !strings.Contains(c.stdout, "VIOLATION: 1 range of ledger ids recorded in bank_run with more rows than its runs saw commit or end of unknown outcome") {
+					t.Fatalf("check bank after the run: exit %d, want 1 and the range's VIOLATION\n%s\n%s", c.code, c.stdout, c.stderr)
 				}
 			})
 		}
