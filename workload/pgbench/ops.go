@@ -70,8 +70,10 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			// audit after it) is pinned to the zone its first session
 			// saw, so that one changed on the server during the run
 			// (ALTER DATABASE ... SET timezone) moves no row the run
-			// wrote out of its window.
-			if zone := conn.PgConn().ParameterStatus("TimeZone"); zone != "" {
+			// wrote out of its window. Not on CockroachDB (it reports
+			// crdb_version), where the startup parameter is untried.
+			pc := conn.PgConn()
+			if zone := pc.ParameterStatus("TimeZone"); zone != "" && pc.ParameterStatus("crdb_version") == "" {
 				t.PinSetting("TimeZone", zone)
 			}
 			if before, err = runTPCBAudit(ctx, t, id, true, nil); err != nil {
