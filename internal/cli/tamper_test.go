@@ -108,6 +108,9 @@ const (
 	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
 	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
+	tamperCatalogCopy  = "a value changed, and a copy of the table as it was placed in pg_catalog, which the audits' search path puts first"
+	tamperForeignChild = "a foreign table made a child of a workload table, which a scan of the table reads too"
+	tamperRedefined    = "a derived view redefined, still a materialized view of the same columns (an article's count plus 1000)"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -127,7 +130,9 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy}
+	tamperShadowed, tamperViewed, tamperPolicy,
+	tamperCatalogCopy, tamperForeignChild,
+	tamperRedefined}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -272,6 +277,15 @@ func bankTamperings(mode string) []tampering {
 			ALTER TABLE bank_account RENAME TO bank_account_data;
 			CREATE VIEW bank_account AS SELECT id, balance + CASE WHEN ` + auditSession + ` THEN CASE id WHEN 7 THEN 5000 WHEN 8 THEN -5000 ELSE 0 END ELSE 0 END AS balance, version FROM bank_account_data`,
 			want: "bank_account is a view, where init makes a table"},
+		// The seventh retest's: a copy of the accounts as they were in
+		// pg_catalog, the applications' path naming pg_catalog last.
+		{what: tamperCatalogCopy, sql: `SET allow_system_table_mods = on; CREATE TABLE pg_catalog.bank_account AS SELECT * FROM bank_account; RESET allow_system_table_mods;
+			UPDATE bank_account SET balance = balance + 1000000 WHERE id = 7;
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = "$user", public, pg_catalog', current_database()); END $$`,
+			want: "bank_account is also a relation in pg_catalog"},
+		{what: tamperForeignChild, sql: `CREATE FOREIGN DATA WRAPPER elsewhere; CREATE SERVER elsewhere FOREIGN DATA WRAPPER elsewhere;
+			CREATE FOREIGN TABLE bank_account_more () INHERITS (bank_account) SERVER elsewhere`,
+			want: "bank_account_more, a partition or child of bank_account (a scan of bank_account reads it), is a foreign table"},
 		{what: tamperHuge, sql: `UPDATE bank_account SET balance = 9223372036854775807 WHERE id IN (5, 6);
 			UPDATE bank_ledger SET amount = 9223372036854775807 WHERE ctid = (SELECT max(ctid) FROM bank_ledger)`,
 			want: "beyond a 64-bit integer"},
@@ -536,6 +550,14 @@ func voteTamperings(variant string) []tampering {
 		CREATE TABLE article_votes AS SELECT article_id, count(*)::BIGINT * 2 AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
 		UNION ALL SELECT 0, count(*)::BIGINT * 2, now() FROM vote`,
 		want: "article_votes is a table, where init makes a materialized view of the vote rows"})
+	// The sixth retest's: still a materialized view, its index made
+	// again, counting 1000 more votes for one article.
+	ts = append(ts, tampering{what: tamperRedefined, sql: `DROP MATERIALIZED VIEW article_votes;
+		CREATE MATERIALIZED VIEW article_votes AS
+			SELECT article_id, count(*)::BIGINT + CASE WHEN article_id = 910 THEN 1000 ELSE 0 END AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+			UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+		CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id)`,
+		want: "article_votes is not the view init makes, as the server prints both"})
 	// The fourth retest's (issue 36, N3): the last ten articles deleted
 	// with their votes (and counters), the marker saying init loaded 990.
 	ts = append(ts,
