@@ -108,14 +108,19 @@ func (v Verdict) Err() error {
 
 // JudgedAt is the level to judge the file at: given, when given (a
 // command's --isolation), else the level the file records, else
-// serializable. note, when not "", says where a level not the file's own
-// came from, for a line of its own.
+// serializable. A file that records read uncommitted is judged at read
+// committed: no txload run writes that level (PostgreSQL runs it as read
+// committed, and txload refuses it), and judged there it would pass the
+// aborted reads (G1a) read committed forbids. note, when not "", says
+// where a level not the file's own came from, for a line of its own.
 func (f *File) JudgedAt(given Level, isGiven bool) (level Level, note string) {
 	switch {
 	case isGiven && f.Recorded && given != f.Level:
 		return given, fmt.Sprintf("%s, from --isolation: the history records %s", given, f.Level)
 	case isGiven:
 		return given, ""
+	case f.Recorded && f.Level == ReadUncommitted:
+		return ReadCommitted, "read committed: the history records read uncommitted, which no txload run records (PostgreSQL runs it as read committed)"
 	case f.Recorded:
 		return f.Level, ""
 	}

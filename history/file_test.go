@@ -141,6 +141,10 @@ func TestFileLevel(t *testing.T) {
 			{"recorded, another given", true, ReadCommitted, Serializable, true, Serializable, "serializable, from --isolation: the history records read committed"},
 			{"none recorded", false, 0, Serializable, false, Serializable, "serializable assumed: the history records no level"},
 			{"none recorded, given", false, 0, ReadCommitted, true, ReadCommitted, ""},
+			// No txload run records read uncommitted: judged at read
+			// committed, as PostgreSQL runs it, unless given.
+			{"read uncommitted recorded", true, ReadUncommitted, Serializable, false, ReadCommitted, "read committed: the history records read uncommitted"},
+			{"read uncommitted recorded and given", true, ReadUncommitted, ReadUncommitted, true, ReadUncommitted, ""},
 		} {
 			t.Run(format.String()+"/"+tc.name, func(t *testing.T) {
 				text := write[format](tc.recorded, tc.set)

@@ -199,11 +199,6 @@ func TestCheckAppendBadInput(t *testing.T) {
 		{"isolation", []string{"--history", good, "--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level`},
 		{"two levels recorded", []string{"--history", levels}, "--history: " + levels + `, line 2: isolation "serializable", where line 1 recorded read committed: a history runs at one level`},
 		{"a level recorded that is none", []string{"--history", noLevel}, "--history: " + noLevel + `, line 1: isolation "chaos": "chaos" is not an isolation level`},
-		// The transactions' shape is a run's: check refuses it, as check
-		// ycsb refuses its run's flags.
-		{"keys", []string{"--history", good, "--keys", "5"}, "--keys is not a flag of txload check append (only of txload run append and txload sweep append)"},
-		{"append mode", []string{"--append", "update-insert"}, "--append is not a flag of txload check append"},
-		{"max writes", []string{"--max-writes-per-key", "3"}, "--max-writes-per-key is not a flag of txload check append"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, append([]string{"check", "append", "--url", "postgres://nobody@127.0.0.1:1/none"}, tc.args...)...)
@@ -241,6 +236,15 @@ func TestCheckAppendLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	assumed := "level: serializable assumed: the history records no level (written before txload recorded it, or by another tool): give the run's with --isolation"
+	// The same history recording read uncommitted, which no run writes,
+	// with an aborted read added: judged at read committed, it fails.
+	aborted := `{"client":0,"invoke_ns":900000000000,"complete_ns":900000000001,"outcome":"failed","ops":[["append",2000000000,1]]}` + "\n" +
+		`{"client":1,"invoke_ns":900000000002,"complete_ns":900000000003,"outcome":"committed","ops":[["r",2000000000,[1]]]}` + "\n"
+	ru := filepath.Join(dir, "ru.jsonl")
+	if err := os.WriteFile(ru, []byte(strings.Replace(string(text), `"isolation":"read committed"`, `"isolation":"read uncommitted"`, 1)+aborted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ruNote := "level: read committed: the history records read uncommitted, which no txload run records (PostgreSQL runs it as read committed)"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -257,6 +261,9 @@ func TestCheckAppendLevel(t *testing.T) {
 		{"none recorded, rc given", []string{"check", "append", "--url", url, "--history", old, "--isolation", "rc"}, []string{"verdict: at read committed: ok"}, "level:"},
 		{"check history, rc recorded", []string{"check", "history", runs["rc"]}, []string{"verdict at read committed: ok"}, "level:"},
 		{"check history, none recorded", []string{"check", "history", old}, []string{assumed, "verdict at serializable: "}, ""},
+		{"ru recorded", []string{"check", "append", "--url", url, "--history", ru}, []string{ruNote, "verdict: at read committed: VIOLATION: G1a is forbidden"}, ""},
+		{"check history, ru recorded", []string{"check", "history", ru}, []string{ruNote, "verdict at read committed: VIOLATION: G1a is forbidden"}, ""},
+		{"check history, ru recorded and given", []string{"check", "history", ru, "--isolation", "ru"}, []string{"verdict at read uncommitted: ok"}, "level:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, tc.args...)
@@ -272,6 +279,9 @@ func TestCheckAppendLevel(t *testing.T) {
 			// A level the history records that allows what it holds passes.
 			if strings.HasSuffix(tc.want[len(tc.want)-1], ": ok") && r.code != 0 {
 				t.Errorf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(tc.want[len(tc.want)-1], "VIOLATION") && r.code != ExitFailed {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
 			}
 		})
 	}
