@@ -108,6 +108,7 @@ const (
 	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
 	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
+	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -127,7 +128,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy}
+	tamperShadowed, tamperViewed, tamperPolicy, tamperExtraNamed}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -757,7 +758,12 @@ func appendTamperings() []tampering {
 			want: "column txn0.sk is numeric, where init makes it integer"},
 		// The fifth retest's (issue 36, round 8, (10)).
 		{what: tamperExtraTable, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '1,2')`,
-			want: "1 table beside the append tables txn0, txn1, txn2: txn3"},
+			want: "1 relation beside the append tables txn0, txn1, txn2: table txn3"},
+		// The sixth retest's (issue 36, round 10): names of append's form
+		// in another case or shape, a materialized view.
+		{what: tamperExtraNamed, sql: `CREATE TABLE "TXN3" (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO "TXN3" VALUES (1, 1, '1,2');
+			CREATE TABLE txn_extra (id INT, val TEXT); CREATE MATERIALIZED VIEW txn4 AS SELECT * FROM "TXN3"`,
+			want: `3 relations beside the append tables txn0, txn1, txn2: table "TXN3", materialized view txn4, table txn_extra`},
 	}
 }
 
