@@ -164,8 +164,14 @@ func (g *gen) checkTables(ctx context.Context, t *pg.Target) (*workload.CheckRes
 	if h.note != "" {
 		out.Lines = append(out.Lines, workload.Line{Label: "level", Value: h.note})
 	}
+	if note := h.file.ClientsNote(); note != "" {
+		out.Lines = append(out.Lines, workload.Line{Label: "clients", Value: note})
+	}
 	out.Values["final_read_rows_above"] = final.above
 	judge(out, final.res, final, h.level, h.file.Name)
+	if b := h.file.Beyond(); b != "" {
+		out.Violations = append(out.Violations, "history: attempts "+b)
+	}
 	return out, nil
 }
 
