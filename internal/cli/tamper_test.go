@@ -108,6 +108,8 @@ const (
 	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
 	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
+	tamperCatalogCopy  = "a value changed, and a copy of the table as it was placed in pg_catalog, which the audits' search path puts first"
+	tamperForeignChild = "a foreign table made a child of a workload table, which a scan of the table reads too"
 	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 )
 
@@ -128,7 +130,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy, tamperExtraNamed}
+	tamperShadowed, tamperViewed, tamperPolicy,
+	tamperCatalogCopy, tamperForeignChild, tamperExtraNamed}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -273,6 +276,15 @@ func bankTamperings(mode string) []tampering {
 			ALTER TABLE bank_account RENAME TO bank_account_data;
 			CREATE VIEW bank_account AS SELECT id, balance + CASE WHEN ` + auditSession + ` THEN CASE id WHEN 7 THEN 5000 WHEN 8 THEN -5000 ELSE 0 END ELSE 0 END AS balance, version FROM bank_account_data`,
 			want: "bank_account is a view, where init makes a table"},
+		// The seventh retest's: a copy of the accounts as they were in
+		// pg_catalog, the applications' path naming pg_catalog last.
+		{what: tamperCatalogCopy, sql: `SET allow_system_table_mods = on; CREATE TABLE pg_catalog.bank_account AS SELECT * FROM bank_account; RESET allow_system_table_mods;
+			UPDATE bank_account SET balance = balance + 1000000 WHERE id = 7;
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = "$user", public, pg_catalog', current_database()); END $$`,
+			want: "bank_account is also a relation in pg_catalog"},
+		{what: tamperForeignChild, sql: `CREATE FOREIGN DATA WRAPPER elsewhere; CREATE SERVER elsewhere FOREIGN DATA WRAPPER elsewhere;
+			CREATE FOREIGN TABLE bank_account_more () INHERITS (bank_account) SERVER elsewhere`,
+			want: "bank_account_more, a partition or child of bank_account (a scan of bank_account reads it), is a foreign table"},
 		{what: tamperHuge, sql: `UPDATE bank_account SET balance = 9223372036854775807 WHERE id IN (5, 6);
 			UPDATE bank_ledger SET amount = 9223372036854775807 WHERE ctid = (SELECT max(ctid) FROM bank_ledger)`,
 			want: "beyond a 64-bit integer"},
