@@ -110,6 +110,7 @@ const (
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
 	tamperCatalogCopy  = "a value changed, and a copy of the table as it was placed in pg_catalog, which the audits' search path puts first"
 	tamperForeignChild = "a foreign table made a child of a workload table, which a scan of the table reads too"
+	tamperRedefined    = "a derived view redefined, still a materialized view of the same columns (an article's count plus 1000)"
 	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 )
 
@@ -131,7 +132,8 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
 	tamperShadowed, tamperViewed, tamperPolicy,
-	tamperCatalogCopy, tamperForeignChild, tamperExtraNamed}
+	tamperCatalogCopy, tamperForeignChild,
+	tamperRedefined, tamperExtraNamed}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -549,6 +551,14 @@ func voteTamperings(variant string) []tampering {
 		CREATE TABLE article_votes AS SELECT article_id, count(*)::BIGINT * 2 AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
 		UNION ALL SELECT 0, count(*)::BIGINT * 2, now() FROM vote`,
 		want: "article_votes is a table, where init makes a materialized view of the vote rows"})
+	// The sixth retest's: still a materialized view, its index made
+	// again, counting 1000 more votes for one article.
+	ts = append(ts, tampering{what: tamperRedefined, sql: `DROP MATERIALIZED VIEW article_votes;
+		CREATE MATERIALIZED VIEW article_votes AS
+			SELECT article_id, count(*)::BIGINT + CASE WHEN article_id = 910 THEN 1000 ELSE 0 END AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+			UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+		CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id)`,
+		want: "article_votes is not the view init makes, as the server prints both"})
 	// The fourth retest's (issue 36, N3): the last ten articles deleted
 	// with their votes (and counters), the marker saying init loaded 990.
 	ts = append(ts,
