@@ -111,6 +111,7 @@ const (
 	tamperCatalogCopy  = "a value changed, and a copy of the table as it was placed in pg_catalog, which the audits' search path puts first"
 	tamperForeignChild = "a foreign table made a child of a workload table, which a scan of the table reads too"
 	tamperRedefined    = "a derived view redefined, still a materialized view of the same columns (an article's count plus 1000)"
+	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -132,7 +133,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
 	tamperShadowed, tamperViewed, tamperPolicy,
 	tamperCatalogCopy, tamperForeignChild,
-	tamperRedefined}
+	tamperRedefined, tamperExtraNamed}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -779,7 +780,12 @@ func appendTamperings() []tampering {
 			want: "column txn0.sk is numeric, where init makes it integer"},
 		// The fifth retest's (issue 36, round 8, (10)).
 		{what: tamperExtraTable, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '1,2')`,
-			want: "1 table beside the append tables txn0, txn1, txn2: txn3"},
+			want: "1 relation beside the append tables txn0, txn1, txn2: table txn3"},
+		// The sixth retest's (issue 36, round 10): names of append's form
+		// in another case or shape, a materialized view.
+		{what: tamperExtraNamed, sql: `CREATE TABLE "TXN3" (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO "TXN3" VALUES (1, 1, '1,2');
+			CREATE TABLE txn_extra (id INT, val TEXT); CREATE MATERIALIZED VIEW txn4 AS SELECT * FROM "TXN3"`,
+			want: `3 relations beside the append tables txn0, txn1, txn2: table "TXN3", materialized view txn4, table txn_extra`},
 	}
 }
 
