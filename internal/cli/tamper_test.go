@@ -716,7 +716,21 @@ func ycsbTamperings() []tampering {
 		{what: tamperShadowed, sql: `UPDATE usertable SET FIELD3 = 'deadbeef' || 'EVIL' || repeat('z', 88) WHERE YCSB_KEYNUM = 5;
 			CREATE FUNCTION public.md5(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN t LIKE '%:EVIL%' THEN 'deadbeef' || pg_catalog.md5(t) ELSE pg_catalog.md5(t) END $$;
 			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', current_database()); END $$`, want: checksum},
+		// The sixth retest's: fields of their length in spaces, an é, a
+		// tab, a quote, their checksums recomputed; and YCSB_RMW at
+		// bigint's top, which made the check's sum a scan error.
+		{what: tamperTextForm, sql: resignedYCSB(5, 0, "repeat(' ', 92)") + "; " + resignedYCSB(6, 1, "'é' || repeat('x', 91)") + "; " +
+			resignedYCSB(7, 2, "E'\\t' || repeat('x', 91)") + "; " + resignedYCSB(8, 3, `'"' || repeat('x', 91)`),
+			want: "4 rows have a field in characters txload never writes"},
+		{what: tamperHuge, sql: `UPDATE usertable SET YCSB_RMW = 9223372036854775807 WHERE YCSB_KEYNUM IN (5, 6)`,
+			want: "2 rows have a YCSB_RMW of 2^50 or more, first key number 5 (user"},
 	}
+}
+
+// resignedYCSB writes FIELDi of ycsb's record keynum as rest (an SQL
+// expression of 92 characters), opened by its checksum recomputed.
+func resignedYCSB(keynum, i int, rest string) string {
+	return fmt.Sprintf("UPDATE usertable SET FIELD%d = left(md5(YCSB_KEY || ':%d:' || %s), 8) || %s WHERE YCSB_KEYNUM = %d", i, i, rest, rest, keynum)
 }
 
 // fewerRecords deletes ycsb's last loaded record, and lowers ycsb_meta's

@@ -159,6 +159,16 @@ func (v *values) sign(key []byte, i int) {
 	hex.Encode(v.val[:checksumLen], h[:checksumLen/2])
 }
 
+// fillerSays words filler, for a violation.
+const fillerSays = "A-Z, a-z, 0-9, - and _"
+
+// formSQL is true when FIELDi is in the characters make writes: its
+// checksum's lowercase hex digits, then filler's (compared by code, not
+// by the column's collation).
+func formSQL(i int) string {
+	return fmt.Sprintf(`%s COLLATE "C" ~ '^[0-9a-f]{%d}[-_A-Za-z0-9]*$'`, fieldName(i), checksumLen)
+}
+
 // checksumSQL is true when FIELDi's checksum is right, as sign makes it.
 func checksumSQL(i int) string {
 	f := fieldName(i)
