@@ -47,11 +47,10 @@ func rmwSumSQL() string {
 }
 
 func auditSQL(fields int) string {
-	var length, sum, form []string
+	var length, sum []string
 	for i := range fields {
 		length = append(length, fmt.Sprintf("length(%s) IS DISTINCT FROM $2", fieldName(i)))
 		sum = append(sum, checksumSQL(i))
-		form = append(form, formSQL(i))
 	}
 	return fmt.Sprintf(`SELECT count(*),
 	COALESCE(sum(CASE WHEN YCSB_KEYNUM >= 0 AND YCSB_KEYNUM < $1 THEN 1 ELSE 0 END), 0),
@@ -61,10 +60,10 @@ func auditSQL(fields int) string {
 	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
 	COALESCE(sum(CASE WHEN YCSB_KEYNUM < 0 OR YCSB_KEYNUM >= $3 THEN 1 ELSE 0 END), 0),
 	count(*) FILTER (WHERE YCSB_RMW < 0 OR YCSB_RMW IS NULL),
-	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
+	count(*) FILTER (WHERE %s),
 	count(*) FILTER (WHERE YCSB_RMW >= %d),
 	COALESCE(min(YCSB_KEYNUM) FILTER (WHERE YCSB_RMW >= %d), 0)
-FROM usertable`, rmwSumSQL(), strings.Join(length, " OR "), strings.Join(sum, " AND "), strings.Join(form, " AND "), int64(maxRMW), int64(maxRMW))
+FROM usertable`, rmwSumSQL(), strings.Join(length, " OR "), strings.Join(sum, " AND "), badFormSQL(fields), int64(maxRMW), int64(maxRMW))
 }
 
 var errNoSchema = errors.New("no ycsb schema in this database: run `txload init ycsb` first")
