@@ -55,7 +55,9 @@ func TestRunSameDatabase(t *testing.T) {
 	var out, errb bytes.Buffer
 	js := filepath.Join(t.TempDir(), "lag.json")
 	o.Source, o.Dest, o.MarkTransactions = db, db, true
-	o.Run.Engine.Rate, o.Run.Engine.Duration, o.Run.Engine.Concurrency = 50, 2*time.Second, 2
+	// 20 ops/s over 4 clients: a rate a loaded machine sustains under the
+	// race detector (50 over 2 fell behind there, 32 of 100 never started).
+	o.Run.Engine.Rate, o.Run.Engine.Duration, o.Run.Engine.Concurrency = 20, 2*time.Second, 4
 	o.Run.JSON, o.Run.Stdout, o.Run.Stderr = js, &out, &errb
 	res, err := Run(t.Context(), o)
 	if err != nil {
@@ -64,13 +66,13 @@ func TestRunSameDatabase(t *testing.T) {
 	if res.Mode != "external" || !res.Same || !res.CaughtUp || res.Pending != 0 || res.Interrupted {
 		t.Errorf("mode %s, same %v, caught up %v, %d pending, interrupted %v", res.Mode, res.Same, res.CaughtUp, res.Pending, res.Interrupted)
 	}
-	// A fresh database: the stream is writer 1, the clients 2 and 3.
+	// A fresh database: the stream is writer 1, the clients 2 to 5.
 	stream, marked := count(t, db, "SELECT count(*) FROM "+lag.Table+" WHERE writer = 1"), count(t, db, "SELECT count(*) FROM "+lag.Table+" WHERE writer > 1")
 	history := count(t, db, "SELECT count(*) FROM pgbench_history")
 	if s := res.Stream; stream < 150 || s.Acked != stream || s.Measured != stream || s.Sent != stream || res.StreamLag.TotalCount() != stream {
 		t.Errorf("%d stream markers on the server; the stream's counts %+v", stream, s)
 	}
-	if x := res.Tx; history < 50 || marked != history || x.Acked != history || x.Measured != history || res.TxLag.TotalCount() != history {
+	if x := res.Tx; history < 20 || marked != history || x.Acked != history || x.Measured != history || res.TxLag.TotalCount() != history {
 		t.Errorf("%d history rows and %d transaction markers on the server; the transactions' counts %+v", history, marked, x)
 	}
 	if res.Lag.TotalCount() != stream+history {
