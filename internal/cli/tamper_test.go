@@ -113,6 +113,7 @@ const (
 	tamperRedefined    = "a derived view redefined, still a materialized view of the same columns (an article's count plus 1000)"
 	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 	tamperLinesSwapped = "two lines a transaction prepends to a text swapped, the same lines in the other order (a BC customer's C_DATA)"
+	tamperSchemaNamed  = "a table beside the workload's, and the database's own setting of txload.schema (the audits' name for the workload's schema) pointed elsewhere, to hide it"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -135,7 +136,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperShadowed, tamperViewed, tamperPolicy,
 	tamperCatalogCopy, tamperForeignChild,
 	tamperRedefined, tamperExtraNamed,
-	tamperLinesSwapped}
+	tamperLinesSwapped, tamperSchemaNamed}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -814,6 +815,12 @@ func appendTamperings() []tampering {
 		{what: tamperExtraNamed, sql: `CREATE TABLE "TXN3" (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO "TXN3" VALUES (1, 1, '1,2');
 			CREATE TABLE txn_extra (id INT, val TEXT); CREATE MATERIALIZED VIEW txn4 AS SELECT * FROM "TXN3"`,
 			want: `3 relations beside the append tables txn0, txn1, txn2: table "TXN3", materialized view txn4, table txn_extra`},
+		// The seventh retest's (9): the audits' setting made the
+		// database's, so that a check outside an audit's transaction
+		// looked for the workload's relations in no schema.
+		{what: tamperSchemaNamed, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '99');
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET txload.schema = ''nowhere''', current_database()); END $$`,
+			want: `1 relation beside the append tables txn0, txn1, txn2: table txn3`},
 	}
 }
 
