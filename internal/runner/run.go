@@ -423,7 +423,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 	if load.Report != nil && opts.Engine.Instances > 1 {
 		fmt.Fprintf(opts.Stdout, "\n%s's audit: once every instance is done, run `txload check %s` (and merge the instances' --json with `txload merge`)\n", m.Name, m.Name)
 	} else if load.Report != nil {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+		actx, cancel := auditContext(ctx)
 		defer cancel()
 		conn.settle(actx)
 		all, err := res.All()
