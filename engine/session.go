@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -137,13 +138,27 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		r.abort(c, err, stmt)
 		return c.stop(now)
 	}
+	class, fatal := r.cfg.Classify(err)
 	if r.ctx.Err() != nil {
-		// Interrupted, or the drain deadline: neither a success nor a
-		// failure (the deadline counts it as abandoned).
+		// Interrupted, or the drain deadline. An attempt the executor
+		// cut before its COMMIT was sent, or that the server answered
+		// (the executor cancels what is in flight and reads the answer),
+		// did not commit: it failed, with no retry. One whose COMMIT was
+		// in flight, or that the context itself ended, stays in flight:
+		// abandoned, its outcome unknown.
+		if class != metrics.AmbiguousCommit && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			c.busy = false
+			c.done++
+			rec.Error(c.op, c.measured, class)
+			rec.Failure(c.op, c.measured, class, c.attempt)
+			r.noteError(class, err)
+			if r.cfg.OnTxn != nil {
+				c.ended(now, failed(class), class)
+			}
+		}
 		return c.stop(now)
 	}
 	c.busy = false
-	class, fatal := r.cfg.Classify(err)
 	retry := !fatal && class.Retryable() && c.attempt < r.cfg.MaxTries
 	if c.measured && stmt >= 0 {
 		rec.StatementError(c.op, stmt, retry)

@@ -38,8 +38,11 @@ type client struct {
 	finErr      error // an attempt that failed, while its ROLLBACK runs
 	finStmt     int
 	queued      bool // waiting in its loop's line of idle clients
-	writable    bool // registered for writability (epoll)
-	slot        int  // index in its loop
+	// stopping: the run ended while the client awaited an exchange; its
+	// answer is read (settle), but nothing new is sent.
+	stopping bool
+	writable bool // registered for writability (epoll)
+	slot     int  // index in its loop
 }
 
 // newClient is session s's client, running prog.
@@ -49,6 +52,10 @@ func newClient(s Session, prog Program) *client {
 	c.stmter, _ = prog.(Statementer)
 	return c
 }
+
+// ErrRunEnded ends an attempt whose next exchange the run's end kept
+// from being sent: it did not commit.
+var ErrRunEnded = errors.New("the run ended before the transaction's next statements were sent")
 
 var errAwaitNothing = errors.New("executor: the program awaited an exchange but queued nothing")
 
@@ -88,6 +95,13 @@ func (c *client) act(a Action, now time.Time) (Step, bool) {
 	case Await:
 		if !c.conn.pending() {
 			return c.finish(errAwaitNothing, -1, now)
+		}
+		if c.stopping {
+			// The run ended: what the program queued is never sent, so
+			// the attempt did not commit (its block is rolled back).
+			c.conn.begin()
+			c.conn.wbuf, c.conn.wpos = c.conn.wbuf[:0], 0
+			return c.finish(ErrRunEnded, -1, now)
 		}
 		c.wait = waitIO
 		return Step{}, false

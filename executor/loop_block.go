@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -37,18 +38,20 @@ func (l *blockingLoop) run(ctx context.Context) error {
 }
 
 func (l *blockingLoop) drive(ctx context.Context, c *client) {
-	// Cancellation interrupts a blocked read: the socket is closed.
+	// Cancellation cancels the statement in flight and reads its answer
+	// for up to SettleTimeout (as the epoll loop's settle); a read
+	// blocked past it fails as a lost connection.
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
-		conn := c.conn
+		c.stopping = true
+		conn, io := c.conn, c.wait == waitIO
 		l.mu.Unlock()
 		if conn != nil {
-			if conn.pending() {
-				l.t.NoteOrphan(conn.pid)
-				cancel(conn)
-			}
 			if conn.nc != nil {
-				_ = conn.nc.SetDeadline(time.Now())
+				_ = conn.nc.SetDeadline(time.Now().Add(SettleTimeout))
+			}
+			if io && conn.pending() {
+				cancel(conn)
 			}
 		}
 	})
@@ -56,10 +59,13 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 	l.mu.Lock()
 	c.apply(c.sess.Next(time.Now()), time.Now())
 	l.mu.Unlock()
-	for ctx.Err() == nil {
+	for {
 		l.mu.Lock()
 		wait, at, conn := c.wait, c.at, c.conn
 		l.mu.Unlock()
+		if ctx.Err() != nil && wait != waitIO {
+			return
+		}
 		switch wait {
 		case waitStopped:
 			return // the connection is closed once every loop is done
@@ -67,6 +73,10 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 			err := exchange(conn)
 			l.mu.Lock()
 			if err != nil {
+				if c.stopping {
+					l.t.NoteOrphan(conn.pid)
+					err = fmt.Errorf("%w (%v)", errUnanswered, err)
+				}
 				c.failed(err, time.Now())
 			} else {
 				c.exchanged(time.Now())

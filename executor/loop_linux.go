@@ -122,6 +122,7 @@ func (l *epollLoop) run(ctx context.Context) error {
 		for _, ev := range l.events[:max(n, 0)] {
 			if ev.Fd == wakeSlot {
 				if l.woken(now) {
+					l.settle(now)
 					return nil
 				}
 				continue
@@ -344,6 +345,59 @@ func (l *epollLoop) serveLine(now time.Time) {
 		c.apply(step, now)
 		l.after(c, now)
 	}
+}
+
+// settle reads the answers of the exchanges in flight when the run ended,
+// each cancelled (a CancelRequest), for up to SettleTimeout: a statement
+// that answered, with its result or an error, has a known outcome, which
+// the session records. An exchange still unanswered then is cut as a lost
+// connection is, its outcome unknown only if a COMMIT (or a statement
+// outside a block) was sent (Conn.lost).
+func (l *epollLoop) settle(now time.Time) {
+	var busy []*client
+	for _, c := range l.clients {
+		c.stopping = true
+		if c.wait == waitIO && c.conn != nil && c.conn.fd >= 0 && c.conn.broken == nil && c.conn.pending() {
+			busy = append(busy, c)
+			go cancel(c.conn)
+		}
+	}
+	until := now.Add(SettleTimeout)
+	for waiting(busy) {
+		n, err := l.wait(max(time.Until(until), 0))
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			break
+		}
+		now = time.Now()
+		for _, ev := range l.events[:max(n, 0)] {
+			if ev.Fd == wakeSlot {
+				l.woken(now) // connections dialed since: closed
+				continue
+			}
+			if c := l.clients[ev.Fd]; c.stopping && c.wait == waitIO {
+				l.ready(c, ev.Events, now)
+			}
+		}
+		if !now.Before(until) {
+			break
+		}
+	}
+	for _, c := range busy {
+		if c.wait == waitIO {
+			l.t.NoteOrphan(c.conn.pid)
+			l.fail(c, errUnanswered, now)
+		}
+	}
+}
+
+// waiting says whether one of cs still awaits its exchange.
+func waiting(cs []*client) bool {
+	for _, c := range cs {
+		if c.wait == waitIO {
+			return true
+		}
+	}
+	return false
 }
 
 // close ends the loop: sockets of busy clients get a cancel request first,

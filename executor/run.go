@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"net"
 	"runtime"
 	"sync"
 	"time"
@@ -131,6 +132,14 @@ func run(ctx context.Context, t *pg.Target, cs Clients, programs func(id int) Pr
 	}
 	return first
 }
+
+// SettleTimeout bounds how long a run that ended (its context done) waits
+// for the answers of the exchanges it cancelled (settle).
+const SettleTimeout = 5 * time.Second
+
+// errUnanswered cuts an exchange the server did not answer within
+// SettleTimeout of its cancel request.
+var errUnanswered = fmt.Errorf("the server did not answer a cancel request at the run's end within %s: %w", SettleTimeout, net.ErrClosed)
 
 // runner is one loop: run drives its clients until they stop, close then
 // closes their connections (once every loop is done).

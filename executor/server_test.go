@@ -354,3 +354,58 @@ func TestLostConnectionErrorPosition(t *testing.T) {
 		})
 	}
 }
+
+// A run ended (its context done) while a statement waits in the server:
+// the loop cancels it and reads the answer, 57014, which the session is
+// told (a known outcome: nothing committed), in well under
+// SettleTimeout; before, the loop closed the connection unread and told
+// the session nothing.
+func TestStoppedReadsCancelledAnswer(t *testing.T) {
+	for name, raw := range loops() {
+		t.Run(name, func(t *testing.T) {
+			url := srv.NewDatabase(t) + "&application_name=sleeper"
+			tg, err := pg.NewTarget([]string{url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := pgtest.Conn(t, url)
+			sess := &loopSession{max: 1, stopOnErr: true}
+			p := &stepsProgram{stmts: []*Stmt{{SQL: "BEGIN", Begins: true}, {SQL: "SELECT pg_sleep(60)"}, {SQL: "COMMIT", Commits: true}}}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			stopped := make(chan time.Time, 1)
+			go func() {
+				for ctx.Err() == nil {
+					var n int
+					if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+						WHERE application_name = 'sleeper' AND state = 'active' AND query = 'SELECT pg_sleep(60)'`).Scan(&n); err == nil && n == 1 {
+						stopped <- time.Now()
+						cancel()
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+			if err := run(ctx, tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
+				t.Fatal(err)
+			}
+			var took time.Duration
+			select {
+			case at := <-stopped:
+				took = time.Since(at)
+			default:
+				t.Fatal("the run ended before the statement ran")
+			}
+			var pe *pgconn.PgError
+			if len(sess.errs) != 1 || !errors.As(sess.errs[0], &pe) || pe.Code != "57014" {
+				t.Fatalf("told %v: want the cancelled statement's 57014", sess.errs)
+			}
+			if class, _ := pg.Classify(sess.errs[0]); class == metrics.AmbiguousCommit {
+				t.Fatalf("the cancelled statement is classified %s", class)
+			}
+			if took >= SettleTimeout {
+				t.Errorf("the answer took %s after the stop, the whole wait", took)
+			}
+		})
+	}
+}

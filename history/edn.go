@@ -79,10 +79,11 @@ func WriteEDN(w io.Writer, attempts []Attempt) error {
 // and its completion when it ends, in the order of their times (a workload
 // that stamps every event from one clock under one lock).
 type EDNWriter struct {
-	w     *bufio.Writer
-	buf   []byte
-	index int
-	level string // to record in the next map written: "" none
+	w       *bufio.Writer
+	buf     []byte
+	index   int
+	level   string // to record in the next map written: "" none
+	clients int    // to record in the next map written: 0 none
 }
 
 // NewEDNWriter writes to w; call Flush at the end.
@@ -92,6 +93,10 @@ func NewEDNWriter(w io.Writer) *EDNWriter {
 
 // SetLevel records l, the level the attempts run at, in the first map.
 func (e *EDNWriter) SetLevel(l Level) { e.level = l.String() }
+
+// SetClients records n, the run's number of clients (its attempts'
+// client numbers are below it), in the first map: :clients 2.
+func (e *EDNWriter) SetClients(n int) { e.clients = n }
 
 // Invoke writes a's invocation, at a.Invoke: its reads nil.
 func (e *EDNWriter) Invoke(a Attempt) error { return e.write(false, a, a.Invoke) }
@@ -104,6 +109,10 @@ func (e *EDNWriter) write(complete bool, a Attempt, at time.Duration) error {
 	if e.level != "" {
 		e.buf = slices.Insert(e.buf, len(e.buf)-2, []byte(", :isolation "+strconv.Quote(e.level))...)
 		e.level = ""
+	}
+	if e.clients > 0 {
+		e.buf = slices.Insert(e.buf, len(e.buf)-2, []byte(", :clients "+strconv.Itoa(e.clients))...)
+		e.clients = 0
 	}
 	e.index++
 	_, err := e.w.Write(e.buf)

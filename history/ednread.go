@@ -433,6 +433,15 @@ func (s *ednSource) op(v any, line int) (Attempt, bool, error) {
 			return Attempt{}, false, err
 		}
 	}
+	if c, ok := m.get("clients"); ok {
+		n, isInt := c.(int64)
+		if !isInt {
+			return Attempt{}, false, fmt.Errorf(":clients %s is not a number", ednString(c))
+		}
+		if err := s.level.noteClients(n, line); err != nil {
+			return Attempt{}, false, err
+		}
+	}
 	typ, _ := m.get("type")
 	kw, ok := typ.(keyword)
 	if !ok {

@@ -15,7 +15,34 @@ type File struct {
 	// and other tools' do not).
 	Level    Level
 	Recorded bool
-	lines    []int32 // attempt -> its line
+	// Clients is the number of clients the file records its run had, when
+	// ClientsRecorded (txload records it since issue 36, round 10).
+	Clients         int
+	ClientsRecorded bool
+	lines           []int32 // attempt -> its line
+	// beyond counts the attempts of clients numbered Clients or more, the
+	// first of them at line beyondLine by client beyondClient.
+	beyond, beyondLine, beyondClient int
+}
+
+// Beyond says, when the file records its run's clients, which attempts
+// are by a client the run did not have ("" none): a line no run of that
+// many clients writes.
+func (f *File) Beyond() string {
+	if f.beyond == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d by a client the run did not have (it recorded %d, numbered 0 to %d), the first at line %d by client %d",
+		f.beyond, f.Clients, f.Clients-1, f.beyondLine, f.beyondClient)
+}
+
+// ClientsNote says, for a file that records no number of clients, what is
+// assumed ("" when it records one).
+func (f *File) ClientsNote() string {
+	if f.ClientsRecorded {
+		return ""
+	}
+	return "not recorded (written before txload recorded them, or by another tool): every client number is taken as the run's"
 }
 
 // Name names attempt i by its line in the file (for WriteText).
@@ -81,7 +108,14 @@ func checkFile(in io.Reader, path string, f Format, final bool) (*File, *Checker
 			return nil, nil, &InputError{Path: path, Err: err, line: true}
 		}
 		file.lines = append(file.lines, int32(rd.Line()))
+		if n, ok := rd.Clients(); ok && a.Client >= n {
+			if file.beyond == 0 {
+				file.beyondLine, file.beyondClient = rd.Line(), a.Client
+			}
+			file.beyond++
+		}
 	}
+	file.Clients, file.ClientsRecorded = rd.Clients()
 	file.Format = rd.Format()
 	file.Level, file.Recorded = rd.Level()
 	if file.Result, err = c.Close(); err != nil {
@@ -108,14 +142,19 @@ func (v Verdict) Err() error {
 
 // JudgedAt is the level to judge the file at: given, when given (a
 // command's --isolation), else the level the file records, else
-// serializable. note, when not "", says where a level not the file's own
-// came from, for a line of its own.
+// serializable. A file that records read uncommitted is judged at read
+// committed: no txload run writes that level (PostgreSQL runs it as read
+// committed, and txload refuses it), and judged there it would pass the
+// aborted reads (G1a) read committed forbids. note, when not "", says
+// where a level not the file's own came from, for a line of its own.
 func (f *File) JudgedAt(given Level, isGiven bool) (level Level, note string) {
 	switch {
 	case isGiven && f.Recorded && given != f.Level:
 		return given, fmt.Sprintf("%s, from --isolation: the history records %s", given, f.Level)
 	case isGiven:
 		return given, ""
+	case f.Recorded && f.Level == ReadUncommitted:
+		return ReadCommitted, "read committed: the history records read uncommitted, which no txload run records (PostgreSQL runs it as read committed)"
 	case f.Recorded:
 		return f.Level, ""
 	}

@@ -89,42 +89,13 @@ func TestFileLevel(t *testing.T) {
 		{Client: 0, Invoke: 1, Complete: 5, Outcome: Committed, Ops: []Op{{Kind: Append, Key: 1, Value: 1}}},
 		{Client: 1, Invoke: 6, Complete: 9, Outcome: Committed, Ops: []Op{{Kind: Read, Key: 1, List: []int64{1}}}},
 	}
-	write := map[Format]func(l Level, set bool) string{
-		JSONL: func(l Level, set bool) string {
-			var b strings.Builder
-			w := NewJSONLWriter(&b)
-			if set {
-				w.SetLevel(l)
+	write := func(format Format) func(l Level, set bool) string {
+		return func(l Level, set bool) string {
+			if !set {
+				return writeAs(t, format, attempts, "", 0)
 			}
-			for _, a := range attempts {
-				if err := w.Write(a); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			return b.String()
-		},
-		EDN: func(l Level, set bool) string {
-			var b strings.Builder
-			w := NewEDNWriter(&b)
-			if set {
-				w.SetLevel(l)
-			}
-			for _, a := range attempts {
-				if err := w.Invoke(a); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Complete(a); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			return b.String()
-		},
+			return writeAs(t, format, attempts, l.String(), 0)
+		}
 	}
 	for _, format := range []Format{JSONL, EDN} {
 		for _, tc := range []struct {
@@ -141,9 +112,13 @@ func TestFileLevel(t *testing.T) {
 			{"recorded, another given", true, ReadCommitted, Serializable, true, Serializable, "serializable, from --isolation: the history records read committed"},
 			{"none recorded", false, 0, Serializable, false, Serializable, "serializable assumed: the history records no level"},
 			{"none recorded, given", false, 0, ReadCommitted, true, ReadCommitted, ""},
+			// No txload run records read uncommitted: judged at read
+			// committed, as PostgreSQL runs it, unless given.
+			{"read uncommitted recorded", true, ReadUncommitted, Serializable, false, ReadCommitted, "read committed: the history records read uncommitted"},
+			{"read uncommitted recorded and given", true, ReadUncommitted, ReadUncommitted, true, ReadUncommitted, ""},
 		} {
 			t.Run(format.String()+"/"+tc.name, func(t *testing.T) {
-				text := write[format](tc.recorded, tc.set)
+				text := write(format)(tc.recorded, tc.set)
 				if n := strings.Count(text, "isolation"); n != map[bool]int{true: 1, false: 0}[tc.set] {
 					t.Errorf("the level is written %d times:\n%s", n, text)
 				}
@@ -161,4 +136,80 @@ func TestFileLevel(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A history records its run's number of clients on its first line (JSON
+// lines' "clients", EDN's :clients), read back in either format; an
+// attempt by a client numbered that or more is named (File.Beyond); a
+// file that records none says what is assumed.
+func TestFileClients(t *testing.T) {
+	attempts := []Attempt{
+		{Client: 0, Invoke: 1, Complete: 5, Outcome: Committed, Ops: []Op{{Kind: Append, Key: 1, Value: 1}}},
+		{Client: 1, Invoke: 6, Complete: 9, Outcome: Committed, Ops: []Op{{Kind: Read, Key: 1, List: []int64{1}}}},
+		{Client: 2, Invoke: 10, Complete: 12, Outcome: Committed, Ops: []Op{{Kind: Read, Key: 1, List: []int64{1}}}},
+	}
+	for _, tc := range []struct {
+		clients int // recorded; 0 none
+		beyond  string
+	}{
+		{0, ""},
+		{3, ""},
+		{2, "1 by a client the run did not have (it recorded 2, numbered 0 to 1), the first at line "},
+	} {
+		for _, format := range []Format{JSONL, EDN} {
+			text := writeAs(t, format, attempts, "", tc.clients)
+			f, err := CheckFile(strings.NewReader(text), "h", format)
+			if err != nil {
+				t.Fatalf("%v, %d clients: %v\n%s", format, tc.clients, err, text)
+			}
+			if f.ClientsRecorded != (tc.clients > 0) || f.Clients != tc.clients || (f.ClientsNote() == "") != (tc.clients > 0) {
+				t.Errorf("%v: read back %d clients (recorded %v, note %q), wrote %d\n%s", format, f.Clients, f.ClientsRecorded, f.ClientsNote(), tc.clients, text)
+			}
+			if got := f.Beyond(); !strings.HasPrefix(got, tc.beyond) || (got == "") != (tc.beyond == "") {
+				t.Errorf("%v, %d clients: Beyond() = %q, want %q…", format, tc.clients, got, tc.beyond)
+			}
+		}
+	}
+}
+
+// writeAs writes attempts in format, recording level (a name; "" none)
+// and clients (0 none) as a run does.
+func writeAs(t *testing.T, format Format, attempts []Attempt, level string, clients int) string {
+	t.Helper()
+	var b strings.Builder
+	var w interface {
+		SetLevel(Level)
+		SetClients(int)
+		Flush() error
+	}
+	var put func(Attempt) error
+	if format == JSONL {
+		jw := NewJSONLWriter(&b)
+		w, put = jw, jw.Write
+	} else {
+		ew := NewEDNWriter(&b)
+		w, put = ew, func(a Attempt) error {
+			if err := ew.Invoke(a); err != nil {
+				return err
+			}
+			return ew.Complete(a)
+		}
+	}
+	if level != "" {
+		l, err := ParseLevel(level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetLevel(l)
+	}
+	w.SetClients(clients)
+	for _, a := range attempts {
+		if err := put(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

@@ -11,9 +11,10 @@ import (
 // explains) with encoding/json.
 func fastJSONL(line []byte) (Attempt, bool) { return fastJSONLevel(line, nil) }
 
-// fastJSONLevel is fastJSONL that also sets *level, if level is not nil,
-// to the line's "isolation" (left alone when it has none).
-func fastJSONLevel(line []byte, level *string) (Attempt, bool) {
+// fastJSONLevel is fastJSONL that also sets meta, if not nil, to what the
+// line records of the history: "isolation", "clients" (left alone when it
+// has none).
+func fastJSONLevel(line []byte, meta *lineMeta) (Attempt, bool) {
 	s := scanner{b: line}
 	var a Attempt
 	var have struct{ client, intended, invoke, complete, outcome, ops bool }
@@ -68,8 +69,16 @@ func fastJSONLevel(line []byte, level *string) (Attempt, bool) {
 			if !ok || v == "" {
 				return a, false
 			}
-			if level != nil {
-				*level = v
+			if meta != nil {
+				meta.level = v
+			}
+		case "clients":
+			n, ok := s.int()
+			if !ok || n < 1 || n > 1<<31 {
+				return a, false
+			}
+			if meta != nil {
+				meta.clients, meta.hasClients = n, true
 			}
 		case "ops":
 			if a.Ops, ok = s.ops(); !ok {
@@ -78,7 +87,7 @@ func fastJSONLevel(line []byte, level *string) (Attempt, bool) {
 			have.ops = true
 		default:
 			// encoding/json matches keys regardless of case.
-			for _, known := range []string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "isolation", "ops"} {
+			for _, known := range []string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "isolation", "clients", "ops"} {
 				if strings.EqualFold(key, known) {
 					return a, false
 				}

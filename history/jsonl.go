@@ -94,9 +94,10 @@ func appendList(dst []byte, l []int64, sep byte, null string) []byte {
 
 // JSONLWriter writes attempts as JSON lines, one Write per attempt.
 type JSONLWriter struct {
-	w     *bufio.Writer
-	buf   []byte
-	level string // to record on the next line written: "" none
+	w       *bufio.Writer
+	buf     []byte
+	level   string // to record on the next line written: "" none
+	clients int    // to record on the next line written: 0 none
 }
 
 // NewJSONLWriter writes to w; call Flush at the end.
@@ -107,12 +108,20 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 // SetLevel records l, the level the attempts run at, on the first line.
 func (j *JSONLWriter) SetLevel(l Level) { j.level = l.String() }
 
+// SetClients records n, the run's number of clients (its attempts'
+// client numbers are below it), on the first line: "clients":2.
+func (j *JSONLWriter) SetClients(n int) { j.clients = n }
+
 // Write writes a's line.
 func (j *JSONLWriter) Write(a Attempt) error {
 	j.buf = AppendJSONL(j.buf[:0], a)
 	if j.level != "" {
 		j.buf = slices.Insert(j.buf, 1, []byte(`"isolation":`+strconv.Quote(j.level)+",")...)
 		j.level = ""
+	}
+	if j.clients > 0 {
+		j.buf = slices.Insert(j.buf, 1, []byte(`"clients":`+strconv.Itoa(j.clients)+",")...)
+		j.clients = 0
 	}
 	_, err := j.w.Write(j.buf)
 	return err
@@ -148,26 +157,39 @@ func parseJSONL(line []byte) (Attempt, error) {
 	return a, err
 }
 
-// parseJSONLevel decodes one line, and the level it records, if it
-// records one (nil: none).
-func parseJSONLevel(line []byte) (a Attempt, level *string, err error) {
-	var l string
-	if a, ok := fastJSONLevel(line, &l); ok {
-		if l != "" {
-			level = &l
-		}
-		return a, level, nil
+// lineMeta is what a line records of the whole history: its level and
+// its number of clients, if it records them ("": none; 0: none).
+type lineMeta struct {
+	level   string
+	clients int64
+	// hasClients: "clients" is on the line, whatever its value
+	hasClients bool
+}
+
+// parseJSONLevel decodes one line, and what it records of the history.
+func parseJSONLevel(line []byte) (a Attempt, meta lineMeta, err error) {
+	if a, ok := fastJSONLevel(line, &meta); ok {
+		return a, meta, nil
 	}
 	if a, err = slowJSONL(line); err != nil {
-		return a, nil, err
+		return a, meta, err
 	}
 	var v struct {
-		Isolation *string `json:"isolation"`
+		Isolation *string          `json:"isolation"`
+		Clients   *json.RawMessage `json:"clients"`
 	}
 	if json.Unmarshal(line, &v) == nil {
-		level = v.Isolation
+		if v.Isolation != nil {
+			meta.level = *v.Isolation
+		}
+		if v.Clients != nil {
+			meta.hasClients = true
+			if json.Unmarshal(*v.Clients, &meta.clients) != nil {
+				meta.clients = -1 // not a number: refused as none
+			}
+		}
 	}
-	return a, level, nil
+	return a, meta, nil
 }
 
 // slowJSONL decodes a line with encoding/json, and says what is wrong.

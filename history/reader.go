@@ -62,6 +62,28 @@ type Reader struct {
 type recordedLevel struct {
 	level Level
 	line  int // 0: none recorded
+	// clients is the run's number of clients ("clients", :clients), and
+	// the line that recorded it (0: none).
+	clients, clientsLine int
+}
+
+// maxClients is the most clients a history records: client numbers are
+// below it.
+const maxClients = 1 << 31
+
+// noteClients takes the number of clients recorded at line: one history
+// is one run's.
+func (r *recordedLevel) noteClients(n int64, line int) error {
+	if n < 1 || n > maxClients {
+		return fmt.Errorf("clients %d: a run has 1 to %d clients", n, maxClients)
+	}
+	if r.clientsLine != 0 && int(n) != r.clients {
+		return fmt.Errorf("clients %d, where line %d recorded %d: a history is one run's", n, r.clientsLine, r.clients)
+	}
+	if r.clientsLine == 0 {
+		r.clients, r.clientsLine = int(n), line
+	}
+	return nil
 }
 
 // note takes the level named at line: one history runs at one level.
@@ -101,6 +123,11 @@ func NewReader(r io.Reader, f Format) (*Reader, error) {
 // recorded it, and other tools', record none).
 func (r *Reader) Level() (Level, bool) { return r.level.level, r.level.line != 0 }
 
+// Clients is the number of clients the history records its run had, as
+// far as it has been read (false: none; histories written before txload
+// recorded it, and other tools', record none).
+func (r *Reader) Clients() (int, bool) { return r.level.clients, r.level.clientsLine != 0 }
+
 // Format is the format being read.
 func (r *Reader) Format() Format { return r.format }
 
@@ -137,9 +164,12 @@ func (r *Reader) Read() (Attempt, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		a, level, perr := parseJSONLevel(b)
-		if perr == nil && level != nil {
-			perr = r.level.note(*level, r.line)
+		a, meta, perr := parseJSONLevel(b)
+		if perr == nil && meta.level != "" {
+			perr = r.level.note(meta.level, r.line)
+		}
+		if perr == nil && meta.hasClients {
+			perr = r.level.noteClients(meta.clients, r.line)
 		}
 		if perr != nil {
 			return Attempt{}, &LineError{Line: r.line, Err: perr}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"regexp"
 	"slices"
@@ -40,6 +41,9 @@ type Target struct {
 	// pinned, when set, is the one host every connection goes to: see
 	// Pin.
 	pinned atomic.Pointer[pin]
+	// settings, when set, are startup parameters every connection sends:
+	// see PinSetting.
+	settings atomic.Pointer[map[string]string]
 }
 
 // pin is a host of the target: URL url's host addr.
@@ -156,6 +160,45 @@ func (t *Target) Pin(addr string) error {
 	return fmt.Errorf("pinning the target to %s: none of its URLs names that host", addr)
 }
 
+// PinSetting makes every session opened from now on, txload's own and the
+// workload's clients, send name = value as a startup parameter, which wins
+// over the database's and the role's settings (ALTER DATABASE ... SET) and
+// over the URL's options and the environment's (PGTZ sets timezone; a
+// value of name in any case gives way): a setting changed on the server
+// during a run then reaches none of the run's later sessions (its
+// reconnections, its audit). A builtin run pins TimeZone to the zone its
+// first session saw (workload/pgbench).
+func (t *Target) PinSetting(name, value string) {
+	for {
+		old := t.settings.Load()
+		next := map[string]string{}
+		if old != nil {
+			maps.Copy(next, *old)
+		}
+		next[name] = value
+		if t.settings.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// pinSettings sets PinSetting's settings in params, a copy's
+// RuntimeParams.
+func (t *Target) pinSettings(params map[string]string) {
+	s := t.settings.Load()
+	if s == nil {
+		return
+	}
+	for name, v := range *s {
+		for k := range params {
+			if strings.EqualFold(k, name) {
+				delete(params, k)
+			}
+		}
+		params[name] = v
+	}
+}
+
 // hosts are the hosts cfg tries in order (pgx's fallbacks: a host once
 // with TLS and once without under sslmode=prefer).
 func hosts(cfg *pgconn.Config) []*pgconn.FallbackConfig {
@@ -208,6 +251,7 @@ func (t *Target) connect(ctx context.Context, i int, adjust func(*pgx.ConnConfig
 		cfg = t.configs[i].Copy()
 		return &cfg.Config
 	})
+	t.pinSettings(cfg.RuntimeParams)
 	if adjust != nil {
 		adjust(cfg)
 	}
@@ -347,6 +391,7 @@ func (t *Target) ConnectRaw(ctx context.Context) (*pgconn.PgConn, error) {
 	} else {
 		delete(cfg.RuntimeParams, "client_encoding") // the database's, as libpq
 	}
+	t.pinSettings(cfg.RuntimeParams)
 	t.preferPlain(i, cfg)
 	pc, err := pgconn.ConnectConfig(ctx, cfg)
 	if err == nil {

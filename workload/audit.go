@@ -49,27 +49,47 @@ func TakeSnapshot(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// CatalogFirst puts pg_catalog first on the search path of tx, an
-// audit's transaction, until it ends: a function or operator of the same
-// name in another schema placed before it (a public.md5 that hashes a
-// forged row as the one it replaced, a public.>= that hides a value out
-// of range: the sixth outside retest) cannot stand in for the server's in
-// the audit's SQL. The workload's schema stays on the path, and
-// SchemaSQL names it. The settings are the transaction's: through a
-// transaction pooler, a session's would pass to other clients.
+// CatalogFirst sets the search path of tx, an audit's transaction, until
+// it ends: pg_catalog first, then the schemas of the session's own path
+// that exist, in its order, then pg_temp last.
+//   - pg_catalog first: a function or operator of the same name in another
+//     schema placed before it (a public.md5 that hashes a forged row as the
+//     one it replaced, a public.>= that hides a value out of range: the
+//     sixth outside retest) cannot stand in for the server's in the
+//     audit's SQL;
+//   - pg_temp last: a temporary table (one left on a pooled server session
+//     by another client: the seventh) is not read in a workload table's
+//     place; CheckColumns names one.
+//
+// The workload's schema is the first schema of the session's path that
+// exists (where init makes its tables) and SchemaSQL names it;
+// CheckColumns holds the tables to it. The settings are the
+// transaction's: through a transaction pooler, a session's would pass to
+// other clients.
 func CatalogFirst(ctx context.Context, tx pgx.Tx) error {
-	for _, sql := range []string{
-		`SELECT pg_catalog.set_config('txload.schema', COALESCE(pg_catalog.current_schema(), ''), true)`,
-		`SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' OPERATOR(pg_catalog.||) pg_catalog.current_setting('search_path'), true)`,
-	} {
-		if _, err := tx.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("putting pg_catalog first on the audit's search path: %w", err)
-		}
+	_, err := tx.Exec(ctx, `WITH own AS (
+			SELECT s, n FROM pg_catalog.unnest(pg_catalog.current_schemas(false)) WITH ORDINALITY AS p(s, n)
+			WHERE s OPERATOR(pg_catalog.<>) 'pg_catalog' AND s OPERATOR(pg_catalog.!~) '^pg_temp_')
+		SELECT pg_catalog.set_config('txload.schema', COALESCE((SELECT s FROM own ORDER BY n LIMIT 1), ''), true),
+			pg_catalog.set_config('txload.audit', `+auditToken+`, true),
+			pg_catalog.set_config('search_path', pg_catalog.concat_ws(', ', 'pg_catalog',
+				(SELECT pg_catalog.string_agg(pg_catalog.quote_ident(s), ', ' ORDER BY n) FROM own), 'pg_temp'), true)`)
+	if err != nil {
+		return fmt.Errorf("setting the audit's search path (pg_catalog first, pg_temp last): %w", err)
 	}
 	return nil
 }
 
-// SchemaSQL is the workload's schema in SQL: current_schema(), or on an
-// audit's transaction (CatalogFirst), whose search path begins with
-// pg_catalog, the current schema before it did.
-const SchemaSQL = `COALESCE(NULLIF(current_setting('txload.schema', true), ''), current_schema())`
+// auditToken names the transaction CatalogFirst set its settings in: a
+// value of txload.audit set otherwise (for the database, the role, the
+// session) cannot equal it, as it names the server process and the
+// moment the transaction began.
+const auditToken = `(pg_catalog.pg_backend_pid()::text OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) pg_catalog.date_part('epoch', pg_catalog.transaction_timestamp())::text)`
+
+// SchemaSQL is the workload's schema in SQL: in an audit's transaction
+// (CatalogFirst), the first schema of the session's path that exists;
+// elsewhere current_schema(). A txload.schema set for the database or the
+// session is not read (the seventh outside retest set one to hide a
+// table).
+const SchemaSQL = `(CASE WHEN pg_catalog.current_setting('txload.audit', true) OPERATOR(pg_catalog.=) ` + auditToken + `
+	THEN pg_catalog.current_setting('txload.schema', true) ELSE pg_catalog.current_schema() END)`

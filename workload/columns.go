@@ -219,12 +219,17 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 		if err := CatalogFirst(ctx, tx); err != nil {
 			return err
 		}
+		var err error
+		if kinds, err = placeViolations(ctx, tx, tables); err != nil {
+			return err
+		}
 		found, err := ReadColumns(ctx, tx, tables)
 		if err != nil {
 			return err
 		}
 		v = ColumnViolations(want, found)
-		kinds, err = relationViolations(ctx, tx, tables)
+		rel, err := relationViolations(ctx, tx, tables)
+		kinds = append(kinds, rel...)
 		return err
 	})
 	if err != nil {
@@ -240,23 +245,95 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 	return &CheckResult{Lines: []Line{{Label: "columns", Value: line}}, Violations: append(v, kinds...)}, nil
 }
 
-// relationViolations names the tables (in the current schema) that are
-// not plain tables, or that have row-level security: a view in a table's
-// place, or a policy, can show the check's read-only session other rows
-// than everyone else reads (the sixth outside retest hid a forged
-// balance from it so). Init makes plain tables, without policies.
-func relationViolations(ctx context.Context, q querier, tables []string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT c.relname::text, c.relkind::text, c.relrowsecurity
+// placeViolations names the tables an audit's transaction (CatalogFirst)
+// would read elsewhere than in the workload's schema, where init makes
+// them all: one of the same name in pg_catalog (which the audit's path
+// puts first), a temporary one of the session (first on any other
+// session's path: through a pooler, the seventh outside retest left one
+// on a server session for the check to read), or one in another schema
+// of the path while others are in the workload's. It returns an error,
+// not a violation, when no table is in the workload's schema but some are
+// in a later one: the path names a schema first (one made after init, a
+// role's own) that the tables are not in, and the check cannot tell which
+// the applications read.
+func placeViolations(ctx context.Context, q querier, tables []string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT c.relname::text, n.nspname::text,
+			CASE WHEN n.nspname = 'pg_catalog' THEN 'catalog' WHEN n.oid = pg_my_temp_schema() THEN 'temp'
+				WHEN n.nspname = `+SchemaSQL+` THEN 'own' ELSE 'other' END
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = `+SchemaSQL+` AND c.relname::text = ANY($1::text[]) AND (c.relkind NOT IN ('r', 'p') OR c.relrowsecurity)
-		ORDER BY 1`, tables)
+		WHERE c.relname::text = ANY($1::text[]) AND (n.nspname = ANY(current_schemas(true)) OR n.oid = pg_my_temp_schema())
+			AND c.relkind NOT IN ('i', 'I', 'S', 'c', 't')
+		ORDER BY array_position(current_schemas(true), n.nspname::name), 1`, tables)
+	if err != nil {
+		return nil, fmt.Errorf("reading where the tables are: %w", err)
+	}
+	var out []string
+	own, other := map[string]bool{}, map[string]string{}
+	var name, schema, where string
+	_, err = pgx.ForEachRow(rows, []any{&name, &schema, &where}, func() error {
+		switch where {
+		case "catalog":
+			out = append(out, fmt.Sprintf("%s is also a relation in pg_catalog, where init makes none: an audit, whose search path begins with pg_catalog, would read it in the table's place", name))
+		case "temp":
+			out = append(out, fmt.Sprintf("%s is also a temporary table of the check's session (%s), where init makes none: every statement of that session, through a pooler another client's too, reads it in the table's place", name, schema))
+		case "own":
+			own[name] = true
+		default:
+			if _, ok := other[name]; !ok {
+				other[name] = schema
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading where the tables are: %w", err)
+	}
+	if len(own) == 0 && len(other) > 0 {
+		var first, in string
+		for _, t := range tables {
+			if s, ok := other[t]; ok {
+				first, in = t, s
+				break
+			}
+		}
+		return nil, fmt.Errorf("the workload's tables are not in the first schema of the search path, where init makes them and the audits read them: %s is in %s; put %s first on the path (in the URL: options=-c%%20search_path%%3D%s)", first, in, in, in)
+	}
+	for _, t := range tables {
+		if s, ok := other[t]; ok && !own[t] {
+			out = append(out, fmt.Sprintf("%s is in the schema %s, where init makes every table of the workload in one schema and the others are in the first of the search path", t, s))
+		}
+	}
+	return out, nil
+}
+
+// relationViolations names the tables (in the workload's schema) that are
+// not plain or partitioned tables, or that have row-level security, and
+// the same of their partitions and inheritance children, which a scan of
+// the table reads too: a view in a table's place, a policy, or a foreign
+// table as a partition can show the check's read-only session other rows
+// than everyone else reads (the sixth outside retest hid a forged balance
+// from it with a view; the seventh with a foreign partition). Init makes
+// plain tables, without policies (pgbench's accounts may be partitioned).
+func relationViolations(ctx context.Context, q querier, tables []string) ([]string, error) {
+	rows, err := q.Query(ctx, `WITH RECURSIVE tree(name, oid, parent) AS (
+			SELECT c.relname::text, c.oid, NULL::text COLLATE "C" FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = `+SchemaSQL+` AND c.relname::text = ANY($1::text[])
+			UNION
+			SELECT i.inhrelid::regclass::text, i.inhrelid, COALESCE(tree.parent, tree.name) FROM pg_inherits i JOIN tree ON i.inhparent = tree.oid)
+		SELECT tree.name, COALESCE(tree.parent, ''), c.relkind::text, c.relrowsecurity
+		FROM tree JOIN pg_class c ON c.oid = tree.oid
+		WHERE c.relkind NOT IN ('r', 'p') OR c.relrowsecurity
+		ORDER BY 2, 1`, tables)
 	if err != nil {
 		return nil, fmt.Errorf("reading the tables' kinds: %w", err)
 	}
 	var out []string
-	var name, kind string
+	var name, parent, kind string
 	var rls bool
-	_, err = pgx.ForEachRow(rows, []any{&name, &kind, &rls}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&name, &parent, &kind, &rls}, func() error {
+		if parent != "" {
+			name = fmt.Sprintf("%s, a partition or child of %s (a scan of %s reads it),", name, parent, parent)
+		}
 		switch what := map[string]string{"v": "a view", "m": "a materialized view", "f": "a foreign table"}[kind]; {
 		case kind != "r" && kind != "p" && what != "":
 			out = append(out, fmt.Sprintf("%s is %s, where init makes a table: what a check reads of it is what its definition says, not the rows written", name, what))

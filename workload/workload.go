@@ -97,6 +97,20 @@ func FlagIgnored(f *pflag.Flag, verb string) bool {
 	return slices.Contains(f.Annotations[FlagIgnoredBy], verb)
 }
 
+// FlagIgnoredWhy annotates a flag IgnoredBy marks with what the command
+// reads instead, when it is not the settings init recorded (IgnoredWhy).
+const FlagIgnoredWhy = "txload/ignored-why"
+
+// IgnoredWhy says what the commands that ignore the named flags of fs read
+// instead of them: "it reads the tables and the history".
+func IgnoredWhy(fs *pflag.FlagSet, why string, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, FlagIgnoredWhy, []string{why}); err != nil {
+			panic(err) // a name of the workload's own: a programming error
+		}
+	}
+}
+
 // FlagFor says whether flag f belongs to the command verb ("run").
 func FlagFor(f *pflag.Flag, verb string) bool {
 	verbs, ok := f.Annotations[FlagVerbs]

@@ -325,3 +325,66 @@ func TestAppendPostgres123(t *testing.T) {
 		t.Fatalf("offline exit %d\n%s", o.code, o.stdout)
 	}
 }
+
+// Two runs of append at once on one database would both start above the
+// keys the tables hold and append the same values to the same keys, each
+// then finding the other's appends (G0, G1a at serializable): a second
+// run, or an init, is refused while one runs, in one line, before it
+// writes; the first run and its check pass, and a run after it runs.
+func TestAppendSecondRunRefused(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first.jsonl")
+	if r := txload(t.Context(), nil, "init", "append", "--url", url); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	defer stop()
+	done := make(chan result, 1)
+	go func() {
+		done <- txload(ctx, nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--history", first,
+			"--isolation", "serializable", "--concurrency", "2", "--duration", "10m")
+	}()
+	// The first run is under way once it has committed an append.
+	conn := pgtest.Conn(t, url)
+	for n := 0; n == 0; {
+		select {
+		case r := <-done:
+			t.Fatalf("the first run ended: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if err := conn.QueryRow(t.Context(), `SELECT (SELECT count(*) FROM txn0) + (SELECT count(*) FROM txn1) + (SELECT count(*) FROM txn2)`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"run", "append", "--init", "keep", "--isolation", "serializable", "--concurrency", "2", "--duration", "3s", "--progress", "0", "--history", filepath.Join(dir, "second.jsonl")},
+		{"run", "append", "--concurrency", "2", "--duration", "3s", "--progress", "0"}, // --init fresh: it would drop the tables
+		{"init", "append", "--drop"},
+	} {
+		r := txload(t.Context(), nil, append(args, "--url", url)...)
+		var lines []string // beside the "server:" line
+		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			if !strings.HasPrefix(l, "server: ") {
+				lines = append(lines, l)
+			}
+		}
+		if r.code != ExitFailed || len(lines) != 1 || !strings.Contains(lines[0], "another txload run or init of append is using the append tables of this schema (server process ") {
+			t.Fatalf("%v while a run goes: exit %d\n%s%s; want exit 1 and one line refusing it", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	stop()
+	r := <-done
+	if r.code != ExitInterrupted {
+		t.Fatalf("the first run: exit %d, want %d\n%s%s", r.code, ExitInterrupted, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "at serializable: ok\n")
+	if c := txload(t.Context(), nil, "check", "append", "--url", url, "--history", first); c.code != 0 {
+		t.Fatalf("check of the first run: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	// Its guard is gone with it: the next run runs, and passes.
+	if r := txload(t.Context(), nil, "run", "append", "--url", url, "--init", "keep", "--progress", "0", "--concurrency", "2", "--duration", "2s"); r.code != 0 {
+		t.Fatalf("a run after it: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -184,6 +184,10 @@ func TestCheckAppendBadInput(t *testing.T) {
 		`{"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,1]]}`+"\n")
 	levels := write("levels.jsonl", `{"isolation":"read committed","client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n"+
 		`{"isolation":"serializable","client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,2]]}`+"\n")
+	noClients := write("noclients.jsonl", `{"clients":0,"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n")
+	clientsTwice := write("clients.jsonl", `{"clients":2,"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]]}`+"\n"+
+		`{"clients":3,"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["append",1,2]]}`+"\n")
+	clientsEDN := write("clients.edn", `{:index 0, :time 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]], :clients "two"}`+"\n")
 	noLevel := write("nolevel.edn", `{:index 0, :time 0, :type :invoke, :process 0, :f :txn, :value [[:append 1 1]], :isolation "chaos"}`+"\n")
 	for _, tc := range []struct {
 		name string
@@ -198,12 +202,10 @@ func TestCheckAppendBadInput(t *testing.T) {
 		{"history format", []string{"--history", good, "--history-format", "csv"}, `--history-format "csv" is not allowed (allowed: jsonl, edn)`},
 		{"isolation", []string{"--history", good, "--isolation", "snapshot"}, `--isolation: "snapshot" is not an isolation level`},
 		{"two levels recorded", []string{"--history", levels}, "--history: " + levels + `, line 2: isolation "serializable", where line 1 recorded read committed: a history runs at one level`},
+		{"no clients recorded", []string{"--history", noClients}, "--history: " + noClients + ", line 1: clients 0: a run has 1 to 2147483648 clients"},
+		{"two numbers of clients recorded", []string{"--history", clientsTwice}, "--history: " + clientsTwice + ", line 2: clients 3, where line 1 recorded 2: a history is one run's"},
+		{"clients not a number, EDN", []string{"--history", clientsEDN}, "--history: " + clientsEDN + `, line 1: :clients "two" is not a number`},
 		{"a level recorded that is none", []string{"--history", noLevel}, "--history: " + noLevel + `, line 1: isolation "chaos": "chaos" is not an isolation level`},
-		// The transactions' shape is a run's: check refuses it, as check
-		// ycsb refuses its run's flags.
-		{"keys", []string{"--history", good, "--keys", "5"}, "--keys is not a flag of txload check append (only of txload run append and txload sweep append)"},
-		{"append mode", []string{"--append", "update-insert"}, "--append is not a flag of txload check append"},
-		{"max writes", []string{"--max-writes-per-key", "3"}, "--max-writes-per-key is not a flag of txload check append"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, append([]string{"check", "append", "--url", "postgres://nobody@127.0.0.1:1/none"}, tc.args...)...)
@@ -241,6 +243,31 @@ func TestCheckAppendLevel(t *testing.T) {
 		t.Fatal(err)
 	}
 	assumed := "level: serializable assumed: the history records no level (written before txload recorded it, or by another tool): give the run's with --isolation"
+	// The same history recording read uncommitted, which no run writes,
+	// with an aborted read added: judged at read committed, it fails.
+	aborted := `{"client":0,"invoke_ns":900000000000,"complete_ns":900000000001,"outcome":"failed","ops":[["append",2000000000,1]]}` + "\n" +
+		`{"client":1,"invoke_ns":900000000002,"complete_ns":900000000003,"outcome":"committed","ops":[["r",2000000000,[1]]]}` + "\n"
+	ru := filepath.Join(dir, "ru.jsonl")
+	if err := os.WriteFile(ru, []byte(strings.Replace(string(text), `"isolation":"read committed"`, `"isolation":"read uncommitted"`, 1)+aborted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ruNote := "level: read committed: the history records read uncommitted, which no txload run records (PostgreSQL runs it as read committed)"
+	// An attempt by a client the run of 4 did not have, consistent with
+	// every other (a read of a key no one appended to).
+	if !strings.Contains(string(text), `"clients":4,`) {
+		t.Fatalf("the history does not record its 4 clients:\n%.300s", text)
+	}
+	stranger := filepath.Join(dir, "stranger.jsonl")
+	if err := os.WriteFile(stranger, append(text, `{"client":99,"invoke_ns":900000000000,"complete_ns":900000000001,"outcome":"committed","ops":[["r",2000000000,[]]]}`+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	beyond := "VIOLATION: history: attempts 1 by a client the run did not have (it recorded 4, numbered 0 to 3), the first at line "
+	// A history as written before the clients were recorded: said.
+	noClients := filepath.Join(dir, "noclients.jsonl")
+	if err := os.WriteFile(noClients, []byte(strings.Replace(string(text), `"clients":4,`, "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clientsNote := "clients: not recorded (written before txload recorded them, or by another tool): every client number is taken as the run's"
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -248,6 +275,8 @@ func TestCheckAppendLevel(t *testing.T) {
 		not  string   // not in stdout
 	}{
 		{"rc recorded", []string{"check", "append", "--url", url, "--history", runs["rc"]}, []string{"verdict: at read committed: ok"}, "level:"},
+		{"rc recorded, no clients line", []string{"check", "append", "--url", url, "--history", runs["rc"]}, []string{"verdict: at read committed: ok"}, "clients:"},
+		{"rr recorded, EDN, no clients line", []string{"check", "append", "--url", url, "--history", runs["rr"]}, []string{"verdict: at repeatable read: ok"}, "clients:"},
 		{"rr recorded, EDN", []string{"check", "append", "--url", url, "--history", runs["rr"]}, []string{"verdict: at repeatable read: ok"}, "level:"},
 		{"rc recorded, rr given", []string{"check", "append", "--url", url, "--history", runs["rc"], "--isolation", "rr"},
 			[]string{"level: repeatable read, from --isolation: the history records read committed", "verdict: at repeatable read: "}, ""},
@@ -257,6 +286,12 @@ func TestCheckAppendLevel(t *testing.T) {
 		{"none recorded, rc given", []string{"check", "append", "--url", url, "--history", old, "--isolation", "rc"}, []string{"verdict: at read committed: ok"}, "level:"},
 		{"check history, rc recorded", []string{"check", "history", runs["rc"]}, []string{"verdict at read committed: ok"}, "level:"},
 		{"check history, none recorded", []string{"check", "history", old}, []string{assumed, "verdict at serializable: "}, ""},
+		{"ru recorded", []string{"check", "append", "--url", url, "--history", ru}, []string{ruNote, "verdict: at read committed: VIOLATION: G1a is forbidden"}, ""},
+		{"check history, ru recorded", []string{"check", "history", ru}, []string{ruNote, "verdict at read committed: VIOLATION: G1a is forbidden"}, ""},
+		{"client beyond the run's", []string{"check", "append", "--url", url, "--history", stranger}, []string{"verdict: at read committed: ok", beyond}, ""},
+		{"check history, client beyond the run's", []string{"check", "history", stranger}, []string{"verdict at read committed: ok", strings.Replace(beyond, "history: ", "", 1)}, ""},
+		{"clients not recorded", []string{"check", "append", "--url", url, "--history", noClients}, []string{clientsNote, "verdict: at read committed: ok"}, ""},
+		{"check history, ru recorded and given", []string{"check", "history", ru, "--isolation", "ru"}, []string{"verdict at read uncommitted: ok"}, "level:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := txload(t.Context(), nil, tc.args...)
@@ -270,8 +305,11 @@ func TestCheckAppendLevel(t *testing.T) {
 				t.Errorf("stdout holds %q\n%s", tc.not, r.stdout)
 			}
 			// A level the history records that allows what it holds passes.
-			if strings.HasSuffix(tc.want[len(tc.want)-1], ": ok") && r.code != 0 {
+			if strings.HasSuffix(tc.want[len(tc.want)-1], ": ok") && !strings.Contains(out, "VIOLATION") && r.code != 0 {
 				t.Errorf("exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if strings.Contains(strings.Join(tc.want, " "), "VIOLATION") && r.code != ExitFailed {
+				t.Errorf("exit %d, want %d\n%s%s", r.code, ExitFailed, r.stdout, r.stderr)
 			}
 		})
 	}

@@ -120,8 +120,18 @@ func checkHistory(ctx context.Context, env Env, path string, level history.Level
 	if err := file.Result.WriteText(env.Stdout, level, file.Name); err != nil {
 		return err
 	}
+	// A history that records its run's clients holds no other's attempt.
+	b := file.Beyond()
+	if b != "" {
+		if _, err := fmt.Fprintf(env.Stdout, "VIOLATION: attempts %s\n", b); err != nil {
+			return err
+		}
+	}
 	if err := file.Result.Verdict(level).Err(); err != nil {
 		return &ExitError{Code: ExitFailed, Err: err}
+	}
+	if b != "" {
+		return &ExitError{Code: ExitFailed, Err: errors.New("the history holds attempts by a client its run did not have")}
 	}
 	return nil
 }

@@ -258,13 +258,17 @@ func subcommands(env Env, parent *cobra.Command, verb string, has func(workload.
 		used := c.RunE
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			var ignored []string
+			why := "it reads the settings init recorded in the database"
 			g.Flags().VisitAll(func(f *pflag.Flag) {
 				if f.Changed && workload.FlagIgnored(f, verb) {
 					ignored = append(ignored, "--"+f.Name)
+					if w := f.Annotations[workload.FlagIgnoredWhy]; len(w) > 0 {
+						why = w[0]
+					}
 				}
 			})
 			if len(ignored) > 0 {
-				fmt.Fprintf(env.Stderr, "txload: %s ignores %s: it reads the settings init recorded in the database\n", cmd.CommandPath(), strings.Join(ignored, ", "))
+				fmt.Fprintf(env.Stderr, "txload: %s ignores %s: %s\n", cmd.CommandPath(), strings.Join(ignored, ", "), why)
 			}
 			return used(cmd, args)
 		}

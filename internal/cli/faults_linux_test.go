@@ -14,8 +14,11 @@ import (
 
 // The server freezes (SIGSTOP) before the end of the run: the measured
 // window is still the duration, not the duration and the drain timeout;
-// what was in flight is the drain, on its own line, abandoned after the
-// drain timeout, and reconciled with the ledger once the server thaws.
+// what was in flight is the drain, on its own line: cancelled after the
+// drain timeout, unanswered for executor.SettleTimeout after it (the
+// server still frozen), cut: abandoned if its COMMIT was sent, else
+// failed, none committed; and reconciled with the ledger once the server
+// thaws.
 func TestFrozenServerDrainNotMeasured(t *testing.T) {
 	t.Parallel()
 	s := pgtest.OwnServer(t) // frozen: a server of its own
@@ -43,9 +46,10 @@ func TestFrozenServerDrainNotMeasured(t *testing.T) {
 	waitForOutput(t, errb, "1.0s ", done)
 	time.Sleep(time.Second)
 	signal(syscall.SIGSTOP)
-	// The window ends at 3 s, the drain 1 s later; then the audit waits
+	// The window ends at 3 s, the drain 1 s later, the wait for the
+	// cancelled operations' answers 5 s after that; then the audit waits
 	// for the server.
-	time.Sleep(3 * time.Second)
+	time.Sleep(9 * time.Second)
 	signal(syscall.SIGCONT)
 	var r result
 	select {
@@ -61,8 +65,8 @@ func TestFrozenServerDrainNotMeasured(t *testing.T) {
 	if d == nil {
 		t.Fatalf("no drain line:\n%s", r.stdout)
 	}
-	if inFlight, abandoned := d[1], d[4]; inFlight != "8" || abandoned == "0" {
-		t.Fatalf("drain: %s in flight, %s abandoned; want the 8 clients' operations, abandoned\n%s", inFlight, abandoned, r.stdout)
+	if inFlight, committed := d[1], d[2]; inFlight != "8" || committed != "0" {
+		t.Fatalf("drain: %s in flight, %s committed; want the 8 clients' operations, none answered\n%s", inFlight, committed, r.stdout)
 	}
 	m := ambiguousLine.FindStringSubmatch(r.stdout)
 	if m == nil {

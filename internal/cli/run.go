@@ -81,7 +81,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, progress time.Duration) {
 	fs.DurationVar(&f.progress, "progress", progress, "progress line interval on stderr (0 = off)")
 	fs.BoolVar(&f.verboseErrors, "verbose-errors", false, "print every failed attempt on stderr")
 	fs.BoolVar(&f.continueOnError, "continue-on-error", false, "keep a client running after an error no retry cures (by default it ends the client, as pgbench does, and the run exits 1)")
-	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long operations in flight at the end are waited for; the run ends by then whatever the server does")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", engine.DefaultDrainTimeout, "how long operations in flight at the end are waited for; then they are cancelled and their answers read for up to 5s more")
 	fs.StringVar(&f.json, "json", "", "write the configuration, server, results and encoded histograms to this file")
 	fs.StringVar(&f.html, "html", "", "write the run's report as one self-contained HTML file (charts over time, percentile spectrum, configuration)")
 	fs.StringVar(&f.histogram, "histogram", "", "write interval histograms (sojourn, remote, lag per operation) in HdrHistogram's log format (.hlog) to this file")

@@ -108,6 +108,12 @@ const (
 	tamperShadowed     = "a value changed, and the server's md5 shadowed by a function placed before pg_catalog on the database's search path, to hide it"
 	tamperViewed       = "a table replaced by a view that shows read-only repeatable-read sessions (the audits') other rows than everyone else"
 	tamperPolicy       = "row-level security forced on a table, its policy hiding forged rows from read-only repeatable-read sessions"
+	tamperCatalogCopy  = "a value changed, and a copy of the table as it was placed in pg_catalog, which the audits' search path puts first"
+	tamperForeignChild = "a foreign table made a child of a workload table, which a scan of the table reads too"
+	tamperRedefined    = "a derived view redefined, still a materialized view of the same columns (an article's count plus 1000)"
+	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
+	tamperLinesSwapped = "two lines a transaction prepends to a text swapped, the same lines in the other order (a BC customer's C_DATA)"
+	tamperSchemaNamed  = "a table beside the workload's, and the database's own setting of txload.schema (the audits' name for the workload's schema) pointed elsewhere, to hide it"
 	tamperRunDropped   = "the record of the runs dropped (its table), the init marker kept"
 	tamperRemade       = "a table made again under its record (a new oid, its rows kept), the init marker kept"
 	tamperMetaRow      = "a second row in the settings table, dated back, and a row dated before the real init"
@@ -131,7 +137,11 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
-	tamperShadowed, tamperViewed, tamperPolicy, tamperRunDropped, tamperRemade,
+	tamperShadowed, tamperViewed, tamperPolicy,
+	tamperCatalogCopy, tamperForeignChild,
+	tamperRedefined, tamperExtraNamed,
+	tamperLinesSwapped, tamperSchemaNamed,
+	tamperRunDropped, tamperRemade,
 	tamperMetaRow, tamperLoadForged}
 
 // auditSession is true in a read-only repeatable-read session, as the
@@ -277,6 +287,15 @@ func bankTamperings(mode string) []tampering {
 			ALTER TABLE bank_account RENAME TO bank_account_data;
 			CREATE VIEW bank_account AS SELECT id, balance + CASE WHEN ` + auditSession + ` THEN CASE id WHEN 7 THEN 5000 WHEN 8 THEN -5000 ELSE 0 END ELSE 0 END AS balance, version FROM bank_account_data`,
 			want: "bank_account is a view, where init makes a table"},
+		// The seventh retest's: a copy of the accounts as they were in
+		// pg_catalog, the applications' path naming pg_catalog last.
+		{what: tamperCatalogCopy, sql: `SET allow_system_table_mods = on; CREATE TABLE pg_catalog.bank_account AS SELECT * FROM bank_account; RESET allow_system_table_mods;
+			UPDATE bank_account SET balance = balance + 1000000 WHERE id = 7;
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = "$user", public, pg_catalog', current_database()); END $$`,
+			want: "bank_account is also a relation in pg_catalog"},
+		{what: tamperForeignChild, sql: `CREATE FOREIGN DATA WRAPPER elsewhere; CREATE SERVER elsewhere FOREIGN DATA WRAPPER elsewhere;
+			CREATE FOREIGN TABLE bank_account_more () INHERITS (bank_account) SERVER elsewhere`,
+			want: "bank_account_more, a partition or child of bank_account (a scan of bank_account reads it), is a foreign table"},
 		{what: tamperHuge, sql: `UPDATE bank_account SET balance = 9223372036854775807 WHERE id IN (5, 6);
 			UPDATE bank_ledger SET amount = 9223372036854775807 WHERE ctid = (SELECT max(ctid) FROM bank_ledger)`,
 			want: "beyond a 64-bit integer"},
@@ -551,6 +570,14 @@ func voteTamperings(variant string) []tampering {
 		CREATE TABLE article_votes AS SELECT article_id, count(*)::BIGINT * 2 AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
 		UNION ALL SELECT 0, count(*)::BIGINT * 2, now() FROM vote`,
 		want: "article_votes is a table, where init makes a materialized view of the vote rows"})
+	// The sixth retest's: still a materialized view, its index made
+	// again, counting 1000 more votes for one article.
+	ts = append(ts, tampering{what: tamperRedefined, sql: `DROP MATERIALIZED VIEW article_votes;
+		CREATE MATERIALIZED VIEW article_votes AS
+			SELECT article_id, count(*)::BIGINT + CASE WHEN article_id = 910 THEN 1000 ELSE 0 END AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+			UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+		CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id)`,
+		want: "article_votes is not the view init makes, as the server prints both"})
 	// The fourth retest's (issue 36, N3): the last ten articles deleted
 	// with their votes (and counters), the marker saying init loaded 990.
 	ts = append(ts,
@@ -659,6 +686,18 @@ func tpccTamperings() []tampering {
 		{what: tamperPrepended, sql: `UPDATE customer SET c_data = left(c_id || ' ' || c_d_id || ' ' || c_w_id || ' 1 1 12.34 | ' || c_data, 500)
 			WHERE (c_w_id, c_d_id, c_id) = (SELECT c_w_id, c_d_id, c_id FROM customer WHERE c_credit = 'BC' ORDER BY c_payment_cnt DESC, c_id LIMIT 1)`,
 			want: "customer data (a BC customer's C_DATA its payments' lines"},
+		// The sixth retest's: the newest two lines of the BC customer
+		// with the most payments swapped, payments of the same second's
+		// run (none when the run paid no BC customer twice: the check
+		// then sees the run's data).
+		{what: tamperLinesSwapped, sql: `UPDATE customer SET c_data = regexp_replace(c_data, '^([^|]* \| )([^|]* \| )', '\2\1')
+			WHERE (c_w_id, c_d_id, c_id) = (SELECT c_w_id, c_d_id, c_id FROM customer WHERE c_credit = 'BC'
+				AND (regexp_match(c_data, '^([^|]* \| )([^|]* \| )'))[1] <> (regexp_match(c_data, '^([^|]* \| )([^|]* \| )'))[2]
+				ORDER BY c_payment_cnt DESC, c_w_id, c_d_id, c_id LIMIT 1)`,
+			allowed: "Payment prepends its line when it updates the customer, but dates its history row when its transaction began, and a payment that began first can update the customer second " +
+				"(one through another warehouse, waiting for that warehouse's row); the date is also in the session's time zone, which may change between runs: " +
+				"no column records the order in which payments updated a customer, so the lines of payments dated within two days of each other, swapped, are lines the same payments could have written in the other order " +
+				"(check holds the lines of payments dated further apart to their order, docs/tpcc.md)"},
 	}
 	for i, sql := range tpcc.Tamperings() {
 		tm := tampering{what: fmt.Sprintf("consistency condition %d broken alone", i+1), sql: sql, want: cond(i + 1)}
@@ -741,7 +780,21 @@ func ycsbTamperings() []tampering {
 		{what: tamperShadowed, sql: `UPDATE usertable SET FIELD3 = 'deadbeef' || 'EVIL' || repeat('z', 88) WHERE YCSB_KEYNUM = 5;
 			CREATE FUNCTION public.md5(t text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN t LIKE '%:EVIL%' THEN 'deadbeef' || pg_catalog.md5(t) ELSE pg_catalog.md5(t) END $$;
 			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', current_database()); END $$`, want: checksum},
+		// The sixth retest's: fields of their length in spaces, an é, a
+		// tab, a quote, their checksums recomputed; and YCSB_RMW at
+		// bigint's top, which made the check's sum a scan error.
+		{what: tamperTextForm, sql: resignedYCSB(5, 0, "repeat(' ', 92)") + "; " + resignedYCSB(6, 1, "'é' || repeat('x', 91)") + "; " +
+			resignedYCSB(7, 2, "E'\\t' || repeat('x', 91)") + "; " + resignedYCSB(8, 3, `'"' || repeat('x', 91)`),
+			want: "4 rows have a field in characters txload never writes"},
+		{what: tamperHuge, sql: `UPDATE usertable SET YCSB_RMW = 9223372036854775807 WHERE YCSB_KEYNUM IN (5, 6)`,
+			want: "2 rows have a YCSB_RMW of 2^50 or more, first key number 5 (user"},
 	}
+}
+
+// resignedYCSB writes FIELDi of ycsb's record keynum as rest (an SQL
+// expression of 92 characters), opened by its checksum recomputed.
+func resignedYCSB(keynum, i int, rest string) string {
+	return fmt.Sprintf("UPDATE usertable SET FIELD%d = left(md5(YCSB_KEY || ':%d:' || %s), 8) || %s WHERE YCSB_KEYNUM = %d", i, i, rest, rest, keynum)
 }
 
 // fewerRecords deletes ycsb's last loaded record, and lowers ycsb_meta's
@@ -782,7 +835,18 @@ func appendTamperings() []tampering {
 			want: "column txn0.sk is numeric, where init makes it integer"},
 		// The fifth retest's (issue 36, round 8, (10)).
 		{what: tamperExtraTable, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '1,2')`,
-			want: "1 table beside the append tables txn0, txn1, txn2: txn3"},
+			want: "1 relation beside the append tables txn0, txn1, txn2: table txn3"},
+		// The sixth retest's (issue 36, round 10): names of append's form
+		// in another case or shape, a materialized view.
+		{what: tamperExtraNamed, sql: `CREATE TABLE "TXN3" (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO "TXN3" VALUES (1, 1, '1,2');
+			CREATE TABLE txn_extra (id INT, val TEXT); CREATE MATERIALIZED VIEW txn4 AS SELECT * FROM "TXN3"`,
+			want: `3 relations beside the append tables txn0, txn1, txn2: table "TXN3", materialized view txn4, table txn_extra`},
+		// The seventh retest's (9): the audits' setting made the
+		// database's, so that a check outside an audit's transaction
+		// looked for the workload's relations in no schema.
+		{what: tamperSchemaNamed, sql: `CREATE TABLE txn3 (id INT PRIMARY KEY, sk INT NOT NULL, val TEXT); INSERT INTO txn3 VALUES (1, 1, '99');
+			DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET txload.schema = ''nowhere''', current_database()); END $$`,
+			want: `1 relation beside the append tables txn0, txn1, txn2: table txn3`},
 	}
 }
 

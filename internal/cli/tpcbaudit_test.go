@@ -338,3 +338,86 @@ func TestBuiltinCheckMtimeTimeZones(t *testing.T) {
 		want(west, "check", c)
 	}
 }
+
+// The database's time zone changed during a clean tpcb-like run (the sixth
+// outside retest's false alarm, issue 36): the sessions opened after it,
+// the clients' reconnections and the audit's, would date the history in a
+// zone 12 hours behind the run's first sessions, and the audit found the
+// run's rows "not dated within it". Every session of the run keeps the
+// zone its first saw: the clean run passes its audit, and a row re-dated
+// beside it is still caught.
+func TestBuiltinAuditTimeZoneChanged(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ what, sql, want string }{
+		{"clean", "", "check: ok"},
+		{"re-dated", `UPDATE pgbench_history SET mtime = mtime - interval '3 hours' WHERE ctid = (SELECT max(ctid) FROM pgbench_history WHERE delta <> 0)`,
+			"VIOLATION: 1 history row the run added not dated within it"},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			t.Parallel()
+			url := tpcbDatabase(t)
+			conn := pgtest.Conn(t, url)
+			ctx := t.Context()
+			// Etc/GMT+12 is UTC-12: more than the audit's 2 hours' margin
+			// behind the server's zone.
+			if off := count(t, url, `SELECT extract(timezone FROM now())::bigint`); off < -9*3600 {
+				t.Skipf("the server's zone is %d s from UTC: too near UTC-12 for the test", off)
+			}
+			done := make(chan result, 1)
+			go func() {
+				done <- txload(ctx, nil, "run", "tpcb-like", "--url", url, "--concurrency", "2", "--duration", "6s", "--max-tries", "10", "--progress", "0")
+			}()
+			// until is the history's rows reaching n, or the run's end.
+			var r result
+			ended := false
+			until := func(n int64) {
+				t.Helper()
+				for !ended {
+					var have int64
+					if err := conn.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&have); err != nil {
+						t.Fatal(err)
+					}
+					if have >= n {
+						return
+					}
+					select {
+					case r = <-done:
+						ended = true
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			}
+			until(10)
+			if _, err := conn.Exec(ctx, `ALTER DATABASE "`+dbName(t, url)+`" SET timezone = 'Etc/GMT+12'`); err != nil {
+				t.Fatal(err)
+			}
+			// The clients connect again, after the change.
+			var killed int64
+			if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ~* 'pgbench_|^(BEGIN|END)'`).Scan(&killed); err != nil {
+				t.Fatal(err)
+			}
+			at := count(t, url, "SELECT count(*) FROM pgbench_history")
+			until(at + 10)
+			if c.sql != "" {
+				if _, err := conn.Exec(ctx, c.sql); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !ended {
+				r = <-done
+			}
+			if killed == 0 || count(t, url, "SELECT count(*) FROM pgbench_history") < at+10 {
+				t.Fatalf("%d clients killed, and the history grew from %d to %d rows after: the run ended before its clients wrote again\n%s",
+					killed, at, count(t, url, "SELECT count(*) FROM pgbench_history"), r.stdout)
+			}
+			code := 0
+			if c.sql != "" {
+				code = 1
+			}
+			if r.code != code || !strings.Contains(r.stdout, c.want) {
+				t.Errorf("run with the zone changed (%s): exit %d, want %d and %q\n%s\n%s", c.what, r.code, code, c.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}

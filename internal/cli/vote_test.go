@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	neturl "net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -292,4 +294,65 @@ func TestVoteAuditConnectionsKilled(t *testing.T) {
 			t.Log(r.stdout[strings.Index(r.stdout, "ambiguous:"):])
 		})
 	}
+}
+
+// article_votes redefined, still a materialized view of the same columns,
+// counting 1000 more votes for one article (the sixth outside retest): a
+// matview run's REFRESH keeps the forged definition, and its audit names
+// it. A role that may not create temporary tables (where the audit prints
+// init's definition to compare) gets a line saying it was not compared,
+// and no violation.
+func TestVoteViewRedefined(t *testing.T) {
+	t.Parallel()
+	t.Run("matview run", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		if r := txload(t.Context(), nil, "init", "vote", "--url", url, "--articles", "1000"); r.code != 0 {
+			t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+		}
+		conn := pgtest.Conn(t, url)
+		if _, err := conn.Exec(t.Context(), `DROP MATERIALIZED VIEW article_votes;
+			CREATE MATERIALIZED VIEW article_votes AS
+				SELECT article_id, count(*)::BIGINT + CASE WHEN article_id = 910 THEN 1000 ELSE 0 END AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+				UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+			CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id)`); err != nil {
+			t.Fatal(err)
+		}
+		r := txload(t.Context(), nil, "run", "vote", "--url", url, "--init", "keep", "--variant", "matview", "--articles", "1000",
+			"--write-every", "2", "--concurrency", "2", "--duration", "1s", "--progress", "0")
+		if r.code != 1 || !strings.Contains(r.stdout, "VIOLATION: article_votes is not the view init makes, as the server prints both") ||
+			!strings.Contains(r.stdout, "CASE WHEN (vote.article_id = 910) THEN 1000 ELSE 0 END") {
+			t.Errorf("matview run on a redefined view: exit %d, want 1 and a VIOLATION naming its definition\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("no temporary tables", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		if r := txload(t.Context(), nil, "run", "vote", "--url", url, "--variant", "matview", "--articles", "1000",
+			"--write-every", "2", "--concurrency", "2", "--duration", "1s", "--progress", "0"); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		role := "vote_notemp_" + strings.ToLower(strings.TrimPrefix(dbName(t, url), "txload_test_"))
+		admin := pgtest.Conn(t, srv.URL())
+		t.Cleanup(func() {
+			_, _ = pgtest.Conn(t, url).Exec(context.Background(), "DROP OWNED BY "+role)
+			_, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
+		})
+		if _, err := admin.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pgtest.Conn(t, url).Exec(t.Context(), fmt.Sprintf(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
+			REVOKE TEMP ON DATABASE "%[2]s" FROM PUBLIC`, role, dbName(t, url))); err != nil {
+			t.Fatal(err)
+		}
+		u, err := neturl.Parse(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = neturl.User(role)
+		r := txload(t.Context(), nil, "check", "vote", "--url", u.String())
+		if r.code != 0 || !strings.Contains(r.stdout, "article_votes' definition: not compared with init's: the server made no scratch view to print init's (permission denied") {
+			t.Errorf("check vote without TEMP: exit %d, want 0 and the line saying the definition was not compared\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
 }

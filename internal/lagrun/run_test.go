@@ -121,12 +121,20 @@ func TestRunInterrupted(t *testing.T) {
 	o.Run.Stdout, o.Run.Stderr = &out, &errb
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	watch := pgtest.Conn(t, db)
 	go func() {
-		// The load has started once the instrument says where it measures.
-		for !strings.Contains(errb.String(), "lag: markers every") && ctx.Err() == nil {
+		// The load has started once one of its transactions committed
+		// (under the race detector on a loaded machine, a second after
+		// the instrument's first line was not always enough: the load had
+		// not begun, and the run had no outcome to report).
+		for ctx.Err() == nil {
+			var n int64
+			if err := watch.QueryRow(ctx, "SELECT count(*) FROM pgbench_history").Scan(&n); err != nil || n > 0 {
+				break
+			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(500 * time.Millisecond)
 		cancel()
 	}()
 	res, err := Run(ctx, o)

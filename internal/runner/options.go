@@ -214,5 +214,19 @@ func Locked(w io.Writer) io.Writer {
 	return &lockedWriter{w: w}
 }
 
-// auditTimeout bounds the audit after a run: it runs even after Ctrl-C.
+// auditTimeout bounds the audit after an interrupted run, which runs
+// even after Ctrl-C.
 const auditTimeout = time.Minute
+
+// auditContext is the context of the audit after a run: after a run that
+// ended as asked, ctx itself, unbounded (an audit of a large table takes
+// minutes: ycsb's of 200,000 records at load 24 took more than one, and
+// the run failed with its statement cancelled), which a stop signal ends;
+// after an interrupted run, one that the interrupt does not end, bounded
+// by auditTimeout (a second stop signal kills at once).
+func auditContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() != nil {
+		return context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+	}
+	return context.WithCancel(ctx)
+}

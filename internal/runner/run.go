@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/engine"
+	"github.com/txload/txload/executor"
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
@@ -442,7 +443,7 @@ func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.Quer
 		fmt.Fprintf(w, "\n%s's audit: once every instance is done, run `txload check %s` (and merge the instances' --json with `txload merge`)\n", m.Name, m.Name)
 		return nil
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+	actx, cancel := auditContext(ctx)
 	defer cancel()
 	conn.settle(actx)
 	all, err := res.All()
@@ -488,8 +489,13 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	}
 	if res.Drained {
 		n := res.Drain.Total("all").Abandoned
-		out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned; their outcome is unknown",
-			report.Count(n, "operation"), opts.Engine.DrainTimeout, metrics.Were(n)))
+		if n == 0 {
+			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: the operations still in flight %s after the end were cancelled, and the server answered each: their outcomes are known (the drain line), none unknown",
+				opts.Engine.DrainTimeout))
+		} else {
+			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned (a COMMIT in flight, unanswered %s after its cancel request); their outcome is unknown",
+				report.Count(n, "operation"), opts.Engine.DrainTimeout, metrics.Were(n), executor.SettleTimeout))
+		}
 	}
 	if res.Outages > 0 {
 		out = append(out, fmt.Sprintf("UNREACHABLE: the server could not be reached %s, %s in all; %s failed",

@@ -198,7 +198,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 
 	var outErr error
 	if load.Report != nil && committed != nil {
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
+		actx, cancel := auditContext(ctx)
 		conn.settle(actx)
 		if load.Measured != nil && len(outcomes) > 0 {
 			load.Measured(outcomes[len(outcomes)-1].Result.Total)

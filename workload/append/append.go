@@ -47,8 +47,18 @@ func (g *gen) schema() workload.Schema {
 	}
 }
 
+// init makes the tables, refused while a run goes (guard): --drop would
+// drop them under it.
 func (g *gen) init(ctx context.Context, t *pg.Target, o workload.InitOptions) error {
-	return g.schema().Init(ctx, t, o)
+	gd, err := takeGuard(ctx, t)
+	if err != nil {
+		return err
+	}
+	err = g.schema().Init(ctx, t, o)
+	if rerr := gd.release(ctx); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // table is the table key k lives in.
@@ -89,8 +99,19 @@ func newStatements(c *config) *statements {
 }
 
 // ops prepares a run: keys start above every key the tables hold, so that
-// a run on kept tables checks only its own appends.
-func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (*workload.QueryLoad, error) {
+// a run on kept tables checks only its own appends. The guard keeps a
+// second run (or an init) off the tables from before the keys are read
+// until the run's final read is done.
+func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (_ *workload.QueryLoad, err error) {
+	gd, err := takeGuard(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = gd.release(ctx)
+		}
+	}()
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -143,6 +164,11 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 		Report: func(ctx context.Context, _ *metrics.Snapshot) (*workload.CheckResult, error) {
 			return r.finish(ctx, t)
 		},
-		Close: func() { _, _ = r.finish(context.Background(), nil) },
+		Close: func() {
+			_, _ = r.finish(context.Background(), nil)
+			if err := gd.release(context.Background()); err != nil && opts.Log != nil {
+				fmt.Fprintf(opts.Log, "txload: %v\n", err)
+			}
+		},
 	}, nil
 }

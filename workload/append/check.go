@@ -101,18 +101,31 @@ func (g *gen) marker(ctx context.Context, t *pg.Target) ([]string, error) {
 			strings.Join(tables, ", "), s.Settings, m.Settings, workload.MarkerTable))
 	}
 	// A key lives in the table its hash selects of the three: init makes
-	// no other txn table, and no run does.
+	// no other txn relation, and no run does.
 	var others []string
-	if err := conn.QueryRow(ctx, `SELECT COALESCE(array_agg(table_name::TEXT ORDER BY table_name), '{}') FROM information_schema.tables
-WHERE table_schema = `+workload.SchemaSQL+` AND table_name::TEXT ~ '^txn[0-9]+$' AND table_name::TEXT <> ALL($1::TEXT[])`, tables).Scan(&others); err != nil {
+	if err := conn.QueryRow(ctx, othersSQL, tables).Scan(&others); err != nil {
 		return nil, fmt.Errorf("listing the txn tables: %w", err)
 	}
 	if len(others) > 0 {
 		found = append(found, fmt.Sprintf("%s beside the append tables %s: %s (init makes those three, no run makes another, and no transaction or check reads one)",
-			metrics.Count(len(others), "table"), strings.Join(tables, ", "), strings.Join(others, ", ")))
+			metrics.Count(len(others), "relation"), strings.Join(tables, ", "), strings.Join(others, ", ")))
 	}
 	return found, nil
 }
+
+// othersSQL lists the relations of the tables' schema named as append's
+// are, in any case, of any kind that holds or shows rows (a table, a
+// view, a materialized view, a sequence, a foreign or partitioned table, a
+// composite type): txn, txn3, TXN3, txn03, txn_extra, txn3_x, but not
+// txnlog. The three tables are left out; indexes too (each belongs to a
+// relation, named here if it is one of these), each of the others named
+// with its kind.
+const othersSQL = `SELECT COALESCE(array_agg(format('%s %I', CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
+	WHEN 'S' THEN 'sequence' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' WHEN 'c' THEN 'composite type' ELSE 'relation' END,
+	c.relname) ORDER BY c.relname), '{}')
+FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = ` + workload.SchemaSQL + ` AND pg_catalog.lower(c.relname) ~ '^txn[0-9]*($|_)' AND c.relname <> ALL($1::TEXT[])
+	AND c.relkind NOT IN ('i', 'I')`
 
 // checkTables is check's reading of the tables, held to the history if
 // one is given.
@@ -151,8 +164,14 @@ func (g *gen) checkTables(ctx context.Context, t *pg.Target) (*workload.CheckRes
 	if h.note != "" {
 		out.Lines = append(out.Lines, workload.Line{Label: "level", Value: h.note})
 	}
+	if note := h.file.ClientsNote(); note != "" {
+		out.Lines = append(out.Lines, workload.Line{Label: "clients", Value: note})
+	}
 	out.Values["final_read_rows_above"] = final.above
 	judge(out, final.res, final, h.level, h.file.Name)
+	if b := h.file.Beyond(); b != "" {
+		out.Violations = append(out.Violations, "history: attempts "+b)
+	}
 	return out, nil
 }
 

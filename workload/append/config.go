@@ -77,8 +77,12 @@ func newGenerator() *gen {
 	f.StringVar(&g.raw.format, "history-format", "", "jsonl | edn: the format of --history, whatever its name (check: else from its contents)")
 	workload.OnlyFor(f, workload.VerbRun|workload.VerbCheck, "history", "history-format")
 	// The transactions' shape: check reads the tables and the history,
-	// whatever made them, and refuses these.
-	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep, "keys", "min-ops", "max-ops", "max-writes-per-key", "append")
+	// whatever made them, and says it ignores these (a check is rerun
+	// with its run's flags, as the other workloads' checks are).
+	shape := []string{"keys", "min-ops", "max-ops", "max-writes-per-key", "append"}
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbCheck, shape...)
+	workload.IgnoredBy(f, workload.VerbCheck, shape...)
+	workload.IgnoredWhy(f, "it reads the tables and the history, whatever run made them", shape...)
 	return g
 }
 

@@ -139,7 +139,8 @@ func (p *program) Resume(c *executor.Conn) executor.Action {
 
 // Ended records the attempt's outcome in the history: committed; failed,
 // with the server's SQLSTATE, or without one when the connection was lost
-// before the transaction could commit; unknown when it was lost while the
+// before the transaction could commit, or when the run ended before its
+// next statements were sent; unknown when it was lost while the
 // committing statement ran (or the program failed on its own).
 func (p *program) Ended(now time.Time, err error) {
 	if !p.open {
@@ -156,7 +157,7 @@ func (p *program) Ended(now time.Time, err error) {
 		switch {
 		case class == metrics.AmbiguousCommit:
 			outcome = history.Unknown
-		case class == metrics.ConnectionLost, state != "":
+		case class == metrics.ConnectionLost, state != "", errors.Is(err, executor.ErrRunEnded):
 		default:
 			outcome = history.Unknown // txload's own error: nothing is known
 		}

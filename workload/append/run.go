@@ -113,12 +113,16 @@ func newRunState(cfg *config, first int64, opts workload.RunOptions) (*runState,
 		}
 		// The file records the level its attempts ran at: check append
 		// judges it there.
+		// And the run's clients: check names an attempt by another.
+		clients := opts.FirstClient + opts.Concurrency
 		if cfg.edn {
 			r.edn = history.NewEDNWriter(f)
 			r.edn.SetLevel(cfg.level())
+			r.edn.SetClients(clients)
 		} else {
 			r.jsonl = history.NewJSONLWriter(f)
 			r.jsonl.SetLevel(cfg.level())
+			r.jsonl.SetClients(clients)
 		}
 	}
 	return r, nil

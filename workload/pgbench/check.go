@@ -58,11 +58,14 @@ type tpcbAudit struct {
 	nullHistory, wideDelta, historyFiller, future, early int64
 	datedFrom                                            time.Time
 	// runFrom is where a run's window starts, in the session's time
-	// zone: the before-audit's local time less runMargin (or the one it
+	// zone (the run's, which it pins): the before-audit's local time less runMargin (or the one it
 	// was given); inRun the history rows with an mtime from runFrom to
 	// this audit's local time plus runMargin.
 	runFrom time.Time
 	inRun   int64
+	// zone is the audit's session time zone, which a run pins every
+	// session of its own to (ops).
+	zone string
 	// per table (accounts, tellers, branches): rows, rows of ids 1..n
 	// (n from the scale, which is the number of branches), rows whose
 	// balance is not the sum of their history deltas, the first of them
@@ -164,9 +167,9 @@ FROM j`, name, id, balance, misplaced, filler)
 // server's clock in UTC, a day either way: a row dated more than a day
 // after now, or a day before the marker of the init that emptied the
 // history, was written by none of them. runMargin holds a run's rows to
-// the run, in the session's own time zone, which its writers share: the
-// margin covers a daylight-saving change (an hour) and a clock stepped
-// back.
+// the run, in the time zone its first session saw, which every session of
+// the run is pinned to (ops): the margin covers a daylight-saving change
+// (an hour) and a clock stepped back.
 const (
 	mtimeMargin    = "interval '1 day'"
 	runMarginWords = "2 hours"
@@ -200,7 +203,7 @@ func runTPCBAudit(ctx context.Context, t *pg.Target, id *identity, before bool, 
 	if err := requireTables(ctx, conn); err != nil {
 		return nil, err
 	}
-	a := &tpcbAudit{}
+	a := &tpcbAudit{zone: conn.PgConn().ParameterStatus("TimeZone")}
 	m, err := workload.ReadMarker(ctx, conn, tpcbMarker)
 	if err != nil {
 		return nil, err
@@ -497,8 +500,8 @@ func runAudit(ctx context.Context, t *pg.Target, r rule, op *metrics.OpStats, be
 	// Every row the run added is dated within it: as many more rows are
 	// as it added (a row deleted beside it lowers both).
 	if added, dated := a.rows-before.rows, a.inRun-before.inRun; dated < added {
-		res.Violations = append(res.Violations, fmt.Sprintf("%s the run added not dated within it (%d added, %d more with an mtime from %s to the audit's time plus %s, in the session's time zone, which the run's CURRENT_TIMESTAMP is written in): a row re-dated beside the run",
-			metrics.Count(added-dated, "history row"), added, dated, a.runFrom.Format(time.DateTime), runMarginWords))
+		res.Violations = append(res.Violations, fmt.Sprintf("%s the run added not dated within it (%d added, %d more with an mtime from %s to the audit's time plus %s, in the run's time zone, %s, which every session of the run is pinned to and its CURRENT_TIMESTAMP is written in): a row re-dated beside the run",
+			metrics.Count(added-dated, "history row"), added, dated, a.runFrom.Format(time.DateTime), runMarginWords, a.zone))
 	}
 	if v := a.datedViolation(before); v != "" {
 		res.Violations = append(res.Violations, v)

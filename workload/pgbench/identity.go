@@ -102,8 +102,8 @@ func (a *tpcbAudit) datedViolation(b *tpcbAudit) string {
 	if !a.identOK || !b.identOK || a.ident-a.identDated == b.ident-b.identDated {
 		return ""
 	}
-	return fmt.Sprintf("the history rows dated before the run (before %s, in the session's time zone, which the run's CURRENT_TIMESTAMP is written in) are not the ones there before it (their identity sum differs): a row the run added re-dated before it, or one dated before it re-dated into it, changed, deleted or added beside the run",
-		a.runFrom.Format(time.DateTime))
+	return fmt.Sprintf("the history rows dated before the run (before %s, in the run's time zone, %s, which every session of the run is pinned to and its CURRENT_TIMESTAMP is written in) are not the ones there before it (their identity sum differs): a row the run added re-dated before it, or one dated before it re-dated into it, changed, deleted or added beside the run",
+		a.runFrom.Format(time.DateTime), a.zone)
 }
 
 // explains says whether diff, the history's sum after minus before, is

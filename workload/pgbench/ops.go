@@ -64,6 +64,18 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			// The audit holds the run to what it changed: the tables and
 			// the history's identity before it.
 			id = &identity{seed: rand.Uint64()}
+			// The history's mtime is CURRENT_TIMESTAMP in the writer's
+			// time zone: every session of the run from here on (the
+			// audit before it, its clients and their reconnections, the
+			// audit after it) is pinned to the zone its first session
+			// saw, so that one changed on the server during the run
+			// (ALTER DATABASE ... SET timezone) moves no row the run
+			// wrote out of its window. Not on CockroachDB (it reports
+			// crdb_version), where the startup parameter is untried.
+			pc := conn.PgConn()
+			if zone := pc.ParameterStatus("TimeZone"); zone != "" && pc.ParameterStatus("crdb_version") == "" {
+				t.PinSetting("TimeZone", zone)
+			}
 			if before, err = runTPCBAudit(ctx, t, id, true, nil); err != nil {
 				return nil, err
 			}

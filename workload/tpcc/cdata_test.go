@@ -1,6 +1,7 @@
 package tpcc
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -46,8 +47,49 @@ func TestCDataHeld(t *testing.T) {
 		{"lines only, short of 500", strings.Repeat(l1, 10), slicesRepeat(p1, 10), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := cdataHeld(1, 2, 7, tc.data, tc.pays); got != tc.want {
+			if got := cdataHeld(1, 2, 7, tc.data, tc.pays, nil); got != tc.want {
 				t.Fatalf("cdataHeld(%q, %v) = %t, want %t", tc.data, tc.pays, got, tc.want)
+			}
+		})
+	}
+}
+
+// cdataHeld holds the lines to their payments' order, newest first, by
+// their dates, within orderMargin: payments of one line alike may be
+// dated anywhere in their span, a NULL date anywhere.
+func TestCDataOrder(t *testing.T) {
+	a := strings.Repeat("aB3", 100)
+	const day = 24 * 3600 * 1000000
+	p1, p2, p3 := payLine{2, 1, 1234}, payLine{3, 2, 500000}, payLine{4, 1, 100}
+	l1, l2, l3 := "7 2 1 2 1 12.34 | ", "7 2 1 3 2 5000.00 | ", "7 2 1 4 1 1.00 | "
+	at := func(ds ...int64) map[payLine]dateSpan {
+		m := map[payLine]dateSpan{}
+		for i, p := range []payLine{p1, p2, p3} {
+			if i < len(ds) {
+				m[p] = spanWith(m, p, ds[i])
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		data  string
+		pays  []payLine
+		dates map[payLine]dateSpan
+		want  bool
+	}{
+		{"newest first", l2 + l1 + a, []payLine{p1, p2}, at(0, 3*day), true},
+		{"dated alike", l2 + l1 + a, []payLine{p1, p2}, at(5, 5), true},
+		{"out of order within the margin", l2 + l1 + a, []payLine{p1, p2}, at(2*day, 0), true},
+		{"out of order beyond the margin", l2 + l1 + a, []payLine{p1, p2}, at(2*day+1, 0), false},
+		{"behind a line two in front", l3 + l2 + l1 + a, []payLine{p1, p2, p3}, at(5*day/2, day, 0), false},
+		{"a NULL date", l2 + l1 + a, []payLine{p1, p2}, at(3*day, math.MinInt64), true},
+		{"one line's payments dated apart", l1 + l2 + l1 + a, []payLine{p1, p1, p2},
+			map[payLine]dateSpan{p1: {0, 4 * day}, p2: {day, day}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cdataHeld(1, 2, 7, tc.data, tc.pays, tc.dates); got != tc.want {
+				t.Fatalf("cdataHeld(%q, %v, %v) = %t, want %t", tc.data, tc.pays, tc.dates, got, tc.want)
 			}
 		})
 	}

@@ -118,7 +118,8 @@ var rules = [nRules]condition{
 		"order lines", []string{"w_id", "d_id", "o_id", "ol_number"}},
 	// Payment puts a line in front of a BC customer's C_DATA and keeps
 	// 500 characters (clause 2.5.2.2): cdataHeld.
-	{"a BC customer's C_DATA its payments' lines (C_ID C_D_ID C_W_ID D_ID W_ID H_AMOUNT |), each of a history row of its own, in front of the load's string, " +
+	{"a BC customer's C_DATA its payments' lines (C_ID C_D_ID C_W_ID D_ID W_ID H_AMOUNT |), each of a history row of its own, " +
+		"none behind a line whose payment is dated more than two days before its own, in front of the load's string, " +
 		"every payment's while that string is there, 500 characters at most", "BC customers", []string{"w_id", "d_id", "c_id"}},
 }
 

@@ -31,11 +31,15 @@ CREATE TABLE vote (
 	user_id    BIGINT NOT NULL
 );
 CREATE INDEX vote_article_id ON vote (article_id);
-CREATE MATERIALIZED VIEW article_votes AS
-	SELECT article_id, count(*)::BIGINT AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
-	UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+CREATE MATERIALIZED VIEW article_votes AS` + viewSQL + `;
 CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id);
 CREATE TABLE vote_variant (variant TEXT PRIMARY KEY)`
+
+// viewSQL is article_votes' query, as init makes it (check holds the
+// view's definition to it: definition.go).
+const viewSQL = `
+	SELECT article_id, count(*)::BIGINT AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+	UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote`
 
 // schema declares the vote tables for init.
 func (g *gen) schema() workload.Schema {

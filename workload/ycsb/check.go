@@ -27,9 +27,23 @@ type audit struct {
 	badLength, badChecksum, badKeynum, badKey int64
 	example                                   string   // a wrong key
 	badRMW                                    int64    // rows whose YCSB_RMW is below 0 or NULL
+	badForm                                   int64    // rows with a field in characters txload never writes
+	hugeRMW                                   int64    // rows whose YCSB_RMW is maxRMW or more
+	hugeKeynum                                int64    // the least key number of them
 	meta                                      []string // what is wrong with ycsb_meta or the init marker
 	weighted                                  uint64   // sum of weight × YCSB_RMW, when the run weighs records (rmwRows)
 	present                                   uint64   // sum of weight over the rows but a run's inserts: which records the table holds
+}
+
+// maxRMW bounds a record's YCSB_RMW, and their sum: each
+// read-modify-write adds 1, and 2^50 of them take 35 years at a million a
+// second. A count beyond it is no run's, and would overflow the sums.
+const maxRMW = 1 << 50
+
+// rmwSumSQL is usertable's YCSB_RMW added up, held within ±maxRMW (a sum
+// beyond it, which no run writes, is then still a 64-bit integer).
+func rmwSumSQL() string {
+	return fmt.Sprintf("GREATEST(LEAST(COALESCE(sum(YCSB_RMW), 0), %d), -%[1]d)::BIGINT", int64(maxRMW))
 }
 
 func auditSQL(fields int) string {
@@ -41,12 +55,15 @@ func auditSQL(fields int) string {
 	return fmt.Sprintf(`SELECT count(*),
 	COALESCE(sum(CASE WHEN YCSB_KEYNUM >= 0 AND YCSB_KEYNUM < $1 THEN 1 ELSE 0 END), 0),
 	count(DISTINCT YCSB_KEY),
-	COALESCE(sum(YCSB_RMW), 0),
+	%s,
 	COALESCE(sum(CASE WHEN %s THEN 1 ELSE 0 END), 0),
 	COALESCE(sum(CASE WHEN %s THEN 0 ELSE 1 END), 0),
 	COALESCE(sum(CASE WHEN YCSB_KEYNUM < 0 OR YCSB_KEYNUM >= $3 THEN 1 ELSE 0 END), 0),
-	count(*) FILTER (WHERE YCSB_RMW < 0 OR YCSB_RMW IS NULL)
-FROM usertable`, strings.Join(length, " OR "), strings.Join(sum, " AND "))
+	count(*) FILTER (WHERE YCSB_RMW < 0 OR YCSB_RMW IS NULL),
+	count(*) FILTER (WHERE %s),
+	count(*) FILTER (WHERE YCSB_RMW >= %d),
+	COALESCE(min(YCSB_KEYNUM) FILTER (WHERE YCSB_RMW >= %d), 0)
+FROM usertable`, rmwSumSQL(), strings.Join(length, " OR "), strings.Join(sum, " AND "), badFormSQL(fields), int64(maxRMW), int64(maxRMW))
 }
 
 var errNoSchema = errors.New("no ycsb schema in this database: run `txload init ycsb` first")
@@ -65,7 +82,7 @@ func runAudit(ctx context.Context, t *pg.Target, weight func(int64) uint64, lo, 
 			return err
 		}
 		if err := tx.QueryRow(ctx, auditSQL(int(a.fields)), a.records, a.fieldLength, a.nextKeynum).Scan(
-			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum, &a.badRMW); err != nil {
+			&a.rows, &a.loaded, &a.keys, &a.rmw, &a.badLength, &a.badChecksum, &a.badKeynum, &a.badRMW, &a.badForm, &a.hugeRMW, &a.hugeKeynum); err != nil {
 			return fmt.Errorf("auditing usertable: %w", err)
 		}
 		k := &keys{a: a, weight: weight, lo: lo, hi: hi}
@@ -249,6 +266,17 @@ func (a *audit) result() *workload.CheckResult {
 	}
 	if a.badRMW > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%s a YCSB_RMW below 0 or NULL (it counts read-modify-writes, from 0)", rowsVerb(a.badRMW, "has", "have")))
+	}
+	if a.badForm > 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a field in characters txload never writes (a value opens with %d lowercase hex digits, its checksum, then writes only %s)",
+			rowsVerb(a.badForm, "has", "have"), checksumLen, fillerSays))
+	}
+	switch {
+	case a.hugeRMW > 0:
+		res.Violations = append(res.Violations, fmt.Sprintf("%s a YCSB_RMW of 2^50 or more, first key number %d (%s): read-modify-writes add 1 each, and 2^50 of them take 35 years at a million a second",
+			rowsVerb(a.hugeRMW, "has", "have"), a.hugeKeynum, appendKey(nil, a.hugeKeynum)))
+	case a.rmw >= maxRMW:
+		res.Violations = append(res.Violations, "the rows' YCSB_RMW add up to 2^50 or more: read-modify-writes add 1 each, and 2^50 of them take 35 years at a million a second")
 	}
 	if a.badKeynum > 0 {
 		res.Violations = append(res.Violations, fmt.Sprintf("%s a key number no run claimed (below 0, or from %d)", rowsVerb(a.badKeynum, "has", "have"), a.nextKeynum))

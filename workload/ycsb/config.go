@@ -113,12 +113,16 @@ func newGenerator() *gen {
 	f.Float64Var(&g.cfg.hotData, "hotspot-data-fraction", 0.2, "hotspot: the share of the records that is hot")
 	f.Float64Var(&g.cfg.hotOpn, "hotspot-opn-fraction", 0.8, "hotspot: the share of the operations on the hot records")
 	f.Int64Var(&g.cfg.operations, "operation-count", 1000, "YCSB's operationcount, for the zipfian's key space only: records + 2 × insert proportion × this (the run's length is --duration or --transactions)")
-	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbFailover, "workload", "request-distribution", "min-scan-length", "max-scan-length",
+	// The operations' mix and keys: check audits the table whatever
+	// operations made it, and says it ignores these (a check is rerun
+	// with its run's flags).
+	mix := []string{"workload", "request-distribution", "min-scan-length", "max-scan-length",
 		"scan-length-distribution", "hotspot-data-fraction", "hotspot-opn-fraction", "operation-count",
-		proportionFlags[read], proportionFlags[update], proportionFlags[insert], proportionFlags[scan], proportionFlags[readModifyWrite])
+		proportionFlags[read], proportionFlags[update], proportionFlags[insert], proportionFlags[scan], proportionFlags[readModifyWrite]}
+	workload.OnlyFor(f, workload.VerbRun|workload.VerbSweep|workload.VerbFailover|workload.VerbCheck, mix...)
 	// check audits against what init recorded (ycsb_meta, txload_init):
 	// it says it ignored these.
-	workload.IgnoredBy(f, workload.VerbCheck, "records", "fields", "field-length")
+	workload.IgnoredBy(f, workload.VerbCheck, append([]string{"records", "fields", "field-length"}, mix...)...)
 	return g
 }
 

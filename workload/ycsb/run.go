@@ -229,7 +229,7 @@ func (s *inserts) unknown() (issued int64, unknown map[int64]bool) {
 // COPY.
 func (s *state) readBefore(ctx context.Context, conn *pgx.Conn) error {
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT count(*), COALESCE(sum(YCSB_RMW), 0) FROM usertable").Scan(&s.before.rows, &s.before.rmw); err != nil {
+		if err := tx.QueryRow(ctx, "SELECT count(*), "+rmwSumSQL()+" FROM usertable").Scan(&s.before.rows, &s.before.rmw); err != nil {
 			return fmt.Errorf("counting usertable: %w", err)
 		}
 		k := &keys{a: &audit{}, weight: s.rows.weight, noKey: true}

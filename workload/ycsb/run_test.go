@@ -132,6 +132,7 @@ func TestRunMix(t *testing.T) {
 // Each damage is found, named, and fails the check (exit 1); the data as
 // loaded passes.
 func TestCheckAttacked(t *testing.T) {
+	form := "1 row has a field in characters txload never writes (a value opens with 8 lowercase hex digits, its checksum, then writes only A-Z, a-z, 0-9, - and _)"
 	for _, tc := range []struct {
 		name, damage, want string
 	}{
@@ -155,6 +156,23 @@ func TestCheckAttacked(t *testing.T) {
 			"ycsb_meta's next_keynum 300 less its 299 records is 1, not a multiple of 2^40"},
 		{"a row duplicated", "ALTER TABLE usertable DROP CONSTRAINT usertable_pkey; INSERT INTO usertable SELECT * FROM usertable WHERE YCSB_KEYNUM = 14",
 			"1 row repeats another row's key"},
+		// The sixth retest's (issue 36): fields of the right length in
+		// characters txload never writes, their checksums recomputed.
+		{"a field of spaces, resigned", resigned(15, 2, "repeat(' ', 92)"), form},
+		{"a field with an é, resigned", resigned(16, 0, "'é' || repeat('x', 91)"), form},
+		{"a field with a tab, resigned", resigned(17, 9, "E'\\t' || repeat('x', 91)"), form},
+		{"a field with a quote, resigned", resigned(18, 4, `'"' || repeat('x', 91)`), form},
+		{"a checksum in capitals", "UPDATE usertable SET FIELD1 = upper(left(FIELD1, 8)) || substr(FIELD1, 9) WHERE YCSB_KEYNUM = (SELECT min(YCSB_KEYNUM) FROM usertable WHERE left(FIELD1, 8) ~ '[a-f]')",
+			"1 row has a field whose checksum is wrong"},
+		// The fifth and sixth retests' (issue 36, (12)): YCSB_RMW at
+		// bigint's top, whose sum no 64-bit integer holds; and counts
+		// that add up beyond what runs write.
+		{"YCSB_RMW at 2^63-1", "UPDATE usertable SET YCSB_RMW = 9223372036854775807 WHERE YCSB_KEYNUM IN (21, 20)",
+			"2 rows have a YCSB_RMW of 2^50 or more, first key number 20 (user"},
+		{"YCSB_RMW at 2^49 in four rows", "UPDATE usertable SET YCSB_RMW = 562949953421312 WHERE YCSB_KEYNUM < 4",
+			"the rows' YCSB_RMW add up to 2^50 or more"},
+		{"YCSB_RMW at -2^63 in two rows", "UPDATE usertable SET YCSB_RMW = -9223372036854775808 WHERE YCSB_KEYNUM < 2",
+			"2 rows have a YCSB_RMW below 0 or NULL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -174,6 +192,12 @@ func TestCheckAttacked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resigned is SQL that writes FIELDi of a record as rest (an SQL
+// expression), opened by its checksum, as any client may.
+func resigned(keynum, i int, rest string) string {
+	return fmt.Sprintf("UPDATE usertable SET FIELD%d = left(md5(YCSB_KEY || ':%d:' || %s), 8) || %s WHERE YCSB_KEYNUM = %d", i, i, rest, rest, keynum)
 }
 
 // A run's audit finds what another hand did to the data under it:

@@ -1,0 +1,89 @@
+package workload_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
+)
+
+// CheckColumns holds where the workload's tables are, as an audit's
+// transaction reads them: the seventh outside retest's tamperings, each on
+// a database of its own over init's two tables. A relation of a table's
+// name in pg_catalog (which the audit's path puts first), a temporary one
+// of the check's session (made by a login trigger, as a pooled session
+// can keep another client's), a table in another schema than the others,
+// a foreign table or a policy among a table's children are violations; a
+// schema placed first on the path that holds none of the tables is an
+// error naming where they are; a path that names pg_catalog first, or a
+// txload.schema set for the database, changes nothing.
+func TestCheckColumnsPlace(t *testing.T) {
+	atDB := func(setting string) string {
+		return `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET ` + setting + `', current_database()); END $$`
+	}
+	want := workload.ColumnsOf("CREATE TABLE demo_a (id INT PRIMARY KEY); CREATE TABLE demo_b (id INT)")
+	for _, c := range []struct {
+		name, sql string
+		min       int // the server's major version it needs
+		violation string
+		err       string
+	}{
+		{name: "clean"},
+		{name: "catalog first on the path", sql: atDB(`search_path = pg_catalog, public`)},
+		{name: "txload.schema set for the database", sql: atDB(`txload.schema = ''nowhere''`)},
+		{name: "a copy in pg_catalog", sql: `SET allow_system_table_mods = on; CREATE TABLE pg_catalog.demo_a (id INT); RESET allow_system_table_mods; ` +
+			atDB(`search_path = "$user", public, pg_catalog`), violation: "demo_a is also a relation in pg_catalog"},
+		{name: "a temporary table made at login", min: 17, sql: `CREATE FUNCTION shadow() RETURNS event_trigger LANGUAGE plpgsql AS
+			$$ BEGIN CREATE TEMP TABLE IF NOT EXISTS demo_b (id INT); END $$; CREATE EVENT TRIGGER shadow ON login EXECUTE FUNCTION shadow()`,
+			violation: "demo_b is also a temporary table of the check's session"},
+		{name: "an empty schema first", sql: `CREATE SCHEMA attic; ` + atDB(`search_path = attic, public`),
+			err: "the workload's tables are not in the first schema of the search path, where init makes them and the audits read them: demo_a is in public"},
+		{name: "one table in another schema", sql: `CREATE SCHEMA attic; CREATE TABLE attic.demo_a (id INT PRIMARY KEY); ` + atDB(`search_path = attic, public`),
+			violation: "demo_b is in the schema public, where init makes every table of the workload in one schema"},
+		{name: "a foreign child", sql: `CREATE FOREIGN DATA WRAPPER nowhere; CREATE SERVER nowhere FOREIGN DATA WRAPPER nowhere;
+			CREATE FOREIGN TABLE demo_f () INHERITS (demo_b) SERVER nowhere`,
+			violation: "demo_f, a partition or child of demo_b (a scan of demo_b reads it), is a foreign table"},
+		{name: "a policy on a child", sql: `CREATE TABLE demo_c () INHERITS (demo_a); ALTER TABLE demo_c ENABLE ROW LEVEL SECURITY`,
+			violation: "demo_c, a partition or child of demo_a (a scan of demo_a reads it), has row-level security enabled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := srv.NewDatabase(t)
+			conn := pgtest.Conn(t, url)
+			var version int
+			if err := conn.QueryRow(t.Context(), "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+				t.Fatal(err)
+			}
+			if version < c.min*10000 {
+				t.Skipf("needs PostgreSQL %d", c.min)
+			}
+			if _, err := conn.Exec(t.Context(), "CREATE TABLE demo_a (id INT PRIMARY KEY); CREATE TABLE demo_b (id INT)"); err != nil {
+				t.Fatal(err)
+			}
+			if c.sql != "" {
+				if _, err := conn.Exec(t.Context(), c.sql); err != nil {
+					t.Fatalf("%s: %v", c.sql, err)
+				}
+			}
+			tg, err := pg.NewTarget([]string{url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := workload.CheckColumns(t.Context(), tg, want)
+			switch {
+			case c.err != "":
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got %v, %+v; want the error %q", err, res, c.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case c.violation == "" && res != nil:
+				t.Fatalf("violations on clean tables: %q", res.Violations)
+			case c.violation != "" && (res == nil || !slices.ContainsFunc(res.Violations, func(v string) bool { return strings.HasPrefix(v, c.violation) })):
+				t.Fatalf("got %+v, want a violation %q", res, c.violation)
+			}
+		})
+	}
+}
