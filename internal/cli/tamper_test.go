@@ -114,6 +114,10 @@ const (
 	tamperExtraNamed   = "relations beside the workload's named as its tables in another case or shape (\"TXN3\", txn_extra, a materialized view), that no check reads"
 	tamperLinesSwapped = "two lines a transaction prepends to a text swapped, the same lines in the other order (a BC customer's C_DATA)"
 	tamperSchemaNamed  = "a table beside the workload's, and the database's own setting of txload.schema (the audits' name for the workload's schema) pointed elsewhere, to hide it"
+	tamperRunDropped   = "the record of the runs dropped (its table), the init marker kept"
+	tamperRemade       = "a table made again under its record (a new oid, its rows kept), the init marker kept"
+	tamperMetaRow      = "a second row in the settings table, dated back, and a row dated before the real init"
+	tamperLoadForged   = "the load's time moved back everywhere it is recorded (the settings table and the rows the load dated), a row dated before the real load"
 )
 
 var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tamperRowAdded, tamperRowDuplicate,
@@ -136,7 +140,9 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperShadowed, tamperViewed, tamperPolicy,
 	tamperCatalogCopy, tamperForeignChild,
 	tamperRedefined, tamperExtraNamed,
-	tamperLinesSwapped, tamperSchemaNamed}
+	tamperLinesSwapped, tamperSchemaNamed,
+	tamperRunDropped, tamperRemade,
+	tamperMetaRow, tamperLoadForged}
 
 // auditSession is true in a read-only repeatable-read session, as the
 // checks' and audits' are: what the sixth outside retest's views and
@@ -379,7 +385,17 @@ func tpcbTamperings(builtin string) []tampering {
 	// Scale 2's rows added at init's balances, the marker left at scale 1.
 	const scale = `INSERT INTO pgbench_branches VALUES (2, 0, NULL); INSERT INTO pgbench_tellers SELECT tid, 2, 0, NULL FROM generate_series(11, 20) tid;
 		INSERT INTO pgbench_accounts SELECT aid, 2, 0, '' FROM generate_series(100001, 200000) aid`
+	// The seventh retest's (6): the record of txload's init and runs
+	// removed, or the tellers made again under it, so that the tellers
+	// moved and a history row dated before the init go unseen.
+	const unrecorded = `UPDATE pgbench_tellers SET tbalance = tbalance + CASE tid WHEN 1 THEN 50 ELSE -50 END WHERE tid IN (1, 2);
+		UPDATE pgbench_history SET mtime = '2019-01-01' WHERE ctid = (SELECT min(ctid) FROM pgbench_history); `
 	return []tampering{
+		{what: tamperRunDeleted, sql: unrecorded + `DELETE FROM txload_pgbench_builtin`, want: "recorded them in txload_pgbench_builtin, which no longer holds init's row"},
+		{what: tamperRunDropped, sql: unrecorded + `DROP TABLE txload_pgbench_builtin`, want: "recorded them in txload_pgbench_builtin, which is gone (dropped)"},
+		{what: tamperRemade, sql: unrecorded + `CREATE TABLE nt (LIKE pgbench_tellers INCLUDING ALL); INSERT INTO nt SELECT * FROM pgbench_tellers;
+			DROP TABLE pgbench_tellers; ALTER TABLE nt RENAME TO pgbench_tellers`,
+			want: "pgbench_tellers is not the table txload's init made and recorded in txload_pgbench_builtin (init's pgbench_accounts, pgbench_branches, pgbench_history still there)"},
 		{what: tamperBalance, sql: `UPDATE pgbench_accounts SET abalance = abalance + 500 WHERE aid = 5`, want: "1 account " + off},
 		{what: tamperMoved, sql: `UPDATE pgbench_accounts SET abalance = abalance + CASE aid WHEN 3 THEN 7 ELSE -7 END WHERE aid IN (3, 4)`, want: "2 accounts " + off},
 		{what: tamperRowDeleted, sql: `DELETE FROM pgbench_accounts WHERE aid = 500`, want: "1 account missing"},
@@ -580,7 +596,17 @@ func voteTamperings(variant string) []tampering {
 // (tpcc.Tamperings), which the table does not list.
 func tpccTamperings() []tampering {
 	cond := func(n int) string { return fmt.Sprintf("consistency condition %d (", n) }
+	// The seventh retest's (8): an order dated before the load, and the
+	// bound of the check's dates, tpcc_meta's loaded_at, lowered to let it.
+	const dated = `UPDATE orders SET o_entry_d = '2019-05-05' WHERE o_w_id = 1 AND o_d_id = 1 AND o_id = 5; `
 	out := []tampering{
+		{what: tamperMetaRow, sql: dated + `INSERT INTO tpcc_meta SELECT warehouses, c_last, c_id, c_item, '2019-01-01' FROM tpcc_meta`,
+			want: "tpcc_meta holds 2 rows, where init wrote one"},
+		{what: tamperMarkerTime, sql: dated + `UPDATE tpcc_meta SET loaded_at = '2019-01-01 00:00:00+00'`,
+			want: "tpcc_meta's loaded_at (2019-01-01 00:00:00 UTC) is more than 2 days before the load's C_SINCE"},
+		{what: tamperLoadForged, sql: dated + `UPDATE tpcc_meta SET loaded_at = '2019-01-01 00:00:00+00'; UPDATE customer SET c_since = '2019-01-01'`,
+			allowed: "the load's time is recorded in tpcc_meta's loaded_at and in every customer's C_SINCE (which no transaction changes), and the check holds them to each other: " +
+				"moved back together, they are a load made then, and a row dated after it is one a run could have written (docs/tpcc.md)"},
 		{what: tamperBalance, sql: `UPDATE customer SET c_balance = c_balance + 500 WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 5`, want: cond(10)},
 		{what: tamperMoved, sql: `UPDATE customer SET c_balance = c_balance + CASE c_id WHEN 3 THEN 7 ELSE -7 END WHERE c_w_id = 1 AND c_d_id = 1 AND c_id IN (3, 4)`,
 			want: "(C_BALANCE = sum(OL_AMOUNT delivered) - sum(H_AMOUNT)): 2 of 30000 customers"},

@@ -399,6 +399,11 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
 			return o, err
 		}
+		// The audit as the text output prints it, on stderr: stdout is
+		// the format's report alone.
+		if err := audit(ctx, conn, m, load, res, opts, o, opts.Stderr); err != nil && runErr == nil {
+			runErr = err
+		}
 		return o, runErr
 	}
 	var labels []string
@@ -420,32 +425,42 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 			fmt.Fprintf(opts.Stdout, "# generator emission lag: p50 %d, p99 %d, max %d (µs)\n", h.ValueAtQuantile(50), h.ValueAtQuantile(99), h.Max())
 		}
 	}
-	if load.Report != nil && opts.Engine.Instances > 1 {
-		fmt.Fprintf(opts.Stdout, "\n%s's audit: once every instance is done, run `txload check %s` (and merge the instances' --json with `txload merge`)\n", m.Name, m.Name)
-	} else if load.Report != nil {
-		actx, cancel := auditContext(ctx)
-		defer cancel()
-		conn.settle(actx)
-		all, err := res.All()
-		var chk *workload.CheckResult
-		if load.Measured != nil {
-			load.Measured(res.Total)
-		}
-		if err == nil {
-			chk, err = load.Report(actx, all)
-		}
-		if err != nil {
-			if runErr == nil {
-				runErr = err
-			}
-		} else {
-			o.Check = chk
-			fmt.Fprintln(opts.Stdout)
-			PrintCheck(opts.Stdout, chk)
-		}
+	if err := audit(ctx, conn, m, load, res, opts, o, opts.Stdout); err != nil && runErr == nil {
+		runErr = err
 	}
 	fmt.Fprintln(opts.Stdout)
 	return o, runErr
+}
+
+// audit ends a run with the workload's audit (load.Report), if it has
+// one, printed on w and kept in o.Check; one instance of several says
+// where the audit is instead.
+func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.QueryLoad, res *engine.Result, opts Options, o *Outcome, w io.Writer) error {
+	switch {
+	case load.Report == nil:
+		return nil
+	case opts.Engine.Instances > 1:
+		fmt.Fprintf(w, "\n%s's audit: once every instance is done, run `txload check %s` (and merge the instances' --json with `txload merge`)\n", m.Name, m.Name)
+		return nil
+	}
+	actx, cancel := auditContext(ctx)
+	defer cancel()
+	conn.settle(actx)
+	all, err := res.All()
+	if load.Measured != nil {
+		load.Measured(res.Total)
+	}
+	if err != nil {
+		return err
+	}
+	chk, err := load.Report(actx, all)
+	if err != nil {
+		return err
+	}
+	o.Check = chk
+	fmt.Fprintln(w)
+	PrintCheck(w, chk)
+	return nil
 }
 
 // Notes are the lines under a summary's header: how the run ended, and

@@ -195,6 +195,7 @@ type checkResult struct {
 	// The tables no transaction adds rows to or deletes them from, counted
 	// against the cardinalities of clause 1.2 for the warehouses loaded.
 	warehouses int64
+	meta       []string // what tpcc_meta holds that the load did not write (readMeta)
 	counts     [5]int64 // warehouses, districts, customers, items, stock
 	took       time.Duration
 }
@@ -422,8 +423,8 @@ func runCheck(ctx context.Context, t *pg.Target) (*checkResult, error) {
 // checkTx runs the check's queries in tx and fills res.
 func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 	f, b := &res.found, &res.beyond
-	if err := tx.QueryRow(ctx, `SELECT warehouses FROM `+metaTable).Scan(&res.warehouses); err != nil {
-		return fmt.Errorf("reading %s: %w", metaTable, err)
+	if err := res.readMeta(ctx, tx); err != nil {
+		return err
 	}
 	if err := tx.QueryRow(ctx, itemSQL).Scan(&res.counts[3], &b[rulePrice].violations, &b[rulePrice].example); err != nil {
 		return fmt.Errorf("checking the items: %w", err)
@@ -488,6 +489,7 @@ func checkTx(ctx context.Context, tx pgx.Tx, res *checkResult) error {
 // violations describes every condition that does not hold.
 func (r *checkResult) violations() []string {
 	var out []string
+	out = append(out, r.meta...)
 	if c := r.cardinality(); len(c) > 0 {
 		out = append(out, "cardinality (clause 1.2): "+strings.Join(c, ", "))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -326,6 +327,9 @@ func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapsho
 			s.whichRows(a, res)
 		}
 	}
+	if !slices.Contains(s.kinds, readModifyWrite) {
+		s.noRMW(a, res)
+	}
 	// Which records: but for the run's inserts (each held to its key
 	// number, and by the count), those before the run, by the sum of their
 	// weights (rmwRows), known to no one else.
@@ -344,6 +348,18 @@ func (s *state) report(ctx context.Context, t *pg.Target, total *metrics.Snapsho
 		res.Violations = append(res.Violations, fmt.Sprintf("%d reads returned a field of another length than %d", n, s.cfg.fieldLength))
 	}
 	return res, nil
+}
+
+// noRMW holds a run without read-modify-writes, YCSB_RMW's only writer
+// (its inserts leave it at 0), to the YCSB_RMW the table held before it:
+// the sum, and which rows (whichRows, with no read-modify-write to
+// explain a change).
+func (s *state) noRMW(a *audit, res *workload.CheckResult) {
+	if d := a.rmw - s.before.rmw; d != 0 {
+		res.Violations = append(res.Violations, fmt.Sprintf("YCSB_RMW: the rows' sum changed by %+d during a run without read-modify-writes, which alone write it (inserts leave it 0): "+
+			"written by someone else, or by a column default", d))
+	}
+	s.whichRows(a, res)
 }
 
 // whichRows holds the read-modify-writes to the rows they wrote: the

@@ -343,3 +343,27 @@ func runUnder(t *testing.T, url string, every time.Duration, sql string, args ..
 		}
 	}
 }
+
+// YCSB_RMW is written by read-modify-writes alone: a run of a workload
+// without them holds its sum and its rows to what they were before the
+// run. A second writer adding 5 to one record during a workload-a run,
+// and a column default of 3 that workload D's inserts take, are
+// violations (the seventh outside retest, item 5).
+func TestRunNoRMWHoldsYCSBRMW(t *testing.T) {
+	for _, tc := range []struct{ name, workload, before, during string }{
+		{"second writer under a", "a", "", "UPDATE usertable SET YCSB_RMW = YCSB_RMW + 5 WHERE YCSB_KEYNUM = 10"},
+		{"default 3 under d", "d", "ALTER TABLE usertable ALTER YCSB_RMW SET DEFAULT 3", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := initialized(t, "2000")
+			if tc.before != "" {
+				exec(t, url, tc.before)
+			}
+			r := runUnder(t, url, 150*time.Millisecond, tc.during, "--workload", tc.workload, "--concurrency", "2")
+			if r.Code != 1 || !strings.Contains(r.Stdout, "VIOLATION: YCSB_RMW: the rows' sum changed by +") {
+				t.Fatalf("exit %d, want 1 and YCSB_RMW's sum held\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+		})
+	}
+}
