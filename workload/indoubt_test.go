@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"math/rand/v2"
 	"testing"
 )
 
@@ -36,7 +37,9 @@ func TestIdentityExplains(t *testing.T) {
 		{name: "more unknown than known", open: open, sum: 121, unknown: 4, k: 1, tried: false},
 		{name: "k beyond those in doubt", open: open, sum: 120, unknown: 3, k: 4, tried: false},
 		{name: "k below 0", open: open, sum: 120, unknown: 3, k: -1, tried: false},
-		{name: "too many subsets", open: many, sum: 120, unknown: 40, k: 20, tried: false},
+		{name: "twenty of forty", open: many, sum: 120 + 1<<20 - 1, unknown: 40, k: 20, ok: true, tried: true},
+		{name: "not twenty of forty", open: many, sum: 120 + 1<<20, unknown: 40, k: 20, ok: false, tried: true},
+		{name: "more than MaxInDoubt", open: append(many, 1<<40), sum: 120, unknown: 41, k: 20, tried: false},
 		{name: "few of many", open: many, sum: 120 + 1<<3 + 1<<39, unknown: 40, k: 2, ok: true, tried: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +80,65 @@ func TestIdentityExplainsAny(t *testing.T) {
 			}
 		})
 	}
-	if !fewSubsets(60, 2) || fewSubsets(60, 30) || !fewSubsets(20, 10) {
-		t.Error("fewSubsets: 60 choose 2 is few, 60 choose 30 many, 20 choose 10 few")
+}
+
+// subsetSum, meeting in the middle, answers as trying every subset does:
+// random hashes (small, so that many subsets share a sum), every k and
+// any k, against the sum of a subset drawn and against sums of none.
+func TestSubsetSumAsEverySubset(t *testing.T) {
+	naive := func(hs []uint64, k int, want uint64) bool {
+		for m := range 1 << len(hs) {
+			var sum uint64
+			size := 0
+			for i, h := range hs {
+				if m&(1<<i) != 0 {
+					sum += h
+					size++
+				}
+			}
+			if sum == want && (k < 0 || size == k) {
+				return true
+			}
+		}
+		return false
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		hs := make([]uint64, r.IntN(12))
+		for i := range hs {
+			hs[i] = r.Uint64N(40)
+			if trial%3 == 0 {
+				hs[i] = r.Uint64() // wrapping mod 2^64
+			}
+		}
+		var drawn uint64
+		for _, h := range hs {
+			if r.IntN(2) == 0 {
+				drawn += h
+			}
+		}
+		for _, want := range []uint64{drawn, r.Uint64N(200), ^uint64(0)} {
+			for k := -1; k <= len(hs)+1; k++ {
+				if got, exp := SubsetSum(hs, k, want), naive(hs, k, want); got != exp {
+					t.Fatalf("SubsetSum(%v, %d, %d) = %t, every subset says %t", hs, k, want, got, exp)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSubsetSum: 40 in doubt, half of them committed, the sum of no
+// subset (the search goes through every one): the most an audit tries.
+func BenchmarkSubsetSum(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	hs := make([]uint64, MaxInDoubt)
+	for i := range hs {
+		hs[i] = r.Uint64()
+	}
+	for b.Loop() {
+		if SubsetSum(hs, MaxInDoubt/2, 12345) {
+			b.Fatal("a subset of random hashes adds up to 12345")
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -104,4 +105,71 @@ func TestLockAcrossEndNoDoubt(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The seventh retest's O4, as the tables' owner: a deferred constraint
+// trigger holds every vote's COMMIT, swallowing the drain's cancel, so
+// that all 32 of the run's last votes end of unknown outcome; a writer
+// the trigger lets by deletes a vote and forges eight, a count the
+// unknown ones could explain (seven of 32 committed), and the held votes
+// fail after the run. The identity tries every subset of the 32 by
+// meeting in the middle and finds none. On the code before, 32 choose 7
+// subsets were more than the 2^20 it tried: "not checked", exit 0.
+func TestCommitsHeldPastEnd(t *testing.T) {
+	t.Parallel()
+	url := srv.NewDatabase(t)
+	if r := txload(t.Context(), nil, "init", "vote", "--url", url, "--articles", "2000"); r.code != 0 {
+		t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+	}
+	conn := pgtest.Conn(t, url)
+	ctx := t.Context()
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA zz; CREATE TABLE zz.gate (v text NOT NULL); INSERT INTO zz.gate VALUES ('pass');
+		CREATE FUNCTION zz.hold() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE g text; BEGIN
+			IF current_setting('application_name') = 'atk' THEN RETURN NULL; END IF;
+			LOOP SELECT v INTO g FROM zz.gate; EXIT WHEN g <> 'hold';
+				BEGIN PERFORM pg_sleep(0.05); EXCEPTION WHEN query_canceled THEN NULL; END; END LOOP;
+			IF g = 'fail' THEN RAISE EXCEPTION 'gate'; END IF; RETURN NULL; END $$;
+		CREATE CONSTRAINT TRIGGER zz_hold AFTER INSERT ON vote DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION zz.hold()`); err != nil {
+		t.Fatal(err)
+	}
+	// The held votes fail once the run is over (and before the database
+	// is dropped).
+	defer func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), "UPDATE zz.gate SET v = 'fail'"); err != nil {
+			t.Error(err)
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+			var n int64
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM vote").Scan(&n); err != nil || n < 10 {
+				continue
+			}
+			if _, err := conn.Exec(ctx, "UPDATE zz.gate SET v = 'hold'"); err != nil {
+				done <- err
+				return
+			}
+			time.Sleep(300 * time.Millisecond)
+			_, err := conn.Exec(ctx, `SET application_name = 'atk'; BEGIN;
+				DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote);
+				INSERT INTO vote SELECT 7, 1000 + g FROM generate_series(1, 8) g; COMMIT`)
+			done <- err
+			return
+		}
+		done <- ctx.Err()
+	}()
+	r := txload(ctx, nil, "run", "vote", "--variant", "join", "--articles", "2000", "--write-every", "1", "--concurrency", "32",
+		"--init", "keep", "--url", url, "--progress", "0", "--duration", "3s", "--drain-timeout", "500ms")
+	if err := <-done; err != nil {
+		t.Fatalf("the second writer did not hold the commits and forge during the run: %v\n%s", err, r.stdout)
+	}
+	out := squeeze(r.stdout)
+	if !regexp.MustCompile(`[1-9]\d* abandoned`).MatchString(out) {
+		t.Fatalf("no vote held in its COMMIT was abandoned: the test did not make the doubt it is about\n%s", r.stdout)
+	}
+	if r.code != 1 || !strings.Contains(out, "VIOLATION") || strings.Contains(out, "not checked") {
+		t.Fatalf("run beside a writer that held the commits and forged votes: exit %d, want 1, a VIOLATION and the identity checked\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	t.Log(out[strings.Index(out, "drain:"):])
 }

@@ -118,7 +118,7 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed, and what only %d of them wrote is known (one stopped before it sent its writes has none); the rows are counted only",
 			rec.Unknown, k, known)
 	case !tried:
-		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
+		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed: more than the %d whose subsets the audit tries; the rows are counted only",
 			known, k, workload.MaxInDoubt)
 	case ok && k == 0:
 		line = "the rows of the run's ledger ids are the transfers it saw commit (a sum of their hashes, seeded afresh by the run)"

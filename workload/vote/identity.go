@@ -62,8 +62,8 @@ func (id *identity) hash(buf []byte, article, user int64) ([]byte, uint64) {
 // before plus the committed votes' and those of k of the votes in doubt
 // (the vote rows the run added beyond those it saw commit; call it once
 // the run's clients are done). unknown is how many votes the run counts of
-// unknown outcome: when it knows fewer in doubt, or the subsets of k are
-// more than 2^workload.MaxInDoubt, it does not try (tried false).
+// unknown outcome: when it knows fewer in doubt, or more than
+// workload.MaxInDoubt, it does not try (tried false).
 func (id *identity) explains(after uint64, unknown, k int64) (ok, tried bool, known int) {
 	var open []uint64
 	id.mu.Lock()
@@ -109,7 +109,7 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconc
 	var line string
 	switch {
 	case !tried:
-		line = fmt.Sprintf("not checked: %d votes in doubt (%d known), of which %d committed: more subsets than the 2^%d it tries; the rows are counted only",
+		line = fmt.Sprintf("not checked: %d votes in doubt (%d known), of which %d committed: more than the %d whose subsets the audit tries; the rows are counted only",
 			rec.Unknown, known, rec.CommittedUnknown(), workload.MaxInDoubt)
 	case ok && rec.CommittedUnknown() == 0:
 		line = "the rows the run added are the votes it saw commit (a sum of their hashes, seeded afresh by the run)"

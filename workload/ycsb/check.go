@@ -369,7 +369,7 @@ func (s *state) whichRows(a *audit, res *workload.CheckResult) {
 	ok, checked, doubt := s.rows.explained(a.weighted - s.before.weighted)
 	switch {
 	case !checked:
-		res.Lines = append(res.Lines, workload.Line{Label: "rmw rows", Value: fmt.Sprintf("not checked: %d read-modify-writes in doubt, more than the %d whose every subset is tried", doubt, maxDoubt)})
+		res.Lines = append(res.Lines, workload.Line{Label: "rmw rows", Value: fmt.Sprintf("not checked: %d read-modify-writes in doubt, more than the %d whose every subset is tried", doubt, workload.MaxInDoubt)})
 	case !ok:
 		res.Violations = append(res.Violations, fmt.Sprintf("read-modify-writes: YCSB_RMW changed on other rows than those the run's read-modify-writes wrote (%d of them in doubt): "+
 			"counts moved between records, or written by someone else (another run on these tables at the same time: a run's audit holds the tables to that run alone)", doubt))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
+	"github.com/txload/txload/workload"
 )
 
 // rmwRows holds a run's read-modify-writes to the rows they wrote: YCSB_RMW
@@ -50,10 +51,6 @@ func (r *rmwRows) ended(w uint64, err error) {
 	r.mu.Unlock()
 }
 
-// maxDoubt is the most read-modify-writes in doubt whose subsets
-// explained checks (2^maxDoubt sums).
-const maxDoubt = 20
-
 // explained says whether the table's weighted sum growing by grew is the
 // committed read-modify-writes' and those of some subset of the ones in
 // doubt (the programs' left in flight at the end among them); checked is
@@ -68,19 +65,8 @@ func (r *rmwRows) explained(grew uint64) (ok, checked bool, doubt int) {
 		}
 	}
 	d := grew - r.committed
-	if len(ws) > maxDoubt {
+	if len(ws) > workload.MaxInDoubt {
 		return true, false, len(ws)
 	}
-	for set := range uint64(1) << len(ws) {
-		var sum uint64
-		for i, w := range ws {
-			if set&(1<<i) != 0 {
-				sum += w
-			}
-		}
-		if sum == d {
-			return true, true, len(ws)
-		}
-	}
-	return false, true, len(ws)
+	return workload.SubsetSum(ws, -1, d), true, len(ws)
 }

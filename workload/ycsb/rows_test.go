@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/txload/txload/workload"
 )
 
 // explained accepts a growth of the table's weighted sum only as the
@@ -38,10 +40,10 @@ func TestRMWRowsExplained(t *testing.T) {
 			t.Errorf("%s: explained %v (checked %v), want %v", tc.name, ok, checked, tc.ok)
 		}
 	}
-	for k := range int64(maxDoubt) {
+	for k := range int64(workload.MaxInDoubt) {
 		r.ended(w(100+k), errors.New("connection lost"))
 	}
-	if _, checked, doubt := r.explained(0); checked || doubt != maxDoubt+2 {
+	if _, checked, doubt := r.explained(0); checked || doubt != workload.MaxInDoubt+2 {
 		t.Errorf("%d in doubt: checked %v, want not checked", doubt, checked)
 	}
 }
