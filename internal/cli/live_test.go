@@ -156,7 +156,9 @@ func TestLivePageWhileRunning(t *testing.T) {
 		{"sweep", []string{"sweep", "bank", "--url", "", "--isolation", "rc", "--accounts", "1000", "--slo", "p99<=10s", "--max-error-rate", "1",
 			"--start", "50", "--factor", "2", "--step-duration", "2s", "--step-warmup", "0s", "--max-steps", "2", "--progress", "200ms",
 			"--metrics-addr", "127.0.0.1:0"}, 3, []int{1}}, // a step that fell behind on a busy machine: no rate found
-		{"lag", []string{"lag", "--workload", "tpcb-like", "--rate", "100", "--duration", "4s", "--progress", "0", "--live", "127.0.0.1:0"}, 3, nil},
+		// 30 ops/s: the page is the test, not the rate (100 fell behind
+		// on a busy CI machine, 16 of 400 never started: exit 1).
+		{"lag", []string{"lag", "--workload", "tpcb-like", "--rate", "30", "--duration", "4s", "--progress", "0", "--live", "127.0.0.1:0"}, 3, nil},
 		// async loses the commits the primary had not shipped: exit 1.
 		{"failover", []string{"failover", "tpcb-like", "--replication", "async", "--at", "2s", "--duration", "4s", "--progress", "500ms",
 			"--live", "127.0.0.1:0"}, 3, []int{1}},
