@@ -73,7 +73,7 @@ func TestStuckCommitReaped(t *testing.T) {
 					for ctx.Err() == nil {
 						var n int
 						if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-							WHERE application_name = 'held' AND state = 'active' AND query = 'COMMIT'`).Scan(&n); err == nil && n == 1 {
+							WHERE datname = current_database() AND application_name = 'held' AND state = 'active' AND query = 'COMMIT'`).Scan(&n); err == nil && n == 1 {
 							time.Sleep(100 * time.Millisecond)
 							cancel()
 							return
@@ -89,7 +89,7 @@ func TestStuckCommitReaped(t *testing.T) {
 				}
 				class, _ := pg.Classify(sess.errs[0])
 				var alive, rows int
-				if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'held' AND query = 'COMMIT'`).Scan(&alive); err != nil {
+				if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'held' AND query = 'COMMIT'`).Scan(&alive); err != nil {
 					t.Fatal(err)
 				}
 				if direct {
@@ -108,7 +108,7 @@ func TestStuckCommitReaped(t *testing.T) {
 					return
 				}
 				if class != metrics.AmbiguousCommit || alive != 1 {
-					t.Fatalf("through unverified process ids: class %s, %d backends still held; want the outcome unknown and the backend left alone", class, alive)
+					t.Fatalf("through unverified process ids: class %s (%v), %d backends still held; want the outcome unknown and the backend left alone", class, sess.errs[0], alive)
 				}
 			})
 		}

@@ -61,28 +61,19 @@ func TestLockAcrossEndNoDoubt(t *testing.T) {
 				url := tc.db(t)
 				conn := pgtest.Conn(t, url)
 				ctx := t.Context()
-				done := make(chan error, 1)
-				go func() {
-					for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-						var n int64
-						if err := conn.QueryRow(ctx, tc.count).Scan(&n); err != nil || n < 10 {
-							continue
+				done := beside(ctx, conn, tc.count, 10, func() (bool, error) {
+					if tamper {
+						// Tried again on a deadlock with the run.
+						if _, err := conn.Exec(ctx, "BEGIN; "+tc.tamper+"; COMMIT"); err != nil {
+							_, _ = conn.Exec(ctx, "ROLLBACK")
+							return true, nil
 						}
-						if tamper {
-							// Tried again on a deadlock with the run.
-							if _, err := conn.Exec(ctx, "BEGIN; "+tc.tamper+"; COMMIT"); err != nil {
-								_, _ = conn.Exec(ctx, "ROLLBACK")
-								continue
-							}
-						}
-						// Held past the run's end (3 s) and its drain
-						// (--drain-timeout 500ms), then let go.
-						_, err := conn.Exec(ctx, "BEGIN; "+tc.lock+"; SELECT pg_sleep(6); COMMIT")
-						done <- err
-						return
 					}
-					done <- ctx.Err()
-				}()
+					// Held past the run's end (3 s) and its drain
+					// (--drain-timeout 500ms), then let go.
+					_, err := conn.Exec(ctx, "BEGIN; "+tc.lock+"; SELECT pg_sleep(6); COMMIT")
+					return false, err
+				})
 				r := txload(ctx, nil, append(append([]string{"run"}, tc.args...), "--url", url, "--progress", "0",
 					"--duration", "3s", "--drain-timeout", "500ms")...)
 				if err := <-done; err != nil {
@@ -139,26 +130,16 @@ func TestCommitsHeldPastEnd(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	done := make(chan error, 1)
-	go func() {
-		for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-			var n int64
-			if err := conn.QueryRow(ctx, "SELECT count(*) FROM vote").Scan(&n); err != nil || n < 10 {
-				continue
-			}
-			if _, err := conn.Exec(ctx, "UPDATE zz.gate SET v = 'hold'"); err != nil {
-				done <- err
-				return
-			}
-			time.Sleep(300 * time.Millisecond)
-			_, err := conn.Exec(ctx, `SET application_name = 'atk'; BEGIN;
-				DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote);
-				INSERT INTO vote SELECT 7, 1000 + g FROM generate_series(1, 8) g; COMMIT`)
-			done <- err
-			return
+	done := beside(ctx, conn, "SELECT count(*) FROM vote", 10, func() (bool, error) {
+		if _, err := conn.Exec(ctx, "UPDATE zz.gate SET v = 'hold'"); err != nil {
+			return false, err
 		}
-		done <- ctx.Err()
-	}()
+		time.Sleep(300 * time.Millisecond)
+		_, err := conn.Exec(ctx, `SET application_name = 'atk'; BEGIN;
+			DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote);
+			INSERT INTO vote SELECT 7, 1000 + g FROM generate_series(1, 8) g; COMMIT`)
+		return false, err
+	})
 	r := txload(ctx, nil, "run", "vote", "--variant", "join", "--articles", "2000", "--write-every", "1", "--concurrency", "48",
 		"--init", "keep", "--url", url, "--progress", "0", "--duration", "3s", "--drain-timeout", "500ms")
 	if err := <-done; err != nil {
