@@ -156,6 +156,7 @@ type Conn struct {
 	broken   error // the connection failed
 	sent     bool  // something of the exchange in flight was written
 	internal bool  // the exchange in flight is the executor's own (ROLLBACK)
+	fate     fate  // what the server said of the exchange cut at the run's end (reap)
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
 	rec      interface {
@@ -634,6 +635,11 @@ func (c *Conn) lost(err error) error {
 		// the server (the connection was found broken before it was
 		// sent), so nothing of it ran.
 		return err
+	}
+	if c.fate == fateNotCommitted {
+		// Cut at the run's end, its backend terminated before its
+		// transaction committed (reap).
+		return fmt.Errorf("%w; its backend was terminated and its transaction did not commit", err)
 	}
 	ambiguous := false
 	for i := range c.results {

@@ -18,10 +18,12 @@ type blockingLoop struct {
 	clients []*client
 	spin    time.Duration // before an arrival (Clients.Spin)
 	mu      sync.Mutex
+	fates   map[uint32]fate // of the exchanges cut at the end, by backend (reap)
+	reaped  chan struct{}   // closed once fates is final
 }
 
 func newBlockingLoop(t *pg.Target, cs []*client, spin time.Duration) *blockingLoop {
-	return &blockingLoop{t: t, clients: cs, spin: spin}
+	return &blockingLoop{t: t, clients: cs, spin: spin, reaped: make(chan struct{})}
 }
 
 func (l *blockingLoop) run(ctx context.Context) error {
@@ -33,8 +35,49 @@ func (l *blockingLoop) run(ctx context.Context) error {
 			l.drive(ctx, c)
 		}()
 	}
+	done := make(chan struct{})
+	go func() {
+		defer close(l.reaped)
+		l.reap(ctx, done)
+	}()
 	wg.Wait()
+	close(done)
+	<-l.reaped
 	return nil
+}
+
+// reap, SettleTimeout after ctx ends, terminates the backends of the
+// exchanges still unanswered (reap), notes their fates for the clients,
+// and cuts their reads, which until then wait (drive) for SettleTimeout
+// and the reap's time.
+func (l *blockingLoop) reap(ctx context.Context, done <-chan struct{}) {
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(SettleTimeout):
+	}
+	l.mu.Lock()
+	var left []stuck
+	var conns []*Conn
+	for _, c := range l.clients {
+		if c.wait == waitIO && c.conn != nil && c.conn.nc != nil {
+			left = append(left, stuck{pid: c.conn.pid, addr: c.conn.addr})
+			conns = append(conns, c.conn)
+		}
+	}
+	l.mu.Unlock()
+	fates := reap(l.t, left)
+	l.mu.Lock()
+	l.fates = fates
+	l.mu.Unlock()
+	for _, conn := range conns {
+		_ = conn.nc.SetDeadline(time.Now())
+	}
 }
 
 func (l *blockingLoop) drive(ctx context.Context, c *client) {
@@ -48,7 +91,10 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		l.mu.Unlock()
 		if conn != nil {
 			if conn.nc != nil {
-				_ = conn.nc.SetDeadline(time.Now().Add(SettleTimeout))
+				// The loop's reap cuts what is unanswered at SettleTimeout
+				// once it has terminated its backend; this is the bound
+				// should it not.
+				_ = conn.nc.SetDeadline(time.Now().Add(SettleTimeout + reapTimeout + time.Second))
 			}
 			if io && conn.pending() {
 				cancel(conn)
@@ -72,9 +118,16 @@ func (l *blockingLoop) drive(ctx context.Context, c *client) {
 		case waitIO:
 			err := exchange(conn)
 			l.mu.Lock()
+			if err != nil && c.stopping {
+				// Cut at the end: its fate, if the server can say, is
+				// the loop's reap's, which may still be under way.
+				l.mu.Unlock()
+				<-l.reaped
+				l.mu.Lock()
+			}
 			if err != nil {
 				if c.stopping {
-					l.t.NoteOrphan(conn.pid)
+					conn.settle(l.fates[conn.pid], l.t)
 					err = fmt.Errorf("%w (%v)", errUnanswered, err)
 				}
 				c.failed(err, time.Now())

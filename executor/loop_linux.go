@@ -382,9 +382,17 @@ func (l *epollLoop) settle(now time.Time) {
 			break
 		}
 	}
+	var left []stuck
 	for _, c := range busy {
 		if c.wait == waitIO {
-			l.t.NoteOrphan(c.conn.pid)
+			left = append(left, stuck{pid: c.conn.pid, addr: c.conn.addr})
+		}
+	}
+	fates := reap(l.t, left)
+	now = time.Now()
+	for _, c := range busy {
+		if c.wait == waitIO {
+			c.conn.settle(fates[c.conn.pid], l.t)
 			l.fail(c, errUnanswered, now)
 		}
 	}

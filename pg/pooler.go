@@ -58,6 +58,9 @@ func DetectPooler(ctx context.Context, t *Target, i int, conn *pgx.Conn) (Pooler
 		return Pooler{}, nil
 	}
 	if pid == conn.PgConn().PID() {
+		if len(t.configs) == 1 && oneHost(t.configs[0]) {
+			t.direct.Store(true)
+		}
 		return Pooler{}, nil
 	}
 	p := Pooler{Found: true, Name: "a connection pooler"}
@@ -132,4 +135,21 @@ func PoolerHint(err error) string {
 		return "the server session changed under this connection: through a connection pooler in transaction mode? give --pooler transaction"
 	}
 	return ""
+}
+
+// Direct says whether DetectPooler found that the process ids the server
+// gives connections to t are their backends' own, so that a backend can
+// be found by it in pg_stat_activity: t has one URL, of one host (its
+// fallbacks, TLS and plain, to the same host and port), and no pooler on
+// the way.
+func (t *Target) Direct() bool { return t.direct.Load() }
+
+// oneHost says whether every host cfg may connect to is its first.
+func oneHost(cfg *pgx.ConnConfig) bool {
+	for _, f := range cfg.Fallbacks {
+		if f.Host != cfg.Host || f.Port != cfg.Port {
+			return false
+		}
+	}
+	return true
 }

@@ -29,6 +29,9 @@ type Target struct {
 	next      atomic.Uint64
 	pooled    bool
 	orphans   orphans
+	// direct: the process ids the server gives txload's connections are
+	// their backends' own (no pooler made them up): see DetectPooler.
+	direct atomic.Bool
 	// plain marks the nodes that refused TLS under sslmode=prefer: see
 	// preferPlain.
 	plain []atomic.Bool

@@ -229,7 +229,12 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 		}
 		v = ColumnViolations(want, found)
 		rel, err := relationViolations(ctx, tx, tables)
+		if err != nil {
+			return err
+		}
 		kinds = append(kinds, rel...)
+		cat, err := catalogViolations(ctx, tx)
+		kinds = append(kinds, cat...)
 		return err
 	})
 	if err != nil {
@@ -304,6 +309,46 @@ func placeViolations(ctx context.Context, q querier, tables []string) ([]string,
 		}
 	}
 	return out, nil
+}
+
+// catalogViolations names the functions and operators of pg_catalog, and
+// the casts between its types, made since initdb (an oid of the normal
+// range, from 16384) by no extension: the audits compute through
+// pg_catalog's functions (md5, sum, left, the casts), and a superuser can
+// put one in place of the server's own (the seventh outside retest renamed
+// md5 and made one that gave a forged row the hash of the row it
+// replaced). PostgreSQL and YugabyteDB only: CockroachDB's oids are its
+// own.
+func catalogViolations(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT x.what FROM (
+			SELECT 'function ' || p.oid::regprocedure::text AS what, p.oid, 'pg_proc'::regclass AS cls
+				FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace
+			UNION ALL SELECT 'operator ' || o.oid::regoperator::text, o.oid, 'pg_operator'::regclass
+				FROM pg_operator o WHERE o.oprnamespace = 'pg_catalog'::regnamespace
+			UNION ALL SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL), c.oid, 'pg_cast'::regclass
+				FROM pg_cast c JOIN pg_type s ON s.oid = c.castsource JOIN pg_type d ON d.oid = c.casttarget
+				WHERE s.typnamespace = 'pg_catalog'::regnamespace AND d.typnamespace = 'pg_catalog'::regnamespace
+		) x
+		WHERE x.oid >= 16384 AND version() LIKE 'PostgreSQL %'
+			AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = x.cls AND e.objid = x.oid AND e.deptype = 'e')
+		ORDER BY x.oid`)
+	if err != nil {
+		return nil, fmt.Errorf("reading what was added to pg_catalog: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading what was added to pg_catalog: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	more := ""
+	if len(found) > 3 {
+		more = fmt.Sprintf(" and %d more", len(found)-3)
+		found = found[:3]
+	}
+	return []string{fmt.Sprintf("pg_catalog holds %s%s, made since initdb by no extension: the audits compute through pg_catalog's functions and cannot vouch for one put in place of the server's own (a superuser's doing)",
+		strings.Join(found, ", "), more)}, nil
 }
 
 // relationViolations names the tables (in the workload's schema) that are

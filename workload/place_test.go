@@ -46,6 +46,14 @@ func TestCheckColumnsPlace(t *testing.T) {
 		{name: "a foreign child", sql: `CREATE FOREIGN DATA WRAPPER nowhere; CREATE SERVER nowhere FOREIGN DATA WRAPPER nowhere;
 			CREATE FOREIGN TABLE demo_f () INHERITS (demo_b) SERVER nowhere`,
 			violation: "demo_f, a partition or child of demo_b (a scan of demo_b reads it), is a foreign table"},
+		{name: "md5 replaced in pg_catalog", sql: `SET allow_system_table_mods = on; ALTER FUNCTION pg_catalog.md5(text) RENAME TO md5_orig;
+			CREATE FUNCTION pg_catalog.md5(t text) RETURNS text LANGUAGE sql STABLE AS $$ SELECT pg_catalog.md5_orig(t) $$`,
+			violation: "pg_catalog holds function md5(text), made since initdb by no extension"},
+		{name: "an operator added to pg_catalog", sql: `CREATE FUNCTION pg_catalog.same(int, int) RETURNS bool LANGUAGE sql AS $$ SELECT true $$;
+			CREATE OPERATOR pg_catalog.=== (LEFTARG = int, RIGHTARG = int, FUNCTION = pg_catalog.same)`,
+			violation: "pg_catalog holds function same(integer,integer), operator ===(integer,integer)"},
+		{name: "functions of the database's own", sql: `CREATE FUNCTION md5(t text) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$;
+			CREATE CAST (demo_a AS int) WITH INOUT`},
 		{name: "a policy on a child", sql: `CREATE TABLE demo_c () INHERITS (demo_a); ALTER TABLE demo_c ENABLE ROW LEVEL SECURITY`,
 			violation: "demo_c, a partition or child of demo_a (a scan of demo_a reads it), has row-level security enabled"},
 	} {

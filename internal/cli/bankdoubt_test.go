@@ -87,27 +87,18 @@ func TestBankAuditLockAcrossEnd(t *testing.T) {
 				url := newBank(t)
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				done := make(chan error, 1)
-				go func() {
-					conn := pgtest.Conn(t, url)
-					for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-						var n int64
-						if err := conn.QueryRow(ctx, runRows).Scan(&n); err != nil || n < 5 {
-							continue
+				conn := pgtest.Conn(t, url)
+				done := beside(ctx, conn, runRows, 5, func() (bool, error) {
+					if tamper {
+						if err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error { return forgeTwo(ctx, tx) }); err != nil {
+							return true, nil
 						}
-						if tamper {
-							if err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error { return forgeTwo(ctx, tx) }); err != nil {
-								continue
-							}
-						}
-						// Held past the run's end (3 s) and its drain
-						// (--drain-timeout 500ms), then let go.
-						_, err := conn.Exec(ctx, "BEGIN; "+tc.lock+"; SELECT pg_sleep(6); COMMIT")
-						done <- err
-						return
 					}
-					done <- ctx.Err()
-				}()
+					// Held past the run's end (3 s) and its drain
+					// (--drain-timeout 500ms), then let go.
+					_, err := conn.Exec(ctx, "BEGIN; "+tc.lock+"; SELECT pg_sleep(6); COMMIT")
+					return false, err
+				})
 				r := txload(t.Context(), nil, "run", "bank", "--url", url, "--accounts", "1000", "--selection", "100",
 					"--isolation", tc.level, "--transfer", tc.mode, "--concurrency", "4", "--progress", "0",
 					"--init", "keep", "--duration", "3s", "--drain-timeout", "500ms")

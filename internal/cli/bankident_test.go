@@ -84,34 +84,25 @@ func TestBankAuditSecondWriter(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			done := make(chan error, 1)
-			go func() {
-				conn := pgtest.Conn(t, url)
-				for ; ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-					var n int64
-					if err := conn.QueryRow(ctx, runRows).Scan(&n); err != nil || n < 5 {
-						continue
-					}
-					// At repeatable read: a transfer of the run that
-					// writes the same accounts meanwhile fails it (tried
-					// again), or waits for it.
-					var del, ins, upd int64
-					err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-						return tx.QueryRow(ctx, swapTransfer).Scan(&del, &ins, &upd)
-					})
-					if err == nil && del == 1 && ins == 1 && upd == 2 {
-						if tc.lock {
-							// Held past the run's end (3 s) and its drain
-							// (--drain-timeout 500ms), then let go for the
-							// audit.
-							_, err = conn.Exec(ctx, "BEGIN; LOCK TABLE bank_account IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT")
-						}
-						done <- err
-						return
-					}
+			conn := pgtest.Conn(t, url)
+			done := beside(ctx, conn, runRows, 5, func() (bool, error) {
+				// At repeatable read: a transfer of the run that writes
+				// the same accounts meanwhile fails it (tried again), or
+				// waits for it.
+				var del, ins, upd int64
+				err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+					return tx.QueryRow(ctx, swapTransfer).Scan(&del, &ins, &upd)
+				})
+				if err != nil || del != 1 || ins != 1 || upd != 2 {
+					return true, nil
 				}
-				done <- ctx.Err()
-			}()
+				if tc.lock {
+					// Held past the run's end (3 s) and its drain
+					// (--drain-timeout 500ms), then let go for the audit.
+					_, err = conn.Exec(ctx, "BEGIN; LOCK TABLE bank_account IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT")
+				}
+				return false, err
+			})
 			args := []string{"--init", "keep", "--duration", "5s"}
 			if tc.lock {
 				args = []string{"--init", "keep", "--duration", "3s", "--drain-timeout", "500ms"}

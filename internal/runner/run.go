@@ -490,10 +490,10 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	if res.Drained {
 		n := res.Drain.Total("all").Abandoned
 		if n == 0 {
-			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: the operations still in flight %s after the end were cancelled, and the server answered each: their outcomes are known (the drain line), none unknown",
+			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: the operations still in flight %s after the end were cancelled; the server answered each, or said whether it committed once txload had ended its session: their outcomes are known (the drain line), none unknown",
 				opts.Engine.DrainTimeout))
 		} else {
-			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned (a COMMIT in flight, unanswered %s after its cancel request); their outcome is unknown",
+			out = append(out, fmt.Sprintf("DRAIN TIMEOUT: %s still in flight %s after the end %s abandoned (a COMMIT in flight, unanswered %s after its cancel request, whose session the server could not be asked about); their outcome is unknown",
 				report.Count(n, "operation"), opts.Engine.DrainTimeout, metrics.Were(n), executor.SettleTimeout))
 		}
 	}

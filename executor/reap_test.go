@@ -1,0 +1,139 @@
+package executor
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/txload/txload/internal/pgtest"
+	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
+)
+
+// A COMMIT held past the run's end by a deferred trigger that catches its
+// cancel request (a second writer can make one) was an operation of
+// unknown outcome: as many clients, as many in doubt, beyond what an
+// audit can sort out. The settle now terminates its backend and asks the
+// commit log: the transaction did not commit, and the attempt failed. On
+// a target whose process ids are not known to be the backends' own (no
+// pooler check, as through a pooler) nothing is terminated and the
+// outcome stays unknown.
+func TestStuckCommitReaped(t *testing.T) {
+	for name, raw := range loops() {
+		for _, direct := range []bool{true, false} {
+			t.Run(name+map[bool]string{true: "/direct", false: "/unverified"}[direct], func(t *testing.T) {
+				url := srv.NewDatabase(t) + "&application_name=held"
+				tg, err := pg.NewTarget([]string{url})
+				if err != nil {
+					t.Fatal(err)
+				}
+				admin := pgtest.Conn(t, url)
+				for _, q := range []string{
+					`CREATE TABLE gate (open bool)`,
+					`INSERT INTO gate VALUES (false)`,
+					`CREATE TABLE held (k int)`,
+					`CREATE FUNCTION hold() RETURNS trigger LANGUAGE plpgsql AS $$
+					BEGIN
+						LOOP
+							BEGIN
+								PERFORM pg_sleep(0.02);
+							EXCEPTION WHEN query_canceled THEN NULL;
+							END;
+							EXIT WHEN (SELECT open FROM gate);
+						END LOOP;
+						RETURN NULL;
+					END $$`,
+					`CREATE CONSTRAINT TRIGGER hold AFTER INSERT ON held DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION hold()`,
+				} {
+					if _, err := admin.Exec(t.Context(), q); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				// Whatever the outcome, the gate opens at the end, so
+				// that nothing stays held.
+				defer admin.Exec(context.WithoutCancel(t.Context()), `UPDATE gate SET open = true`)
+				if direct {
+					c, err := tg.ConnectNode(t.Context(), 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p, err := pg.DetectPooler(t.Context(), tg, 0, c); err != nil || p.Found {
+						t.Fatalf("pooler %v, %v", p, err)
+					}
+					c.Close(t.Context())
+					if !tg.Direct() {
+						t.Fatal("a direct connection to one server is not taken as direct")
+					}
+				}
+				sess := &loopSession{max: 1, stopOnErr: true}
+				p := &stepsProgram{stmts: []*Stmt{{SQL: "BEGIN", Begins: true}, {SQL: "INSERT INTO held VALUES (1)"}, {SQL: "COMMIT", Commits: true}}}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go func() {
+					for ctx.Err() == nil {
+						var n int
+						if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+							WHERE datname = current_database() AND application_name = 'held' AND state = 'active' AND query = 'COMMIT'`).Scan(&n); err == nil && n == 1 {
+							time.Sleep(100 * time.Millisecond)
+							cancel()
+							return
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}()
+				if err := run(ctx, tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
+					t.Fatal(err)
+				}
+				if len(sess.errs) != 1 {
+					t.Fatalf("told %v: want the one attempt's error", sess.errs)
+				}
+				class, _ := pg.Classify(sess.errs[0])
+				var alive, rows int
+				if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'held' AND query = 'COMMIT'`).Scan(&alive); err != nil {
+					t.Fatal(err)
+				}
+				if direct {
+					if class == metrics.AmbiguousCommit {
+						t.Fatalf("the held COMMIT is %s (%v): its backend was not terminated and asked", class, sess.errs[0])
+					}
+					if alive != 0 {
+						t.Fatalf("the held COMMIT still runs in %d backends", alive)
+					}
+					if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM held`).Scan(&rows); err != nil {
+						t.Fatal(err)
+					}
+					if rows != 0 {
+						t.Fatalf("%d rows of a transaction said not to have committed", rows)
+					}
+					return
+				}
+				if class != metrics.AmbiguousCommit || alive != 1 {
+					t.Fatalf("through unverified process ids: class %s (%v), %d backends still held; want the outcome unknown and the backend left alone", class, sess.errs[0], alive)
+				}
+			})
+		}
+	}
+}
+
+func TestFullXID(t *testing.T) {
+	for _, c := range []struct {
+		xid, next string
+		want      uint64
+		bad       bool
+	}{
+		{"700", "1000", 700, false},
+		{"1500", "1000", 1500, false},                                // running past the snapshot's xmax
+		{"700", "8589934592", 8589934592 + 700, false},               // just past an epoch's start
+		{"4294967290", "8589934600", 4294967296 + 4294967290, false}, // the epoch before
+		{"5", "8589934590", 8589934592 + 5, false},                   // the epoch after
+		{"2", "1000", 0, true},                                       // not a normal id
+		{"4294967000", "1000", 0, true},                              // before the first epoch
+		{"x", "1000", 0, true},
+		{"5000000000", "1000", 0, true},
+	} {
+		got, err := fullXID(c.xid, c.next)
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("fullXID(%s, %s) = %d, %v; want %d (error %v)", c.xid, c.next, got, err, c.want, c.bad)
+		}
+	}
+}
