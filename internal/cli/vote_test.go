@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	neturl "net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -333,25 +331,9 @@ func TestVoteViewRedefined(t *testing.T) {
 			"--write-every", "2", "--concurrency", "2", "--duration", "1s", "--progress", "0"); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		role := "vote_notemp_" + strings.ToLower(strings.TrimPrefix(dbName(t, url), "txload_test_"))
-		admin := pgtest.Conn(t, srv.URL())
-		t.Cleanup(func() {
-			_, _ = pgtest.Conn(t, url).Exec(context.Background(), "DROP OWNED BY "+role)
-			_, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
-		})
-		if _, err := admin.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pgtest.Conn(t, url).Exec(t.Context(), fmt.Sprintf(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
-			REVOKE TEMP ON DATABASE "%[2]s" FROM PUBLIC`, role, dbName(t, url))); err != nil {
-			t.Fatal(err)
-		}
-		u, err := neturl.Parse(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.User = neturl.User(role)
-		r := txload(t.Context(), nil, "check", "vote", "--url", u.String())
+		notemp := loginRole(t, url, "vote_notemp", `GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
+			REVOKE TEMP ON DATABASE "%[2]s" FROM PUBLIC`)
+		r := txload(t.Context(), nil, "check", "vote", "--url", notemp)
 		if r.code != 0 || !strings.Contains(r.stdout, "article_votes' definition: not compared with init's: the role may not make the scratch view that prints init's (the role has no TEMP privilege on the database)") {
 			t.Errorf("check vote without TEMP: exit %d, want 0 and the line saying the definition was not compared\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
