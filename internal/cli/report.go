@@ -32,9 +32,15 @@ documents, or the variants of one) are drawn on the same charts.`,
 				return err
 			}
 			defer closeDocs()
-			return documentErr(writeOut(cmd.Context(), env, out, func(w io.Writer) error {
+			err = documentErr(writeOut(cmd.Context(), env, out, func(w io.Writer) error {
 				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})
 			}))
+			if err != nil {
+				return err
+			}
+			// The page drawn, the runs that failed fail the report, as
+			// they fail a merge of their documents.
+			return documentsFailed(docs...)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "the HTML file to write")

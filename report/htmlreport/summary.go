@@ -267,8 +267,11 @@ func openLoopLines(p *page, r *run) {
 func fmtRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // checkBlock writes the audit's lines and verdict as the run printed them.
-func checkBlock(p *page, r *run) {
-	c := r.rd.Check
+func checkBlock(p *page, r *run) { auditBlock(p, r.rd.Check) }
+
+// auditBlock writes an audit's lines and verdict (nothing for none): an
+// audit that did not finish, or each violation, in red.
+func auditBlock(p *page, c *report.CheckDoc) {
 	if c == nil {
 		return
 	}
@@ -280,7 +283,9 @@ func checkBlock(p *page, r *run) {
 		}
 		p.printf(`</table>`)
 	}
-	if len(c.Violations) == 0 && !c.Figures {
+	if line := c.FailedLine(); line != "" {
+		p.printf(`<p class="verdict"><span class="fail">%s</span></p>`, esc(line))
+	} else if len(c.Violations) == 0 && !c.Figures {
 		p.printf(`<p class="verdict"><span class="pass">check: ok</span></p>`)
 	}
 	for _, v := range c.Violations {
