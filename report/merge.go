@@ -728,7 +728,7 @@ func mergeCheck(into, c *CheckDoc) *CheckDoc {
 	case into == nil:
 		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations), Figures: c.Figures, Error: c.Error}
 	}
-	if into.Values == nil && c.Error == "" {
+	if len(into.Values) == 0 && c.Error == "" {
 		into.Values, into.Figures = c.Values, c.Figures
 	}
 	for _, v := range c.Violations {

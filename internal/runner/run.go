@@ -644,7 +644,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 			rd.Check.Lines = append(rd.Check.Lines, report.CheckLine{Label: l.Label, Value: l.Value})
 		}
 	} else if o.AuditErr != "" {
-		rd.Check = &report.CheckDoc{Violations: []string{}, Error: o.AuditErr}
+		rd.Check = &report.CheckDoc{Values: map[string]int64{}, Violations: []string{}, Error: o.AuditErr}
 	}
 	return rd, nil
 }
