@@ -80,7 +80,10 @@ percentiles and maxima are exact, not averaged), the measured period the
 longest of theirs, progress intervals aligned on the wall clock.
 
 Documents of different workloads, commands or variants, or whose histograms
-have different settings, are refused (exit 2).`,
+have different settings, are refused (exit 2). A run of the documents that
+failed (a violation its audit found, an audit that did not finish, clients
+that aborted, a failover's lost commits) fails the merge, exit 1, as it
+failed the run.`,
 		Example: `  txload merge run-0.json run-1.json run-2.json
   txload merge run-*.json --output json -o merged.json
   txload merge run-*.json --output html -o merged.html`,
