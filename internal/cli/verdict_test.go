@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/txload/txload/internal/pgtest"
 )
@@ -42,10 +43,20 @@ func TestAuditErrorInDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin := pgtest.Conn(t, url)
-	killed := beside(ctx, admin, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
-		AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%bank_meta%'`, 1, func() (bool, error) { return false, nil })
-	if err := <-killed; err != nil {
-		t.Fatal(err)
+	for {
+		var killed int64
+		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database()
+			AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%bank_meta%'`).Scan(&killed); err != nil {
+			t.Fatal(err)
+		}
+		if killed > 0 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended (exit %d) before its audit waited on bank_meta\n%s\n%s", r.code, r.stdout, r.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	if _, err := lock.Exec(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
