@@ -161,6 +161,9 @@ func TestMergeKeepsAborted(t *testing.T) {
 		if output != "pgbench" && !strings.Contains(string(b), "ABORTED: 1 client ended on an error no retry cures") {
 			t.Errorf("merge --output %s lacks %q:\n%.3000s", output, note, b)
 		}
+		if (output == "text" || output == "html") && !strings.Contains(string(b), "merged from 1 document: aborted.json") {
+			t.Errorf("merge --output %s lacks the summary's other notes:\n%.3000s", output, b)
+		}
 	}
 	if rr := txload(ctx, nil, "report", aborted, "-o", filepath.Join(dir, "r.html")); rr.code != ExitFailed || !strings.Contains(rr.stderr, note) {
 		t.Errorf("report: exit %d, want 1 with %q\n%s", rr.code, note, rr.stderr)

@@ -67,8 +67,10 @@ func runBlock(p *page, r *run, named bool) {
 	}
 	d, rd, total := r.doc, r.rd, r.total
 	p.printf(`<p class="head">%s</p>`, esc(fmt.Sprintf("%s on %s: %s, %s measured", d.Workload, d.ServerString(), modeOf(d, rd), report.Seconds(total.Elapsed))))
+	// A merged run's notes are its parts' ABORTED lines only: the
+	// summary's notes, as the text gives them, include them.
 	notes := rd.Notes
-	if notes == nil {
+	if notes == nil || len(d.MergedFrom) > 0 {
 		var err error
 		if notes, err = d.SummaryNotes(rd); err != nil {
 			p.fail(fmt.Errorf("%s: %w", r.docName, err))
