@@ -4,9 +4,14 @@ import (
 	"context"
 	"fmt"
 	neturl "net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/txload/txload/internal/pg/embedded"
+	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/pgtest"
 )
 
@@ -41,6 +46,66 @@ func TestReadOnlyRunsOnReadOnlyRole(t *testing.T) {
 	// A run that writes still needs to: tpcb-like fails, loudly.
 	if r := txload(t.Context(), nil, "pgbench", "-n", "-t", "5", "-c", "1", ro); r.code == 0 || !strings.Contains(r.stderr, "in a read-only transaction (SQLSTATE 25006)") {
 		t.Errorf("tpcb-like as a read-only role: exit %d, want non-zero and the refusal shown\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// On a hot standby, the runs that write nothing run (a script of its
+// own too, its record not written, which one line says), and `check vote`
+// fails with one line saying the view's definition cannot be compared
+// there, where it failed on BEGIN READ WRITE (the eighth outside retest).
+func TestReadOnlyRunsOnStandby(t *testing.T) {
+	t.Parallel() // servers of its own, which mostly wait
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	p, err := replica.StartPair(ctx, replica.PairOptions{Server: embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	for _, args := range [][]string{
+		{"init", "tpcb", "--scale", "1"},
+		{"init", "ycsb", "--records", "500"},
+		{"init", "vote", "--articles", "1000"},
+	} {
+		if r := txload(ctx, nil, append(args, "--url", p.Primary.URL())...); r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args[:2], " "), r.code, r.stderr)
+		}
+	}
+	standby := pgtest.Conn(t, p.Standby.URL())
+	for {
+		var n int64
+		if err := standby.QueryRow(ctx, "SELECT count(*) FROM article").Scan(&n); err == nil && n == 1000 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the standby did not replay the inits")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	script := filepath.Join(t.TempDir(), "ro.sql")
+	if err := os.WriteFile(script, []byte("\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := p.Standby.URL()
+	for _, c := range []struct {
+		args []string
+		line string // a line stderr must hold
+	}{
+		{[]string{"pgbench", "-S", "-n", "-t", "20", "-c", "2", url}, ""},
+		{[]string{"pgbench", "-f", script, "-n", "-t", "20", "-c", "2", url},
+			"the server is in recovery (a hot standby), where no statement of the run can write: its scripts are not recorded in txload_pgbench_builtin\n"},
+		{[]string{"run", "select-only", "--url", url, "--init", "skip", "--concurrency", "2", "--duration", "1s", "--progress", "0"}, ""},
+		{[]string{"run", "ycsb", "--url", url, "--init", "keep", "--records", "500", "--workload", "c", "--concurrency", "2", "--duration", "1s", "--progress", "0"},
+			"the run only reads and scans: it claims no key numbers for inserts (it writes nothing)\n"},
+	} {
+		if r := txload(ctx, nil, c.args...); r.code != 0 || !strings.Contains(r.stderr, c.line) {
+			t.Errorf("%s on a standby: exit %d, want 0 and %q\n%s\n%s", strings.Join(c.args[:2], " "), r.code, c.line, r.stdout, r.stderr)
+		}
+	}
+	r := txload(ctx, nil, "check", "vote", "--url", url)
+	if want := "txload: comparing article_votes' definition with init's: the server is in recovery (a hot standby), where no scratch view can be made to print init's: " +
+		"run the check on the primary, whose article_votes the standby replays\n"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("check vote on a standby: exit %d, want 1 and %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
 	}
 }
 
