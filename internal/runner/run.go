@@ -128,7 +128,7 @@ func Capabilities(h workload.Hooks) string {
 }
 
 // Run runs workload m on the target: every variant, its reports, its files.
-func Run(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options) error {
+func Run(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options) (retErr error) {
 	r, h, err := Prepare(m, g, target, &opts)
 	if err != nil {
 		return err
@@ -143,7 +143,13 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() {
+		// A profile that could not be written fails the run, unless
+		// something failed it already.
+		if err := stop(); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
 	conn, err := r.openChecked(ctx, h, opts)
 	if err != nil {
 		return err
@@ -252,11 +258,13 @@ func OutcomeErr(o Outcome, behindReported bool) error {
 	return nil
 }
 
-func startProfile(stderr io.Writer, path string) (func(), error) {
+// startProfile starts the CPU profile to path; its stop says whether the
+// profile was written (the profiler itself drops its write errors).
+func startProfile(stderr io.Writer, path string) (func() error, error) {
 	if path == "" {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
-	pf, err := outfile.Create(path)
+	pf, err := outfile.CreateStream(path)
 	if err != nil {
 		return nil, Usagef("--cpuprofile: %v", err)
 	}
@@ -264,11 +272,13 @@ func startProfile(stderr io.Writer, path string) (func(), error) {
 		pf.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() {
+	return func() error {
 		pprof.StopCPUProfile()
-		if pf.Close() == nil {
-			fmt.Fprintf(stderr, "wrote %s\n", path)
+		if err := pf.Close(); err != nil {
+			return fmt.Errorf("writing --cpuprofile %s: %w", path, err)
 		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+		return nil
 	}, nil
 }
 

@@ -108,13 +108,13 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		starts = append(starts, func(start time.Time) { f.start(start.Add(cfg.Warmup)) })
 	}
 	if opts.Histogram != "" {
-		hf, err := outfile.Create(opts.Histogram)
+		hf, err := outfile.CreateStream(opts.Histogram)
 		if err != nil {
 			return wired{}, fmt.Errorf("--histogram: %w", err)
 		}
 		closers = append(closers, func() error {
 			if err := hf.Close(); err != nil {
-				return fmt.Errorf("writing --histogram: %w", err)
+				return fmt.Errorf("writing --histogram %s: %w", opts.Histogram, err)
 			}
 			fmt.Fprintf(stderr, "wrote %s\n", opts.Histogram)
 			return nil
