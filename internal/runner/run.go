@@ -133,6 +133,9 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if err != nil {
 		return err
 	}
+	if err := keepWithList(h, opts); err != nil {
+		return err
+	}
 	opts.Stderr = Locked(opts.Stderr)
 	stopMetrics, err := StartMetrics(&opts, m.Name)
 	if err != nil {
@@ -280,6 +283,30 @@ func startProfile(stderr io.Writer, path string) (func() error, error) {
 		fmt.Fprintf(stderr, "wrote %s\n", path)
 		return nil
 	}, nil
+}
+
+// keepWithList refuses --init keep with lists (bank's --isolation rc,ser):
+// a list runs each variant on fresh data, its tables dropped and
+// reloaded, which would drop the tables --init keep was given to keep.
+func keepWithList(h workload.Hooks, opts Options) error {
+	if !opts.InitSet || opts.Init != "keep" || h.Variants == nil {
+		return nil
+	}
+	vs := h.Variants()
+	if len(vs) < 2 {
+		return nil
+	}
+	var lists []string
+	for i, l := range vs[0].Labels {
+		for _, v := range vs[1:] {
+			if i < len(v.Labels) && v.Labels[i].Value != l.Value {
+				lists = append(lists, "--"+l.Label)
+				break
+			}
+		}
+	}
+	return Usagef("--init keep with a list of %s: a list runs each on fresh data (the tables dropped and reloaded), which would drop the tables --init keep keeps; give --init fresh for that, or --init skip to run each on the tables as they are",
+		strings.Join(lists, " and "))
 }
 
 // initMode is what happens to the schema before a run: fresh data for
