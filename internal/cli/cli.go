@@ -13,6 +13,7 @@ import (
 
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -106,6 +107,12 @@ func stdoutErr(err error) error {
 		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: writing the report to stdout: %w", err)}
 	}
 	return fmt.Errorf("writing the report to stdout: %w", err)
+}
+
+// ErrorLine is the line that says err on stderr: "txload: " and its
+// message, whose server's part may hold terminal escapes (pg.Printable).
+func ErrorLine(err error) string {
+	return "txload: " + pg.Printable(err.Error()) + "\n"
 }
 
 // Root builds the command tree. ran is set once a command's own code starts,

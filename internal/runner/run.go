@@ -540,7 +540,7 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	}
 	if res.Aborted > 0 {
 		out = append(out, fmt.Sprintf("ABORTED: %s ended on an error no retry cures (--continue-on-error keeps them running): %s",
-			report.Count(res.Aborted, "client"), t.Scrub(res.AbortErr.Error())))
+			report.Count(res.Aborted, "client"), pg.Printable(t.Scrub(res.AbortErr.Error()))))
 	}
 	for c, err := range res.FirstErrors {
 		if err != nil && (res.AbortErr == nil || err != res.AbortErr) {
@@ -550,7 +550,9 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	return out
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is a message on one line, printable (pg.Printable): a server's
+// message may hold newlines and terminal escapes.
+func oneLine(s string) string { return pg.Printable(strings.Join(strings.Fields(s), " ")) }
 
 // Mode describes the loop for the summary's header: of one instance of
 // several, its share.
