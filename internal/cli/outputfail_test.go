@@ -39,6 +39,7 @@ func TestOutputWriteFailureFails(t *testing.T) {
 		{name: "run --histogram", args: append(run, "--histogram", "/dev/full"), want: "writing --histogram /dev/full: write /dev/full: no space left on device"},
 		{name: "run --cpuprofile", args: append(run, "--cpuprofile", "/dev/full"), want: "writing --cpuprofile /dev/full: write /dev/full: no space left on device"},
 		{name: "pgbench --histogram", args: []string{"pgbench", "-n", "-t", "20", "--histogram", "/dev/full", tpcb}, want: "writing --histogram /dev/full: write /dev/full: no space left on device"},
+		{name: "lag --histogram", args: []string{"lag", "--source", tpcb, "--dest", tpcb, "--workload", "tpcb-like", "-c", "1", "--duration", "1s", "--histogram", "/dev/full"}, want: "--histogram: write /dev/full: no space left on device"}, // its header's write fails
 		{name: "merge -o text", args: []string{"merge", doc, "-o", "/dev/full"}, want: "writing /dev/full: write /dev/full: no space left on device"},
 		{name: "merge --output pgbench -o", args: []string{"merge", doc, "--output", "pgbench", "-o", "/dev/full"}, want: "writing /dev/full: write /dev/full: no space left on device"},
 		{name: "merge --output json -o", args: []string{"merge", doc, "--output", "json", "-o", "/dev/full"}, want: "writing /dev/full: writing JSON: write /dev/full: no space left on device"},
