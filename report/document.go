@@ -69,6 +69,31 @@ func (r *RunDoc) SaturatedLine() string {
 	return fmt.Sprintf("SATURATED: %d of %d scheduled operations never started", r.Unstarted, r.Offered)
 }
 
+// FailedLine is the line of an audit that did not finish, in red on the
+// page ("" for one that did).
+func (c *CheckDoc) FailedLine() string {
+	if c.Error == "" {
+		return ""
+	}
+	return "AUDIT FAILED: " + c.Error
+}
+
+// abortedPrefix begins the note of a run whose clients ended on an error
+// no retry cures (runner.Notes).
+const abortedPrefix = "ABORTED: "
+
+// AbortedNotes are the run's ABORTED notes: its clients that ended on an
+// error no retry cures, which failed the run.
+func (r *RunDoc) AbortedNotes() []string {
+	var out []string
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, abortedPrefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // ReportLines are the audit's lines as the run printed them, or for a
 // document that lacks them (a merged one), its values by key.
 func (c *CheckDoc) ReportLines() []Line {
@@ -98,7 +123,7 @@ func (r *RunDoc) LabelLines() []string {
 // SummaryNotes are the lines under run's summary header, as far as the
 // document tells them: how its clients connected, what it was merged
 // from, how it ended, what was in flight at its end, what its open loop
-// offered.
+// offered, and its clients that aborted.
 func (d *Document) SummaryNotes(run *RunDoc) ([]string, error) {
 	var notes []string
 	if run.ConnectSec > 0 {
@@ -125,7 +150,7 @@ func (d *Document) SummaryNotes(run *RunDoc) ([]string, error) {
 	if line := DrainLine(drain); line != "" {
 		notes = append(notes, line)
 	}
-	return notes, nil
+	return append(notes, run.AbortedNotes()...), nil
 }
 
 // WriteSummary writes the summary that a run prints (Summary, and for an
@@ -158,7 +183,9 @@ func WriteSummary(w io.Writer, doc *Document) error {
 		if c := run.Check; c != nil {
 			fmt.Fprintln(w)
 			Lines(w, c.ReportLines())
-			if len(c.Violations) == 0 && !c.Figures {
+			if line := c.FailedLine(); line != "" {
+				fmt.Fprintln(w, line)
+			} else if len(c.Violations) == 0 && !c.Figures {
 				fmt.Fprintln(w, "check: ok")
 			}
 			for _, v := range c.Violations {

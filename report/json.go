@@ -142,7 +142,9 @@ type RunDoc struct {
 	// Notes are the lines the run printed under its summary's header (its
 	// clients' connection, how it ended, what was in flight at its end,
 	// the first error of each class), as printed: the HTML report shows
-	// them. A merged document has none: each load generator's were its own.
+	// them. A merged document has only the ABORTED lines of the documents
+	// merged (each load generator's other notes were its own): a run whose
+	// clients aborted failed, and so does a merge of it.
 	Notes []string `json:"notes,omitempty"`
 	Ops   []OpDoc  `json:"operations"`
 	// EmissionLag is the open-loop generator's own lateness.
@@ -199,6 +201,10 @@ type CheckDoc struct {
 	// no "check: ok" under it.
 	Lines   []CheckLine `json:"lines,omitempty"`
 	Figures bool        `json:"figures,omitempty"`
+	// Error is why the audit did not finish (its session was ended, a
+	// statement failed), as the run printed it: no figures then, and no
+	// verdict. The run failed, and so does a merge or report of it.
+	Error string `json:"error,omitempty"`
 }
 
 // CheckLine is a line of an audit's report.

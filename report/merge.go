@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -266,6 +267,11 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 			out.InterruptedBy = run.InterruptedBy
 		}
 		out.Check = mergeCheck(out.Check, run.Check)
+		for _, n := range run.AbortedNotes() {
+			if !slices.Contains(out.Notes, n) {
+				out.Notes = append(out.Notes, n)
+			}
+		}
 		if run.EmissionLag != nil && run.EmissionLag.Encoded != "" {
 			h, err := metrics.Decode(run.EmissionLag.Encoded)
 			if err != nil {
@@ -293,7 +299,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	}
 	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check, rd.ConnectSec =
 		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
-	rd.Connections, rd.ConnectionSec = out.Connections, out.ConnectionSec
+	rd.Connections, rd.ConnectionSec, rd.Notes = out.Connections, out.ConnectionSec, out.Notes
 	if drain != nil {
 		// The latest drain's end; its length what the longest run had
 		// beyond the longest window.
@@ -711,20 +717,48 @@ func Unrelated(docs []*Document, names []string) ([]string, error) {
 }
 
 // mergeCheck is the merged run's audit: the figures of the first document
-// that has an audit (each load generator audited the one database, at its
-// own end), and the violations any of them found, each once: a later
-// document's failed audit is not dropped.
+// that has an audit that finished (each load generator audited the one
+// database, at its own end), the violations any of them found, each once,
+// and the error of any audit that did not finish: a later document's
+// failed audit is not dropped.
 func mergeCheck(into, c *CheckDoc) *CheckDoc {
 	switch {
 	case c == nil:
 		return into
 	case into == nil:
-		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations), Figures: c.Figures}
+		return &CheckDoc{Values: c.Values, Violations: slices.Clone(c.Violations), Figures: c.Figures, Error: c.Error}
+	}
+	if len(into.Values) == 0 && c.Error == "" {
+		into.Values, into.Figures = c.Values, c.Figures
 	}
 	for _, v := range c.Violations {
 		if !slices.Contains(into.Violations, v) {
 			into.Violations = append(into.Violations, v)
 		}
 	}
+	switch {
+	case c.Error == "" || strings.Contains(into.Error, c.Error):
+	case into.Error == "":
+		into.Error = c.Error
+	default:
+		into.Error += "; " + c.Error
+	}
 	return into
+}
+
+// VersionsDiffer says which documents were written by another version
+// of txload than the first, one line ("" when all were written by one):
+// merge adds them up all the same (they passed its checks); the caller
+// warns, as a version's figures may not be measured as another's.
+func VersionsDiffer(docs []*Document, names []string) string {
+	var other []string
+	for i, d := range docs[1:] {
+		if d.Version != docs[0].Version {
+			other = append(other, fmt.Sprintf("%s by txload %s", names[i+1], cmp.Or(d.Version, "(none)")))
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s was written by txload %s, %s", names[0], cmp.Or(docs[0].Version, "(none)"), strings.Join(other, ", "))
 }

@@ -372,3 +372,88 @@ func TestMergeKeepsInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// A merged run keeps what failed any document's run: an audit that did
+// not finish (its error, each once, with the figures of an audit that
+// did) and its clients' ABORTED notes, each once. A merge of clean
+// documents keeps neither.
+func TestMergeKeepsFailedRuns(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const aborted = "ABORTED: 1 client ended on an error no retry cures (--continue-on-error keeps them running): ERROR: boom (SQLSTATE P0001)"
+	ok := &report.CheckDoc{Values: map[string]int64{"drift": 0}, Violations: []string{}}
+	failed := func(msg string) *report.CheckDoc {
+		return &report.CheckDoc{Values: map[string]int64{}, Violations: []string{}, Error: msg}
+	}
+	for _, tc := range []struct {
+		name      string
+		checks    []*report.CheckDoc
+		notes     [][]string
+		wantError string
+		wantNotes []string
+		values    bool
+	}{
+		{"clean", []*report.CheckDoc{ok, ok}, [][]string{{"connected"}, nil}, "", nil, true},
+		{"failed audit first", []*report.CheckDoc{failed("check bank: 57P01"), ok}, nil, "check bank: 57P01", nil, true},
+		{"failed audit last", []*report.CheckDoc{ok, failed("check bank: 57P01")}, nil, "check bank: 57P01", nil, true},
+		{"two failed audits", []*report.CheckDoc{failed("a"), failed("b"), failed("a")}, nil, "a; b", nil, false},
+		{"aborted", []*report.CheckDoc{ok, ok}, [][]string{{"connected", aborted}, {aborted}}, "", []string{aborted}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var docs []*report.Document
+			for i, c := range tc.checks {
+				d := fakeRun(t, i, t0, 3, nil)
+				d.Runs[0].Check = c
+				if i < len(tc.notes) {
+					d.Runs[0].Notes = tc.notes[i]
+				}
+				docs = append(docs, d)
+			}
+			m, err := report.Merge(docs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			rd := m.Runs[0]
+			if rd.Check.Error != tc.wantError || (len(rd.Check.Values) > 0) != tc.values {
+				t.Errorf("merged check %+v, want the error %q (figures: %v)", rd.Check, tc.wantError, tc.values)
+			}
+			if got := rd.AbortedNotes(); !slices.Equal(got, tc.wantNotes) || len(rd.Notes) != len(tc.wantNotes) {
+				t.Errorf("merged notes %q, want %q", rd.Notes, tc.wantNotes)
+			}
+			var text bytes.Buffer
+			if err := report.WriteSummary(&text, m); err != nil {
+				t.Fatal(err)
+			}
+			failedLine := rd.Check.FailedLine()
+			if failedLine != "" && (!strings.Contains(text.String(), failedLine) || strings.Contains(text.String(), "check: ok")) {
+				t.Errorf("the text lacks %q or says check: ok:\n%s", failedLine, text.String())
+			}
+			for _, n := range tc.wantNotes {
+				if strings.Count(text.String(), n) != 1 {
+					t.Errorf("the text holds %q %d times, want once:\n%s", n, strings.Count(text.String(), n), text.String())
+				}
+			}
+		})
+	}
+}
+
+// Documents of different txload versions are named, with theirs.
+func TestVersionsDiffer(t *testing.T) {
+	names := []string{"a.json", "b.json", "c.json"}
+	for _, tc := range []struct {
+		versions []string
+		want     string
+	}{
+		{[]string{"1.0", "1.0", "1.0"}, ""},
+		{[]string{"1.0", "1.1", "1.0"}, "a.json was written by txload 1.0, b.json by txload 1.1"},
+		{[]string{"1.0", "", "0.9"}, "a.json was written by txload 1.0, b.json by txload (none), c.json by txload 0.9"},
+	} {
+		var docs []*report.Document
+		for _, v := range tc.versions {
+			docs = append(docs, &report.Document{Version: v})
+		}
+		if got := report.VersionsDiffer(docs, names); got != tc.want {
+			t.Errorf("versions %q: %q, want %q", tc.versions, got, tc.want)
+		}
+	}
+}

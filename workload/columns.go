@@ -234,7 +234,12 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 		}
 		kinds = append(kinds, rel...)
 		cat, err := catalogViolations(ctx, tx)
+		if err != nil {
+			return err
+		}
 		kinds = append(kinds, cat...)
+		over, err := overloadViolations(ctx, tx)
+		kinds = append(kinds, over...)
 		return err
 	})
 	if err != nil {
@@ -348,6 +353,66 @@ func catalogViolations(ctx context.Context, q querier) ([]string, error) {
 		found = found[:3]
 	}
 	return []string{fmt.Sprintf("pg_catalog holds %s%s, made since initdb by no extension: the audits compute through pg_catalog's functions and cannot vouch for one put in place of the server's own (a superuser's doing)",
+		strings.Join(found, ", "), more)}, nil
+}
+
+// overloadViolations names the functions and operators, in the schemas of
+// an audit's path after pg_catalog, that share a name with one of
+// pg_catalog's, take only pg_catalog's types, and are no exact twin of
+// one there; and the casts since initdb from a pg_catalog type that apply
+// implicitly or in assignment. pg_catalog first on the path wins only
+// over a twin: among functions or operators of other argument types the
+// server takes the best match, wherever it is (CVE-2018-1058's pattern).
+// The eighth outside retest made public.||(text, bigint), a better match
+// for the audits' "seed || ':' || article_id" than pg_catalog's
+// textanycat, and gave forged rows the hash of those they replaced in
+// four workloads, with nothing but CREATE on public. An extension's own
+// members are not named (intarray's operators on int4[], say): an
+// extension is installed by a superuser or a trusted extension's script.
+func overloadViolations(ctx context.Context, q querier) ([]string, error) {
+	rows, err := q.Query(ctx, `WITH path AS (
+			SELECT n.oid, n.nspname FROM pg_namespace n
+			WHERE n.nspname = ANY(current_schemas(false)) AND n.nspname <> 'pg_catalog'
+		), builtin AS (
+			SELECT t.oid FROM pg_type t WHERE t.typnamespace = 'pg_catalog'::regnamespace
+		), found AS (
+			SELECT 'function ' || p.oid::regprocedure::text || ' in ' || quote_ident(path.nspname) AS what, p.oid, 'pg_proc'::regclass AS cls
+			FROM pg_proc p JOIN path ON path.oid = p.pronamespace
+			WHERE EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname)
+				AND NOT EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname AND c.proargtypes = p.proargtypes)
+				AND NOT EXISTS (SELECT 1 FROM unnest(p.proargtypes::oid[]) a WHERE a NOT IN (SELECT oid FROM builtin))
+			UNION ALL
+			SELECT 'operator ' || o.oprname || '(' || format_type(NULLIF(o.oprleft, 0), NULL) || ', ' || format_type(NULLIF(o.oprright, 0), NULL) || ') in ' || quote_ident(path.nspname), o.oid, 'pg_operator'::regclass
+			FROM pg_operator o JOIN path ON path.oid = o.oprnamespace
+			WHERE EXISTS (SELECT 1 FROM pg_operator c WHERE c.oprnamespace = 'pg_catalog'::regnamespace AND c.oprname = o.oprname)
+				AND NOT EXISTS (SELECT 1 FROM pg_operator c WHERE c.oprnamespace = 'pg_catalog'::regnamespace AND c.oprname = o.oprname AND c.oprleft = o.oprleft AND c.oprright = o.oprright)
+				AND (o.oprleft = 0 OR o.oprleft IN (SELECT oid FROM builtin)) AND (o.oprright = 0 OR o.oprright IN (SELECT oid FROM builtin))
+			UNION ALL
+			SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL) || CASE c.castcontext WHEN 'i' THEN ' (implicit)' ELSE ' (in assignment)' END, c.oid, 'pg_cast'::regclass
+			FROM pg_cast c
+			WHERE c.oid >= 16384 AND c.castcontext IN ('i', 'a') AND c.castsource IN (SELECT oid FROM builtin)
+				AND NOT c.casttarget IN (SELECT oid FROM builtin)
+		)
+		SELECT what FROM found
+		WHERE version() LIKE 'PostgreSQL %'
+			AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = found.cls AND e.objid = found.oid AND e.deptype = 'e')
+		ORDER BY oid`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the functions and operators on the audit's path: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("reading the functions and operators on the audit's path: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	more := ""
+	if len(found) > 3 {
+		more = fmt.Sprintf(" and %d more", len(found)-3)
+		found = found[:3]
+	}
+	return []string{fmt.Sprintf("%s%s: of pg_catalog's name and types but no twin of one there, an audit's expression can resolve to it in place of the server's own (pg_catalog first on the path wins only over a twin), and init makes none",
 		strings.Join(found, ", "), more)}, nil
 }
 

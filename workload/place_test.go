@@ -53,7 +53,18 @@ func TestCheckColumnsPlace(t *testing.T) {
 			CREATE OPERATOR pg_catalog.=== (LEFTARG = int, RIGHTARG = int, FUNCTION = pg_catalog.same)`,
 			violation: "pg_catalog holds function same(integer,integer), operator ===(integer,integer)"},
 		{name: "functions of the database's own", sql: `CREATE FUNCTION md5(t text) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$;
+			CREATE FUNCTION my_sum(int) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
+			CREATE FUNCTION length(demo_a) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
 			CREATE CAST (demo_a AS int) WITH INOUT`},
+		{name: "an operator in public, a better match than pg_catalog's", sql: `CREATE FUNCTION hcat(t text, v bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT t $$;
+			CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = hcat)`,
+			violation: "operator ||(text, bigint) in public: of pg_catalog's name and types but no twin of one there"},
+		{name: "a function in public of other types", sql: `CREATE FUNCTION md5(t varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$`,
+			violation: "function md5(character varying) in public"},
+		{name: "an implicit cast to a type of the database's own", sql: `CREATE TYPE ev AS (t text);
+			CREATE FUNCTION toev(text) RETURNS ev LANGUAGE sql AS $$ SELECT ROW($1)::ev $$;
+			CREATE CAST (text AS ev) WITH FUNCTION toev(text) AS IMPLICIT`,
+			violation: "cast text AS ev (implicit)"},
 		{name: "a policy on a child", sql: `CREATE TABLE demo_c () INHERITS (demo_a); ALTER TABLE demo_c ENABLE ROW LEVEL SECURITY`,
 			violation: "demo_c, a partition or child of demo_a (a scan of demo_a reads it), has row-level security enabled"},
 	} {

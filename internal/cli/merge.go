@@ -80,7 +80,10 @@ percentiles and maxima are exact, not averaged), the measured period the
 longest of theirs, progress intervals aligned on the wall clock.
 
 Documents of different workloads, commands or variants, or whose histograms
-have different settings, are refused (exit 2).`,
+have different settings, are refused (exit 2). A run of the documents that
+failed (a violation its audit found, an audit that did not finish, clients
+that aborted, a failover's lost commits) fails the merge, exit 1, as it
+failed the run.`,
 		Example: `  txload merge run-0.json run-1.json run-2.json
   txload merge run-*.json --output json -o merged.json
   txload merge run-*.json --output html -o merged.html`,
@@ -117,6 +120,9 @@ have different settings, are refused (exit 2).`,
 			for _, why := range unrelated {
 				fmt.Fprintf(env.Stderr, "txload: merge: warning: %s; the figures below add up runs that were not one\n", why)
 			}
+			if v := report.VersionsDiffer(docs, names); v != "" {
+				fmt.Fprintf(env.Stderr, "txload: merge: warning: %s: versions may measure or audit differently\n", v)
+			}
 			err = documentErr(writeOut(ctx, env, out, func(w io.Writer) error {
 				switch output {
 				case "pgbench":
@@ -131,28 +137,38 @@ have different settings, are refused (exit 2).`,
 			if err != nil {
 				return err
 			}
-			// A violation any document's audit found fails the merge,
-			// as it failed its run.
-			var violations []string
-			for _, rd := range merged.Runs {
-				if rd.Check != nil {
-					violations = append(violations, rd.Check.Violations...)
-				}
-			}
-			// So does what a command's own figures found (a failover's
-			// lost commits, a split brain), as it failed its run.
-			var failed []string
-			if len(violations) > 0 {
-				failed = append(failed, (&runner.ViolationError{Violations: violations}).Error())
-			}
-			failed = append(failed, merged.Failures()...)
-			if len(failed) > 0 {
-				return &ExitError{Code: ExitFailed, Err: errors.New(strings.Join(failed, "; "))}
-			}
-			return nil
+			return documentsFailed(merged)
 		},
 	}
 	cmd.Flags().StringVar(&output, "output", "text", "format: text (run's summary) | pgbench (pgbench's report) | json (a merged --json document) | html (the report of txload report)")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of stdout")
 	return cmd
+}
+
+// documentsFailed is what the documents' runs found wrong, as it failed
+// them (exit 1), or nil: a violation any audit found, an audit that did
+// not finish, clients that aborted, and what a command's own figures
+// found (a failover's lost commits, a split brain). merge and report
+// fail with it, after their output.
+func documentsFailed(docs ...*report.Document) error {
+	var violations, failed []string
+	for _, d := range docs {
+		for _, rd := range d.Runs {
+			if c := rd.Check; c != nil {
+				violations = append(violations, c.Violations...)
+				if line := c.FailedLine(); line != "" {
+					failed = append(failed, line)
+				}
+			}
+			failed = append(failed, rd.AbortedNotes()...)
+		}
+		failed = append(failed, d.Failures()...)
+	}
+	if len(violations) > 0 {
+		failed = append([]string{(&runner.ViolationError{Violations: violations}).Error()}, failed...)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailed, Err: errors.New(strings.Join(failed, "; "))}
 }

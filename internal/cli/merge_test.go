@@ -466,8 +466,8 @@ func TestMergeFailover(t *testing.T) {
 		t.Errorf("merge of the document without its stored verdict: exit %d, want 1 with %q\n%s\n%s", m.code, derived, m.stdout, m.stderr)
 	}
 	html := filepath.Join(dir, "r.html")
-	if r := txload(t.Context(), nil, "report", edited, "-o", html); r.code != 0 {
-		t.Errorf("report: exit %d\n%s", r.code, r.stderr)
+	if r := txload(t.Context(), nil, "report", edited, "-o", html); r.code != ExitFailed || !strings.Contains(r.stderr, derived) {
+		t.Errorf("report: exit %d, want 1 with %q\n%s", r.code, derived, r.stderr)
 	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), derived) {
 		t.Errorf("the report of the document without its stored verdict lacks %q (%v)", derived, err)
 	}

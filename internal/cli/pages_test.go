@@ -109,7 +109,9 @@ func makePages(t *testing.T) []*pageKind {
 			args = append(args, doc(d))
 			pk.text += texts[d]
 		}
-		if r := txload(t.Context(), nil, append(args, "-o", pk.page)...); r.code != 0 {
+		// A document whose run failed (a failover that lost commits)
+		// fails its report after the page is written.
+		if r := txload(t.Context(), nil, append(args, "-o", pk.page)...); r.code != 0 && !(r.code == ExitFailed && k.name == "failover" && strings.Contains(r.stderr, "FAILED")) {
 			t.Fatalf("%s: report: exit %d\n%s", k.name, r.code, r.stderr)
 		}
 		pk.runs = len(k.docs)

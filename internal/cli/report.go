@@ -18,7 +18,11 @@ works offline: throughput and p50/p95/p99/max over time per operation, the
 HDR percentile spectrum, failures and retries by class over time, sojourn
 against remote time for open-loop runs, schedule lag, sweep curves, the
 configuration (passwords redacted) and the server. Two or more runs (several
-documents, or the variants of one) are drawn on the same charts.`,
+documents, or the variants of one) are drawn on the same charts.
+
+Like merge, it exits 1 (the page written) when a run of the documents
+failed: a violation its audit found, an audit that did not finish, clients
+that aborted, a failover's lost commits.`,
 		Example: `  txload run bank --isolation rc,serializable --json bank.json && txload report bank.json -o bank.html
   txload report before.json after.json -o compare.html
   txload report sweep.json -o sweep.html`,
@@ -32,9 +36,15 @@ documents, or the variants of one) are drawn on the same charts.`,
 				return err
 			}
 			defer closeDocs()
-			return documentErr(writeOut(cmd.Context(), env, out, func(w io.Writer) error {
+			err = documentErr(writeOut(cmd.Context(), env, out, func(w io.Writer) error {
 				return htmlreport.Write(w, docs, htmlreport.Options{Title: title, Names: names, Version: env.Version})
 			}))
+			if err != nil {
+				return err
+			}
+			// The page drawn, the runs that failed fail the report, as
+			// they fail a merge of their documents.
+			return documentsFailed(docs...)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "report.html", "the HTML file to write")

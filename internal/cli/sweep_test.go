@@ -53,13 +53,13 @@ func TestSweepFindsMaximum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(rows[0], ","); got != "step,target_ops,achieved_ops,p50_us,p99_us,max_us,errors,pass" {
+	if got := strings.Join(rows[0], ","); got != "step,target_ops,achieved_ops,p50_us,p99_us,max_us,errors,pass,check" {
 		t.Errorf("CSV header %q", got)
 	}
 	if len(rows)-1 != len(steps) {
 		t.Errorf("CSV has %d rows, stdout %d steps", len(rows)-1, len(steps))
 	}
-	if rows[1][0] != "1" || rows[1][1] != "200" || rows[1][7] != "true" {
+	if rows[1][0] != "1" || rows[1][1] != "200" || rows[1][7] != "true" || rows[1][8] != "ok" {
 		t.Errorf("first CSV row %q", rows[1])
 	}
 

@@ -24,7 +24,10 @@ type Outcome struct {
 	Labels []workload.Line
 	Result *engine.Result
 	Check  *workload.CheckResult
-	Load   *workload.QueryLoad
+	// AuditErr is why the audit did not finish, as the run prints it
+	// (scrubbed): the document records it as a failed audit.
+	AuditErr string
+	Load     *workload.QueryLoad
 	// Intervals are the run's progress intervals, for --json, in a spool:
 	// Close removes it.
 	Intervals *report.Intervals
@@ -492,6 +495,7 @@ func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.Quer
 	}
 	chk, err := load.Report(actx, all)
 	if err != nil {
+		o.AuditErr = conn.Target.Scrub(err.Error())
 		return err
 	}
 	o.Check = chk
@@ -678,6 +682,8 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 		for _, l := range o.Check.Lines {
 			rd.Check.Lines = append(rd.Check.Lines, report.CheckLine{Label: l.Label, Value: l.Value})
 		}
+	} else if o.AuditErr != "" {
+		rd.Check = &report.CheckDoc{Values: map[string]int64{}, Violations: []string{}, Error: o.AuditErr}
 	}
 	return rd, nil
 }

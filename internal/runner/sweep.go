@@ -197,6 +197,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	lo := found.Lo
 
 	var outErr error
+	// checked is the audit's verdict for --csv: ok, violation, error, or
+	// "" with none (or one of figures, which audits nothing).
+	checked := ""
 	if load.Report != nil && committed != nil {
 		actx, cancel := auditContext(ctx)
 		conn.settle(actx)
@@ -208,6 +211,10 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		switch {
 		case err != nil:
 			outErr = fmt.Errorf("auditing the sweep: %w", err)
+			checked = "error"
+			if len(outcomes) > 0 {
+				outcomes[len(outcomes)-1].AuditErr = conn.Target.Scrub(outErr.Error())
+			}
 		default:
 			fmt.Fprintln(w)
 			PrintCheck(w, chk)
@@ -216,6 +223,9 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			}
 			if len(chk.Violations) > 0 {
 				outErr = &ViolationError{Violations: chk.Violations}
+				checked = "violation"
+			} else if !chk.Figures {
+				checked = "ok"
 			}
 		}
 	}
@@ -226,7 +236,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	// An interrupted sweep's CSV has the steps judged before it, maybe
 	// none: its header alone.
 	if s.CSV != "" && (len(steps) > 0 || interrupted != "") {
-		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps) }); err != nil {
+		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps, checked) }); err != nil {
 			outErr = errors.Join(outErr, fmt.Errorf("writing --csv: %w", err))
 		}
 	}
@@ -352,15 +362,17 @@ func fmtRate(r float64) string { return slo.FormatRate(r) }
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeSweepCSV writes the steps; a step where nothing completed has empty
-// latencies.
-func writeSweepCSV(f io.Writer, steps []sweepStep) error {
+// latencies. Every row's check is the verdict of the audit after the last
+// step, over the data every step changed: data found wrong puts each
+// step's figures in doubt.
+func writeSweepCSV(f io.Writer, steps []sweepStep, checked string) error {
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"step", "target_ops", "achieved_ops", "p50_us", "p99_us", "max_us", "errors", "pass"})
+	_ = w.Write([]string{"step", "target_ops", "achieved_ops", "p50_us", "p99_us", "max_us", "errors", "pass", "check"})
 	for _, s := range steps {
 		_ = w.Write([]string{
 			strconv.Itoa(s.n), fmtRate(s.target), strconv.FormatFloat(s.achieved, 'f', 2, 64),
 			s.latency(s.p50, itoa, ""), s.latency(s.p99, itoa, ""), s.latency(s.maxResp, itoa, ""),
-			strconv.FormatInt(s.errors, 10), strconv.FormatBool(s.pass),
+			strconv.FormatInt(s.errors, 10), strconv.FormatBool(s.pass), checked,
 		})
 	}
 	w.Flush()

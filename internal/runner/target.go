@@ -150,6 +150,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 	}
 	t := c.Target
 	var first string
+	var standby bool
 	for i := 0; i < t.Nodes(); i++ {
 		conn, err := t.ConnectNode(ctx, i)
 		if err != nil {
@@ -164,6 +165,7 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 				c.Pooler, err = pooler(ctx, r.pooler, t, conn)
 			}
 			c.Server.Embedded, c.Server.Settings = r.embedded != nil, settings(ctx, conn)
+			standby = inRecovery(ctx, conn)
 		}
 		conn.Close(context.WithoutCancel(ctx))
 		if err != nil {
@@ -181,6 +183,9 @@ func (r Resolved) Open(ctx context.Context, log io.Writer) (*Conn, error) {
 		if t.Nodes() > 1 {
 			where += fmt.Sprintf(" and %d more nodes", t.Nodes()-1)
 		}
+	}
+	if standby {
+		where += ", a standby in recovery: it holds what it has replayed"
 	}
 	if !r.quiet {
 		fmt.Fprintf(log, "server: %s%s\n", c.Server, where)
@@ -270,4 +275,14 @@ func identify(ctx context.Context, conn *pgx.Conn) (string, error) {
 		}
 	}
 	return "database " + db, nil
+}
+
+// inRecovery says whether the server conn reaches is a standby (in
+// recovery); false where the server cannot say (CockroachDB).
+func inRecovery(ctx context.Context, conn *pgx.Conn) bool {
+	var in bool
+	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&in); err != nil {
+		return false
+	}
+	return in
 }

@@ -67,8 +67,10 @@ func runBlock(p *page, r *run, named bool) {
 	}
 	d, rd, total := r.doc, r.rd, r.total
 	p.printf(`<p class="head">%s</p>`, esc(fmt.Sprintf("%s on %s: %s, %s measured", d.Workload, d.ServerString(), modeOf(d, rd), report.Seconds(total.Elapsed))))
+	// A merged run's notes are its parts' ABORTED lines only: the
+	// summary's notes, as the text gives them, include them.
 	notes := rd.Notes
-	if notes == nil {
+	if notes == nil || len(d.MergedFrom) > 0 {
 		var err error
 		if notes, err = d.SummaryNotes(rd); err != nil {
 			p.fail(fmt.Errorf("%s: %w", r.docName, err))
@@ -267,8 +269,11 @@ func openLoopLines(p *page, r *run) {
 func fmtRate(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // checkBlock writes the audit's lines and verdict as the run printed them.
-func checkBlock(p *page, r *run) {
-	c := r.rd.Check
+func checkBlock(p *page, r *run) { auditBlock(p, r.rd.Check) }
+
+// auditBlock writes an audit's lines and verdict (nothing for none): an
+// audit that did not finish, or each violation, in red.
+func auditBlock(p *page, c *report.CheckDoc) {
 	if c == nil {
 		return
 	}
@@ -280,7 +285,9 @@ func checkBlock(p *page, r *run) {
 		}
 		p.printf(`</table>`)
 	}
-	if len(c.Violations) == 0 && !c.Figures {
+	if line := c.FailedLine(); line != "" {
+		p.printf(`<p class="verdict"><span class="fail">%s</span></p>`, esc(line))
+	} else if len(c.Violations) == 0 && !c.Figures {
 		p.printf(`<p class="verdict"><span class="pass">check: ok</span></p>`)
 	}
 	for _, v := range c.Violations {

@@ -26,6 +26,9 @@ type sweep struct {
 	problem string
 	// head is the line the sweep began with: its SLO and steps.
 	head string
+	// check is the audit after the last step, over what every step
+	// committed (nil: none).
+	check *report.CheckDoc
 }
 
 // step is one step of a sweep, with the figures of its table.
@@ -93,6 +96,9 @@ func sweepOf(d *report.Document, name string, manyDocs bool) (*sweep, error) {
 			st.Pass, st.Why = len(why) == 0, strings.Join(texts, "; ")
 		}
 		sw.steps = append(sw.steps, st)
+		if rd.Check != nil {
+			sw.check = rd.Check
+		}
 	}
 	if judge {
 		sw.verdict = replay(d, objective, sw.steps)
@@ -185,6 +191,10 @@ func sweepSection(p *page, sweeps []*sweep) {
 			points = append(points, pt)
 		}
 		p.printf("</table>")
+		if sw.check != nil {
+			p.printf(`<p class="note">The audit after the last step, over what every step committed:</p>`)
+			auditBlock(p, sw.check)
+		}
 		curves = append(curves, chart.Curve{Name: sw.name, Color: sw.color, SLO: sw.slo, Points: points})
 	}
 	c := chart.Sweep("sweep: latency against achieved throughput", curves...)
