@@ -495,7 +495,7 @@ func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.Quer
 	}
 	chk, err := load.Report(actx, all)
 	if err != nil {
-		o.AuditErr = conn.Target.Scrub(err.Error())
+		o.AuditErr = pg.Printable(conn.Target.Scrub(err.Error()))
 		return err
 	}
 	o.Check = chk
