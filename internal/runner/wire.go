@@ -132,7 +132,10 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		ticks = append(ticks, func(t engine.Tick) {
 			if hlog != nil && !t.Drain {
 				if err := hlog.Interval(t.Interval, t.End); err != nil {
+					// Said once, when it happens; the log is not written
+					// further, and its close fails the run.
 					fmt.Fprintln(stderr, err)
+					hlog = nil
 				}
 			}
 		})
