@@ -33,6 +33,23 @@ func (m ednMap) get(k keyword) (any, bool) {
 	return nil, false
 }
 
+// repeatedKeyword is a keyword that is a key of the map items (key,
+// value, ...) twice ("" if none).
+func repeatedKeyword(items []any) keyword {
+	for i := 0; i < len(items); i += 2 {
+		k, ok := items[i].(keyword)
+		if !ok {
+			continue
+		}
+		for j := 0; j < i; j += 2 {
+			if items[j] == k {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
 // ednParser reads EDN forms, counting lines.
 type ednParser struct {
 	r    *bufio.Reader
@@ -127,6 +144,10 @@ func (p *ednParser) form() (any, error) {
 		}
 		if len(items)%2 != 0 {
 			return nil, fmt.Errorf("a map with an odd number of forms")
+		}
+		if k := repeatedKeyword(items); k != "" {
+			// EDN forbids it; readers disagree on which one counts.
+			return nil, fmt.Errorf("a map gives the key :%s twice", k)
 		}
 		return ednMap(items), nil
 	case '[':

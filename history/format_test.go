@@ -153,6 +153,12 @@ func TestReadErrors(t *testing.T) {
 		{"edn: unclosed", "{:type :ok, :process 0, :value [[:append 1 1]]}\n{:type :ok, :process 0,\n", EDN, "line 3: the file ends inside a form"},
 		{"edn: double invoke", "{:type :invoke, :process 0, :value [[:append 1 1]]}\n\n{:type :invoke, :process 0, :value [[:append 1 2]]}", EDN, "line 3: process 0 invoked again before its invocation of line 1 completed"},
 		{"edn: other function", "{:type :invoke, :process 0, :f :read, :value nil}", EDN, "line 1: :f :read is not a list-append transaction (:txn)"},
+		{"key twice", good + `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,2]],"outcome":"failed"}`, JSONL, `line 2: key "outcome" is given twice (then as "outcome"; keys match in any case): which one counts is not clear`},
+		{"key in another case", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","OUTCOME":"failed","ops":[["append",1,1]]}`, JSONL, `line 1: key "outcome" is given twice (then as "OUTCOME"; keys match in any case)`},
+		{"key in another case first", `{"client":0,"invoke_ns":0,"complete_ns":5,"Outcome":"failed","outcome":"committed","ops":[["append",1,1]]}`, JSONL, `line 1: key "Outcome" is given twice (then as "outcome"`},
+		{"ops twice", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]],"ops":[]}`, JSONL, `line 1: key "ops" is given twice`},
+		{"isolation twice", `{"isolation":"serializable","client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,1]],"Isolation":"read committed"}`, JSONL, `line 1: key "isolation" is given twice (then as "Isolation"`},
+		{"edn: key twice", "{:type :invoke, :process 0, :value [[:append 1 1]]}\n{:type :ok, :process 0, :value [[:append 1 1]], :type :fail}", EDN, "line 2: a map gives the key :type twice"},
 		{"neither", "hello", Sniff, "neither JSON lines nor EDN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,6 +19,7 @@ func fastJSONLevel(line []byte, meta *lineMeta) (Attempt, bool) {
 	s := scanner{b: line}
 	var a Attempt
 	var have struct{ client, intended, invoke, complete, outcome, ops bool }
+	var seen [len(jsonKeys)]bool // a key given twice: slowJSONL says so
 	if !s.byte('{') {
 		return a, false
 	}
@@ -28,6 +30,14 @@ func fastJSONLevel(line []byte, meta *lineMeta) (Attempt, bool) {
 		key, ok := s.str()
 		if !ok || !s.byte(':') {
 			return a, false
+		}
+		if i := slices.Index(jsonKeys[:], key); i >= 0 {
+			if seen[i] {
+				return a, false
+			}
+			seen[i] = true
+		} else if slices.ContainsFunc(jsonKeys[:], func(k string) bool { return strings.EqualFold(key, k) }) {
+			return a, false // encoding/json matches keys in any case
 		}
 		switch key {
 		case "client":
@@ -86,12 +96,6 @@ func fastJSONLevel(line []byte, meta *lineMeta) (Attempt, bool) {
 			}
 			have.ops = true
 		default:
-			// encoding/json matches keys regardless of case.
-			for _, known := range []string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "isolation", "clients", "ops"} {
-				if strings.EqualFold(key, known) {
-					return a, false
-				}
-			}
 			if !s.skip() {
 				return a, false
 			}
@@ -112,6 +116,9 @@ func fastJSONLevel(line []byte, meta *lineMeta) (Attempt, bool) {
 	}
 	return a, a.Validate() == nil
 }
+
+// jsonKeys are the keys of a JSON line that say something.
+var jsonKeys = [...]string{"client", "intended_ns", "invoke_ns", "complete_ns", "outcome", "sqlstate", "isolation", "clients", "ops"}
 
 type scanner struct {
 	b []byte

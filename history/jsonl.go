@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -198,6 +199,11 @@ func slowJSONL(line []byte) (Attempt, error) {
 	if err := json.Unmarshal(line, &j); err != nil {
 		return Attempt{}, jsonError(err)
 	}
+	if first, again := repeatedKey(line); again != "" {
+		// encoding/json takes the last, in any case; jq and Python's json
+		// take the last as written: which one the line means is not clear.
+		return Attempt{}, fmt.Errorf("key %q is given twice (then as %q; keys match in any case): which one counts is not clear", first, again)
+	}
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -286,4 +292,33 @@ func jsonType(kind string) string {
 		return "a list"
 	}
 	return kind
+}
+
+// repeatedKey finds a key of line's object given twice, in any case (as
+// encoding/json matches them): the first and the later one ("" if none).
+// line is a JSON object already decoded without error.
+func repeatedKey(line []byte) (first, again string) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	var keys []string
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return "", ""
+		}
+		k, _ := t.(string)
+		for _, prev := range keys {
+			if strings.EqualFold(prev, k) {
+				return prev, k
+			}
+		}
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if d.Decode(&skip) != nil {
+			return "", ""
+		}
+	}
+	return "", ""
 }

@@ -20,12 +20,12 @@ import (
 func LibpqMessage(err error, query, encoding string) string {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
-		return err.Error() + "\n"
+		return Printable(err.Error()) + "\n"
 	}
 	if qe := (*QueryError)(nil); query == "" && errors.As(err, &qe) {
 		query, encoding = qe.Query, qe.Encoding
 	}
-	return libpqMessage(pe, query, encoding, true)
+	return Printable(libpqMessage(pe, query, encoding, true))
 }
 
 // QueryError is a server's error with the text of the statement it came
@@ -196,4 +196,45 @@ func utf8Width(b []byte) int {
 		}
 	}
 	return 1
+}
+
+// Printable is s with what would drive a terminal written as an escape
+// (\x1b, \x7f, \u009b): the C0 controls but tab and newline, DEL, the C1
+// controls, and bytes that are not UTF-8, as check append quotes a row's
+// value. A server's message is whatever a RAISE chose: printed raw,
+// ESC[8m would hide every later line, the VIOLATIONs included, and
+// ESC[1A redraw a line already printed.
+func Printable(s string) string {
+	clean := utf8.ValidString(s)
+	for _, r := range s {
+		if unprintable(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x80 && unprintable(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unprintable(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unprintable: a control character a terminal acts on (tab and newline
+// excepted).
+func unprintable(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f
 }

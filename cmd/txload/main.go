@@ -43,7 +43,7 @@ func run() int {
 		}
 	}
 	if err != nil && !cli.Printed(err) {
-		fmt.Fprintf(os.Stderr, "txload: %v\n", err)
+		fmt.Fprint(os.Stderr, cli.ErrorLine(err))
 	}
 	return code
 }

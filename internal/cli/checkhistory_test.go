@@ -208,3 +208,28 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// A line that gives a key twice, in any case, is refused: encoding/json
+// would take the later one, whatever its case, where jq and Python take
+// the later one as written, and a reader of G1a (a committed read of a
+// failed append) would pass as a failed attempt.
+func TestCheckHistoryRepeatedKeyRefused(t *testing.T) {
+	t.Parallel()
+	failed := `{"clients":2,"isolation":"serializable","client":0,"invoke_ns":0,"complete_ns":5,"outcome":"failed","sqlstate":"40001","ops":[["append",99,1]]}`
+	for _, tc := range []struct{ name, reader, again string }{
+		{"another case", `{"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["r",99,[1]]],"OUTCOME":"failed"}`, "OUTCOME"},
+		{"same case", `{"client":1,"invoke_ns":6,"complete_ns":9,"outcome":"committed","ops":[["r",99,[1]]],"outcome":"failed"}`, "outcome"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "h.jsonl")
+			if err := os.WriteFile(path, []byte(failed+"\n"+tc.reader+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := txload(t.Context(), nil, "check", "history", path)
+			want := "txload: check history: " + path + `, line 2: key "outcome" is given twice (then as "` + tc.again + `"; keys match in any case): which one counts is not clear` + "\n"
+			if r.code != ExitUsage || r.stderr != want {
+				t.Fatalf("exit %d, want 2 and %q:\n%s\n%s", r.code, want, r.stdout, r.stderr)
+			}
+		})
+	}
+}

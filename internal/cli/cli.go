@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/workload"
 )
 
@@ -93,12 +96,35 @@ func runErr(err error) error {
 	return err
 }
 
+// stdoutErr is the error of a command whose own work succeeded but whose
+// report could not be written to stdout (err): exit 1, or 130 for a closed
+// pipe, which ends a command as an interrupt does.
+func stdoutErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, syscall.EPIPE):
+		return &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("interrupted: writing the report to stdout: %w", err)}
+	}
+	return fmt.Errorf("writing the report to stdout: %w", err)
+}
+
+// ErrorLine is the line that says err on stderr: "txload: " and its
+// message, whose server's part may hold terminal escapes (pg.Printable).
+func ErrorLine(err error) string {
+	return "txload: " + pg.Printable(err.Error()) + "\n"
+}
+
 // Root builds the command tree. ran is set once a command's own code starts,
 // so that errors before it map to exit code 2.
 func Root(env Env, ran *bool) *cobra.Command {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	// The report on stdout is what a clean run or check says: a write of
+	// it that failed (a full disk, a closed descriptor) fails the command.
+	stdout := outfile.Watch(env.Stdout)
+	env.Stdout = stdout
 	root := &cobra.Command{
 		Use:   "txload",
 		Short: "A load generator for PostgreSQL-compatible databases",
@@ -113,6 +139,9 @@ PostgreSQL of its own and removes it on exit.`,
 		SilenceErrors: true,
 		PersistentPreRun: func(*cobra.Command, []string) {
 			*ran = true
+		},
+		PersistentPostRunE: func(*cobra.Command, []string) error {
+			return stdoutErr(stdout.Err())
 		},
 	}
 	root.SetOut(env.Stdout)

@@ -170,7 +170,7 @@ func txloadTo(ctx context.Context, env map[string]string, stdout, stderr io.Writ
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !Printed(err) {
-		_, _ = io.WriteString(stderr, "txload: "+err.Error()+"\n")
+		_, _ = io.WriteString(stderr, ErrorLine(err))
 	}
 	return ExitCode(err, ran)
 }

@@ -37,6 +37,7 @@ type instrument struct {
 	streamDone   chan struct{}
 	stream       lag.StreamStats
 	streamErr    error
+	logErr       error // the --histogram log that could not be written
 }
 
 func (p *plan) newInstrument(pr *pair, first int) *instrument {
@@ -180,7 +181,7 @@ func (in *instrument) drain(ctx context.Context, loadEnd time.Time) (caughtUp bo
 	catchUp = time.Since(loadEnd)
 	in.measuring()
 	in.wg.Wait()
-	in.ticker.finish(time.Now())
+	in.logErr = in.ticker.finish(time.Now())
 	return caughtUp, catchUp
 }
 
@@ -193,7 +194,10 @@ func (in *instrument) err() error {
 		}
 	default:
 	}
-	return in.streamErr
+	if in.streamErr != nil {
+		return in.streamErr
+	}
+	return in.logErr
 }
 
 // close stops whatever still runs, on any way out of Run.

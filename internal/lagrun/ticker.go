@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -29,7 +28,7 @@ type ticker struct {
 	exp      *prom.Exporter // nil: no exporter
 	h        *hdr.Histogram
 	hlog     *hdr.HistogramLogWriter
-	file     *os.File
+	file     *outfile.Stream
 	path     string
 	last     time.Time
 	mu       sync.Mutex
@@ -111,7 +110,7 @@ func (p *plan) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag.Trac
 
 // openLog creates the --histogram file and writes its header.
 func (t *ticker) openLog() error {
-	f, err := outfile.Create(t.path)
+	f, err := outfile.CreateStream(t.path)
 	if err != nil {
 		return err
 	}
@@ -214,14 +213,16 @@ func (t *ticker) export(iv lag.Interval) {
 	}
 }
 
-// finish writes the last interval and closes the log.
-func (t *ticker) finish(now time.Time) {
+// finish writes the last interval and closes the log; its error is the
+// log's that could not be written (no "wrote" line then).
+func (t *ticker) finish(now time.Time) error {
 	t.tick(now, true)
-	if t.file != nil {
-		if err := t.file.Close(); err != nil {
-			fmt.Fprintf(t.stderr, "--histogram: %v\n", err)
-		} else {
-			fmt.Fprintf(t.stderr, "wrote %s\n", t.path)
-		}
+	if t.file == nil {
+		return nil
 	}
+	if err := t.file.Close(); err != nil {
+		return fmt.Errorf("writing --histogram %s: %w", t.path, err)
+	}
+	fmt.Fprintf(t.stderr, "wrote %s\n", t.path)
+	return nil
 }

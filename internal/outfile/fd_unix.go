@@ -4,6 +4,7 @@ package outfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,4 +62,20 @@ func fcntl(fd, cmd int) (int, error) {
 		return 0, e
 	}
 	return int(r), nil
+}
+
+// openFIFO opens a FIFO for writing if a process reads it, at once: a
+// blocking open would wait for a reader, and no stop signal ends a wait
+// in open(2).
+func openFIFO(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		err = errNoReader
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	// A non-blocking descriptor: its writes wait in Go's poller, which
+	// parks the goroutine, not the thread.
+	return os.NewFile(uintptr(fd), path), nil
 }

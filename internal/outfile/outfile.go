@@ -133,11 +133,21 @@ func Write(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
+	if err := writeAll(f, write); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// writeAll is write(w), or the first write to w that failed where write
+// did not say so (a report printed with fmt.Fprintf).
+func writeAll(w io.Writer, write func(io.Writer) error) error {
+	ww := Watch(w)
+	if err := write(ww); err != nil {
+		return err
+	}
+	return ww.Err()
 }
 
 // writeAtomic writes path through a temporary file renamed over it.
@@ -146,7 +156,7 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
+	if err := writeAll(f, write); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err
@@ -181,6 +191,9 @@ func Create(path string) (*os.File, error) {
 
 // openInPlace opens what is at t for writing, a regular file truncated.
 func openInPlace(t target) (*os.File, error) {
+	if t.info != nil && t.info.Mode()&fs.ModeNamedPipe != 0 {
+		return openFIFO(t.path)
+	}
 	flag := os.O_WRONLY
 	if t.info != nil && t.info.Mode().IsRegular() {
 		flag |= os.O_TRUNC

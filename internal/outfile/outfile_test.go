@@ -4,6 +4,7 @@ package outfile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,18 +117,22 @@ func TestWriteThroughDevicesAndPipes(t *testing.T) {
 	if err := Check(fifo); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string)
-	go func() {
-		f, _ := os.Open(fifo)
-		b, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(b)
-	}()
+	// With no reader, the open is refused at once: a blocking one would
+	// wait for a reader, deaf to stop signals.
+	if err := Write(fifo, write("lost")); err == nil || !strings.Contains(err.Error(), "a FIFO that no process reads") {
+		t.Fatalf("writing a FIFO with no reader: %v", err)
+	}
+	// Its reader open (as `cat fifo &` would be) before it is written.
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
 	if err := Write(fifo, write("through")); err != nil {
 		t.Fatal(err)
 	}
-	if s := <-got; s != "through" {
-		t.Fatalf("the FIFO's reader got %q", s)
+	if b, _ := io.ReadAll(rd); string(b) != "through" {
+		t.Fatalf("the FIFO's reader got %q", b)
 	}
 	if st, _ := os.Lstat(fifo); st.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatal("the FIFO was replaced")
@@ -227,5 +232,37 @@ func TestWriteDescriptorAtItsOffset(t *testing.T) {
 	defer r.Close()
 	if err := Check("/dev/fd/" + strconv.Itoa(int(r.Fd()))); err == nil {
 		t.Fatal("a descriptor open for reading only passed the check")
+	}
+}
+
+// A write that fails is an error even where the write function drops it
+// (a report printed with fmt.Fprintf), and a Stream's Close says so, or
+// that its file was removed while it was written.
+func TestFailedWritesReported(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	dropping := func(w io.Writer) error { fmt.Fprintf(w, "lost"); return nil }
+	if err := Write("/dev/full", dropping); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Write /dev/full with its errors dropped: %v, want no space left", err)
+	}
+	s, err := CreateStream("/dev/full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(s, "lost")
+	if err := s.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Stream /dev/full: %v, want no space left", err)
+	}
+	dir := filepath.Join(t.TempDir(), "gone")
+	os.Mkdir(dir, 0o755)
+	s, err = CreateStream(filepath.Join(dir, "x.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(s, "kept nowhere")
+	os.RemoveAll(dir)
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Fatalf("Stream of a removed file: %v, want it said removed", err)
 	}
 }

@@ -131,9 +131,12 @@ func Capabilities(h workload.Hooks) string {
 }
 
 // Run runs workload m on the target: every variant, its reports, its files.
-func Run(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options) error {
+func Run(ctx context.Context, m workload.Meta, g workload.Generator, target TargetOptions, opts Options) (retErr error) {
 	r, h, err := Prepare(m, g, target, &opts)
 	if err != nil {
+		return err
+	}
+	if err := keepWithList(h, opts); err != nil {
 		return err
 	}
 	opts.Stderr = Locked(opts.Stderr)
@@ -146,7 +149,13 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() {
+		// A profile that could not be written fails the run, unless
+		// something failed it already.
+		if err := stop(); err != nil && retErr == nil {
+			retErr = err
+		}
+	}()
 	conn, err := r.openChecked(ctx, h, opts)
 	if err != nil {
 		return err
@@ -255,11 +264,13 @@ func OutcomeErr(o Outcome, behindReported bool) error {
 	return nil
 }
 
-func startProfile(stderr io.Writer, path string) (func(), error) {
+// startProfile starts the CPU profile to path; its stop says whether the
+// profile was written (the profiler itself drops its write errors).
+func startProfile(stderr io.Writer, path string) (func() error, error) {
 	if path == "" {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
-	pf, err := outfile.Create(path)
+	pf, err := outfile.CreateStream(path)
 	if err != nil {
 		return nil, Usagef("--cpuprofile: %v", err)
 	}
@@ -267,12 +278,38 @@ func startProfile(stderr io.Writer, path string) (func(), error) {
 		pf.Close()
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
-	return func() {
+	return func() error {
 		pprof.StopCPUProfile()
-		if pf.Close() == nil {
-			fmt.Fprintf(stderr, "wrote %s\n", path)
+		if err := pf.Close(); err != nil {
+			return fmt.Errorf("writing --cpuprofile %s: %w", path, err)
 		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+		return nil
 	}, nil
+}
+
+// keepWithList refuses --init keep with lists (bank's --isolation rc,ser):
+// a list runs each variant on fresh data, its tables dropped and
+// reloaded, which would drop the tables --init keep was given to keep.
+func keepWithList(h workload.Hooks, opts Options) error {
+	if !opts.InitSet || opts.Init != "keep" || h.Variants == nil {
+		return nil
+	}
+	vs := h.Variants()
+	if len(vs) < 2 {
+		return nil
+	}
+	var lists []string
+	for i, l := range vs[0].Labels {
+		for _, v := range vs[1:] {
+			if i < len(v.Labels) && v.Labels[i].Value != l.Value {
+				lists = append(lists, "--"+l.Label)
+				break
+			}
+		}
+	}
+	return Usagef("--init keep with a list of %s: a list runs each on fresh data (the tables dropped and reloaded), which would drop the tables --init keep keeps; give --init fresh for that, or --init skip to run each on the tables as they are",
+		strings.Join(lists, " and "))
 }
 
 // initMode is what happens to the schema before a run: fresh data for
@@ -458,7 +495,7 @@ func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.Quer
 	}
 	chk, err := load.Report(actx, all)
 	if err != nil {
-		o.AuditErr = conn.Target.Scrub(err.Error())
+		o.AuditErr = pg.Printable(conn.Target.Scrub(err.Error()))
 		return err
 	}
 	o.Check = chk
@@ -507,7 +544,7 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	}
 	if res.Aborted > 0 {
 		out = append(out, fmt.Sprintf("ABORTED: %s ended on an error no retry cures (--continue-on-error keeps them running): %s",
-			report.Count(res.Aborted, "client"), t.Scrub(res.AbortErr.Error())))
+			report.Count(res.Aborted, "client"), pg.Printable(t.Scrub(res.AbortErr.Error()))))
 	}
 	for c, err := range res.FirstErrors {
 		if err != nil && (res.AbortErr == nil || err != res.AbortErr) {
@@ -517,7 +554,9 @@ func Notes(res *engine.Result, opts Options, t *pg.Target) []string {
 	return out
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine is a message on one line, printable (pg.Printable): a server's
+// message may hold newlines and terminal escapes.
+func oneLine(s string) string { return pg.Printable(strings.Join(strings.Fields(s), " ")) }
 
 // Mode describes the loop for the summary's header: of one instance of
 // several, its share.

@@ -15,6 +15,7 @@ import (
 	"github.com/txload/txload/engine"
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/metrics"
+	"github.com/txload/txload/pg"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/chart"
 	"github.com/txload/txload/slo"
@@ -213,7 +214,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			outErr = fmt.Errorf("auditing the sweep: %w", err)
 			checked = "error"
 			if len(outcomes) > 0 {
-				outcomes[len(outcomes)-1].AuditErr = conn.Target.Scrub(outErr.Error())
+				outcomes[len(outcomes)-1].AuditErr = pg.Printable(conn.Target.Scrub(outErr.Error()))
 			}
 		default:
 			fmt.Fprintln(w)

@@ -108,13 +108,13 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		starts = append(starts, func(start time.Time) { f.start(start.Add(cfg.Warmup)) })
 	}
 	if opts.Histogram != "" {
-		hf, err := outfile.Create(opts.Histogram)
+		hf, err := outfile.CreateStream(opts.Histogram)
 		if err != nil {
 			return wired{}, fmt.Errorf("--histogram: %w", err)
 		}
 		closers = append(closers, func() error {
 			if err := hf.Close(); err != nil {
-				return fmt.Errorf("writing --histogram: %w", err)
+				return fmt.Errorf("writing --histogram %s: %w", opts.Histogram, err)
 			}
 			fmt.Fprintf(stderr, "wrote %s\n", opts.Histogram)
 			return nil
@@ -132,7 +132,10 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		ticks = append(ticks, func(t engine.Tick) {
 			if hlog != nil && !t.Drain {
 				if err := hlog.Interval(t.Interval, t.End); err != nil {
+					// Said once, when it happens; the log is not written
+					// further, and its close fails the run.
 					fmt.Fprintln(stderr, err)
+					hlog = nil
 				}
 			}
 		})
