@@ -91,6 +91,7 @@ const (
 	tamperFiller       = "a padding column written (pgbench's filler)"
 	tamperTypeKept     = "a column's type changed, its sums kept (a numeric ±0.4, a float −0.0)"
 	tamperUndone       = "a transaction undone whole, every row it wrote restored"
+	tamperRowsUndone   = "a transaction's own rows deleted and the next id lowered, the counts it raised elsewhere kept"
 	tamperTextForm     = "a text in a form the workload never writes (a last name, a zip)"
 	tamperCollation    = "a text column given a collation that compares other values equal (case-insensitive), then a value changed"
 	tamperTxAdded      = "a consistent transaction added after the run"
@@ -134,7 +135,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperKeyTwice, tamperNoCustomer, tamperAmountSwing, tamperCode, tamperDated, tamperCountOff,
 	tamperFewerLoaded, tamperFewerAll, tamperMarkerOnly,
 	tamperBranchOf, tamperFiller,
-	tamperTypeKept, tamperUndone, tamperTextForm, tamperCollation, tamperTxAdded,
+	tamperTypeKept, tamperUndone, tamperRowsUndone, tamperTextForm, tamperCollation, tamperTxAdded,
 	tamperHuge, tamperMarkerTime,
 	tamperViewTable, tamperVoteMany, tamperFewerHalf, tamperExtraTable,
 	tamperCopied, tamperNamesCopied, tamperRenamed, tamperDrawnValue, tamperPrepended,
@@ -670,6 +671,16 @@ func tpccTamperings() []tampering {
 			FROM o WHERE (c_w_id, c_d_id, c_id) = (o.o_w_id, o.o_d_id, o.o_c_id)`,
 			allowed: "a Delivery undone whole (its order's carrier and lines' dates cleared, its new order put back, its customer's balance and delivery count lowered) " +
 				"is the database of a run in which that Delivery never ran: nothing but the rows it wrote records that a Delivery did (docs/tpcc.md)"},
+		// The eighth retest's (5): the newest order of the district with
+		// the most of the run's New-Orders deleted with its lines and new
+		// order, D_NEXT_O_ID lowered; the stock rows its lines counted
+		// keep the counts.
+		{what: tamperRowsUndone, sql: `WITH o AS (SELECT d_w_id AS w, d_id AS d, d_next_o_id - 1 AS id FROM district WHERE d_next_o_id > 3001 ORDER BY d_next_o_id DESC, d_w_id, d_id LIMIT 1),
+			l AS (DELETE FROM order_line USING o WHERE (ol_w_id, ol_d_id, ol_o_id) = (o.w, o.d, o.id) RETURNING 1),
+			n AS (DELETE FROM new_order USING o WHERE (no_w_id, no_d_id, no_o_id) = (o.w, o.d, o.id) RETURNING 1),
+			r AS (DELETE FROM orders USING o WHERE (o_w_id, o_d_id, o_id) = (o.w, o.d, o.id) RETURNING 1)
+			UPDATE district SET d_next_o_id = d_next_o_id - 1 FROM o WHERE (d_w_id, d_id) = (o.w, o.d)`,
+			want: "stock counts (S_ORDER_CNT, S_YTD and S_REMOTE_CNT = the count, the sum of OL_QUANTITY and the count supplied to another warehouse of New-Order's lines it supplies"},
 		{what: tamperTextForm, sql: `UPDATE customer SET c_last = 'SMITH' WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1500; UPDATE warehouse SET w_zip = '12345' WHERE w_id = 1`,
 			want: "customers violate it, e.g. w_id=1 d_id=1 c_id=1500"},
 		{what: tamperCollation, sql: `CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false); ALTER TABLE customer ALTER c_credit TYPE char(2) COLLATE ci; UPDATE customer SET c_credit = lower(c_credit) WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1`,

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	neturl "net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -301,7 +299,8 @@ func TestVoteAuditConnectionsKilled(t *testing.T) {
 // matview run's REFRESH keeps the forged definition, and its audit names
 // it. A role that may not create temporary tables (where the audit prints
 // init's definition to compare) gets a line saying it was not compared,
-// and no violation.
+// and no violation; a scratch view refused otherwise (an event trigger, the
+// eighth outside retest) is an error of the check, never a skip.
 func TestVoteViewRedefined(t *testing.T) {
 	t.Parallel()
 	t.Run("matview run", func(t *testing.T) {
@@ -332,27 +331,41 @@ func TestVoteViewRedefined(t *testing.T) {
 			"--write-every", "2", "--concurrency", "2", "--duration", "1s", "--progress", "0"); r.code != 0 {
 			t.Fatalf("run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}
-		role := "vote_notemp_" + strings.ToLower(strings.TrimPrefix(dbName(t, url), "txload_test_"))
-		admin := pgtest.Conn(t, srv.URL())
-		t.Cleanup(func() {
-			_, _ = pgtest.Conn(t, url).Exec(context.Background(), "DROP OWNED BY "+role)
-			_, _ = admin.Exec(context.Background(), "DROP ROLE IF EXISTS "+role)
-		})
-		if _, err := admin.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pgtest.Conn(t, url).Exec(t.Context(), fmt.Sprintf(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
-			REVOKE TEMP ON DATABASE "%[2]s" FROM PUBLIC`, role, dbName(t, url))); err != nil {
-			t.Fatal(err)
-		}
-		u, err := neturl.Parse(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u.User = neturl.User(role)
-		r := txload(t.Context(), nil, "check", "vote", "--url", u.String())
-		if r.code != 0 || !strings.Contains(r.stdout, "article_votes' definition: not compared with init's: the server made no scratch view to print init's (permission denied") {
+		notemp := loginRole(t, url, "vote_notemp", `GRANT SELECT ON ALL TABLES IN SCHEMA public TO %[1]s;
+			REVOKE TEMP ON DATABASE "%[2]s" FROM PUBLIC`)
+		r := txload(t.Context(), nil, "check", "vote", "--url", notemp)
+		if r.code != 0 || !strings.Contains(r.stdout, "article_votes' definition: not compared with init's: the role may not make the scratch view that prints init's (the role has no TEMP privilege on the database)") {
 			t.Errorf("check vote without TEMP: exit %d, want 0 and the line saying the definition was not compared\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("scratch view refused by an event trigger", func(t *testing.T) {
+		t.Parallel()
+		url := srv.NewDatabase(t)
+		if r := txload(t.Context(), nil, "init", "vote", "--url", url, "--articles", "1000"); r.code != 0 {
+			t.Fatalf("init: exit %d\n%s", r.code, r.stderr)
+		}
+		// The rigged view, and an event trigger (database-wide, in this
+		// test's own database) refusing only txload's scratch view.
+		if _, err := pgtest.Conn(t, url).Exec(t.Context(), `DROP MATERIALIZED VIEW article_votes;
+			CREATE MATERIALIZED VIEW article_votes AS
+				SELECT article_id, count(*)::BIGINT + CASE WHEN article_id = 910 THEN 1000 ELSE 0 END AS votes, now() AS refreshed_at FROM vote GROUP BY article_id
+				UNION ALL SELECT 0, count(*)::BIGINT, now() FROM vote;
+			CREATE UNIQUE INDEX article_votes_article_id ON article_votes (article_id);
+			CREATE FUNCTION public.noview() RETURNS event_trigger LANGUAGE plpgsql AS $$
+			BEGIN IF current_query() ~ 'txload_article_votes' THEN RAISE EXCEPTION 'temporary views are disabled here'; END IF; END $$;
+			CREATE EVENT TRIGGER noview ON ddl_command_start WHEN TAG IN ('CREATE VIEW') EXECUTE FUNCTION public.noview()`); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"check", "vote", "--url", url},
+			{"run", "vote", "--url", url, "--init", "keep", "--variant", "matview", "--articles", "1000",
+				"--write-every", "2", "--concurrency", "2", "--duration", "1s", "--progress", "0"},
+		} {
+			r := txload(t.Context(), nil, args...)
+			if out := r.stdout + r.stderr; r.code == 0 || strings.Contains(out, "not compared") ||
+				!strings.Contains(out, "making a scratch view of init's definition: ERROR: temporary views are disabled here") {
+				t.Errorf("%s with the scratch view refused by an event trigger: exit %d, want non-zero and the refusal shown\n%s\n%s", args[0], r.code, r.stdout, r.stderr)
+			}
 		}
 	})
 }

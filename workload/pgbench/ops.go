@@ -81,7 +81,7 @@ func (g *runGen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions
 			}
 		}
 	}
-	if err := recordRun(ctx, t, g.recordNames()); err != nil {
+	if err := recordRun(ctx, t, g.recordNames(), opts.Log); err != nil {
 		return nil, err
 	}
 	seed := opts.Seed

@@ -3,6 +3,8 @@ package pgbench
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -58,16 +60,31 @@ func (g *runGen) recordNames() []string {
 }
 
 // recordRun records the scripts of a run on tables txload's init made;
-// nothing on others (no record to hold them to).
-func recordRun(ctx context.Context, t *pg.Target, names []string) error {
+// nothing on others (no record to hold them to). A run that writes
+// nothing needs no record and is not made to write one, as pgbench runs
+// there (the eighth outside retest: a hot standby, a read-only role): a
+// run of select-only alone (whose row no check reads: recordedSQL), and
+// any run on a server in recovery, where no statement of the run can
+// write; the latter says so in one line on log.
+func recordRun(ctx context.Context, t *pg.Target, names []string, log io.Writer) error {
+	if !slices.ContainsFunc(names, func(n string) bool { return n != "select-only" }) {
+		return nil
+	}
 	conn, err := t.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var exists bool
+	var exists, recovery bool
 	if err := conn.QueryRow(ctx, `SELECT to_regclass('txload_pgbench_builtin') IS NOT NULL AND to_regclass('pgbench_tellers') IS NOT NULL`).Scan(&exists); err != nil || !exists {
 		return nil // another dialect, or no record: nothing is held to one
+	}
+	// A server without the function is taken as not in recovery.
+	if err := conn.QueryRow(ctx, `SELECT pg_catalog.pg_is_in_recovery()`).Scan(&recovery); err == nil && recovery {
+		if log != nil {
+			fmt.Fprintf(log, "the server is in recovery (a hot standby), where no statement of the run can write: its scripts are not recorded in %s\n", recordTable)
+		}
+		return nil
 	}
 	if _, err := conn.Exec(ctx, `INSERT INTO txload_pgbench_builtin SELECT unnest($1::text[]), 'pgbench_tellers'::regclass::oid
 		WHERE EXISTS (SELECT FROM txload_pgbench_builtin WHERE builtin = 'init' AND tables = 'pgbench_tellers'::regclass::oid)

@@ -205,7 +205,7 @@ func (a *audit) lines() []workload.Line {
 	}
 	if a.viewSkipped != "" {
 		lines = append(lines, workload.Line{Label: "article_votes' definition",
-			Value: fmt.Sprintf("not compared with init's: the server made no scratch view to print init's (%s)", a.viewSkipped)})
+			Value: fmt.Sprintf("not compared with init's: the role may not make the scratch view that prints init's (%s)", a.viewSkipped)})
 	}
 	return lines
 }
