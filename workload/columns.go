@@ -250,7 +250,7 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 	}
 	line := fmt.Sprintf("VIOLATED: %d of the columns are not what init makes; nothing else was read", len(v))
 	if len(kinds) > 0 {
-		line = fmt.Sprintf("VIOLATED: %d of the columns and %d of the tables are not what init makes; nothing else was read", len(v), len(kinds))
+		line = fmt.Sprintf("VIOLATED: %d of the columns are not what init makes, and %d findings of where the tables are, what they are or what the audit computes through; nothing else was read", len(v), len(kinds))
 	}
 	return &CheckResult{Lines: []Line{{Label: "columns", Value: line}}, Violations: append(v, kinds...)}, nil
 }
@@ -325,95 +325,88 @@ func placeViolations(ctx context.Context, q querier, tables []string) ([]string,
 // replaced). PostgreSQL and YugabyteDB only: CockroachDB's oids are its
 // own.
 func catalogViolations(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT x.what FROM (
-			SELECT 'function ' || p.oid::regprocedure::text AS what, p.oid, 'pg_proc'::regclass AS cls
+	return addedObjects(ctx, q, "what was added to pg_catalog", `SELECT 'function ' || p.oid::regprocedure::text AS what, p.oid, 'pg_proc'::regclass AS cls, p.proowner AS owner
 				FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace
-			UNION ALL SELECT 'operator ' || o.oid::regoperator::text, o.oid, 'pg_operator'::regclass
+			UNION ALL SELECT 'operator ' || o.oid::regoperator::text, o.oid, 'pg_operator'::regclass, o.oprowner
 				FROM pg_operator o WHERE o.oprnamespace = 'pg_catalog'::regnamespace
-			UNION ALL SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL), c.oid, 'pg_cast'::regclass
+			UNION ALL SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL), c.oid, 'pg_cast'::regclass, d.typowner
 				FROM pg_cast c JOIN pg_type s ON s.oid = c.castsource JOIN pg_type d ON d.oid = c.casttarget
-				WHERE s.typnamespace = 'pg_catalog'::regnamespace AND d.typnamespace = 'pg_catalog'::regnamespace
-		) x
-		WHERE x.oid >= 16384 AND version() LIKE 'PostgreSQL %'
-			AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = x.cls AND e.objid = x.oid AND e.deptype = 'e')
-		ORDER BY x.oid`)
-	if err != nil {
-		return nil, fmt.Errorf("reading what was added to pg_catalog: %w", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("reading what was added to pg_catalog: %w", err)
-	}
-	if len(found) == 0 {
-		return nil, nil
-	}
-	more := ""
-	if len(found) > 3 {
-		more = fmt.Sprintf(" and %d more", len(found)-3)
-		found = found[:3]
-	}
-	return []string{fmt.Sprintf("pg_catalog holds %s%s, made since initdb by no extension: the audits compute through pg_catalog's functions and cannot vouch for one put in place of the server's own (a superuser's doing)",
-		strings.Join(found, ", "), more)}, nil
+				WHERE s.typnamespace = 'pg_catalog'::regnamespace AND d.typnamespace = 'pg_catalog'::regnamespace AND c.oid >= 16384`,
+		"pg_catalog holds %s, made since initdb by no extension: the audits compute through pg_catalog's functions and cannot vouch for one put in place of the server's own (a superuser's doing)")
 }
 
 // overloadViolations names the functions and operators, in the schemas of
 // an audit's path after pg_catalog, that share a name with one of
-// pg_catalog's, take only pg_catalog's types, and are no exact twin of
-// one there; and the casts since initdb from a pg_catalog type that apply
-// implicitly or in assignment. pg_catalog first on the path wins only
-// over a twin: among functions or operators of other argument types the
-// server takes the best match, wherever it is (CVE-2018-1058's pattern).
-// The eighth outside retest made public.||(text, bigint), a better match
-// for the audits' "seed || ':' || article_id" than pg_catalog's
-// textanycat, and gave forged rows the hash of those they replaced in
-// four workloads, with nothing but CREATE on public. An extension's own
-// members are not named (intarray's operators on int4[], say): an
-// extension is installed by a superuser or a trusted extension's script.
+// pg_catalog's, take only pg_catalog's types (or domains over them), and
+// are no exact twin of one there; and the casts since initdb from a
+// pg_catalog type that apply implicitly or in assignment. pg_catalog first
+// on the path wins only over a twin: among functions or operators of other
+// argument types the server takes the best match, wherever it is
+// (CVE-2018-1058's pattern). The eighth outside retest made
+// public.||(text, bigint), a better match for the audits' "seed || ':' ||
+// article_id" than pg_catalog's textanycat, and gave forged rows the hash
+// of those they replaced in four workloads, with nothing but CREATE on
+// public.
 func overloadViolations(ctx context.Context, q querier) ([]string, error) {
-	rows, err := q.Query(ctx, `WITH path AS (
+	return addedObjects(ctx, q, "the functions and operators on the audit's path", `WITH RECURSIVE path AS (
 			SELECT n.oid, n.nspname FROM pg_namespace n
 			WHERE n.nspname = ANY(current_schemas(false)) AND n.nspname <> 'pg_catalog'
 		), builtin AS (
 			SELECT t.oid FROM pg_type t WHERE t.typnamespace = 'pg_catalog'::regnamespace
-		), found AS (
-			SELECT 'function ' || p.oid::regprocedure::text || ' in ' || quote_ident(path.nspname) AS what, p.oid, 'pg_proc'::regclass AS cls
+		), usable(oid) AS (
+			SELECT oid FROM builtin
+			UNION SELECT t.oid FROM pg_type t JOIN usable u ON (t.typtype = 'd' AND t.typbasetype = u.oid) OR (t.typelem = u.oid AND t.typcategory = 'A')
+		)
+		SELECT 'function ' || p.oid::regprocedure::text || ' in ' || quote_ident(path.nspname) AS what, p.oid, 'pg_proc'::regclass AS cls, p.proowner AS owner
 			FROM pg_proc p JOIN path ON path.oid = p.pronamespace
 			WHERE EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname)
 				AND NOT EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname AND c.proargtypes = p.proargtypes)
-				AND NOT EXISTS (SELECT 1 FROM unnest(p.proargtypes::oid[]) a WHERE a NOT IN (SELECT oid FROM builtin))
-			UNION ALL
-			SELECT 'operator ' || o.oprname || '(' || format_type(NULLIF(o.oprleft, 0), NULL) || ', ' || format_type(NULLIF(o.oprright, 0), NULL) || ') in ' || quote_ident(path.nspname), o.oid, 'pg_operator'::regclass
+				AND NOT EXISTS (SELECT 1 FROM unnest(p.proargtypes::oid[]) a WHERE a NOT IN (SELECT oid FROM usable))
+		UNION ALL
+		SELECT 'operator ' || o.oprname || '(' || format_type(NULLIF(o.oprleft, 0), NULL) || ', ' || format_type(NULLIF(o.oprright, 0), NULL) || ') in ' || quote_ident(path.nspname), o.oid, 'pg_operator'::regclass, o.oprowner
 			FROM pg_operator o JOIN path ON path.oid = o.oprnamespace
 			WHERE EXISTS (SELECT 1 FROM pg_operator c WHERE c.oprnamespace = 'pg_catalog'::regnamespace AND c.oprname = o.oprname)
 				AND NOT EXISTS (SELECT 1 FROM pg_operator c WHERE c.oprnamespace = 'pg_catalog'::regnamespace AND c.oprname = o.oprname AND c.oprleft = o.oprleft AND c.oprright = o.oprright)
-				AND (o.oprleft = 0 OR o.oprleft IN (SELECT oid FROM builtin)) AND (o.oprright = 0 OR o.oprright IN (SELECT oid FROM builtin))
-			UNION ALL
-			SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL) || CASE c.castcontext WHEN 'i' THEN ' (implicit)' ELSE ' (in assignment)' END, c.oid, 'pg_cast'::regclass
-			FROM pg_cast c
+				AND (o.oprleft = 0 OR o.oprleft IN (SELECT oid FROM usable)) AND (o.oprright = 0 OR o.oprright IN (SELECT oid FROM usable))
+		UNION ALL
+		SELECT 'cast ' || format_type(c.castsource, NULL) || ' AS ' || format_type(c.casttarget, NULL) || CASE c.castcontext WHEN 'i' THEN ' (implicit)' ELSE ' (in assignment)' END, c.oid, 'pg_cast'::regclass, d.typowner
+			FROM pg_cast c JOIN pg_type d ON d.oid = c.casttarget
 			WHERE c.oid >= 16384 AND c.castcontext IN ('i', 'a') AND c.castsource IN (SELECT oid FROM builtin)
-				AND NOT c.casttarget IN (SELECT oid FROM builtin)
-		)
-		SELECT what FROM found
-		WHERE version() LIKE 'PostgreSQL %'
-			AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = found.cls AND e.objid = found.oid AND e.deptype = 'e')
-		ORDER BY oid`)
+				AND NOT c.casttarget IN (SELECT oid FROM builtin)`,
+		"%s: of pg_catalog's name and types but no twin of one there, an audit's expression can resolve to it in place of the server's own (pg_catalog first on the path wins only over a twin), and init makes none")
+}
+
+// addedObjects runs found, a query of (what, oid, cls, owner) rows of
+// functions, operators or casts, and returns one violation (format's %s
+// the first three named, and how many more) for those made since initdb
+// that are no member of an extension owned by a superuser: an
+// extension's own members are not named (intarray's operators on int4[],
+// say), as its script runs as a superuser, even a trusted extension's; an
+// object its owner added to an extension (ALTER EXTENSION ... ADD, open
+// to a trusted extension's owner) keeps that owner and is named.
+// PostgreSQL and YugabyteDB only: CockroachDB's oids are its own.
+func addedObjects(ctx context.Context, q querier, doing, found, format string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT x.what FROM (`+found+`) x
+		WHERE x.oid >= 16384 AND version() LIKE 'PostgreSQL %'
+			AND NOT (EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = x.cls AND e.objid = x.oid AND e.deptype = 'e')
+				AND COALESCE((SELECT r.rolsuper FROM pg_roles r WHERE r.oid = x.owner), false))
+		ORDER BY x.oid`)
 	if err != nil {
-		return nil, fmt.Errorf("reading the functions and operators on the audit's path: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", doing, err)
 	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("reading the functions and operators on the audit's path: %w", err)
+		return nil, fmt.Errorf("reading %s: %w", doing, err)
 	}
-	if len(found) == 0 {
+	if len(names) == 0 {
 		return nil, nil
 	}
 	more := ""
-	if len(found) > 3 {
-		more = fmt.Sprintf(" and %d more", len(found)-3)
-		found = found[:3]
+	if len(names) > 3 {
+		more = fmt.Sprintf(" and %d more", len(names)-3)
+		names = names[:3]
 	}
-	return []string{fmt.Sprintf("%s%s: of pg_catalog's name and types but no twin of one there, an audit's expression can resolve to it in place of the server's own (pg_catalog first on the path wins only over a twin), and init makes none",
-		strings.Join(found, ", "), more)}, nil
+	return []string{fmt.Sprintf(format, strings.Join(names, ", ")+more)}, nil
 }
 
 // relationViolations names the tables (in the workload's schema) that are

@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,24 @@ func TestCheckColumnsPlace(t *testing.T) {
 			CREATE FUNCTION toev(text) RETURNS ev LANGUAGE sql AS $$ SELECT ROW($1)::ev $$;
 			CREATE CAST (text AS ev) WITH FUNCTION toev(text) AS IMPLICIT`,
 			violation: "cast text AS ev (implicit)"},
+		{name: "an operator of a domain over text", sql: `CREATE DOMAIN dtext AS text; CREATE DOMAIN dnum AS dtext;
+			CREATE FUNCTION dcat(t text, v dnum) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT t $$;
+			CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = dnum, FUNCTION = dcat)`,
+			violation: "operator ||(text, dnum) in public"},
+		{name: "extensions' members, a superuser's", sql: `CREATE EXTENSION intarray; CREATE EXTENSION citext`},
+		{name: "an operator its owner added to a trusted extension", min: 13, sql: `DO $$ BEGIN
+				EXECUTE format('CREATE ROLE %I', current_database() || '_ext');
+				EXECUTE format('GRANT CREATE ON DATABASE %I TO %I', current_database(), current_database() || '_ext');
+				EXECUTE format('GRANT CREATE ON SCHEMA public TO %I', current_database() || '_ext');
+				EXECUTE format('SET ROLE %I', current_database() || '_ext');
+			END $$;
+			CREATE EXTENSION citext;
+			CREATE FUNCTION hcat(t text, v bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT t $$;
+			CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = hcat);
+			ALTER EXTENSION citext ADD OPERATOR public.|| (text, bigint);
+			ALTER EXTENSION citext ADD FUNCTION hcat(text, bigint);
+			RESET ROLE`,
+			violation: "operator ||(text, bigint) in public"},
 		{name: "a policy on a child", sql: `CREATE TABLE demo_c () INHERITS (demo_a); ALTER TABLE demo_c ENABLE ROW LEVEL SECURITY`,
 			violation: "demo_c, a partition or child of demo_a (a scan of demo_a reads it), has row-level security enabled"},
 	} {
@@ -81,6 +100,10 @@ func TestCheckColumnsPlace(t *testing.T) {
 			if _, err := conn.Exec(t.Context(), "CREATE TABLE demo_a (id INT PRIMARY KEY); CREATE TABLE demo_b (id INT)"); err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(func() { // the role a case makes, named after its database
+				_, _ = conn.Exec(context.Background(), `DO $$ DECLARE r text := current_database() || '_ext'; BEGIN
+					IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN EXECUTE format('DROP OWNED BY %I; DROP ROLE %I', r, r); END IF; END $$`)
+			})
 			if c.sql != "" {
 				if _, err := conn.Exec(t.Context(), c.sql); err != nil {
 					t.Fatalf("%s: %v", c.sql, err)
