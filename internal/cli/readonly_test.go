@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/txload/txload/internal/pg/embedded"
-	"github.com/txload/txload/internal/pg/replica"
 	"github.com/txload/txload/internal/pgtest"
 )
 
@@ -57,31 +55,10 @@ func TestReadOnlyRunsOnStandby(t *testing.T) {
 	t.Parallel() // servers of its own, which mostly wait
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	p, err := replica.StartPair(ctx, replica.PairOptions{Server: embedded.Options{CacheDir: os.Getenv("TXLOAD_CACHE_DIR")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Stop() })
-	for _, args := range [][]string{
-		{"init", "tpcb", "--scale", "1"},
-		{"init", "ycsb", "--records", "500"},
-		{"init", "vote", "--articles", "1000"},
-	} {
-		if r := txload(ctx, nil, append(args, "--url", p.Primary.URL())...); r.code != 0 {
-			t.Fatalf("%s: exit %d\n%s", strings.Join(args[:2], " "), r.code, r.stderr)
-		}
-	}
-	standby := pgtest.Conn(t, p.Standby.URL())
-	for {
-		var n int64
-		if err := standby.QueryRow(ctx, "SELECT count(*) FROM article").Scan(&n); err == nil && n == 1000 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the standby did not replay the inits")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p := standbyAfter(ctx, t, "SELECT count(*) = 1000 FROM article",
+		[]string{"init", "tpcb", "--scale", "1"},
+		[]string{"init", "ycsb", "--records", "500"},
+		[]string{"init", "vote", "--articles", "1000"})
 	script := filepath.Join(t.TempDir(), "ro.sql")
 	if err := os.WriteFile(script, []byte("\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n"), 0o644); err != nil {
 		t.Fatal(err)
