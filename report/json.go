@@ -112,12 +112,16 @@ type SeriesPoint struct {
 // RunDoc is one run (one variant of a multi-variant run, one step of a
 // sweep).
 type RunDoc struct {
-	Labels      map[string]string `json:"labels,omitempty"`
-	ElapsedSec  float64           `json:"elapsed_seconds"`
-	Offered     int64             `json:"offered,omitempty"`
-	Unstarted   int64             `json:"unstarted,omitempty"`
-	Saturated   bool              `json:"saturated,omitempty"`
-	Interrupted bool              `json:"interrupted,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	ElapsedSec float64           `json:"elapsed_seconds"`
+	Offered    int64             `json:"offered,omitempty"`
+	Unstarted  int64             `json:"unstarted,omitempty"`
+	Saturated  bool              `json:"saturated,omitempty"`
+	// RateFailed is why the run failed for not keeping its --rate
+	// (SATURATED, BEHIND; a sweep's steps never carry it): merge and
+	// report fail with it, as the run did.
+	RateFailed  string `json:"rate_failed,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 	// InterruptedBy names what interrupted the run ("SIGTERM").
 	InterruptedBy string `json:"interrupted_by,omitempty"`
 	// ConnectSec is how long the clients took to connect, before the

@@ -238,3 +238,41 @@ func TestSweepVerdictOnPages(t *testing.T) {
 		}
 	}
 }
+
+// A run that did not keep its --rate failed (exit 1, BEHIND or
+// SATURATED): its document says why, and merge and report fail with it.
+// They exited 0 over it. pgbench's own runs fall behind a --rate without
+// failing, as pgbench's do: their documents merge clean.
+func TestMergeFailsOnRateNotKept(t *testing.T) {
+	t.Parallel()
+	url := newBank(t)
+	dir := t.TempDir()
+	ctx := t.Context()
+	behind := filepath.Join(dir, "behind.json")
+	r := txload(ctx, nil, bankRun(url, "1s", "--rate", "100000", "--json", behind)...)
+	why := readDoc(t, behind).Runs[0].RateFailed
+	if r.code != ExitFailed || !strings.Contains(why, "the database did not sustain 100000 ops/s") || !strings.Contains(r.stderr, why) {
+		t.Fatalf("the run at 100000 ops/s: exit %d, its document's rate_failed %q\n%s", r.code, why, r.stderr)
+	}
+	if m := txload(ctx, nil, "merge", behind); m.code != ExitFailed || !strings.Contains(m.stderr, why) {
+		t.Errorf("merge: exit %d, want 1 with %q\n%s", m.code, why, m.stderr)
+	}
+	if rr := txload(ctx, nil, "report", behind, "-o", filepath.Join(dir, "r.html")); rr.code != ExitFailed || !strings.Contains(rr.stderr, why) {
+		t.Errorf("report: exit %d, want 1 with %q\n%s", rr.code, why, rr.stderr)
+	}
+
+	pgb := srv.NewDatabase(t)
+	if r := txload(ctx, nil, "pgbench", "-i", "-s", "1", pgb); r.code != 0 {
+		t.Fatalf("pgbench -i: exit %d\n%s", r.code, r.stderr)
+	}
+	late := filepath.Join(dir, "pgbench.json")
+	if r := txload(ctx, nil, "pgbench", "-S", "-R", "100000", "-T", "1", "--json", late, pgb); r.code != 0 {
+		t.Fatalf("pgbench -R 100000: exit %d, want 0 (pgbench's runs fall behind without failing)\n%s", r.code, r.stderr)
+	}
+	if d := readDoc(t, late).Runs[0]; d.Unstarted == 0 || d.RateFailed != "" {
+		t.Fatalf("pgbench's document: %d never started, rate_failed %q: want some, and none", d.Unstarted, d.RateFailed)
+	}
+	if m := txload(ctx, nil, "merge", late); m.code != 0 {
+		t.Errorf("merge of pgbench's run: exit %d, want 0\n%s", m.code, m.stderr)
+	}
+}

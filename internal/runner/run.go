@@ -40,6 +40,9 @@ type Outcome struct {
 	figures *figureLog
 	// live is the live page's hold on Intervals, if it has one.
 	live *liveSpool
+	// RateFailed is why the run failed for not keeping its --rate (a
+	// sweep's step is judged by the sweep: "" there).
+	RateFailed string
 }
 
 // Close removes the outcome's spool of intervals, if any.
@@ -252,16 +255,27 @@ func OutcomeErr(o Outcome, behindReported bool) error {
 	if o.Check != nil && len(o.Check.Violations) > 0 {
 		return &ViolationError{Violations: o.Check.Violations}
 	}
-	if res := o.Result; res != nil && res.Saturated {
-		// The run did not do what was asked: its rate for its duration.
-		return fmt.Errorf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s (see SATURATED above)",
-			o.Engine.ShareRate(), report.Seconds(res.Total.Elapsed), o.Engine.Duration)
-	}
-	if res := o.Result; res != nil && res.Behind && !behindReported {
-		return fmt.Errorf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started (see BEHIND above)",
-			o.Engine.ShareRate(), res.Unstarted, res.Offered)
+	if why, line := o.rateFailed(behindReported); why != "" {
+		return fmt.Errorf("%s (see %s above)", why, line)
 	}
 	return nil
+}
+
+// rateFailed is why the run's open loop failed it, not keeping its rate,
+// and the line of the report that says so (SATURATED, BEHIND); "" when it
+// kept it, or when it fell behind and behindReported.
+func (o Outcome) rateFailed(behindReported bool) (why, line string) {
+	switch res := o.Result; {
+	case res == nil:
+	case res.Saturated:
+		// The run did not do what was asked: its rate for its duration.
+		return fmt.Sprintf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s",
+			o.Engine.ShareRate(), report.Seconds(res.Total.Elapsed), o.Engine.Duration), "SATURATED"
+	case res.Behind && !behindReported:
+		return fmt.Sprintf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started",
+			o.Engine.ShareRate(), res.Unstarted, res.Offered), "BEHIND"
+	}
+	return "", ""
 }
 
 // startProfile starts the CPU profile to path; its stop says whether the
@@ -434,6 +448,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 			Stopped: true, Group: res.AbortGroup}
 	}
 	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures, live: lsp}
+	o.RateFailed, _ = o.rateFailed(opts.BehindReported)
 	defer opts.Live.end(o) // with its audit
 	if wd.printer != nil {
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
@@ -647,6 +662,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	res := o.Result
 	rd.Notes = o.Notes
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
+	rd.RateFailed = o.RateFailed
 	rd.ConnectSec = res.ConnectTime.Seconds()
 	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
 	if res.Interrupted {
