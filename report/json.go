@@ -117,10 +117,11 @@ type RunDoc struct {
 	Offered    int64             `json:"offered,omitempty"`
 	Unstarted  int64             `json:"unstarted,omitempty"`
 	Saturated  bool              `json:"saturated,omitempty"`
-	// RateFailed is why the run failed for not keeping its --rate
-	// (SATURATED, BEHIND; a sweep's steps never carry it): merge and
-	// report fail with it, as the run did.
-	RateFailed  string `json:"rate_failed,omitempty"`
+	// RunFailed is why the run failed for what it measured: its --rate
+	// not kept (SATURATED, BEHIND), nothing committed. A sweep's steps
+	// and pgbench's runs never carry it. merge and report fail with it,
+	// as the run did.
+	RunFailed   string `json:"run_failed,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	// InterruptedBy names what interrupted the run ("SIGTERM").
 	InterruptedBy string `json:"interrupted_by,omitempty"`

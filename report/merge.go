@@ -262,8 +262,8 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 		out.Offered += run.Offered
 		out.Unstarted += run.Unstarted
 		out.Saturated = out.Saturated || run.Saturated
-		if out.RateFailed == "" {
-			out.RateFailed = run.RateFailed
+		if out.RunFailed == "" {
+			out.RunFailed = run.RunFailed
 		}
 		out.Interrupted = out.Interrupted || run.Interrupted
 		if out.InterruptedBy == "" {
@@ -302,7 +302,7 @@ func mergeRun(docs []*Document, names []string, r int, geometry **HistSettings, 
 	}
 	rd.Labels, rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted, rd.InterruptedBy, rd.Check, rd.ConnectSec =
 		out.Labels, out.Offered, out.Unstarted, out.Saturated, out.Interrupted, out.InterruptedBy, out.Check, out.ConnectSec
-	rd.Connections, rd.ConnectionSec, rd.Notes, rd.RateFailed = out.Connections, out.ConnectionSec, out.Notes, out.RateFailed
+	rd.Connections, rd.ConnectionSec, rd.Notes, rd.RunFailed = out.Connections, out.ConnectionSec, out.Notes, out.RunFailed
 	if drain != nil {
 		// The latest drain's end; its length what the longest run had
 		// beyond the longest window.

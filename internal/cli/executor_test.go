@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 
 // An error no retry cures ends the client, as pgbench does: the run says
 // which, with the server's message, its SQLSTATE and the script's file and
-// line, and exits 1. --continue-on-error keeps the clients going, exits 0
-// and shows the first message in the summary.
+// line, and exits 1. --continue-on-error keeps the clients going and
+// shows the first message in the summary; a run in which nothing
+// committed, every transaction failed, exits 1 saying so (it exited 0).
 func TestScriptErrorAbortsClients(t *testing.T) {
 	t.Parallel()
 	url := srv.NewDatabase(t)
@@ -32,12 +34,26 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 		t.Errorf("last line %q", l)
 	}
 
+	js := filepath.Join(t.TempDir(), "failed.json")
 	r = txload(t.Context(), nil, "run", "script", "--file", file, "--url", url, "--concurrency", "2", "--duration", "1s",
-		"--progress", "0", "--continue-on-error")
-	if r.code != 0 {
-		t.Fatalf("--continue-on-error: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		"--progress", "0", "--continue-on-error", "--json", js)
+	if r.code != 1 {
+		t.Fatalf("--continue-on-error: exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	mustContain(t, r.stdout, "first other error: ", "div.sql:2: ERROR: division by zero (SQLSTATE 22012)", "failed by class: other")
+	mustContain(t, r.stderr, "txload: nothing committed: all ")
+	if m := txload(t.Context(), nil, "merge", js); m.code != 1 || !strings.Contains(m.stderr, "nothing committed: all ") {
+		t.Errorf("merge of the run: exit %d, want 1 saying nothing committed\n%s", m.code, m.stderr)
+	}
+
+	// One transaction in two fails: the run goes on, and exits 0.
+	half := writeScript(t, "half.sql", "\\set x random(0, 1)\nSELECT 1 / :x;\n")
+	r = txload(t.Context(), nil, "run", "script", "--file", half, "--url", url, "--concurrency", "2", "--duration", "1s",
+		"--progress", "0", "--continue-on-error")
+	if r.code != 0 {
+		t.Fatalf("--continue-on-error, half failing: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	mustContain(t, r.stdout, "failed by class: other")
 }
 
 // A Bind the server refuses with a protocol violation (08P01) is not a lost

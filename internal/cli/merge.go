@@ -148,7 +148,7 @@ failed the run.`,
 // documentsFailed is what the documents' runs found wrong, as it failed
 // them (exit 1), or nil: a violation any audit found, an audit that did
 // not finish, clients that aborted, a --rate not kept (SATURATED,
-// BEHIND), and what a command's own figures
+// BEHIND) or nothing committed, and what a command's own figures
 // found (a failover's lost commits, a split brain). merge and report
 // fail with it, after their output.
 func documentsFailed(docs ...*report.Document) error {
@@ -162,8 +162,8 @@ func documentsFailed(docs ...*report.Document) error {
 				}
 			}
 			failed = append(failed, rd.AbortedNotes()...)
-			if rd.RateFailed != "" {
-				failed = append(failed, rd.RateFailed)
+			if rd.RunFailed != "" {
+				failed = append(failed, rd.RunFailed)
 			}
 		}
 		failed = append(failed, d.Failures()...)

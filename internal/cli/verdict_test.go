@@ -250,9 +250,9 @@ func TestMergeFailsOnRateNotKept(t *testing.T) {
 	ctx := t.Context()
 	behind := filepath.Join(dir, "behind.json")
 	r := txload(ctx, nil, bankRun(url, "1s", "--rate", "100000", "--json", behind)...)
-	why := readDoc(t, behind).Runs[0].RateFailed
+	why := readDoc(t, behind).Runs[0].RunFailed
 	if r.code != ExitFailed || !strings.Contains(why, "the database did not sustain 100000 ops/s") || !strings.Contains(r.stderr, why) {
-		t.Fatalf("the run at 100000 ops/s: exit %d, its document's rate_failed %q\n%s", r.code, why, r.stderr)
+		t.Fatalf("the run at 100000 ops/s: exit %d, its document's run_failed %q\n%s", r.code, why, r.stderr)
 	}
 	if m := txload(ctx, nil, "merge", behind); m.code != ExitFailed || !strings.Contains(m.stderr, why) {
 		t.Errorf("merge: exit %d, want 1 with %q\n%s", m.code, why, m.stderr)
@@ -269,8 +269,8 @@ func TestMergeFailsOnRateNotKept(t *testing.T) {
 	if r := txload(ctx, nil, "pgbench", "-S", "-R", "100000", "-T", "1", "--json", late, pgb); r.code != 0 {
 		t.Fatalf("pgbench -R 100000: exit %d, want 0 (pgbench's runs fall behind without failing)\n%s", r.code, r.stderr)
 	}
-	if d := readDoc(t, late).Runs[0]; d.Unstarted == 0 || d.RateFailed != "" {
-		t.Fatalf("pgbench's document: %d never started, rate_failed %q: want some, and none", d.Unstarted, d.RateFailed)
+	if d := readDoc(t, late).Runs[0]; d.Unstarted == 0 || d.RunFailed != "" {
+		t.Fatalf("pgbench's document: %d never started, run_failed %q: want some, and none", d.Unstarted, d.RunFailed)
 	}
 	if m := txload(ctx, nil, "merge", late); m.code != 0 {
 		t.Errorf("merge of pgbench's run: exit %d, want 0\n%s", m.code, m.stderr)

@@ -215,7 +215,7 @@ func (c *Command) run(ctx context.Context, target runner.TargetOptions) error {
 			ClockBeforeConnect: true,
 		},
 		Init: "skip", InitSet: true, Seed: o.RandomSeed, ClientErrorsAbort: true,
-		PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors, Format: c.Format, BehindReported: true,
+		PerStatement: o.PerCommand, VerboseErrors: o.VerboseErrors, Format: c.Format, PgbenchExit: true,
 		JSON: c.JSON, HTML: c.HTML, MetricsAddr: c.MetricsAddr, Histogram: c.Histogram, Config: config, Version: c.Version,
 		Stdout: c.Stdout, Stderr: c.Stderr, CPUProfile: c.CPUProfile,
 	}

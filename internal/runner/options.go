@@ -39,10 +39,11 @@ type Options struct {
 	// Format, if set, prints the run in another format than txload's
 	// summary (--output).
 	Format Format
-	// BehindReported: an open loop that fell behind its rate (BEHIND) is
-	// reported, and the run does not fail for it (pgbench's exit status:
-	// its lag says so).
-	BehindReported bool
+	// PgbenchExit: the run's exit status is pgbench's: an open loop that
+	// fell behind its rate (BEHIND) is reported and does not fail the run
+	// (its lag says so), nor does a run in which every transaction failed
+	// (its failures say so); aborted clients do.
+	PgbenchExit bool
 	// PerStatement reports each statement's latency, failures and retries.
 	PerStatement bool
 	// VerboseErrors prints every failed attempt on Stderr.

@@ -40,9 +40,10 @@ type Outcome struct {
 	figures *figureLog
 	// live is the live page's hold on Intervals, if it has one.
 	live *liveSpool
-	// RateFailed is why the run failed for not keeping its --rate (a
-	// sweep's step is judged by the sweep: "" there).
-	RateFailed string
+	// RunFailed is why the run failed for what it measured: its --rate
+	// not kept, nothing committed ("" for a sweep's step, which the
+	// sweep judges).
+	RunFailed string
 }
 
 // Close removes the outcome's spool of intervals, if any.
@@ -233,7 +234,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return errors.New(msg)
 	}
 	for _, o := range outcomes {
-		if err := OutcomeErr(o, opts.BehindReported); err != nil {
+		if err := OutcomeErr(o, opts.PgbenchExit); err != nil {
 			msg := conn.Target.Scrub(err.Error())
 			if o.Result != nil && o.Result.Aborted > 0 {
 				return &AbortedError{Clients: o.Result.Aborted, Msg: msg}
@@ -246,34 +247,53 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 
 // OutcomeErr is the error a variant's outcome makes the run end with: a
 // client aborted, a violation found (a *ViolationError), the rate not kept
-// (unless behindReported); nil when none. Commands that run the load
-// inside a measurement of their own (lag) end with it too.
-func OutcomeErr(o Outcome, behindReported bool) error {
+// or nothing committed (unless pgbenchExit: measureFailed); nil when none.
+// Commands that run the load inside a measurement of their own (lag) end
+// with it too.
+func OutcomeErr(o Outcome, pgbenchExit bool) error {
 	if res := o.Result; res != nil && res.Aborted > 0 {
 		return fmt.Errorf("%s aborted: %w", report.Count(res.Aborted, "client"), res.AbortErr)
 	}
 	if o.Check != nil && len(o.Check.Violations) > 0 {
 		return &ViolationError{Violations: o.Check.Violations}
 	}
-	if why, line := o.rateFailed(behindReported); why != "" {
-		return fmt.Errorf("%s (see %s above)", why, line)
+	if why, line := o.measureFailed(pgbenchExit); why != "" {
+		if line != "" {
+			why += " (see " + line + " above)"
+		}
+		return errors.New(why)
 	}
 	return nil
 }
 
-// rateFailed is why the run's open loop failed it, not keeping its rate,
-// and the line of the report that says so (SATURATED, BEHIND); "" when it
-// kept it, or when it fell behind and behindReported.
-func (o Outcome) rateFailed(behindReported bool) (why, line string) {
-	switch res := o.Result; {
-	case res == nil:
+// measureFailed is why what the run measured failed it, and the line of
+// the report that says so: its open loop did not keep its rate
+// (SATURATED, BEHIND), or no operation committed, every one failed
+// (--continue-on-error, or failures of a class that retries until
+// --max-tries). "" when it did what was asked; under pgbench's exit
+// status (pgbenchExit), a run behind its rate or with nothing committed
+// does not fail, as pgbench's does not.
+func (o Outcome) measureFailed(pgbenchExit bool) (why, line string) {
+	res := o.Result
+	if res == nil || res.Total == nil {
+		return "", ""
+	}
+	all := res.Total.Total("all")
+	committed, failed := all.OK+all.WarmupOK, all.FailedTotal()
+	if res.Drain != nil {
+		d := res.Drain.Total("all")
+		committed, failed = committed+d.OK, failed+d.FailedTotal()
+	}
+	switch {
 	case res.Saturated:
 		// The run did not do what was asked: its rate for its duration.
 		return fmt.Sprintf("saturated: the database did not sustain %g ops/s, and the run stopped after %s of %s",
 			o.Engine.ShareRate(), report.Seconds(res.Total.Elapsed), o.Engine.Duration), "SATURATED"
-	case res.Behind && !behindReported:
+	case res.Behind && !pgbenchExit:
 		return fmt.Sprintf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started",
 			o.Engine.ShareRate(), res.Unstarted, res.Offered), "BEHIND"
+	case committed == 0 && failed > 0 && !res.Interrupted && !pgbenchExit:
+		return fmt.Sprintf("nothing committed: all %s failed", report.Count(failed, "operation")), ""
 	}
 	return "", ""
 }
@@ -448,7 +468,7 @@ func RunOne(ctx context.Context, conn *Conn, m workload.Meta, v workload.Variant
 			Stopped: true, Group: res.AbortGroup}
 	}
 	o := &Outcome{Labels: v.Labels, Result: res, Load: load, Intervals: wd.intervals, Engine: opts.Engine, figures: opts.figures, live: lsp}
-	o.RateFailed, _ = o.rateFailed(opts.BehindReported)
+	o.RunFailed, _ = o.measureFailed(opts.PgbenchExit)
 	defer opts.Live.end(o) // with its audit
 	if wd.printer != nil {
 		if err := wd.printer.Report(opts.Stdout, res); err != nil {
@@ -662,7 +682,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 	res := o.Result
 	rd.Notes = o.Notes
 	rd.Offered, rd.Unstarted, rd.Saturated, rd.Interrupted = res.Offered, res.Unstarted, res.Saturated, res.Interrupted
-	rd.RateFailed = o.RateFailed
+	rd.RunFailed = o.RunFailed
 	rd.ConnectSec = res.ConnectTime.Seconds()
 	rd.Connections, rd.ConnectionSec = res.Connections, res.ConnectionTime.Seconds()
 	if res.Interrupted {
