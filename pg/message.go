@@ -204,10 +204,22 @@ func utf8Width(b []byte) int {
 // value. A server's message is whatever a RAISE chose: printed raw,
 // ESC[8m would hide every later line, the VIOLATIONs included, and
 // ESC[1A redraw a line already printed.
-func Printable(s string) string {
+func Printable(s string) string { return quoteControls(s, unprintable) }
+
+// OneLine is Printable with tab and newline quoted too (\x09, \x0a): a
+// name the database chose (a column's, a schema's), printed inside a line
+// of txload's own, where a newline would start a line of the name's (a
+// "check: ok" under a VIOLATION's first half).
+func OneLine(s string) string {
+	return quoteControls(s, func(r rune) bool { return r == '\t' || r == '\n' || unprintable(r) })
+}
+
+// quoteControls is s with each rune quote says so, and each byte that is
+// not UTF-8, written as an escape.
+func quoteControls(s string, quote func(rune) bool) string {
 	clean := utf8.ValidString(s)
 	for _, r := range s {
-		if unprintable(r) {
+		if quote(r) {
 			clean = false
 			break
 		}
@@ -221,9 +233,9 @@ func Printable(s string) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < 0x80 && unprintable(r):
+		case r < 0x80 && quote(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unprintable(r):
+		case quote(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteString(s[i : i+n])

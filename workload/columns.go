@@ -138,6 +138,8 @@ func ReadColumns(ctx context.Context, q querier, tables []string) ([]FoundColumn
 	var c FoundColumn
 	var length, precision, scale *int64
 	_, err = pgx.ForEachRow(rows, []any{&c.Table, &c.Name, &c.Type, &c.Nullable, &length, &precision, &scale, &c.Collation}, func() error {
+		// Names the database chose, printed in violations: quoted.
+		c.Name, c.Type, c.Collation = pg.OneLine(c.Name), pg.OneLine(c.Type), pg.OneLine(c.Collation)
 		switch {
 		case length != nil:
 			c.Type += "(" + strconv.FormatInt(*length, 10) + ")"
@@ -281,6 +283,7 @@ func placeViolations(ctx context.Context, q querier, tables []string) ([]string,
 	own, other := map[string]bool{}, map[string]string{}
 	var name, schema, where string
 	_, err = pgx.ForEachRow(rows, []any{&name, &schema, &where}, func() error {
+		schema = pg.OneLine(schema)
 		switch where {
 		case "catalog":
 			out = append(out, fmt.Sprintf("%s is also a relation in pg_catalog, where init makes none: an audit, whose search path begins with pg_catalog, would read it in the table's place", name))
@@ -401,6 +404,9 @@ func addedObjects(ctx context.Context, q querier, doing, found, format string) (
 	if len(names) == 0 {
 		return nil, nil
 	}
+	for i, n := range names {
+		names[i] = pg.OneLine(n)
+	}
 	more := ""
 	if len(names) > 3 {
 		more = fmt.Sprintf(" and %d more", len(names)-3)
@@ -434,6 +440,7 @@ func relationViolations(ctx context.Context, q querier, tables []string) ([]stri
 	var name, parent, kind string
 	var rls bool
 	_, err = pgx.ForEachRow(rows, []any{&name, &parent, &kind, &rls}, func() error {
+		name, parent = pg.OneLine(name), pg.OneLine(parent)
 		if parent != "" {
 			name = fmt.Sprintf("%s, a partition or child of %s (a scan of %s reads it),", name, parent, parent)
 		}

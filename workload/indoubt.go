@@ -1,9 +1,14 @@
 package workload
 
 import (
+	"context"
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // MaxInDoubt is the most operations in doubt whose subsets an Identity
@@ -33,11 +38,13 @@ func NewIdentity() *Identity { return &Identity{Seed: rand.Uint64()} }
 // (call it once the run's clients are done). unknown is how many writes
 // the run counts of unknown outcome: when k is 0 it compares sum with the
 // committed writes' alone; otherwise, when it knows fewer in doubt
-// (known), k is not within 0 and known (the count says so), or the
-// operations in doubt are more than MaxInDoubt, it does not try (tried
-// false).
-func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64) (ok, tried bool, known int) {
-	doubt := append(o.InDoubt(), open...)
+// (known), or k is not within 0 and known (the count says so), it does
+// not try (tried false). present, when not nil, is which of the hashes in
+// doubt some row of the table has (PresentHashes, in the audit's
+// snapshot): the others did not commit, and only those are tried; with
+// more than MaxInDoubt tried, it does not try.
+func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64, present map[uint64]bool) (ok, tried bool, known int) {
+	doubt := o.Doubtful(open)
 	n := len(doubt)
 	if k == 0 {
 		// None of those in doubt committed, by the count: the sum is the
@@ -45,22 +52,77 @@ func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64) (ok, tr
 		// (a write stuck before it was sent has none known).
 		return sum == o.Committed(), true, n
 	}
-	if k < 0 || k > int64(n) || int64(n) < unknown || n > MaxInDoubt {
+	if k < 0 || k > int64(n) || int64(n) < unknown {
+		return false, false, n
+	}
+	if doubt = among(doubt, present); len(doubt) > MaxInDoubt {
 		return false, false, n
 	}
 	return SubsetSum(doubt, int(k), sum-o.Committed()), true, n
 }
 
 // ExplainsAny is Explains when the audit knows no count of the rows in
-// doubt that committed: any subset of them may explain sum. With more
-// than MaxInDoubt in doubt, it does not try.
-func (o *Outcomes) ExplainsAny(sum uint64, open []uint64, unknown int64) (ok, tried bool, known int) {
-	doubt := append(o.InDoubt(), open...)
+// doubt that committed: any subset of them may explain sum.
+func (o *Outcomes) ExplainsAny(sum uint64, open []uint64, unknown int64, present map[uint64]bool) (ok, tried bool, known int) {
+	doubt := o.Doubtful(open)
 	n := len(doubt)
-	if n > MaxInDoubt || int64(n) < unknown {
+	if int64(n) < unknown {
+		return false, false, n
+	}
+	if doubt = among(doubt, present); len(doubt) > MaxInDoubt {
 		return false, false, n
 	}
 	return SubsetSum(doubt, -1, sum-o.Committed()), true, n
+}
+
+// Doubtful is the hashes of the writes in doubt: those that ended in
+// doubt, and open (those under way when the run stopped).
+func (o *Outcomes) Doubtful(open []uint64) []uint64 {
+	return append(o.InDoubt(), open...)
+}
+
+// among is the hashes of doubt that present holds (all, if it is nil).
+func among(doubt []uint64, present map[uint64]bool) []uint64 {
+	if present == nil {
+		return doubt
+	}
+	var out []uint64
+	for _, h := range doubt {
+		if present[h] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// PresentHashes reads, in q's snapshot (the audit's, where the sum was
+// read), which of hashes some row has: rowsSQL selects one bigint, each
+// row's hash as the identity's sum adds it, with args; hashes become the
+// argument after them. A write in doubt whose hash no row has did not
+// commit, whatever else the table holds, so that an audit need try only
+// the subsets of those with one: with more than MaxInDoubt in doubt (a
+// pooler's sessions held past the run's end, which txload cannot end)
+// they are those that committed, and the rows any other run wrote alike.
+// Used only past MaxInDoubt: it reads the table a second time.
+func PresentHashes(ctx context.Context, q querier, rowsSQL string, args []any, hashes []uint64) (map[uint64]bool, error) {
+	signed := make([]int64, len(hashes))
+	for i, h := range hashes {
+		signed[i] = int64(h) // the server's bigint, the same 64 bits
+	}
+	rows, err := q.Query(ctx, `SELECT DISTINCT r.h FROM (`+rowsSQL+`) r(h) WHERE r.h = ANY($`+strconv.Itoa(len(args)+1)+`::bigint[])`,
+		append(args[:len(args):len(args)], signed)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading which rows in doubt are there: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("reading which rows in doubt are there: %w", err)
+	}
+	present := make(map[uint64]bool, len(found))
+	for _, h := range found {
+		present[uint64(h)] = true
+	}
+	return present, nil
 }
 
 // SubsetSum says whether some k of hs (any number of them, if k < 0)

@@ -23,6 +23,7 @@ func TestIdentityExplains(t *testing.T) {
 		open       []uint64
 		sum        uint64
 		unknown, k int64
+		present    []uint64 // which have a row (nil: not read)
 		ok, tried  bool
 	}{
 		{name: "committed only", open: open, sum: 120, unknown: 3, k: 0, ok: true, tried: true},
@@ -41,9 +42,26 @@ func TestIdentityExplains(t *testing.T) {
 		{name: "not twenty of forty", open: many, sum: 120 + 1<<20, unknown: 40, k: 20, ok: false, tried: true},
 		{name: "more than MaxInDoubt", open: append(many, 1<<40), sum: 120, unknown: 41, k: 20, tried: false},
 		{name: "few of many", open: many, sum: 120 + 1<<3 + 1<<39, unknown: 40, k: 2, ok: true, tried: true},
+		// Past MaxInDoubt, those with a row are tried: the others did not
+		// commit.
+		{name: "two of 41 have a row", open: append(many, 1<<40), sum: 120 + 1<<3 + 1<<40, unknown: 41, k: 2,
+			present: []uint64{1 << 3, 1 << 40}, ok: true, tried: true},
+		{name: "two of 41 have a row, a third row forged", open: append(many, 1<<40), sum: 120 + 1<<3 + 1<<40 + 1<<5, unknown: 41, k: 2,
+			present: []uint64{1 << 3, 1 << 40}, ok: false, tried: true},
+		{name: "the count says two, one has a row", open: append(many, 1<<40), sum: 120 + 1<<3 + 1<<5, unknown: 41, k: 2,
+			present: []uint64{1 << 3}, ok: false, tried: true},
+		{name: "41 of 41 have a row", open: append(many, 1<<40), sum: 120, unknown: 41, k: 20,
+			present: append(many, 1<<40), tried: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, tried, known := id.Explains(tc.sum, tc.open, tc.unknown, tc.k)
+			var present map[uint64]bool
+			if tc.present != nil {
+				present = map[uint64]bool{}
+				for _, h := range tc.present {
+					present[h] = true
+				}
+			}
+			ok, tried, known := id.Explains(tc.sum, tc.open, tc.unknown, tc.k, present)
 			if ok != tc.ok || tried != tc.tried || known != len(tc.open) {
 				t.Fatalf("Explains = %t, %t, %d; want %t, %t, %d", ok, tried, known, tc.ok, tc.tried, len(tc.open))
 			}
@@ -74,7 +92,7 @@ func TestIdentityExplainsAny(t *testing.T) {
 		{name: "more than MaxInDoubt", open: many, sum: 100, unknown: 0, tried: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, tried, known := id.ExplainsAny(tc.sum, tc.open, tc.unknown)
+			ok, tried, known := id.ExplainsAny(tc.sum, tc.open, tc.unknown, nil)
 			if ok != tc.ok || tried != tc.tried || known != len(tc.open)+1 {
 				t.Fatalf("ExplainsAny = %t, %t, %d; want %t, %t, %d", ok, tried, known, tc.ok, tc.tried, len(tc.open)+1)
 			}

@@ -84,6 +84,13 @@ func TestCheckColumnsPlace(t *testing.T) {
 			ALTER EXTENSION citext ADD FUNCTION hcat(text, bigint);
 			RESET ROLE`,
 			violation: "operator ||(text, bigint) in public"},
+		{name: "a column named to rewrite the terminal", sql: `DO $$ BEGIN EXECUTE format('ALTER TABLE demo_a ADD COLUMN %I int', E'\x1b[2K\r\ncheck: ok\x1b[8m'); END $$`,
+			violation: `column demo_a.\x1b[2K\x0d\x0acheck: ok\x1b[8m (integer) is one init does not make`},
+		{name: "an operator in a schema named to hide lines", sql: `DO $$ BEGIN EXECUTE format('CREATE SCHEMA %I', E's\x1b[8m');
+				EXECUTE format('CREATE FUNCTION %I.hcat(t text, v bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $f$ SELECT t $f$', E's\x1b[8m');
+				EXECUTE format('CREATE OPERATOR %I.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = %I.hcat)', E's\x1b[8m', E's\x1b[8m');
+				EXECUTE format('ALTER DATABASE %I SET search_path = "$user", public, %I', current_database(), E's\x1b[8m'); END $$`,
+			violation: `operator ||(text, bigint) in "s\x1b[8m"`},
 		{name: "a policy on a child", sql: `CREATE TABLE demo_c () INHERITS (demo_a); ALTER TABLE demo_c ENABLE ROW LEVEL SECURITY`,
 			violation: "demo_c, a partition or child of demo_a (a scan of demo_a reads it), has row-level security enabled"},
 	} {

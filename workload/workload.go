@@ -448,6 +448,26 @@ type CheckResult struct {
 	Reconciled *Reconciliation
 }
 
+// Printable quotes, in place, the control characters and invalid UTF-8
+// of r's lines (pg.OneLine) and violations (pg.Printable: a violation
+// may hold lines of its own, an append anomaly's), which carry names the
+// database chose (a column's, a schema's, an operator's): a name of
+// escape sequences would otherwise rewrite the terminal the check prints
+// on, and hide its VIOLATION lines behind a "check: ok" of its own
+// (the eighth retest's retry). It returns r.
+func (r *CheckResult) Printable() *CheckResult {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Lines {
+		r.Lines[i].Label, r.Lines[i].Value = pg.OneLine(r.Lines[i].Label), pg.OneLine(r.Lines[i].Value)
+	}
+	for i, v := range r.Violations {
+		r.Violations[i] = pg.Printable(v)
+	}
+	return r
+}
+
 // Line is one labelled figure of a report.
 type Line struct{ Label, Value string }
 

@@ -72,7 +72,7 @@ func Check(ctx context.Context, g workload.Generator, target TargetOptions, w, l
 	if err != nil {
 		return ownHint(conn.Target, err)
 	}
-	PrintCheck(w, res)
+	PrintCheck(w, res.Printable())
 	if len(res.Violations) > 0 {
 		return &ViolationError{Violations: res.Violations}
 	}

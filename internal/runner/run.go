@@ -533,7 +533,7 @@ func audit(ctx context.Context, conn *Conn, m workload.Meta, load *workload.Quer
 		o.AuditErr = pg.Printable(conn.Target.Scrub(err.Error()))
 		return err
 	}
-	o.Check = chk
+	o.Check = chk.Printable()
 	fmt.Fprintln(w)
 	PrintCheck(w, chk)
 	return nil

@@ -208,6 +208,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 			load.Measured(outcomes[len(outcomes)-1].Result.Total)
 		}
 		chk, err := load.Report(actx, committed)
+		chk = chk.Printable()
 		cancel()
 		switch {
 		case err != nil:

@@ -49,7 +49,10 @@ func rowHash(buf []byte, seed uint64, aid, tid, bid, delta int64) ([]byte, uint6
 // mod 2^64 by parseHashSum), and those of the rows dated from $2 on (a
 // run's window start: datedCopy). $1 is the seed, as text.
 const identitySQL = `SELECT COALESCE(sum(h), 0)::text, COALESCE(sum(h) FILTER (WHERE mtime >= $2::timestamp), 0)::text
-	FROM (SELECT ('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint AS h, mtime FROM pgbench_history) r`
+	FROM (SELECT ` + rowHashSQL + ` AS h, mtime FROM pgbench_history) r`
+
+// rowHashSQL is a history row's hash; $1 is the seed, as text.
+const rowHashSQL = `('x' || left(md5($1 || ':' || aid || ':' || tid || ':' || bid || ':' || delta), 16))::bit(64)::bigint`
 
 // identityCopy sends the history rows whose hashes workload.CopyHashSum
 // sums in the client as identitySQL does in the server.
@@ -81,10 +84,14 @@ func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, be
 		}
 	} else {
 		var sum, dated string
-		if err = tx.QueryRow(ctx, identitySQL, strconv.FormatUint(id.seed, 10), a.runFrom).Scan(&sum, &dated); err == nil {
+		seed := strconv.FormatUint(id.seed, 10)
+		if err = tx.QueryRow(ctx, identitySQL, seed, a.runFrom).Scan(&sum, &dated); err == nil {
 			if a.ident, err = workload.HashSum(sum, "the history"); err == nil {
 				a.identDated, err = workload.HashSum(dated, "the history's rows dated within the run")
 			}
+		}
+		if doubt := id.Doubtful(id.open()); err == nil && len(doubt) > workload.MaxInDoubt {
+			a.present, err = workload.PresentHashes(ctx, tx, `SELECT `+rowHashSQL+` FROM pgbench_history`, []any{seed}, doubt)
 		}
 	}
 	a.identOK = err == nil
@@ -110,18 +117,24 @@ func (a *tpcbAudit) datedViolation(b *tpcbAudit) string {
 // what the committed transactions and a subset of the in-doubt ones
 // wrote (those that ended in doubt, and those the run abandoned under way;
 // call it once the run's clients are done). known is how many in-doubt
-// transactions it knows: fewer than unknown, or more than workload.MaxInDoubt, and
-// it does not try (tried false; the audit falls back to counts).
-func (id *identity) explains(diff uint64, unknown int64) (ok, tried bool, known int) {
+// transactions it knows: fewer than unknown, or more than
+// workload.MaxInDoubt with a row (present: nil, all of them), and it does
+// not try (tried false; the audit falls back to counts).
+func (id *identity) explains(diff uint64, unknown int64, present map[uint64]bool) (ok, tried bool, known int) {
+	return id.ExplainsAny(diff, id.open(), unknown, present)
+}
+
+// open is the hashes of the transactions under way when the run stopped.
+func (id *identity) open() []uint64 {
 	var open []uint64
 	id.mu.Lock()
+	defer id.mu.Unlock()
 	for _, e := range id.enders {
 		if h, under := e.underWay(); under {
 			open = append(open, h)
 		}
 	}
-	id.mu.Unlock()
-	return id.ExplainsAny(diff, open, unknown)
+	return open
 }
 
 // ender returns a program's part of the identity.

@@ -80,7 +80,7 @@ func TestIdentitySum(t *testing.T) {
 		for _, h := range c.doubt {
 			id.Doubt(h)
 		}
-		if ok, tried, _ := id.explains(c.diff, c.unknown); ok != c.ok || tried != c.tried {
+		if ok, tried, _ := id.explains(c.diff, c.unknown, nil); ok != c.ok || tried != c.tried {
 			t.Errorf("%s: explains = %t, %t; want %t, %t", c.name, ok, tried, c.ok, c.tried)
 		}
 	}

@@ -35,7 +35,7 @@ func TestIdentityExplains(t *testing.T) {
 		{"a count beyond the doubt", 12345 + h(1, 1) + h(2, 2), 3, 4, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, tried, known := id.explains(tc.after, tc.unknown, tc.k)
+			ok, tried, known := id.explains(tc.after, tc.unknown, tc.k, nil)
 			if ok != tc.ok || tried != tc.tried || known != 3 {
 				t.Errorf("explains: %v, %v, %d; want %v, %v, 3", ok, tried, known, tc.ok, tc.tried)
 			}
