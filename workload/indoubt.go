@@ -14,8 +14,9 @@ import (
 // MaxInDoubt is the most operations in doubt whose subsets an Identity
 // tries, every one of them (2^40), by meeting in the middle: the sums of
 // each half's 2^20 subsets, one half sorted and searched for what the
-// other's lack. With more in doubt, a run's identity check falls back to
-// counting rows. A client has one operation in flight at most, so a run of
+// other's lack. With more in doubt, a run's identity check reads which of
+// them have a row (PresentHashes) and tries those; with more than
+// MaxInDoubt of those, it falls back to counting rows. A client has one operation in flight at most, so a run of
 // up to 40 clients is always checked, whatever a second writer makes of
 // their ends (the seventh outside retest held 32 commits unanswered).
 const MaxInDoubt = 40
