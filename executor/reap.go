@@ -73,6 +73,9 @@ func reap(t *pg.Target, conns []stuck) map[uint32]fate {
 		return nil
 	}
 	defer side.Close(context.WithoutCancel(ctx))
+	if pg.AsLoginRole(reach, side) != nil {
+		return nil
+	}
 	here := side.PgConn().Conn().RemoteAddr()
 	var pids []int64
 	for _, c := range conns {
@@ -87,7 +90,7 @@ func reap(t *pg.Target, conns []stuck) map[uint32]fate {
 	// its epoch (txid_current_snapshot is in PostgreSQL 12).
 	rows, err := side.Query(reach, `SELECT pid, backend_xid::text, txid_snapshot_xmax(txid_current_snapshot())::text, pg_terminate_backend(pid)
 		FROM pg_stat_activity
-		WHERE pid = ANY($1::int8[]) AND datname = current_database() AND usename = current_user AND state = 'active'`, pids)
+		WHERE pid = ANY($1::int8[]) AND datname = current_database() AND usename = session_user AND state = 'active'`, pids)
 	if err != nil {
 		return nil
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,11 +18,18 @@ import (
 // commit log: the transaction did not commit, and the attempt failed. On
 // a target whose process ids are not known to be the backends' own (no
 // pooler check, as through a pooler) nothing is terminated and the
-// outcome stays unknown.
+// outcome stays unknown. A database whose owner set its sessions' role
+// to another (whose backends the run's are not, by usename) and its path
+// to public first (a txid_status there that says "committed") does not
+// turn the settle off or lie to it (the eighth retest's retry did both).
 func TestStuckCommitReaped(t *testing.T) {
 	for name, raw := range loops() {
-		for _, direct := range []bool{true, false} {
-			t.Run(name+map[bool]string{true: "/direct", false: "/unverified"}[direct], func(t *testing.T) {
+		for _, c := range []struct {
+			name             string
+			direct, ownerSet bool
+		}{{"direct", true, false}, {"direct, role and path set by the owner", true, true}, {"unverified", false, false}} {
+			direct := c.direct
+			t.Run(name+"/"+c.name, func(t *testing.T) {
 				url := srv.NewDatabase(t) + "&application_name=held"
 				tg, err := pg.NewTarget([]string{url})
 				if err != nil {
@@ -48,6 +56,20 @@ func TestStuckCommitReaped(t *testing.T) {
 					if _, err := admin.Exec(t.Context(), q); err != nil {
 						t.Fatalf("%s: %v", q, err)
 					}
+				}
+				if c.ownerSet {
+					role := "held_role_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+					for _, q := range []string{
+						`CREATE ROLE ` + role, `GRANT ` + role + ` TO current_user`, `GRANT ALL ON gate, held TO ` + role,
+						`CREATE FUNCTION public.txid_status(bigint) RETURNS text LANGUAGE sql AS $$ SELECT 'committed' $$`,
+						`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET role = ` + role + `', current_database());
+							EXECUTE format('ALTER DATABASE %I SET search_path = public, pg_catalog', current_database()); END $$`,
+					} {
+						if _, err := admin.Exec(t.Context(), q); err != nil {
+							t.Fatalf("%s: %v", q, err)
+						}
+					}
+					t.Cleanup(func() { admin.Exec(context.Background(), `DROP OWNED BY `+role+`; DROP ROLE `+role) })
 				}
 				// Whatever the outcome, the gate opens at the end, so
 				// that nothing stays held.

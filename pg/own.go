@@ -144,3 +144,18 @@ func SetOwnSettings(cfg *pgconn.Config) {
 // RefusedOwnSettings says err, a failed connection's, is the refusal of
 // the settings SetOwnSettings set: connect again without them.
 func RefusedOwnSettings(err error) bool { return refusedOwn(err) }
+
+// AsLoginRole makes conn, one of txload's own sessions, its login role's
+// with pg_catalog first on its path (pg_temp last): a database's or a
+// role's `SET role` makes current_user another role than the one txload
+// logged in as, and a path of `public, pg_catalog` makes an unqualified
+// name (pg_stat_activity, txid_status, =) the one public holds, a
+// database owner's doing. The sessions that end txload's own backends
+// and ask what became of their transactions (the drain's settle) take
+// it first (the eighth retest's retry turned both against them).
+func AsLoginRole(ctx context.Context, conn *pgx.Conn) error {
+	if _, err := conn.Exec(ctx, "SET ROLE NONE; SET search_path = pg_catalog, pg_temp"); err != nil {
+		return fmt.Errorf("setting the session's role and path: %w", err)
+	}
+	return nil
+}

@@ -54,7 +54,7 @@ func (p Pooler) String() string {
 // without pg_backend_pid() (CockroachDB) are taken as direct.
 func DetectPooler(ctx context.Context, t *Target, i int, conn *pgx.Conn) (Pooler, error) {
 	var pid uint32
-	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT pg_catalog.pg_backend_pid()", pgx.QueryExecModeSimpleProtocol).Scan(&pid); err != nil {
 		return Pooler{}, nil
 	}
 	if pid == conn.PgConn().PID() {

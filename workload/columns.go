@@ -340,8 +340,10 @@ func catalogViolations(ctx context.Context, q querier) ([]string, error) {
 
 // overloadViolations names the functions and operators, in the schemas of
 // an audit's path after pg_catalog, that share a name with one of
-// pg_catalog's, take only pg_catalog's types (or domains over them), and
-// are no exact twin of one there; and the casts since initdb from a
+// pg_catalog's, take only pg_catalog's types (or domains over them) in
+// the arguments a call must give (those with defaults may be of any
+// type: length(varchar, ev DEFAULT NULL) is a call of length(varchar)),
+// and are no exact twin of one there; and the casts since initdb from a
 // pg_catalog type that apply implicitly or in assignment. pg_catalog first
 // on the path wins only over a twin: among functions or operators of other
 // argument types the server takes the best match, wherever it is
@@ -364,7 +366,8 @@ func overloadViolations(ctx context.Context, q querier) ([]string, error) {
 			FROM pg_proc p JOIN path ON path.oid = p.pronamespace
 			WHERE EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname)
 				AND NOT EXISTS (SELECT 1 FROM pg_proc c WHERE c.pronamespace = 'pg_catalog'::regnamespace AND c.proname = p.proname AND c.proargtypes = p.proargtypes)
-				AND NOT EXISTS (SELECT 1 FROM unnest(p.proargtypes::oid[]) a WHERE a NOT IN (SELECT oid FROM usable))
+				AND NOT EXISTS (SELECT 1 FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY a(t, n)
+					WHERE a.n <= p.pronargs - p.pronargdefaults AND a.t NOT IN (SELECT oid FROM usable))
 		UNION ALL
 		SELECT 'operator ' || o.oprname || '(' || format_type(NULLIF(o.oprleft, 0), NULL) || ', ' || format_type(NULLIF(o.oprright, 0), NULL) || ') in ' || quote_ident(path.nspname), o.oid, 'pg_operator'::regclass, o.oprowner
 			FROM pg_operator o JOIN path ON path.oid = o.oprnamespace

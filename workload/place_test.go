@@ -62,6 +62,9 @@ func TestCheckColumnsPlace(t *testing.T) {
 			violation: "operator ||(text, bigint) in public: of pg_catalog's name and types but no twin of one there"},
 		{name: "a function in public of other types", sql: `CREATE FUNCTION md5(t varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$`,
 			violation: "function md5(character varying) in public"},
+		{name: "a function whose argument of its own type has a default", sql: `CREATE TYPE ev AS (t text);
+			CREATE FUNCTION public.length(a varchar, b ev DEFAULT NULL) RETURNS int LANGUAGE sql IMMUTABLE AS $$ SELECT 400 $$`,
+			violation: "function length(character varying,ev) in public"},
 		{name: "an implicit cast to a type of the database's own", sql: `CREATE TYPE ev AS (t text);
 			CREATE FUNCTION toev(text) RETURNS ev LANGUAGE sql AS $$ SELECT ROW($1)::ev $$;
 			CREATE CAST (text AS ev) WITH FUNCTION toev(text) AS IMPLICIT`,

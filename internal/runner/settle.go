@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"time"
+
+	"github.com/txload/txload/pg"
 )
 
 // settleTimeout bounds how long an audit waits for the transactions whose
@@ -29,6 +31,9 @@ func (c *Conn) settle(ctx context.Context) {
 		return
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	if pg.AsLoginRole(ctx, conn) != nil {
+		return
+	}
 	ids := make([]int64, len(pids))
 	for i, p := range pids {
 		ids[i] = int64(p)
