@@ -137,8 +137,11 @@ PostgreSQL of its own and removes it on exit.`,
   txload workloads`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(*cobra.Command, []string) {
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			*ran = true
+			// A stop signal ends a write to a stdout whose reader
+			// stalls (a pipe, a terminal on hold), as it ends the rest.
+			stdout.StopOn(cmd.Context())
 		},
 		PersistentPostRunE: func(*cobra.Command, []string) error {
 			return stdoutErr(stdout.Err())

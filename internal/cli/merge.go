@@ -26,13 +26,14 @@ func openDocuments(ctx context.Context, args []string) ([]*report.Document, []st
 }
 
 // documentErr is err, a usage error if it says what is wrong with a
-// document read (report.InputError).
+// document read (report.InputError), exit 130 if a stop signal cut it
+// short (runner.ErrInterrupted).
 func documentErr(err error) error {
 	var ie *report.InputError
 	if errors.As(err, &ie) {
 		return usageErr(err)
 	}
-	return err
+	return runErr(err) // interrupted: 130
 }
 
 // writeOut writes the output file path (runner.WriteFile), or to stdout
@@ -43,7 +44,7 @@ func writeOut(ctx context.Context, env Env, path string, write func(io.Writer) e
 	if path == "" {
 		return interrupted(ctx, cw(env.Stdout))
 	}
-	if err := runner.WriteFile(env.Stderr, path, cw); err != nil {
+	if err := runner.WriteFile(ctx, env.Stderr, path, cw); err != nil {
 		return interrupted(ctx, fmt.Errorf("writing %s: %w", path, err))
 	}
 	return nil

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -274,5 +277,43 @@ func TestMergeFailsOnRateNotKept(t *testing.T) {
 	}
 	if m := txload(ctx, nil, "merge", late); m.code != 0 {
 		t.Errorf("merge of pgbench's run: exit %d, want 0\n%s", m.code, m.stderr)
+	}
+}
+
+// A stop signal ends merge while its -o is a pipe whose reader takes
+// nothing (a stalled >(…)), with exit 130: the write waited on the reader
+// and the first signal was not obeyed (a 75 kB page held a SIGTERM 18 s).
+func TestMergeStalledReaderInterrupted(t *testing.T) {
+	t.Parallel()
+	url := newBank(t)
+	dir := t.TempDir()
+	js := filepath.Join(dir, "run.json")
+	// Its intervals every 10 ms make a document larger than a pipe takes.
+	if r := txload(t.Context(), nil, bankRun(url, "2s", "--json", js, "--progress", "10ms")...); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if st, err := os.Stat(js); err != nil || st.Size() < 1<<17 {
+		t.Fatalf("the document is %v bytes (%v): want more than a pipe's buffer takes", st.Size(), err)
+	}
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // blocking, as a shell's
+		t.Fatal(err)
+	}
+	pr, pw := os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+	defer pr.Close()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() { done <- txload(ctx, nil, "merge", js, "--output", "json", "-o", "/dev/fd/"+strconv.Itoa(p[1])) }()
+	time.Sleep(time.Second)
+	cancel() // the stop signal
+	select {
+	case r := <-done:
+		if r.code != ExitInterrupted {
+			t.Fatalf("merge to a stalled reader, interrupted: exit %d, want %d\n%s", r.code, ExitInterrupted, r.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("merge to a stalled reader did not end at the stop signal")
 	}
 }

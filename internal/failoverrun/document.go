@@ -1,6 +1,7 @@
 package failoverrun
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -186,7 +187,7 @@ func (p *plan) newDocument(results []*Result) (*Document, error) {
 }
 
 // writeDocument writes --json and --html, whichever were asked for.
-func (p *plan) writeDocument(results []*Result) error {
+func (p *plan) writeDocument(ctx context.Context, results []*Result) error {
 	if p.json == "" && p.html == "" && p.load.Live == nil {
 		return nil
 	}
@@ -199,12 +200,12 @@ func (p *plan) writeDocument(results []*Result) error {
 	if p.json != "" {
 		// The runs' intervals from their spools, where encoding/json would
 		// leave them out.
-		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error { return report.WriteJSONOf(w, doc, &doc.Document) }); err != nil {
+		if err := runner.WriteFile(ctx, stderr, p.json, func(w io.Writer) error { return report.WriteJSONOf(w, doc, &doc.Document) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
 	}
 	if p.html != "" {
-		if err := runner.WriteFile(stderr, p.html, func(w io.Writer) error {
+		if err := runner.WriteFile(ctx, stderr, p.html, func(w io.Writer) error {
 			return htmlreport.Write(w, []*report.Document{&doc.Document}, htmlreport.Options{Names: []string{p.o.Workload.Name}, Version: p.load.Version})
 		}); err != nil {
 			return fmt.Errorf("writing --html: %w", err)

@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options) ([]*Result, error) {
 		writeComparison(p.load.Stdout, results)
 	}
 	if len(results) > 0 {
-		if err := p.writeDocument(results); err != nil && runErr == nil {
+		if err := p.writeDocument(ctx, results); err != nil && runErr == nil {
 			runErr = err
 		}
 	}

@@ -2,6 +2,7 @@ package lagrun
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -99,7 +100,7 @@ type ConvergenceDoc struct {
 
 // writeDocument writes lag's document as --json and draws it as --html,
 // whichever were asked for.
-func (p *plan) writeDocument(r *Result) error {
+func (p *plan) writeDocument(ctx context.Context, r *Result) error {
 	if p.json == "" && p.html == "" && p.load.Live == nil {
 		return nil
 	}
@@ -110,12 +111,12 @@ func (p *plan) writeDocument(r *Result) error {
 	p.load.Live.Finish(&doc.Document)
 	stderr := p.load.Stderr
 	if p.json != "" {
-		if err := runner.WriteFile(stderr, p.json, func(w io.Writer) error { return encode(w, doc) }); err != nil {
+		if err := runner.WriteFile(ctx, stderr, p.json, func(w io.Writer) error { return encode(w, doc) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
 	}
 	if p.html != "" {
-		if err := runner.WriteFile(stderr, p.html, func(w io.Writer) error {
+		if err := runner.WriteFile(ctx, stderr, p.html, func(w io.Writer) error {
 			return htmlreport.Write(w, []*report.Document{&doc.Document}, htmlreport.Options{Names: []string{r.Workload}, Version: p.load.Version})
 		}); err != nil {
 			return fmt.Errorf("writing --html: %w", err)

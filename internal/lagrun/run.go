@@ -198,7 +198,7 @@ func (p *plan) judge(ctx context.Context, in *instrument, res *Result, loadEnd t
 			failures = append(failures, fmt.Sprintf("the lag breaks the objective %s (%s)", v.Cond, report.MicrosF(v.Value)))
 		}
 	}
-	if err := p.writeDocument(res); err != nil && runErr == nil {
+	if err := p.writeDocument(ctx, res); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runError(res, runErr, failures, in.pair)

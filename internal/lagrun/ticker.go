@@ -82,7 +82,7 @@ func (p *plan) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag.Trac
 	t := &ticker{tracker: tr, views: v, start: start, progress: p.load.Engine.Progress, stderr: p.load.Stderr, exp: p.load.Metrics,
 		h: metrics.NewHistogram(), path: p.histogram, last: time.Now(), points: points}
 	if t.path != "" {
-		if err := t.openLog(); err != nil {
+		if err := t.openLog(ctx); err != nil {
 			points.Close()
 			return nil, fmt.Errorf("--histogram: %w", err)
 		}
@@ -109,8 +109,8 @@ func (p *plan) startTicker(ctx context.Context, wg *sync.WaitGroup, tr *lag.Trac
 }
 
 // openLog creates the --histogram file and writes its header.
-func (t *ticker) openLog() error {
-	f, err := outfile.CreateStream(t.path)
+func (t *ticker) openLog(ctx context.Context) error {
+	f, err := outfile.CreateStream(ctx, t.path)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@
 package outfile
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -117,8 +118,9 @@ func Check(path string) error {
 // where path is (or will be) a regular file, else straight to what is
 // there (a descriptor of the process's own, as /dev/stdout, is written
 // where it points, at its offset). A failed write leaves a regular file as
-// it was.
-func Write(path string, write func(io.Writer) error) error {
+// it was. A write to what is not a regular file that its reader does not
+// take returns when ctx ends (Watched.StopOn).
+func Write(ctx context.Context, path string, write func(io.Writer) error) error {
 	f, ok, err := openFD(path)
 	if !ok {
 		var t target
@@ -133,7 +135,7 @@ func Write(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAll(f, write); err != nil {
+	if err := writeAll(ctx, f, write); err != nil {
 		f.Close()
 		return err
 	}
@@ -142,8 +144,8 @@ func Write(path string, write func(io.Writer) error) error {
 
 // writeAll is write(w), or the first write to w that failed where write
 // did not say so (a report printed with fmt.Fprintf).
-func writeAll(w io.Writer, write func(io.Writer) error) error {
-	ww := Watch(w)
+func writeAll(ctx context.Context, w io.Writer, write func(io.Writer) error) error {
+	ww := Watch(w).StopOn(ctx)
 	if err := write(ww); err != nil {
 		return err
 	}
@@ -156,7 +158,7 @@ func writeAtomic(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAll(f, write); err != nil {
+	if err := writeAll(context.Background(), f, write); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err

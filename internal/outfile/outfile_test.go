@@ -3,6 +3,7 @@
 package outfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func write(s string) func(io.Writer) error {
@@ -42,7 +44,7 @@ func TestWriteRegular(t *testing.T) {
 			if err := Check(path); err != nil {
 				t.Fatal(err)
 			}
-			if err := Write(path, write("new")); err != nil {
+			if err := Write(t.Context(), path, write("new")); err != nil {
 				t.Fatal(err)
 			}
 			b, _ := os.ReadFile(path)
@@ -51,7 +53,7 @@ func TestWriteRegular(t *testing.T) {
 				t.Fatalf("contents %q mode %v, want %q %v", b, st.Mode().Perm(), "new", want)
 			}
 			boom := errors.New("boom")
-			if err := Write(path, func(w io.Writer) error { io.WriteString(w, "half"); return boom }); err != boom {
+			if err := Write(t.Context(), path, func(w io.Writer) error { io.WriteString(w, "half"); return boom }); err != boom {
 				t.Fatalf("failed write: %v", err)
 			}
 			if b, _ := os.ReadFile(path); string(b) != "new" {
@@ -78,7 +80,7 @@ func TestWriteThroughSymlink(t *testing.T) {
 		if err := Check(p); err != nil {
 			t.Fatal(err)
 		}
-		if err := Write(p, write("new")); err != nil {
+		if err := Write(t.Context(), p, write("new")); err != nil {
 			t.Fatal(err)
 		}
 		if li, _ := os.Lstat(p); li.Mode()&os.ModeSymlink == 0 {
@@ -99,14 +101,14 @@ func TestWriteThroughDevicesAndPipes(t *testing.T) {
 	if err := Check("/dev/null"); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write("/dev/null", write("x")); err != nil {
+	if err := Write(t.Context(), "/dev/null", write("x")); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Lstat("/dev/null"); st.Mode()&os.ModeCharDevice == 0 {
 		t.Fatal("/dev/null is no longer a character device")
 	}
 	if _, err := os.Stat("/dev/full"); err == nil {
-		if err := Write("/dev/full", write("x")); err == nil || !errors.Is(err, syscall.ENOSPC) {
+		if err := Write(t.Context(), "/dev/full", write("x")); err == nil || !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("writing /dev/full: %v, want no space left", err)
 		}
 	}
@@ -119,7 +121,7 @@ func TestWriteThroughDevicesAndPipes(t *testing.T) {
 	}
 	// With no reader, the open is refused at once: a blocking one would
 	// wait for a reader, deaf to stop signals.
-	if err := Write(fifo, write("lost")); err == nil || !strings.Contains(err.Error(), "a FIFO that no process reads") {
+	if err := Write(t.Context(), fifo, write("lost")); err == nil || !strings.Contains(err.Error(), "a FIFO that no process reads") {
 		t.Fatalf("writing a FIFO with no reader: %v", err)
 	}
 	// Its reader open (as `cat fifo &` would be) before it is written.
@@ -128,7 +130,7 @@ func TestWriteThroughDevicesAndPipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	if err := Write(fifo, write("through")); err != nil {
+	if err := Write(t.Context(), fifo, write("through")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := io.ReadAll(rd); string(b) != "through" {
@@ -144,7 +146,7 @@ func TestWriteThroughDevicesAndPipes(t *testing.T) {
 	if err := Check(name); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(name, write("piped")); err != nil {
+	if err := Write(t.Context(), name, write("piped")); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -218,7 +220,7 @@ func TestWriteDescriptorAtItsOffset(t *testing.T) {
 	if err := Check(name); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(name, write("json\n")); err != nil {
+	if err := Write(t.Context(), name, write("json\n")); err != nil {
 		t.Fatal(err)
 	}
 	f.WriteString("more\n")
@@ -243,10 +245,10 @@ func TestFailedWritesReported(t *testing.T) {
 		t.Skip("no /dev/full here")
 	}
 	dropping := func(w io.Writer) error { fmt.Fprintf(w, "lost"); return nil }
-	if err := Write("/dev/full", dropping); !errors.Is(err, syscall.ENOSPC) {
+	if err := Write(t.Context(), "/dev/full", dropping); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Write /dev/full with its errors dropped: %v, want no space left", err)
 	}
-	s, err := CreateStream("/dev/full")
+	s, err := CreateStream(t.Context(), "/dev/full")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +258,7 @@ func TestFailedWritesReported(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "gone")
 	os.Mkdir(dir, 0o755)
-	s, err = CreateStream(filepath.Join(dir, "x.hlog"))
+	s, err = CreateStream(t.Context(), filepath.Join(dir, "x.hlog"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +266,52 @@ func TestFailedWritesReported(t *testing.T) {
 	os.RemoveAll(dir)
 	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "removed") {
 		t.Fatalf("Stream of a removed file: %v, want it said removed", err)
+	}
+}
+
+// A write to a pipe or FIFO whose reader takes nothing returns when the
+// context ends (a stop signal), where it waited on the reader; once the
+// context has ended, a write is made as the file takes it (an
+// interrupted run's report). A stalled >(sleep 25) held a SIGTERM 18 s.
+func TestWriteStalledReaderStops(t *testing.T) {
+	big := strings.Repeat("x", 1<<20) // past any pipe's buffer
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	rd, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0) // open, never read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // blocking, as a shell's stdout pipe
+		t.Fatal(err)
+	}
+	pr, pw := os.NewFile(uintptr(p[0]), "pipe-r"), os.NewFile(uintptr(p[1]), "pipe-w")
+	defer pr.Close()
+	defer pw.Close()
+	for name, write := range map[string]func(ctx context.Context) error{
+		"FIFO": func(ctx context.Context) error { return Write(ctx, fifo, write(big)) },
+		"blocking pipe": func(ctx context.Context) error {
+			w := Watch(pw).StopOn(ctx)
+			_, err := io.WriteString(w, big)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			time.AfterFunc(200*time.Millisecond, cancel)
+			done := make(chan error, 1)
+			go func() { done <- write(ctx) }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "interrupted while its reader took nothing") {
+					t.Fatalf("the stalled write ended with %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the write to a reader that takes nothing did not return when its context ended")
+			}
+		})
 	}
 }

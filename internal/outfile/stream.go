@@ -1,7 +1,10 @@
 package outfile
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -15,13 +18,42 @@ type Watched struct {
 	w   io.Writer
 	mu  sync.Mutex
 	err error
+	// stop, when set (StopOn), ends a write to what may never take its
+	// bytes that began before stop ended.
+	stop context.Context
 }
 
 // Watch wraps w.
 func Watch(w io.Writer) *Watched { return &Watched{w: w} }
 
+// StopOn makes a write that begins before ctx ends return when ctx ends,
+// where w is what may never take the bytes: not a regular file (a pipe
+// whose reader stalls, a FIFO, a process substitution, a terminal held by
+// Ctrl-S). The stop signal that ends a command then ends it there too,
+// instead of waiting on the reader (the eighth retest's retry: a page of
+// 75 kB to a >(sleep 25) held a SIGTERM 18 s). A write that begins once
+// ctx has ended (the report of an interrupted run) is written as w writes
+// it; a second stop signal ends that. It returns w.
+func (w *Watched) StopOn(ctx context.Context) *Watched {
+	if ctx == nil || ctx.Done() == nil {
+		return w
+	}
+	if f, ok := w.w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+			w.stop = ctx
+		}
+	}
+	return w
+}
+
 func (w *Watched) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
+	var n int
+	var err error
+	if w.stop == nil || w.stop.Err() != nil {
+		n, err = w.w.Write(p)
+	} else {
+		n, err = w.writeUntilStop(p)
+	}
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
 	}
@@ -33,6 +65,29 @@ func (w *Watched) Write(p []byte) (int, error) {
 		w.mu.Unlock()
 	}
 	return n, err
+}
+
+// writeUntilStop writes p from a goroutine of its own (with a copy of p,
+// which the caller may reuse once this returns) and returns when it is
+// written or w.stop ends, whichever is first: then the goroutine stays in
+// its write, which the process's exit ends.
+func (w *Watched) writeUntilStop(p []byte) (int, error) {
+	type written struct {
+		n   int
+		err error
+	}
+	done := make(chan written, 1)
+	buf := bytes.Clone(p)
+	go func() {
+		n, err := w.w.Write(buf)
+		done <- written{n, err}
+	}()
+	select {
+	case r := <-done:
+		return r.n, r.err
+	case <-w.stop.Done():
+		return 0, fmt.Errorf("interrupted while its reader took nothing: %w", context.Cause(w.stop))
+	}
 }
 
 // Err is the first write error, nil if none.
@@ -53,8 +108,9 @@ type Stream struct {
 	regular bool
 }
 
-// CreateStream opens path as Create does.
-func CreateStream(path string) (*Stream, error) {
+// CreateStream opens path as Create does; a write to what is not a
+// regular file that its reader does not take returns when ctx ends.
+func CreateStream(ctx context.Context, path string) (*Stream, error) {
 	f, err := Create(path)
 	if err != nil {
 		return nil, err
@@ -64,7 +120,7 @@ func CreateStream(path string) (*Stream, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Stream{Watched: Watch(f), f: f, path: path, regular: st.Mode().IsRegular()}, nil
+	return &Stream{Watched: Watch(f).StopOn(ctx), f: f, path: path, regular: st.Mode().IsRegular()}, nil
 }
 
 // Close closes the file; its error is the first failed write, the close's

@@ -185,10 +185,10 @@ func CheckFiles(outputs, inputs []outfile.File) error {
 	return nil
 }
 
-// WriteFile writes the output file path (outfile.Write), and says so on
-// stderr.
-func WriteFile(stderr io.Writer, path string, write func(io.Writer) error) error {
-	if err := outfile.Write(path, write); err != nil {
+// WriteFile writes the output file path (outfile.Write, a stalled reader
+// left when ctx ends), and says so on stderr.
+func WriteFile(ctx context.Context, stderr io.Writer, path string, write func(io.Writer) error) error {
+	if err := outfile.Write(ctx, path, write); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %s\n", path)

@@ -149,7 +149,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		return err
 	}
 	defer stopMetrics()
-	stop, err := startProfile(opts.Stderr, opts.CPUProfile)
+	stop, err := startProfile(ctx, opts.Stderr, opts.CPUProfile)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func Run(ctx context.Context, m workload.Meta, g workload.Generator, target Targ
 		printComparison(opts.Stdout, outcomes)
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, true, ""); err != nil && runErr == nil {
+		if err := writeDocument(ctx, conn, m, opts, outcomes, true, ""); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -300,11 +300,11 @@ func (o Outcome) measureFailed(pgbenchExit bool) (why, line string) {
 
 // startProfile starts the CPU profile to path; its stop says whether the
 // profile was written (the profiler itself drops its write errors).
-func startProfile(stderr io.Writer, path string) (func() error, error) {
+func startProfile(ctx context.Context, stderr io.Writer, path string) (func() error, error) {
 	if path == "" {
 		return func() error { return nil }, nil
 	}
-	pf, err := outfile.CreateStream(path)
+	pf, err := outfile.CreateStream(ctx, path)
 	if err != nil {
 		return nil, Usagef("--cpuprofile: %v", err)
 	}
@@ -730,7 +730,7 @@ func RunDocOf(o Outcome) (report.RunDoc, error) {
 // (report.Settings); schedule says the engine's schedule (duration, rate)
 // describes every run of the document; interrupted names what interrupted
 // a command of several runs before it ended ("" when nothing did).
-func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool, interrupted string) error {
+func writeDocument(ctx context.Context, conn *Conn, m workload.Meta, opts Options, outcomes []Outcome, schedule bool, interrupted string) error {
 	if !opts.keepsDocument() {
 		return nil
 	}
@@ -753,12 +753,12 @@ func writeDocument(conn *Conn, m workload.Meta, opts Options, outcomes []Outcome
 	}
 	opts.Live.Finish(doc)
 	if opts.JSON != "" {
-		if err := WriteFile(opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+		if err := WriteFile(ctx, opts.Stderr, opts.JSON, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
 			return fmt.Errorf("writing --json: %w", err)
 		}
 	}
 	if opts.HTML != "" {
-		err := WriteFile(opts.Stderr, opts.HTML, func(w io.Writer) error {
+		err := WriteFile(ctx, opts.Stderr, opts.HTML, func(w io.Writer) error {
 			return htmlreport.Write(w, []*report.Document{doc}, htmlreport.Options{Names: []string{m.Name}, Version: opts.Version})
 		})
 		if err != nil {

@@ -238,7 +238,7 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 	// An interrupted sweep's CSV has the steps judged before it, maybe
 	// none: its header alone.
 	if s.CSV != "" && (len(steps) > 0 || interrupted != "") {
-		if err := WriteFile(opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps, checked) }); err != nil {
+		if err := WriteFile(ctx, opts.Stderr, s.CSV, func(f io.Writer) error { return writeSweepCSV(f, steps, checked) }); err != nil {
 			outErr = errors.Join(outErr, fmt.Errorf("writing --csv: %w", err))
 		}
 	}
@@ -252,13 +252,13 @@ func Sweep(ctx context.Context, m workload.Meta, g workload.Generator, target Ta
 		if strings.EqualFold(filepath.Ext(s.Chart), ".png") {
 			write = chart.WritePNG
 		}
-		err := WriteFile(opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
+		err := WriteFile(ctx, opts.Stderr, s.Chart, func(w io.Writer) error { return write(w, title, chart.Curve{SLO: objective, Points: pts}) })
 		if err != nil {
 			outErr = errors.Join(outErr, fmt.Errorf("writing --chart: %w", err))
 		}
 	}
 	if len(outcomes) > 0 {
-		if err := writeDocument(conn, m, opts, outcomes, false, interrupted); err != nil {
+		if err := writeDocument(ctx, conn, m, opts, outcomes, false, interrupted); err != nil {
 			outErr = errors.Join(outErr, err)
 		}
 	}

@@ -108,7 +108,7 @@ func wire(ctx context.Context, conn *Conn, load *workload.QueryLoad, opts Option
 		starts = append(starts, func(start time.Time) { f.start(start.Add(cfg.Warmup)) })
 	}
 	if opts.Histogram != "" {
-		hf, err := outfile.CreateStream(opts.Histogram)
+		hf, err := outfile.CreateStream(ctx, opts.Histogram)
 		if err != nil {
 			return wired{}, fmt.Errorf("--histogram: %w", err)
 		}

@@ -349,7 +349,7 @@ func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResu
 		return nil, fmt.Errorf("checking the history: %w", err)
 	}
 	if r.spool != nil {
-		if err := r.writeHistory(); err != nil {
+		if err := r.writeHistory(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -373,7 +373,7 @@ func (r *runState) close(ctx context.Context, t *pg.Target) (*workload.CheckResu
 }
 
 // writeHistory copies the spool to --history.
-func (r *runState) writeHistory() error {
+func (r *runState) writeHistory(ctx context.Context) error {
 	var err error
 	if r.edn != nil {
 		err = r.edn.Flush()
@@ -384,7 +384,7 @@ func (r *runState) writeHistory() error {
 		_, err = r.spool.Seek(0, io.SeekStart)
 	}
 	if err == nil {
-		err = outfile.Write(r.cfg.history, func(w io.Writer) error {
+		err = outfile.Write(ctx, r.cfg.history, func(w io.Writer) error {
 			bw := bufio.NewWriterSize(w, 1<<20)
 			if _, err := io.Copy(bw, r.spool); err != nil {
 				return err
