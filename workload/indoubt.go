@@ -126,6 +126,20 @@ func PresentHashes(ctx context.Context, q querier, rowsSQL string, args []any, h
 	return present, nil
 }
 
+// Unverifiable is the violation of an identity check that could not be
+// made: of the n operations (what: "votes") in doubt, more than
+// MaxInDoubt have a row, and no subset of them is tried. A check that
+// cannot tell the rows the run added from rows forged in their place
+// does not pass: the retry of the eighth retest held 48 votes past the
+// run's end through a pooler, copied 44 of them (a row's content is all
+// its hash is made of) and forged a vote beside them, and the identity
+// said "not checked" over check: ok.
+func Unverifiable(what string, n int) string {
+	return fmt.Sprintf("%s: the rows the run added cannot be told from rows forged in their place: of the %d %s in doubt, more than the %d whose subsets the audit tries have a row "+
+		"(held past the run's end where txload cannot end their sessions, through a pooler or a URL of several hosts, and their rows copied; "+
+		"or truly committed, unanswered): the audit does not vouch for the rows", what, n, what, MaxInDoubt)
+}
+
 // SubsetSum says whether some k of hs (any number of them, if k < 0)
 // add up to want (mod 2^64): the sums of every subset of hs' first half,
 // sorted by their sizes, and for each subset of the second half a

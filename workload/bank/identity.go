@@ -132,8 +132,9 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed, and what only %d of them wrote is known (one stopped before it sent its writes has none); the rows are counted only",
 			rec.Unknown, k, known)
 	case !tried:
-		line = fmt.Sprintf("not checked: %d transfers in doubt, of which %d committed, and more than the %d whose subsets the audit tries have a row; the rows are counted only",
+		line = fmt.Sprintf("NOT CHECKED: %d transfers in doubt, of which %d committed, and more than the %d whose subsets the audit tries have a row",
 			known, k, workload.MaxInDoubt)
+		res.Violations = append(res.Violations, workload.Unverifiable("transfers", known))
 	case ok && k == 0:
 		line = "the rows of the run's ledger ids are the transfers it saw commit (a sum of their hashes, seeded afresh by the run)"
 	case ok:

@@ -130,8 +130,9 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconc
 		line = fmt.Sprintf("not checked: %d votes in doubt, of which %d committed, and only %d of them known by their rows; the rows are counted only",
 			rec.Unknown, rec.CommittedUnknown(), known)
 	case !tried:
-		line = fmt.Sprintf("not checked: %d votes in doubt, of which %d committed, and more than the %d whose subsets the audit tries have a row; the rows are counted only",
+		line = fmt.Sprintf("NOT CHECKED: %d votes in doubt, of which %d committed, and more than the %d whose subsets the audit tries have a row",
 			known, rec.CommittedUnknown(), workload.MaxInDoubt)
+		res.Violations = append(res.Violations, workload.Unverifiable("votes", known))
 	case ok && rec.CommittedUnknown() == 0:
 		line = "the rows the run added are the votes it saw commit (a sum of their hashes, seeded afresh by the run)"
 	case ok:
