@@ -10,6 +10,7 @@ import (
 
 	"github.com/txload/txload/internal/cli"
 	"github.com/txload/txload/internal/interrupt"
+	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/workload/all"
 )
 
@@ -24,8 +25,11 @@ func run() int {
 	ctx, stop := interrupt.Context(context.Background())
 	defer stop()
 	ran := false
+	// Diagnostics: a stop signal is not held by a reader of stderr that
+	// takes nothing (2>&1 | less, not scrolled).
+	stderr := outfile.Watch(os.Stderr).Diagnostics(ctx)
 	root := cli.Root(cli.Env{
-		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv, Stdin: os.Stdin,
+		Stdout: os.Stdout, Stderr: stderr, Getenv: os.Getenv, LookupEnv: os.LookupEnv, Stdin: os.Stdin,
 		Registry: all.Registry(), Version: buildVersion(),
 	}, &ran)
 	err := root.ExecuteContext(ctx)
@@ -43,7 +47,7 @@ func run() int {
 		}
 	}
 	if err != nil && !cli.Printed(err) {
-		fmt.Fprint(os.Stderr, cli.ErrorLine(err))
+		fmt.Fprint(stderr, cli.ErrorLine(err))
 	}
 	return code
 }

@@ -315,3 +315,37 @@ func TestWriteStalledReaderStops(t *testing.T) {
 		})
 	}
 }
+
+// Diagnostics (stderr): after the stop, a line its reader does not take
+// waits at most a second, and the lines after it are dropped at once: a
+// stopped run's last lines to a pager not scrolled held it 30 s.
+func TestDiagnosticsAfterStop(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+	defer pr.Close()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	w := Watch(pw).Diagnostics(ctx)
+	if _, err := io.WriteString(w, "before the stop\n"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := io.WriteString(w, strings.Repeat("x", 1<<20)); done <- err }() // fills the pipe
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the stalled write did not end at the stop")
+	}
+	start := time.Now()
+	for range 100 {
+		if _, err := io.WriteString(w, "a line after the stop\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("100 lines after the stop to a reader that takes nothing took %s", took)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Watched is a writer that keeps the first error a write to it returned,
@@ -21,6 +22,25 @@ type Watched struct {
 	// stop, when set (StopOn), ends a write to what may never take its
 	// bytes that began before stop ended.
 	stop context.Context
+	// diagnostic (Diagnostics): once stop has ended, a write waits at most
+	// lateWait, and after one that did not end, none is made.
+	diagnostic bool
+	stalled    bool
+}
+
+// lateWait is how long a diagnostic line written after the stop waits on
+// its reader.
+const lateWait = time.Second
+
+// Diagnostics is StopOn for stderr, whose lines are diagnostics: once ctx
+// has ended, a write waits at most a second on its reader, and after one
+// that its reader did not take, the lines are dropped. A stderr piped to
+// a pager that is not scrolled (2>&1 | less) held a stopped run 30 s on
+// its last lines (a retry of the eighth retest).
+func (w *Watched) Diagnostics(ctx context.Context) *Watched {
+	w.StopOn(ctx)
+	w.diagnostic = w.stop != nil
+	return w
 }
 
 // Watch wraps w.
@@ -49,10 +69,29 @@ func (w *Watched) StopOn(ctx context.Context) *Watched {
 func (w *Watched) Write(p []byte) (int, error) {
 	var n int
 	var err error
-	if w.stop == nil || w.stop.Err() != nil {
+	switch {
+	case w.stop == nil:
 		n, err = w.w.Write(p)
-	} else {
-		n, err = w.writeUntilStop(p)
+	case w.stop.Err() == nil:
+		n, err = w.writeUntil(p, w.stop.Done())
+	case !w.diagnostic:
+		n, err = w.w.Write(p)
+	default:
+		w.mu.Lock()
+		stalled := w.stalled
+		w.mu.Unlock()
+		if stalled {
+			return len(p), nil // dropped: its reader takes nothing
+		}
+		late, cancel := context.WithTimeout(context.Background(), lateWait)
+		n, err = w.writeUntil(p, late.Done())
+		cancel()
+		if err != nil {
+			w.mu.Lock()
+			w.stalled = true
+			w.mu.Unlock()
+			return len(p), nil
+		}
 	}
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
@@ -67,11 +106,11 @@ func (w *Watched) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeUntilStop writes p from a goroutine of its own (with a copy of p,
+// writeUntil writes p from a goroutine of its own (with a copy of p,
 // which the caller may reuse once this returns) and returns when it is
-// written or w.stop ends, whichever is first: then the goroutine stays in
-// its write, which the process's exit ends.
-func (w *Watched) writeUntilStop(p []byte) (int, error) {
+// written or stop is closed, whichever is first: then the goroutine stays
+// in its write, which the process's exit ends.
+func (w *Watched) writeUntil(p []byte, stop <-chan struct{}) (int, error) {
 	type written struct {
 		n   int
 		err error
@@ -85,7 +124,7 @@ func (w *Watched) writeUntilStop(p []byte) (int, error) {
 	select {
 	case r := <-done:
 		return r.n, r.err
-	case <-w.stop.Done():
+	case <-stop:
 		return 0, fmt.Errorf("interrupted while its reader took nothing: %w", context.Cause(w.stop))
 	}
 }
