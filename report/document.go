@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/txload/txload/internal/printable"
 )
 
 // ServerString names the server like the summary's first line:
@@ -181,15 +183,21 @@ func WriteSummary(w io.Writer, doc *Document) error {
 			}
 		}
 		if c := run.Check; c != nil {
+			// A document's text is what its run said, or what an editor
+			// made of it: quoted, as a run quotes the database's names.
 			fmt.Fprintln(w)
-			Lines(w, c.ReportLines())
+			lines := c.ReportLines()
+			for i := range lines {
+				lines[i].Label, lines[i].Value = printable.OneLine(lines[i].Label), printable.OneLine(lines[i].Value)
+			}
+			Lines(w, lines)
 			if line := c.FailedLine(); line != "" {
-				fmt.Fprintln(w, line)
+				fmt.Fprintln(w, printable.Text(line))
 			} else if len(c.Violations) == 0 && !c.Figures {
 				fmt.Fprintln(w, "check: ok")
 			}
 			for _, v := range c.Violations {
-				fmt.Fprintf(w, "VIOLATION: %s\n", v)
+				fmt.Fprintf(w, "VIOLATION: %s\n", printable.Block(v))
 			}
 		}
 		fmt.Fprintln(w)

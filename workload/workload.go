@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/executor"
+	"github.com/txload/txload/internal/printable"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
 )
@@ -449,8 +450,8 @@ type CheckResult struct {
 }
 
 // Printable quotes, in place, the control characters and invalid UTF-8
-// of r's lines (pg.OneLine) and violations (pg.Printable: a violation
-// may hold lines of its own, an append anomaly's), which carry names the
+// of r's lines (pg.OneLine) and violations (printable.Block: a violation
+// may hold lines of its own, an append anomaly's, indented), which carry names the
 // database chose (a column's, a schema's, an operator's): a name of
 // escape sequences would otherwise rewrite the terminal the check prints
 // on, and hide its VIOLATION lines behind a "check: ok" of its own
@@ -463,7 +464,7 @@ func (r *CheckResult) Printable() *CheckResult {
 		r.Lines[i].Label, r.Lines[i].Value = pg.OneLine(r.Lines[i].Label), pg.OneLine(r.Lines[i].Value)
 	}
 	for i, v := range r.Violations {
-		r.Violations[i] = pg.Printable(v)
+		r.Violations[i] = printable.Block(v)
 	}
 	return r
 }

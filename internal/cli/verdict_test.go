@@ -317,3 +317,33 @@ func TestMergeStalledReaderInterrupted(t *testing.T) {
 		t.Fatal("merge to a stalled reader did not end at the stop signal")
 	}
 }
+
+// merge prints a document's check as the run did, its names quoted: a
+// document written by an older txload (or edited) with escape codes in a
+// violation printed them raw, and a terminal showed a "check: ok" of the
+// violation's own (a retry of the eighth retest).
+func TestMergeQuotesDocumentText(t *testing.T) {
+	t.Parallel()
+	url := newBank(t)
+	dir := t.TempDir()
+	js := filepath.Join(dir, "run.json")
+	if r := txload(t.Context(), nil, bankRun(url, "1s", "--json", js)...); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	var raw map[string]any
+	b, err := os.ReadFile(js)
+	if err != nil || json.Unmarshal(b, &raw) != nil {
+		t.Fatal(err)
+	}
+	check := raw["runs"].([]any)[0].(map[string]any)["check"].(map[string]any)
+	check["violations"] = []any{"column bank_account.\x1b[2K\x1b[1A\r\ncheck: ok\x1b[8m (integer) is one init does not make"}
+	edited := filepath.Join(dir, "edited.json")
+	if b, err := json.Marshal(raw); err != nil || os.WriteFile(edited, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	m := txload(t.Context(), nil, "merge", edited)
+	if m.code != ExitFailed || strings.ContainsAny(m.stdout+m.stderr, "\x1b\r") ||
+		!strings.Contains(m.stdout, "VIOLATION: column bank_account.\\x1b[2K\\x1b[1A\\x0d\n  check: ok\\x1b[8m") {
+		t.Errorf("merge of a document with escape codes in its violation: exit %d\n%q\n%q", m.code, m.stdout, m.stderr)
+	}
+}

@@ -1,0 +1,81 @@
+// Package printable quotes text that txload did not write (a server's
+// message, a name the database chose, a document's lines) for a terminal:
+// what would drive it is written as an escape.
+package printable
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text is s with what would drive a terminal written as an escape
+// (\x1b, \x7f, \u009b): the C0 controls but tab and newline, DEL, the C1
+// controls, and bytes that are not UTF-8, as check append quotes a row's
+// value. A server's message is whatever a RAISE chose: printed raw,
+// ESC[8m would hide every later line, the VIOLATIONs included, and
+// ESC[1A redraw a line already printed.
+func Text(s string) string { return quoteControls(s, unprintable) }
+
+// OneLine is Text with tab and newline quoted too (\x09, \x0a): a
+// name the database chose (a column's, a schema's), printed inside a line
+// of txload's own, where a newline would start a line of the name's (a
+// "check: ok" under a VIOLATION's first half).
+func OneLine(s string) string {
+	return quoteControls(s, func(r rune) bool { return r == '\t' || r == '\n' || unprintable(r) })
+}
+
+// quoteControls is s with each rune quote says so, and each byte that is
+// not UTF-8, written as an escape.
+func quoteControls(s string, quote func(rune) bool) string {
+	clean := utf8.ValidString(s)
+	for _, r := range s {
+		if quote(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r < 0x80 && quote(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case quote(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unprintable: a control character a terminal acts on (tab and newline
+// excepted).
+func unprintable(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f
+}
+
+// Block is Text of a text of several lines that txload prints as one
+// block under its first line (a violation with its example): a line after
+// the first that does not begin with a space or a tab is indented by two,
+// so that no line of it can pass for one of txload's own ("check: ok").
+func Block(s string) string {
+	s = Text(s)
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines[1:] {
+		if l != "" && l[0] != ' ' && l[0] != '\t' {
+			lines[i+1] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
