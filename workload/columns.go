@@ -252,7 +252,11 @@ func CheckColumns(ctx context.Context, t *pg.Target, want []Column) (*CheckResul
 	}
 	line := fmt.Sprintf("VIOLATED: %d of the columns are not what init makes; nothing else was read", len(v))
 	if len(kinds) > 0 {
-		line = fmt.Sprintf("VIOLATED: %d of the columns are not what init makes, and %d findings of where the tables are, what they are or what the audit computes through; nothing else was read", len(v), len(kinds))
+		findings := "findings"
+		if len(kinds) == 1 {
+			findings = "finding"
+		}
+		line = fmt.Sprintf("VIOLATED: %d of the columns are not what init makes, and %d %s of where the tables are, what they are or what the audit computes through; nothing else was read", len(v), len(kinds), findings)
 	}
 	return &CheckResult{Lines: []Line{{Label: "columns", Value: line}}, Violations: append(v, kinds...)}, nil
 }
@@ -379,7 +383,7 @@ func overloadViolations(ctx context.Context, q querier) ([]string, error) {
 			FROM pg_cast c JOIN pg_type d ON d.oid = c.casttarget
 			WHERE c.oid >= 16384 AND c.castcontext IN ('i', 'a') AND c.castsource IN (SELECT oid FROM builtin)
 				AND NOT c.casttarget IN (SELECT oid FROM builtin)`,
-		"%s: of pg_catalog's name and types but no twin of one there, an audit's expression can resolve to it in place of the server's own (pg_catalog first on the path wins only over a twin), and init makes none")
+		"%s: of a name of pg_catalog's, called with pg_catalog's types, but no twin of one there, an audit's expression can resolve to it in place of the server's own (pg_catalog first on the path wins only over a twin), and init makes none")
 }
 
 // addedObjects runs found, a query of (what, oid, cls, owner) rows of

@@ -59,7 +59,7 @@ func TestCheckColumnsPlace(t *testing.T) {
 			CREATE CAST (demo_a AS int) WITH INOUT`},
 		{name: "an operator in public, a better match than pg_catalog's", sql: `CREATE FUNCTION hcat(t text, v bigint) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT t $$;
 			CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = bigint, FUNCTION = hcat)`,
-			violation: "operator ||(text, bigint) in public: of pg_catalog's name and types but no twin of one there"},
+			violation: "operator ||(text, bigint) in public: of a name of pg_catalog's, called with pg_catalog's types, but no twin of one there"},
 		{name: "a function in public of other types", sql: `CREATE FUNCTION md5(t varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'x' $$`,
 			violation: "function md5(character varying) in public"},
 		{name: "a function whose argument of its own type has a default", sql: `CREATE TYPE ev AS (t text);
