@@ -47,6 +47,7 @@ var forbidden = map[string][]string{
 	"pg":                    {"engine", "report", "workload", "internal/cli", "internal/runner", "executor"},
 	"slo":                   {"engine", "report", "workload", "internal/", "pg", "executor"},
 	"internal/interrupt":    {"engine", "report", "workload", "internal/cli"},
+	"printable":             {"engine", "report", "workload", "metrics", "history", "slo", "lag", "internal/", "pg", "executor"},
 	"internal/pgbenchargs":  {"engine", "report", "internal/cli", "internal/runner", "pg"},
 	"lag":                   {"engine", "report", "workload", "internal/cli", "internal/runner", "internal/lagrun", "internal/pgtest"},
 	// Programs of the bench scripts: they make inputs from the public

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/txload/txload/internal/printable"
+	"github.com/txload/txload/printable"
 )
 
 // LibpqMessage words a server error as libpq's PQerrorMessage does with

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/txload/txload/internal/printable"
+	"github.com/txload/txload/printable"
 )
 
 // ServerString names the server like the summary's first line:

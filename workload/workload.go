@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/txload/txload/executor"
-	"github.com/txload/txload/internal/printable"
 	"github.com/txload/txload/metrics"
 	"github.com/txload/txload/pg"
+	"github.com/txload/txload/printable"
 )
 
 // Meta describes a workload and makes configured instances of it.
