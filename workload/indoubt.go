@@ -42,8 +42,9 @@ func NewIdentity() *Identity { return &Identity{Seed: rand.Uint64()} }
 // (known), or k is not within 0 and known (the count says so), it does
 // not try (tried false). present, when not nil, is which of the hashes in
 // doubt some row of the table has (PresentHashes, in the audit's
-// snapshot): the others did not commit, and only those are tried; with
-// more than MaxInDoubt tried, it does not try.
+// snapshot): the others did not commit, and only those are tried; when
+// they are k, they are the one subset; with more than MaxInDoubt tried,
+// it does not try.
 func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64, present map[uint64]bool) (ok, tried bool, known int) {
 	doubt := o.Doubtful(open)
 	n := len(doubt)
@@ -56,10 +57,59 @@ func (o *Outcomes) Explains(sum uint64, open []uint64, unknown, k int64, present
 	if k < 0 || k > int64(n) || int64(n) < unknown {
 		return false, false, n
 	}
-	if doubt = among(doubt, present); len(doubt) > MaxInDoubt {
-		return false, false, n
+	doubt = among(doubt, present)
+	if len(doubt) > MaxInDoubt {
+		// Past what meeting in the middle reaches, the subsets of k (or
+		// those left out, of len-k) are tried one by one where they are
+		// few: as many with a row as the count says committed (a pooler
+		// frozen under 60 commits) is one subset.
+		found, tried := fewSubsets(doubt, int(k), sum-o.Committed())
+		return found, tried, n
 	}
 	return SubsetSum(doubt, int(k), sum-o.Committed()), true, n
+}
+
+// maxFew is the most subsets fewSubsets tries one by one.
+const maxFew = 1 << 22
+
+// fewSubsets says whether some k of hs add up to want (mod 2^64), trying
+// every subset of k, or of the len(hs)-k left out, whichever is fewer,
+// when they are at most maxFew; tried is false when they are more.
+func fewSubsets(hs []uint64, k int, want uint64) (found, tried bool) {
+	if k < 0 || k > len(hs) {
+		return false, true
+	}
+	m := k
+	if len(hs)-k < m {
+		// The ones left out add up to the total less want.
+		m = len(hs) - k
+		var all uint64
+		for _, h := range hs {
+			all += h
+		}
+		want = all - want
+	}
+	// C(n, m), given up past maxFew.
+	count := 1
+	for i := range m {
+		count = count * (len(hs) - i) / (i + 1)
+		if count > maxFew {
+			return false, false
+		}
+	}
+	var try func(from, left int, sum uint64) bool
+	try = func(from, left int, sum uint64) bool {
+		if left == 0 {
+			return sum == want
+		}
+		for i := from; i <= len(hs)-left; i++ {
+			if try(i+1, left-1, sum+hs[i]) {
+				return true
+			}
+		}
+		return false
+	}
+	return try(0, m, 0), true
 }
 
 // ExplainsAny is Explains when the audit knows no count of the rows in

@@ -50,8 +50,18 @@ func TestIdentityExplains(t *testing.T) {
 			present: []uint64{1 << 3, 1 << 40}, ok: false, tried: true},
 		{name: "the count says two, one has a row", open: append(many, 1<<40), sum: 120 + 1<<3 + 1<<5, unknown: 41, k: 2,
 			present: []uint64{1 << 3}, ok: false, tried: true},
-		{name: "41 of 41 have a row", open: append(many, 1<<40), sum: 120, unknown: 41, k: 20,
+		{name: "41 of 41 have a row, 20 committed", open: append(many, 1<<40), sum: 120, unknown: 41, k: 20,
 			present: append(many, 1<<40), tried: false},
+		{name: "41 of 41 have a row and committed", open: append(many, 1<<40), sum: 120 + 1<<41 - 1, unknown: 41, k: 41,
+			present: append(many, 1<<40), ok: true, tried: true},
+		{name: "41 have a row, 40 committed", open: append(many, 1<<40), sum: 120 + 1<<41 - 1 - 1<<3, unknown: 41, k: 40,
+			present: append(many, 1<<40), ok: true, tried: true},
+		{name: "41 have a row, 3 committed", open: append(many, 1<<40), sum: 120 + 1<<40 + 1<<7 + 1, unknown: 41, k: 3,
+			present: append(many, 1<<40), ok: true, tried: true},
+		{name: "41 have a row, 3 committed, none of the subsets", open: append(many, 1<<40), sum: 120 + 1<<40 + 1<<7 + 1 + 1<<3, unknown: 41, k: 3,
+			present: append(many, 1<<40), ok: false, tried: true},
+		{name: "41 of 41 have a row and committed, one swapped", open: append(many, 1<<40), sum: 120 + 1<<41 - 1 + 1, unknown: 41, k: 41,
+			present: append(many, 1<<40), ok: false, tried: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var present map[uint64]bool

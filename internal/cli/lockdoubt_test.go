@@ -113,9 +113,10 @@ func TestLockAcrossEndNoDoubt(t *testing.T) {
 // stay in doubt, and the audit reads which of them have a row (none: they
 // are held): the identity is checked all the same. It was "not checked",
 // exit 0. When the writer also copies 44 of the held votes (their content
-// is all their hash is made of), more than 40 in doubt have a row and the
-// identity cannot be checked: that fails the audit (it said "not checked"
-// over check: ok, the retry of retest 8b).
+// is all their hash is made of) and deletes 22, more than 40 in doubt have
+// a row, their subsets of 23 are too many, and the identity cannot be
+// checked: that fails the audit (it said "not checked" over check: ok,
+// the retry of retest 8b).
 func TestCommitsHeldPastEnd(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -175,12 +176,15 @@ func commitsHeldPastEnd(t *testing.T, direct, copied bool) {
 			copies = `INSERT INTO vote SELECT split_part(application_name, ':', 2)::bigint, split_part(application_name, ':', 3)::bigint
 				FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'h:%' LIMIT 44;`
 		}
-		forged := 8 // within the count's reach of 48 in doubt, with 44 copies too
+		// 8 forged and 1 deleted: within the count's reach of 48 in doubt.
+		// With 44 copies, 22 deleted and 1 forged: the count says 23 of
+		// the 44 with a row committed, and their subsets are too many.
+		forged, deleted := 8, 1
 		if copied {
-			forged = 1
+			forged, deleted = 1, 22
 		}
 		_, err := conn.Exec(ctx, `SET application_name = 'atk'; BEGIN; `+copies+`
-			DELETE FROM vote WHERE ctid = (SELECT min(ctid) FROM vote);
+			DELETE FROM vote WHERE ctid IN (SELECT ctid FROM vote ORDER BY ctid LIMIT `+strconv.Itoa(deleted)+`);
 			INSERT INTO vote SELECT 7, 1000 + g FROM generate_series(1, `+strconv.Itoa(forged)+`) g; COMMIT`)
 		return false, err
 	})

@@ -314,6 +314,18 @@ func TestWriteStalledReaderStops(t *testing.T) {
 			}
 		})
 	}
+	// A writer whose write the stop cut writes nothing after it: the
+	// summary after the stop to a reader that took nothing.
+	ctx, cancel := context.WithCancel(t.Context())
+	w := Watch(pw).StopOn(ctx)
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, err := io.WriteString(w, big); err == nil {
+		t.Fatal("the stalled write was not cut")
+	}
+	start := time.Now()
+	if _, err := io.WriteString(w, "the summary\n"); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("a write after the cut one: %v after %s, want an error at once", err, time.Since(start))
+	}
 }
 
 // Diagnostics (stderr): after the stop, a line its reader does not take

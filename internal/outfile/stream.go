@@ -25,7 +25,9 @@ type Watched struct {
 	// diagnostic (Diagnostics): once stop has ended, a write waits at most
 	// lateWait, and after one that did not end, none is made.
 	diagnostic bool
-	stalled    bool
+	// stalled: a write was cut by the stop (or, diagnostic, by lateWait):
+	// none is made after it.
+	stalled bool
 }
 
 // lateWait is how long a diagnostic line written after the stop waits on
@@ -53,7 +55,10 @@ func Watch(w io.Writer) *Watched { return &Watched{w: w} }
 // instead of waiting on the reader (the eighth retest's retry: a page of
 // 75 kB to a >(sleep 25) held a SIGTERM 18 s). A write that begins once
 // ctx has ended (the report of an interrupted run) is written as w writes
-// it; a second stop signal ends that. It returns w.
+// it; a second stop signal ends that, unless a write was cut by the stop:
+// its reader takes nothing, and no write is made after it (a run's
+// summary to a `2>&1 | less` not scrolled held a SIGTERM 56 s). It
+// returns w.
 func (w *Watched) StopOn(ctx context.Context) *Watched {
 	if ctx == nil || ctx.Done() == nil {
 		return w
@@ -72,25 +77,26 @@ func (w *Watched) Write(p []byte) (int, error) {
 	switch {
 	case w.stop == nil:
 		n, err = w.w.Write(p)
+	case w.isStalled():
+		// Its reader took nothing when the stop came: what follows is not
+		// written either (a second signal would be needed to end it).
+		if w.diagnostic {
+			return len(p), nil
+		}
+		n, err = 0, errStalled
 	case w.stop.Err() == nil:
-		n, err = w.writeUntil(p, w.stop.Done())
+		if n, err = w.writeUntil(p, w.stop.Done()); err != nil && w.stop.Err() != nil {
+			w.setStalled()
+		}
 	case !w.diagnostic:
 		n, err = w.w.Write(p)
 	default:
-		w.mu.Lock()
-		stalled := w.stalled
-		w.mu.Unlock()
-		if stalled {
-			return len(p), nil // dropped: its reader takes nothing
-		}
 		late, cancel := context.WithTimeout(context.Background(), lateWait)
 		n, err = w.writeUntil(p, late.Done())
 		cancel()
 		if err != nil {
-			w.mu.Lock()
-			w.stalled = true
-			w.mu.Unlock()
-			return len(p), nil
+			w.setStalled()
+			return len(p), nil // dropped: its reader takes nothing
 		}
 	}
 	if err == nil && n < len(p) {
@@ -104,6 +110,22 @@ func (w *Watched) Write(p []byte) (int, error) {
 		w.mu.Unlock()
 	}
 	return n, err
+}
+
+// errStalled: a write after the stop to an output whose reader took
+// nothing when the stop came.
+var errStalled = errors.New("not written: its reader took nothing when the stop came")
+
+func (w *Watched) isStalled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stalled
+}
+
+func (w *Watched) setStalled() {
+	w.mu.Lock()
+	w.stalled = true
+	w.mu.Unlock()
 }
 
 // writeUntil writes p from a goroutine of its own (with a copy of p,
