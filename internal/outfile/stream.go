@@ -23,16 +23,19 @@ type Watched struct {
 	// bytes that began before stop ended.
 	stop context.Context
 	// diagnostic (Diagnostics): once stop has ended, a write waits at most
-	// lateWait, and after one that did not end, none is made.
+	// lateDiagnostic and is dropped if its reader does not take it.
 	diagnostic bool
-	// stalled: a write was cut by the stop (or, diagnostic, by lateWait):
+	// stalled: a write was cut by the stop (or, after it, by lateWait):
 	// none is made after it.
 	stalled bool
 }
 
-// lateWait is how long a diagnostic line written after the stop waits on
-// its reader.
-const lateWait = time.Second
+// lateWait is how long a write after the stop waits on its reader (the
+// report of an interrupted run), lateDiagnostic a line of stderr.
+const (
+	lateWait       = 5 * time.Second
+	lateDiagnostic = time.Second
+)
 
 // Diagnostics is StopOn for stderr, whose lines are diagnostics: once ctx
 // has ended, a write waits at most a second on its reader, and after one
@@ -55,9 +58,9 @@ func Watch(w io.Writer) *Watched { return &Watched{w: w} }
 // instead of waiting on the reader (the eighth retest's retry: a page of
 // 75 kB to a >(sleep 25) held a SIGTERM 18 s). A write that begins once
 // ctx has ended (the report of an interrupted run) is written as w writes
-// it; a second stop signal ends that, unless a write was cut by the stop:
-// its reader takes nothing, and no write is made after it (a run's
-// summary to a `2>&1 | less` not scrolled held a SIGTERM 56 s). It
+// it, if its reader takes it within lateWait; a write cut by the stop or
+// by lateWait leaves the output stalled: no write is made after it (a
+// run's summary to a `2>&1 | less` not scrolled held a SIGTERM 56 s). It
 // returns w.
 func (w *Watched) StopOn(ctx context.Context) *Watched {
 	if ctx == nil || ctx.Done() == nil {
@@ -88,14 +91,21 @@ func (w *Watched) Write(p []byte) (int, error) {
 		if n, err = w.writeUntil(p, w.stop.Done()); err != nil && w.stop.Err() != nil {
 			w.setStalled()
 		}
-	case !w.diagnostic:
-		n, err = w.w.Write(p)
 	default:
-		late, cancel := context.WithTimeout(context.Background(), lateWait)
+		// After the stop: a write its reader does not take within
+		// lateWait (lateDiagnostic for stderr) leaves the output stalled.
+		wait := lateWait
+		if w.diagnostic {
+			wait = lateDiagnostic
+		}
+		late, cancel := context.WithTimeout(context.Background(), wait)
 		n, err = w.writeUntil(p, late.Done())
 		cancel()
-		if err != nil {
+		if err != nil && late.Err() != nil {
 			w.setStalled()
+			n, err = 0, errStalled
+		}
+		if err != nil && w.diagnostic {
 			return len(p), nil // dropped: its reader takes nothing
 		}
 	}
