@@ -5,6 +5,7 @@ package printable
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -78,4 +79,44 @@ func Block(s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Writer writes Text of what is written to it: a document's text printed
+// by merge (its workload, server, labels, notes, tables), whatever edited
+// it. A rune cut between two writes is held until its end comes (Flush
+// writes what is left).
+type Writer struct {
+	w    io.Writer
+	tail []byte
+}
+
+// NewWriter returns a Writer to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (p *Writer) Write(b []byte) (int, error) {
+	buf := append(p.tail, b...)
+	cut := len(buf)
+	for j := len(buf) - 1; j >= 0 && j >= len(buf)-utf8.UTFMax+1; j-- {
+		if utf8.RuneStart(buf[j]) {
+			if !utf8.FullRune(buf[j:]) {
+				cut = j
+			}
+			break
+		}
+	}
+	p.tail = append([]byte(nil), buf[cut:]...)
+	if _, err := io.WriteString(p.w, Text(string(buf[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Flush writes what is held of a rune that did not end.
+func (p *Writer) Flush() error {
+	if len(p.tail) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(p.w, Text(string(p.tail)))
+	p.tail = nil
+	return err
 }

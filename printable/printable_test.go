@@ -1,6 +1,9 @@
 package printable
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestQuoting(t *testing.T) {
 	for _, c := range []struct {
@@ -22,5 +25,22 @@ func TestQuoting(t *testing.T) {
 				t.Errorf("Block = %q, want %q", got, c.block)
 			}
 		})
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	// "é" cut between two writes, an escape in a third.
+	for _, part := range []string{"caf\xc3", "\xa9 ok\n", "x\x1b[8m\n", "\xe2\x82"} {
+		if _, err := w.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "café ok\nx\\x1b[8m\n\\xe2\\x82"; b.String() != want {
+		t.Fatalf("wrote %q, want %q", b.String(), want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/txload/txload/internal/outfile"
 	"github.com/txload/txload/internal/runner"
+	"github.com/txload/txload/printable"
 	"github.com/txload/txload/report"
 	"github.com/txload/txload/report/htmlreport"
 )
@@ -126,14 +127,23 @@ failed the run.`,
 			}
 			err = documentErr(writeOut(ctx, env, out, func(w io.Writer) error {
 				switch output {
-				case "pgbench":
-					return report.WritePgbench(w, merged)
 				case "json":
 					return report.WriteJSON(w, merged)
 				case "html":
 					return htmlreport.Write(w, []*report.Document{merged}, htmlreport.Options{Title: "txload merge " + merged.Workload, Names: []string{"merged"}, Version: env.Version})
 				}
-				return report.WriteSummary(w, merged)
+				// The documents' text (workload, server, labels, notes,
+				// tables) is what their runs said, or what an editor made
+				// of it: quoted for a terminal.
+				pw := printable.NewWriter(w)
+				write := report.WriteSummary
+				if output == "pgbench" {
+					write = report.WritePgbench
+				}
+				if err := write(pw, merged); err != nil {
+					return err
+				}
+				return pw.Flush()
 			}))
 			if err != nil {
 				return err

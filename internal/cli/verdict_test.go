@@ -337,13 +337,18 @@ func TestMergeQuotesDocumentText(t *testing.T) {
 	}
 	check := raw["runs"].([]any)[0].(map[string]any)["check"].(map[string]any)
 	check["violations"] = []any{"column bank_account.\x1b[2K\x1b[1A\r\ncheck: ok\x1b[8m (integer) is one init does not make"}
+	raw["server"].(map[string]any)["version"] = "18.3\x1b[8m" // hid every line after the server's
 	edited := filepath.Join(dir, "edited.json")
 	if b, err := json.Marshal(raw); err != nil || os.WriteFile(edited, b, 0o644) != nil {
 		t.Fatal(err)
 	}
 	m := txload(t.Context(), nil, "merge", edited)
 	if m.code != ExitFailed || strings.ContainsAny(m.stdout+m.stderr, "\x1b\r") ||
-		!strings.Contains(m.stdout, "VIOLATION: column bank_account.\\x1b[2K\\x1b[1A\\x0d\n  check: ok\\x1b[8m") {
-		t.Errorf("merge of a document with escape codes in its violation: exit %d\n%q\n%q", m.code, m.stdout, m.stderr)
+		!strings.Contains(m.stdout, "VIOLATION: column bank_account.\\x1b[2K\\x1b[1A\\x0d\n  check: ok\\x1b[8m") ||
+		!strings.Contains(m.stdout, `18.3\x1b[8m`) {
+		t.Errorf("merge of a document with escape codes in its violation and server: exit %d\n%q\n%q", m.code, m.stdout, m.stderr)
+	}
+	if m := txload(t.Context(), nil, "merge", edited, "--output", "pgbench"); strings.ContainsAny(m.stdout+m.stderr, "\x1b\r") {
+		t.Errorf("merge --output pgbench printed escape codes:\n%q\n%q", m.stdout, m.stderr)
 	}
 }
