@@ -52,6 +52,7 @@ func OpenDocuments(ctx context.Context, paths []string) (docs []*Document, names
 		if err != nil {
 			return nil, nil, nil, &InputError{Err: fmt.Errorf("%s: %w", path, err)}
 		}
+		quoteText(doc)
 		docs = append(docs, doc)
 		// The same document twice (by any path): older documents have no
 		// run id for merge to tell.

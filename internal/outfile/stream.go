@@ -88,22 +88,16 @@ func (w *Watched) Write(p []byte) (int, error) {
 		}
 		n, err = 0, errStalled
 	case w.stop.Err() == nil:
-		if n, err = w.writeUntil(p, w.stop.Done()); err != nil && w.stop.Err() != nil {
+		// Under way when the stop comes: it has as long as a write after
+		// the stop has (its reader may be taking it as the signal comes).
+		if n, err = w.writeUntil(p, w.stop.Done(), w.late()); errors.Is(err, errCut) {
 			w.setStalled()
 		}
 	default:
 		// After the stop: a write its reader does not take within
 		// lateWait (lateDiagnostic for stderr) leaves the output stalled.
-		wait := lateWait
-		if w.diagnostic {
-			wait = lateDiagnostic
-		}
-		late, cancel := context.WithTimeout(context.Background(), wait)
-		n, err = w.writeUntil(p, late.Done())
-		cancel()
-		if err != nil && late.Err() != nil {
+		if n, err = w.writeUntil(p, nil, w.late()); errors.Is(err, errCut) {
 			w.setStalled()
-			n, err = 0, errStalled
 		}
 		if err != nil && w.diagnostic {
 			return len(p), nil // dropped: its reader takes nothing
@@ -140,9 +134,9 @@ func (w *Watched) setStalled() {
 
 // writeUntil writes p from a goroutine of its own (with a copy of p,
 // which the caller may reuse once this returns) and returns when it is
-// written or stop is closed, whichever is first: then the goroutine stays
-// in its write, which the process's exit ends.
-func (w *Watched) writeUntil(p []byte, stop <-chan struct{}) (int, error) {
+// written, or late after stop is closed (after the call, for a nil stop):
+// then the goroutine stays in its write, which the process's exit ends.
+func (w *Watched) writeUntil(p []byte, stop <-chan struct{}, late time.Duration) (int, error) {
 	type written struct {
 		n   int
 		err error
@@ -153,12 +147,32 @@ func (w *Watched) writeUntil(p []byte, stop <-chan struct{}) (int, error) {
 		n, err := w.w.Write(buf)
 		done <- written{n, err}
 	}()
+	if stop != nil { // nil once the stop came: the wait below is all
+		select {
+		case r := <-done:
+			return r.n, r.err
+		case <-stop:
+		}
+	}
+	t := time.NewTimer(late)
+	defer t.Stop()
 	select {
 	case r := <-done:
 		return r.n, r.err
-	case <-stop:
-		return 0, fmt.Errorf("interrupted while its reader took nothing: %w", context.Cause(w.stop))
+	case <-t.C:
+		return 0, fmt.Errorf("%w, %s after the stop (%v)", errCut, late, context.Cause(w.stop))
 	}
+}
+
+// errCut: a write its reader did not take by lateWait after the stop.
+var errCut = errors.New("interrupted while its reader took nothing")
+
+// late is how long a write waits on its reader once the stop came.
+func (w *Watched) late() time.Duration {
+	if w.diagnostic {
+		return lateDiagnostic
+	}
+	return lateWait
 }
 
 // Err is the first write error, nil if none.
