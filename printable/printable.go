@@ -16,19 +16,19 @@ import (
 // value. A server's message is whatever a RAISE chose: printed raw,
 // ESC[8m would hide every later line, the VIOLATIONs included, and
 // ESC[1A redraw a line already printed.
-func Text(s string) string { return quoteControls(s, unprintable) }
+func Text(s string) string { return Quote(s, unprintable) }
 
 // OneLine is Text with tab and newline quoted too (\x09, \x0a): a
 // name the database chose (a column's, a schema's), printed inside a line
 // of txload's own, where a newline would start a line of the name's (a
 // "check: ok" under a VIOLATION's first half).
 func OneLine(s string) string {
-	return quoteControls(s, func(r rune) bool { return r == '\t' || r == '\n' || unprintable(r) })
+	return Quote(s, func(r rune) bool { return r == '\t' || r == '\n' || unprintable(r) })
 }
 
-// quoteControls is s with each rune quote says so, and each byte that is
-// not UTF-8, written as an escape.
-func quoteControls(s string, quote func(rune) bool) string {
+// Quote is s with each rune quote says so, and each byte that is not
+// UTF-8, written as an escape (\x1b, \u009b, \U0001f600, \xff).
+func Quote(s string, quote func(rune) bool) string {
 	clean := utf8.ValidString(s)
 	for _, r := range s {
 		if quote(r) {
@@ -47,8 +47,10 @@ func quoteControls(s string, quote func(rune) bool) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r < 0x80 && quote(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case quote(r):
+		case quote(r) && r <= 0xffff:
 			fmt.Fprintf(&b, `\u%04x`, r)
+		case quote(r):
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
 			b.WriteString(s[i : i+n])
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
+	txtprintable "github.com/txload/txload/printable"
 	"github.com/txload/txload/workload/pgbench/expr"
 )
 
@@ -529,32 +529,5 @@ func checkText(file, src string) error {
 }
 
 func printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unicode.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		case r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-		i += n
-	}
-	return b.String()
+	return txtprintable.Quote(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
