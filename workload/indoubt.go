@@ -146,6 +146,17 @@ func among(doubt []uint64, present map[uint64]bool) []uint64 {
 	return out
 }
 
+// PresentPastMax is PresentHashes of the writes in doubt (Doubtful(open))
+// where they are more than MaxInDoubt, and nil (all tried) where they are
+// not: the table is read a second time only past what the subsets reach.
+func (o *Outcomes) PresentPastMax(ctx context.Context, q querier, rowsSQL string, args []any, open []uint64) (map[uint64]bool, error) {
+	doubt := o.Doubtful(open)
+	if len(doubt) <= MaxInDoubt {
+		return nil, nil
+	}
+	return PresentHashes(ctx, q, rowsSQL, args, doubt)
+}
+
 // PresentHashes reads, in q's snapshot (the audit's, where the sum was
 // read), which of hashes some row has: rowsSQL selects one bigint, each
 // row's hash as the identity's sum adds it, with args; hashes become the

@@ -108,12 +108,9 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 		if err := tx.QueryRow(ctx, identitySQL, args...).Scan(&s); err != nil {
 			return err
 		}
-		if doubt := id.Doubtful(id.open()); len(doubt) > workload.MaxInDoubt {
-			var err error
-			present, err = workload.PresentHashes(ctx, tx, rowHashesSQL, args, doubt)
-			return err
-		}
-		return nil
+		var err error
+		present, err = id.PresentPastMax(ctx, tx, rowHashesSQL, args, id.open())
+		return err
 	})
 	if err != nil {
 		return err

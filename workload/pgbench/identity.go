@@ -90,8 +90,8 @@ func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, be
 				a.identDated, err = workload.HashSum(dated, "the history's rows dated within the run")
 			}
 		}
-		if doubt := id.Doubtful(id.open()); err == nil && len(doubt) > workload.MaxInDoubt {
-			a.present, err = workload.PresentHashes(ctx, tx, `SELECT `+rowHashSQL+` FROM pgbench_history`, []any{seed}, doubt)
+		if err == nil {
+			a.present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM pgbench_history`, []any{seed}, id.open())
 		}
 	}
 	a.identOK = err == nil

@@ -109,12 +109,9 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconc
 		if err := tx.QueryRow(ctx, `SELECT `+identitySQL+` FROM vote`, seed).Scan(&sum); err != nil {
 			return err
 		}
-		if doubt := id.Doubtful(id.open()); len(doubt) > workload.MaxInDoubt {
-			var err error
-			present, err = workload.PresentHashes(ctx, tx, `SELECT `+rowHashSQL+` FROM vote`, []any{seed}, doubt)
-			return err
-		}
-		return nil
+		var err error
+		present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM vote`, []any{seed}, id.open())
+		return err
 	})
 	if err != nil {
 		return err
