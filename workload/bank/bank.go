@@ -162,6 +162,9 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 			if res, err := workload.CheckColumns(ctx, t, workload.ColumnsOf(schema)); res != nil || err != nil {
 				return res, err
 			}
+			if last, err = ident.claimLate(ctx, t, first, last); err != nil {
+				return nil, err
+			}
 			res, rec, err := g.runReport(ctx, t, total, before, obs)
 			if err != nil {
 				return nil, err
