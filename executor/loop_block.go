@@ -76,7 +76,13 @@ func (l *blockingLoop) reap(ctx context.Context, done <-chan struct{}) {
 	l.fates = fates
 	l.mu.Unlock()
 	for _, conn := range conns {
-		_ = conn.nc.SetDeadline(time.Now())
+		// One whose backend the reap found idle had answered since: its
+		// answer is read a little longer.
+		cut := time.Now()
+		if fates[conn.pid] == fateAnswered {
+			cut = cut.Add(answeredTimeout)
+		}
+		_ = conn.nc.SetDeadline(cut)
 	}
 }
 

@@ -352,7 +352,9 @@ func (l *epollLoop) serveLine(now time.Time) {
 // that answered, with its result or an error, has a known outcome, which
 // the session records. An exchange still unanswered then is cut as a lost
 // connection is, its outcome unknown only if a COMMIT (or a statement
-// outside a block) was sent (Conn.lost).
+// outside a block) was sent (Conn.lost), unless the reap decides it; one
+// whose backend the reap found idle had answered since, and its answer is
+// read for up to answeredTimeout more.
 func (l *epollLoop) settle(now time.Time) {
 	var busy []*client
 	for _, c := range l.clients {
@@ -362,13 +364,39 @@ func (l *epollLoop) settle(now time.Time) {
 			go cancel(c.conn)
 		}
 	}
-	until := now.Add(SettleTimeout)
-	for waiting(busy) {
+	l.await(busy, now.Add(SettleTimeout))
+	var left []stuck
+	for _, c := range busy {
+		if c.wait == waitIO {
+			left = append(left, stuck{pid: c.conn.pid, addr: c.conn.addr})
+		}
+	}
+	fates := reap(l.t, left)
+	var answered []*client
+	for _, c := range busy {
+		if c.wait == waitIO && fates[c.conn.pid] == fateAnswered {
+			answered = append(answered, c)
+		}
+	}
+	l.await(answered, time.Now().Add(answeredTimeout))
+	now = time.Now()
+	for _, c := range busy {
+		if c.wait == waitIO {
+			c.conn.settle(fates[c.conn.pid], l.t)
+			l.fail(c, errUnanswered, now)
+		}
+	}
+}
+
+// await reads the answers of cs, clients that stopped awaiting an
+// exchange, until each has its answer or until.
+func (l *epollLoop) await(cs []*client, until time.Time) {
+	for waiting(cs) {
 		n, err := l.wait(max(time.Until(until), 0))
 		if err != nil && !errors.Is(err, syscall.EINTR) {
-			break
+			return
 		}
-		now = time.Now()
+		now := time.Now()
 		for _, ev := range l.events[:max(n, 0)] {
 			if ev.Fd == wakeSlot {
 				l.woken(now) // connections dialed since: closed
@@ -379,21 +407,7 @@ func (l *epollLoop) settle(now time.Time) {
 			}
 		}
 		if !now.Before(until) {
-			break
-		}
-	}
-	var left []stuck
-	for _, c := range busy {
-		if c.wait == waitIO {
-			left = append(left, stuck{pid: c.conn.pid, addr: c.conn.addr})
-		}
-	}
-	fates := reap(l.t, left)
-	now = time.Now()
-	for _, c := range busy {
-		if c.wait == waitIO {
-			c.conn.settle(fates[c.conn.pid], l.t)
-			l.fail(c, errUnanswered, now)
+			return
 		}
 	}
 }

@@ -22,6 +22,7 @@ const (
 	fateUnknown      fate = iota // not reaped, or the server could not say
 	fateNotCommitted             // terminated before it committed, or it wrote nothing
 	fateCommitted                // committed before the termination took
+	fateAnswered                 // idle, not terminated: it answered, and its answer is on its way
 )
 
 // stuck is an exchange still unanswered when the settle gave up: its
@@ -46,6 +47,14 @@ const (
 // it, each would be an operation of unknown outcome, and enough of them
 // leave an audit unable to tell which rows a run wrote (a second writer
 // could hold as many as there are clients).
+//
+// A backend found idle (idle, or idle in a transaction) had answered what
+// it was sent, after the settle stopped waiting (a cancel the server took
+// late, under load: the statement then failed near SettleTimeout): it is
+// not terminated, and its fate is fateAnswered, for the settle to read
+// that answer a little longer (answeredTimeout). It was not found before,
+// and its exchange was one of unknown outcome (a run of 48 held votes in
+// CI ended with 1 abandoned so).
 //
 // A backend is found by its process id in pg_stat_activity, only where
 // those ids are the backends' own (t.Direct: no pooler made them up) and
@@ -88,20 +97,32 @@ func reap(t *pg.Target, conns []stuck) map[uint32]fate {
 	}
 	// A snapshot's xmax, with its epoch, places a backend's 32-bit id in
 	// its epoch (txid_current_snapshot is in PostgreSQL 12).
-	rows, err := side.Query(reach, `SELECT pid, backend_xid::text, txid_snapshot_xmax(txid_current_snapshot())::text, pg_terminate_backend(pid)
+	// CASE, not AND: only it promises that an idle backend is not
+	// terminated.
+	rows, err := side.Query(reach, `SELECT pid, state LIKE 'idle%', backend_xid::text, txid_snapshot_xmax(txid_current_snapshot())::text,
+			CASE WHEN state = 'active' THEN pg_terminate_backend(pid) ELSE false END
 		FROM pg_stat_activity
-		WHERE pid = ANY($1::int8[]) AND datname = current_database() AND usename = session_user AND state = 'active'`, pids)
+		WHERE pid = ANY($1::int8[]) AND datname = current_database() AND usename = session_user`, pids)
 	if err != nil {
 		return nil
 	}
+	out := map[uint32]fate{}
 	xids := map[uint32]uint64{} // 0: no transaction id
 	var gone []int64
 	for rows.Next() {
 		var pid int64
+		var idle *bool
 		var xid *string
 		var next string
 		var signalled bool
-		if err := rows.Scan(&pid, &xid, &next, &signalled); err != nil || !signalled {
+		if err := rows.Scan(&pid, &idle, &xid, &next, &signalled); err != nil {
+			continue
+		}
+		if idle != nil && *idle {
+			out[uint32(pid)] = fateAnswered
+			continue
+		}
+		if !signalled {
 			continue
 		}
 		x := uint64(0)
@@ -113,24 +134,26 @@ func reap(t *pg.Target, conns []stuck) map[uint32]fate {
 		xids[uint32(pid)] = x
 		gone = append(gone, pid)
 	}
-	if rows.Err() != nil || len(gone) == 0 {
+	if rows.Err() != nil {
 		return nil
+	}
+	if len(gone) == 0 {
+		return out
 	}
 	for {
 		var alive int
 		if err := side.QueryRow(ctx, `SELECT count(*)::int FROM pg_stat_activity WHERE pid = ANY($1::int8[])`, gone).Scan(&alive); err != nil {
-			return nil
+			return out
 		}
 		if alive == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return out
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	out := make(map[uint32]fate, len(xids))
 	var ask []int64
 	for pid, x := range xids {
 		if x == 0 {
@@ -229,10 +252,15 @@ func (c *Conn) decidedByFate() bool {
 // the exchange; an exchange whose backend may still run is noted on t, for
 // an audit to wait for (pg.Target.NoteOrphan).
 func (c *Conn) settle(f fate, t *pg.Target) {
-	if f != fateUnknown && c.decidedByFate() {
+	switch {
+	case f == fateUnknown || f == fateAnswered:
+		t.NoteOrphan(c.pid)
+	case c.decidedByFate():
 		c.fate = f
 	}
-	if f == fateUnknown {
-		t.NoteOrphan(c.pid)
-	}
 }
+
+// answeredTimeout is how long the settle reads, after the reap, the
+// answers of exchanges whose backends the reap found idle: answers the
+// server had sent, on their way.
+const answeredTimeout = time.Second
