@@ -456,9 +456,27 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		return c.complete, nil
 	case pgwire.ErrorResponse:
 		pe := pgwire.DecodeError(body)
-		if r == nil {
+		if r == nil || c.reqs[c.cur].seg > c.synced {
 			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
 				return false, pe // the server ends the session, and says why
+			}
+			// Every statement of the segment whose ReadyForQuery is due
+			// (c.synced) completed: an ERROR now is its Sync's, the
+			// commit of its implicit transaction failing (a deferred
+			// trigger or constraint, a serialization failure found at
+			// commit, a cancel that landed there), which rolls back its
+			// statements: they fail with it. It was taken for an error
+			// outside the statements awaited, the connection given up and
+			// the transaction counted of unknown outcome (a cancel at a
+			// run's end landing on a deferred trigger).
+			failed := false
+			for i := range c.reqs {
+				if c.reqs[i].seg == c.synced {
+					c.results[i].Err, failed = pe, true
+				}
+			}
+			if failed {
+				return false, nil
 			}
 			// An ERROR for no statement awaited: the exchange's account
 			// is lost, and so is the connection (retrying on it looped
