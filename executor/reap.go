@@ -53,8 +53,7 @@ const (
 // late, under load: the statement then failed near SettleTimeout): it is
 // not terminated, and its fate is fateAnswered, for the settle to read
 // that answer a little longer (answeredTimeout). It was not found before,
-// and its exchange was one of unknown outcome (a run of 48 held votes in
-// CI ended with 1 abandoned so).
+// and its exchange was left of unknown outcome.
 //
 // A backend is found by its process id in pg_stat_activity, only where
 // those ids are the backends' own (t.Direct: no pooler made them up) and

@@ -166,7 +166,7 @@ func TestFullXID(t *testing.T) {
 // waiting (a cancel the server took late): it is left alone and said to
 // have answered, for the settle to read that answer; one still running is
 // terminated. The idle one was not found before, and its exchange ended
-// of unknown outcome (1 of 48 held votes, once in CI).
+// of unknown outcome.
 func TestReapIdleAnswered(t *testing.T) {
 	url := srv.NewDatabase(t)
 	tg, err := pg.NewTarget([]string{url})
