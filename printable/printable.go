@@ -11,8 +11,9 @@ import (
 )
 
 // Text is s with what would drive a terminal written as an escape
-// (\x1b, \x7f, \u009b): the C0 controls but tab and newline, DEL, the C1
-// controls, and bytes that are not UTF-8, as check append quotes a row's
+// (\x1b, \x7f, \u009b, \u202e): the C0 controls but tab and newline, DEL,
+// the C1 controls, the bidirectional controls and the line and paragraph
+// separators, and bytes that are not UTF-8, as check append quotes a row's
 // value. A server's message is whatever a RAISE chose: printed raw,
 // ESC[8m would hide every later line, the VIOLATIONs included, and
 // ESC[1A redraw a line already printed.
@@ -60,9 +61,23 @@ func Quote(s string, quote func(rune) bool) string {
 }
 
 // unprintable: a control character a terminal acts on (tab and newline
-// excepted).
+// excepted), and the characters that reorder or break what is shown
+// without being seen: the bidirectional controls (U+202E, right-to-left
+// override, shows "ko :kcehc" as "check: ok", and reorders the words of a
+// line around it) and the line and paragraph separators U+2028, U+2029,
+// which some terminals and browsers take for a line's end (a retest put
+// them, raw, in an edited document's fields).
 func unprintable(r rune) bool {
-	return r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r <= 0x9f
+	switch {
+	case r < 0x20:
+		return r != '\t' && r != '\n'
+	case r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
+		r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
 }
 
 // Block is Text of a text of several lines that txload prints as one

@@ -12,6 +12,9 @@ func TestQuoting(t *testing.T) {
 		{"plain", "check: ok", "check: ok", "check: ok", "check: ok"},
 		{"escapes", "a\x1b[8m\x07\x7f\u009b\xff", `a\x1b[8m\x07\x7f\u009b\xff`, `a\x1b[8m\x07\x7f\u009b\xff`, `a\x1b[8m\x07\x7f\u009b\xff`},
 		{"newline and tab", "a\tb\r\ncheck: ok", "a\tb\\x0d\ncheck: ok", `a\x09b\x0d\x0acheck: ok`, "a\tb\\x0d\n  check: ok"},
+		{"bidirectional controls and separators", "\u202eko :kcehc\u202c\u2028check: ok\u2029\u2066x\u2069 café",
+			`\u202eko :kcehc\u202c\u2028check: ok\u2029\u2066x\u2069 café`, `\u202eko :kcehc\u202c\u2028check: ok\u2029\u2066x\u2069 café`,
+			`\u202eko :kcehc\u202c\u2028check: ok\u2029\u2066x\u2069 café`},
 		{"an indented block", "G2-item: 2\n  for example:\n    T1", "G2-item: 2\n  for example:\n    T1", `G2-item: 2\x0a  for example:\x0a    T1`, "G2-item: 2\n  for example:\n    T1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
