@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -370,6 +371,35 @@ func (c *Conn) begin() {
 // pending says whether the exchange awaits responses.
 func (c *Conn) pending() bool { return c.syncs > 0 }
 
+// compound says whether the statement of q may hold several: a simple
+// Query of a \; compound (several statements, which may begin and end
+// transactions of their own).
+func compound(q request, s *Stmt) bool {
+	return q.simple && strings.Contains(strings.TrimRight(s.SQL, "; \t\r\n"), ";")
+}
+
+// syncCommits says whether segment seg is one implicit transaction that
+// its Sync commits: it has statements, all known, none a BEGIN or a
+// COMMIT (nor a \; compound, which may hold them), and it began outside a
+// block (c.tx, from the ReadyForQuery before it).
+func (c *Conn) syncCommits(seg int) bool {
+	if c.tx != 'I' {
+		return false
+	}
+	any := false
+	for i := range c.reqs {
+		if c.reqs[i].seg != seg {
+			continue
+		}
+		st := c.results[i].stmt
+		if st == nil || st.Begins || st.Commits || compound(c.reqs[i], st) {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
 // process handles the complete messages read; done when the exchange's last
 // ReadyForQuery arrived.
 func (c *Conn) process() (bool, error) {
@@ -469,13 +499,19 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			// outside the statements awaited, the connection given up and
 			// the transaction counted of unknown outcome (a cancel at a
 			// run's end landing on a deferred trigger).
-			failed := false
-			for i := range c.reqs {
-				if c.reqs[i].seg == c.synced {
-					c.results[i].Err, failed = pe, true
+			// Only where the segment is that one implicit transaction: a
+			// segment that began inside a block, or holds a BEGIN or a
+			// COMMIT of its own, committed part of itself before (retest
+			// 10: a pipeline of BEGIN, INSERT, COMMIT, then an INSERT that
+			// failed at the Sync was counted failed, then retried, the
+			// committed part applied again): the account is lost, as
+			// below, and a COMMIT in it makes the outcome unknown.
+			if c.syncCommits(c.synced) {
+				for i := range c.reqs {
+					if c.reqs[i].seg == c.synced {
+						c.results[i].Err = pe
+					}
 				}
-			}
-			if failed {
 				return false, nil
 			}
 			// An ERROR for no statement awaited: the exchange's account

@@ -236,7 +236,7 @@ func (c *Conn) decidedByFate() bool {
 		if s == nil {
 			return false
 		}
-		if r.simple && strings.Contains(strings.TrimRight(s.SQL, "; \t\r\n"), ";") {
+		if compound(r, s) {
 			return false // a \; compound may hold several transactions
 		}
 		if s.Begins && !first || s.Commits && i != last {

@@ -236,13 +236,22 @@ func TestReapIdleAnswered(t *testing.T) {
 // for an error outside the statements awaited: the connection given up,
 // and, at a run's end, the transaction counted of unknown outcome (a
 // cancel landing on a deferred trigger's read left 1 of 48 held votes
-// abandoned, in CI: TestCommitsHeldPastEnd).
+// abandoned, in CI: TestCommitsHeldPastEnd). A segment that commits a
+// block of its own before the failing statement (a pipeline: BEGIN, an
+// INSERT, COMMIT, then the statement) committed part of itself: its
+// outcome is unknown, and it is not retried (retest 10: taken for a
+// failure, it was retried and its committed part applied again).
 func TestCommitErrorAtSync(t *testing.T) {
+	t.Run("alone", func(t *testing.T) { commitErrorAtSync(t, false) })
+	t.Run("after a block of its own", func(t *testing.T) { commitErrorAtSync(t, true) })
+}
+
+func commitErrorAtSync(t *testing.T, block bool) {
 	for name, raw := range loops() {
 		t.Run(name, func(t *testing.T) {
 			url := srv.NewDatabase(t)
 			admin := pgtest.Conn(t, url)
-			if _, err := admin.Exec(t.Context(), `CREATE TABLE u (k int UNIQUE DEFERRABLE INITIALLY DEFERRED); INSERT INTO u VALUES (1)`); err != nil {
+			if _, err := admin.Exec(t.Context(), `CREATE TABLE u (k int UNIQUE DEFERRABLE INITIALLY DEFERRED); INSERT INTO u VALUES (1); CREATE TABLE pa (k int)`); err != nil {
 				t.Fatal(err)
 			}
 			tg, err := pg.NewTarget([]string{url})
@@ -250,18 +259,46 @@ func TestCommitErrorAtSync(t *testing.T) {
 				t.Fatal(err)
 			}
 			stmt := &Stmt{SQL: "INSERT INTO u VALUES (1)"}
+			own := []*Stmt{{SQL: "BEGIN", Begins: true}, {SQL: "INSERT INTO pa VALUES (1)"}, {SQL: "COMMIT", Commits: true}}
 			var pids []uint32
 			p := &funcProgram{
 				start: func(c *Conn, _ int) Action {
 					pids = append(pids, c.pid)
-					c.Bind(stmt, CaptureNone).Send()
+					if block {
+						c.Pipeline(true)
+						for _, s := range own {
+							c.Bind(s, CaptureNone).Send()
+						}
+						c.Bind(stmt, CaptureNone).Send()
+						c.Pipeline(false) // the segment's Sync
+					} else {
+						c.Bind(stmt, CaptureNone).Send()
+					}
 					return Action{Kind: Await}
 				},
 				resume: func(c *Conn, _ int) Action { return finishFirstError(c) },
 			}
 			sess := &loopSession{max: 2}
+			if block {
+				sess.max = 1 // the connection given up, there is no second on it
+			}
 			if err := run(t.Context(), tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
 				t.Fatal(err)
+			}
+			if block {
+				var committed int
+				if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pa`).Scan(&committed); err != nil {
+					t.Fatal(err)
+				}
+				if len(sess.errs) != 1 || committed != 1 {
+					t.Fatalf("told %v, %d blocks committed: want the attempt's error, and its block", sess.errs, committed)
+				}
+				for _, err := range sess.errs {
+					if class, _ := pg.Classify(err); class != metrics.AmbiguousCommit {
+						t.Errorf("told %v, classified %s: want an ambiguous commit (its block committed)", err, class)
+					}
+				}
+				return
 			}
 			if len(sess.errs) != 2 {
 				t.Fatalf("told %v: want each attempt's error", sess.errs)
