@@ -10,12 +10,19 @@ import "github.com/txload/txload/printable"
 // of its own at the start of a line (a retry of the eighth retest).
 func quoteText(d *Document) {
 	d.Workload, d.InterruptedBy = printable.OneLine(d.Workload), printable.OneLine(d.InterruptedBy)
-	if s, ok := d.Server.(map[string]any); ok {
-		for k, v := range s {
-			if t, ok := v.(string); ok {
-				s[k] = printable.OneLine(t)
-			}
-		}
+	// The version (merge's warning of documents from different versions
+	// printed it raw: retest 10), the command, the configuration and the
+	// server's settings (the HTML page's subtitle and tables).
+	d.Version, d.Command, d.RunID = printable.OneLine(d.Version), printable.OneLine(d.Command), printable.OneLine(d.RunID)
+	for i, v := range d.MergedFrom {
+		d.MergedFrom[i] = printable.OneLine(v)
+	}
+	for i, v := range d.MergedRunIDs {
+		d.MergedRunIDs[i] = printable.OneLine(v)
+	}
+	d.Server = quoteAny(d.Server)
+	if d.Config != nil {
+		d.Config = quoteAny(d.Config).(map[string]any)
 	}
 	for i := range d.Runs {
 		r := &d.Runs[i]
@@ -52,4 +59,25 @@ func quoteText(d *Document) {
 			}
 		}
 	}
+}
+
+// quoteAny is v, a value decoded from JSON, with each string in it (map
+// keys included) quoted to one line.
+func quoteAny(v any) any {
+	switch v := v.(type) {
+	case string:
+		return printable.OneLine(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[printable.OneLine(k)] = quoteAny(e)
+		}
+		return out
+	case []any:
+		for i, e := range v {
+			v[i] = quoteAny(e)
+		}
+		return v
+	}
+	return v
 }

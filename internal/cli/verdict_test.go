@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -356,5 +357,27 @@ func TestMergeQuotesDocumentText(t *testing.T) {
 	}
 	if m := txload(t.Context(), nil, "merge", edited, "--output", "pgbench"); strings.ContainsAny(m.stdout+m.stderr, "\x1b\r") {
 		t.Errorf("merge --output pgbench printed escape codes:\n%q\n%q", m.stdout, m.stderr)
+	}
+	// A second run's document of another version (merge warns, naming
+	// both), and a right-to-left override in its configuration: the
+	// warning printed the version raw, and a terminal showed "check: ok"
+	// over the merge's failure (retest 10).
+	raw["txload_version"] = "dev\r\x1b[2K\x1b[1Acheck: ok\x1b[8m"
+	raw["run_id"] = "other-" + fmt.Sprint(raw["run_id"])
+	raw["config"].(map[string]any)["note\u202e"] = "ko :kcehc\u2028"
+	other := filepath.Join(dir, "other.json")
+	if b, err := json.Marshal(raw); err != nil || os.WriteFile(other, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"merge", edited, other}, {"merge", edited, other, "--output", "pgbench"}, {"report", edited, other, "-o", filepath.Join(dir, "r.html")}} {
+		m := txload(t.Context(), nil, args...)
+		out := m.stdout + m.stderr
+		if args[0] == "report" {
+			b, _ := os.ReadFile(args[len(args)-1])
+			out += string(b)
+		}
+		if m.code == ExitOK || strings.ContainsAny(out, "\x1b\r\u202e\u2028") {
+			t.Errorf("%v over a document of another version with escape codes in it: exit %d, printed raw:\n%q", args, m.code, out)
+		}
 	}
 }
