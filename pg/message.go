@@ -44,9 +44,11 @@ func (e *QueryError) Error() string { return e.Err.Error() }
 func (e *QueryError) Unwrap() error { return e.Err }
 
 // LibpqNotice is a notice or warning as libpq's default notice processor
-// prints it: as LibpqMessage words an error, without its CONTEXT.
+// prints it: as LibpqMessage words an error, without its CONTEXT, and
+// quoted as it is (Printable): a RAISE NOTICE printed raw could hide the
+// lines after it (retest 10).
 func LibpqNotice(pe *pgconn.PgError, query, encoding string) string {
-	return libpqMessage(pe, query, encoding, false)
+	return Printable(libpqMessage(pe, query, encoding, false))
 }
 
 // libpqMessage is libpq's pqBuildErrorMessage3 with PQERRORS_DEFAULT and

@@ -1,6 +1,10 @@
 package pg
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
 
 func TestPrintable(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -16,5 +20,15 @@ func TestPrintable(t *testing.T) {
 		if got := Printable(tc.in); got != tc.want {
 			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A notice is printed as libpq prints it, quoted: a RAISE NOTICE with
+// escape codes or a right-to-left override printed them raw in txload
+// pgbench (retest 10).
+func TestLibpqNoticeQuoted(t *testing.T) {
+	pe := &pgconn.PgError{Severity: "NOTICE", Message: "x\x1b[8m\u202eko :kcehc", Detail: "d\x1b[2K"}
+	if got, want := LibpqNotice(pe, "", "UTF8"), "NOTICE:  x\\x1b[8m\\u202eko :kcehc\nDETAIL:  d\\x1b[2K\n"; got != want {
+		t.Errorf("LibpqNotice = %q, want %q", got, want)
 	}
 }
