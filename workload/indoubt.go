@@ -201,8 +201,8 @@ func PresentHashes(ctx context.Context, q querier, rowsSQL string, args []any, h
 func Unverifiable(what string, n int) string {
 	return fmt.Sprintf("%s: the rows the run added cannot be told from rows forged in their place: of the %d %s in doubt, more than the %d whose subsets the audit tries have a row "+
 		"(held past the run's end where txload cannot end their sessions, through a pooler or a URL of several hosts, and their rows copied; "+
-		"or truly committed, unanswered; or rows of the same content as theirs, which a row's hash cannot tell apart: written by the run itself "+
-		"(bank's delta transfers, whose hash holds no versions read) or by an earlier run on the kept tables with the same --seed): "+
+		"or truly committed, unanswered; or rows of the same content as theirs, which a row's hash cannot tell apart: "+
+		"other writes of the run with the same content, or rows an earlier run on the kept tables wrote with the same --seed): "+
 		"the audit does not vouch for the rows", what, n, what, MaxInDoubt)
 }
 
