@@ -379,11 +379,14 @@ func compound(q request, s *Stmt) bool {
 }
 
 // syncCommits says whether segment seg is one implicit transaction that
-// its Sync commits: it has statements, all known, none a BEGIN or a
-// COMMIT (nor a \; compound, which may hold them), and it began outside a
-// block (c.tx, from the ReadyForQuery before it).
+// its Sync commits, and the exchange's first: it has statements, all
+// known, none a BEGIN or a COMMIT (nor a \; compound, which may hold
+// them), and it began outside a block (c.tx, from the ReadyForQuery
+// before it). A segment after another of the same exchange (a pipeline's
+// \syncpipeline) is not: the one before may have committed (retest 11: a
+// failure of the second was retried, the first applied again).
 func (c *Conn) syncCommits(seg int) bool {
-	if c.tx != 'I' {
+	if c.tx != 'I' || seg != 0 {
 		return false
 	}
 	any := false

@@ -242,11 +242,15 @@ func TestReapIdleAnswered(t *testing.T) {
 // outcome is unknown, and it is not retried (retest 10: taken for a
 // failure, it was retried and its committed part applied again).
 func TestCommitErrorAtSync(t *testing.T) {
-	t.Run("alone", func(t *testing.T) { commitErrorAtSync(t, false) })
-	t.Run("after a block of its own", func(t *testing.T) { commitErrorAtSync(t, true) })
+	t.Run("alone", func(t *testing.T) { commitErrorAtSync(t, false, false) })
+	t.Run("after a block of its own", func(t *testing.T) { commitErrorAtSync(t, true, false) })
+	t.Run("after a segment of its own", func(t *testing.T) { commitErrorAtSync(t, true, true) })
 }
 
-func commitErrorAtSync(t *testing.T, block bool) {
+// commitErrorAtSync: block, a pipeline whose own work comes first, as a
+// block in the same segment or (segment) as a segment of its own, a
+// statement its Sync commits (retest 11: counted failed and retried).
+func commitErrorAtSync(t *testing.T, block, segment bool) {
 	for name, raw := range loops() {
 		t.Run(name, func(t *testing.T) {
 			url := srv.NewDatabase(t)
@@ -266,8 +270,13 @@ func commitErrorAtSync(t *testing.T, block bool) {
 					pids = append(pids, c.pid)
 					if block {
 						c.Pipeline(true)
-						for _, s := range own {
-							c.Bind(s, CaptureNone).Send()
+						if segment {
+							c.Bind(own[1], CaptureNone).Send()
+							c.Sync()
+						} else {
+							for _, s := range own {
+								c.Bind(s, CaptureNone).Send()
+							}
 						}
 						c.Bind(stmt, CaptureNone).Send()
 						c.Pipeline(false) // the segment's Sync

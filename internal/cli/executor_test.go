@@ -46,6 +46,26 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 		t.Errorf("merge of the run: exit %d, want 1 saying nothing committed\n%s", m.code, m.stderr)
 	}
 
+	// A pipeline that commits a block of its own, then a statement that
+	// fails at the Sync (a deferred unique constraint): each is of unknown
+	// outcome, never retried, and the run does not say nothing committed
+	// over the blocks it did (retest 11).
+	admin := pgtest.Conn(t, url)
+	if _, err := admin.Exec(t.Context(), `CREATE TABLE du (k int UNIQUE DEFERRABLE INITIALLY DEFERRED); INSERT INTO du VALUES (0); CREATE TABLE pa (k int)`); err != nil {
+		t.Fatal(err)
+	}
+	pipe := writeScript(t, "pipe.sql", "\\startpipeline\nBEGIN;\nINSERT INTO pa VALUES (:client_id);\nCOMMIT;\nINSERT INTO du VALUES (0);\n\\endpipeline\n")
+	r = txload(t.Context(), nil, "run", "script", "--file", pipe, "--url", url, "-M", "extended", "--concurrency", "2", "--transactions", "3",
+		"--progress", "0", "--continue-on-error", "--max-tries", "3")
+	var blocks int
+	if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pa`).Scan(&blocks); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 1 || blocks != 6 || !strings.Contains(r.stdout, "failed by class: ambiguous 6") ||
+		!strings.Contains(r.stderr, "txload: none seen to commit: all 6 operations failed, 6 of unknown outcome (which may have committed)") {
+		t.Errorf("pipeline committing a block, failing at its Sync: exit %d, %d blocks committed (want 1, 6: none retried)\n%s\n%s", r.code, blocks, r.stdout, r.stderr)
+	}
+
 	// One transaction in two fails: the run goes on, and exits 0.
 	half := writeScript(t, "half.sql", "\\set x random(0, 1)\nSELECT 1 / :x;\n")
 	r = txload(t.Context(), nil, "run", "script", "--file", half, "--url", url, "--concurrency", "2", "--duration", "1s",

@@ -279,10 +279,10 @@ func (o Outcome) measureFailed(pgbenchExit bool) (why, line string) {
 		return "", ""
 	}
 	all := res.Total.Total("all")
-	committed, failed := all.OK+all.WarmupOK, all.FailedTotal()
+	committed, failed, unknown := all.OK+all.WarmupOK, all.FailedTotal(), all.Failed[metrics.AmbiguousCommit]+all.Abandoned
 	if res.Drain != nil {
 		d := res.Drain.Total("all")
-		committed, failed = committed+d.OK, failed+d.FailedTotal()
+		committed, failed, unknown = committed+d.OK, failed+d.FailedTotal(), unknown+d.Failed[metrics.AmbiguousCommit]+d.Abandoned
 	}
 	switch {
 	case res.Saturated:
@@ -292,6 +292,12 @@ func (o Outcome) measureFailed(pgbenchExit bool) (why, line string) {
 	case res.Behind && !pgbenchExit:
 		return fmt.Sprintf("behind: the database did not sustain %g ops/s: %d of %d scheduled operations never started",
 			o.Engine.ShareRate(), res.Unstarted, res.Offered), "BEHIND"
+	case committed == 0 && failed > 0 && unknown > 0 && !res.Interrupted && !pgbenchExit:
+		// Those of unknown outcome may have committed (retest 11: a
+		// pipeline that committed a block of its own, then failed at its
+		// Sync, said "nothing committed" over its committed rows).
+		return fmt.Sprintf("none seen to commit: all %s failed, %d of unknown outcome (which may have committed)",
+			report.Count(failed, "operation"), unknown), ""
 	case committed == 0 && failed > 0 && !res.Interrupted && !pgbenchExit:
 		return fmt.Sprintf("nothing committed: all %s failed", report.Count(failed, "operation")), ""
 	}
