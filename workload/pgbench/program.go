@@ -561,10 +561,13 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 // transactionEdges says whether a command opens a transaction block (its
 // first statement is BEGIN or START TRANSACTION) or may end one with a
 // commit (any of its statements is COMMIT, END, or PREPARE TRANSACTION).
-// A compound's statements are joined by ';' in text.
+// A compound's statements are joined by ';' in text. Each is read past its
+// leading comments: a "/* c */ COMMIT" commits all the same (retest 11:
+// taken for no COMMIT, a failure after it was retried and the committed
+// block applied again).
 func transactionEdges(text string) (begins, commits bool) {
 	for i, part := range strings.Split(text, ";") {
-		w := strings.Fields(strings.ToUpper(leadingComments(part)))
+		w := strings.Fields(strings.ToUpper(script.AfterComments(part)))
 		if len(w) == 0 {
 			continue
 		}
@@ -580,42 +583,4 @@ func transactionEdges(text string) (begins, commits bool) {
 		}
 	}
 	return begins, commits
-}
-
-// leadingComments is s after its leading blanks and comments (-- to the
-// line's end, /* */, nested as the server nests them): a "/* c */ COMMIT"
-// commits all the same (retest 11: taken for no COMMIT, a failure after
-// it was retried and the committed block applied again).
-func leadingComments(s string) string {
-	for {
-		s = strings.TrimLeft(s, " \t\r\n\f\v")
-		switch {
-		case strings.HasPrefix(s, "--"):
-			i := strings.IndexByte(s, '\n')
-			if i < 0 {
-				return ""
-			}
-			s = s[i+1:]
-		case strings.HasPrefix(s, "/*"):
-			depth, i := 0, 0
-			for i < len(s) {
-				if strings.HasPrefix(s[i:], "/*") {
-					depth, i = depth+1, i+2
-				} else if strings.HasPrefix(s[i:], "*/") {
-					depth, i = depth-1, i+2
-					if depth == 0 {
-						break
-					}
-				} else {
-					i++
-				}
-			}
-			if depth > 0 {
-				return ""
-			}
-			s = s[i:]
-		default:
-			return s
-		}
-	}
 }

@@ -238,6 +238,23 @@ func (l *sqlLexer) identifier(word string) {
 	}
 }
 
+// AfterComments is s after its leading blanks and comments (-- to the
+// line's end, /* */ nested as the server nests them): where a statement's
+// first word is.
+func AfterComments(s string) string {
+	for {
+		s = strings.TrimLeft(s, " \t\r\n\f\v")
+		switch {
+		case strings.HasPrefix(s, "--"):
+			s = s[commentEnd(s, 0):]
+		case strings.HasPrefix(s, "/*"):
+			s = s[cCommentEnd(s, 0):]
+		default:
+			return s
+		}
+	}
+}
+
 // commentEnd returns the end of the "--" comment at i: the next \n or \r
 // (not included), or the end of the script.
 func commentEnd(src string, i int) int {
