@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/txload/txload/internal/pgwire"
+	"github.com/txload/txload/pg"
 )
 
 // waitKind is what a client waits for next, for its loop to arrange.
@@ -78,6 +79,7 @@ func (c *client) apply(step Step, now time.Time) {
 		}
 		c.op, c.attempt = step.Op, step.Attempt
 		c.conn.begin()
+		c.conn.wrote = false
 		c.conn.Now, c.conn.Intended = now, step.Intended
 		a := c.prog.Start(c.conn, step.Op, step.Attempt)
 		next, more := c.act(a, now)
@@ -115,6 +117,7 @@ func (c *client) act(a Action, now time.Time) (Step, bool) {
 // finish ends an attempt. A failed one that left a transaction open is
 // rolled back first, so that the next attempt starts clean.
 func (c *client) finish(err error, stmt int, now time.Time) (Step, bool) {
+	err = c.partly(err)
 	c.ended(now, err)
 	if err != nil && c.conn.broken == nil && !c.conn.Idle() {
 		c.finErr, c.finStmt = err, stmt
@@ -154,13 +157,26 @@ func (c *client) failed(err error, now time.Time) {
 		c.apply(c.sess.Done(now, c.finErr, c.finStmt), now)
 		return
 	}
-	err = conn.lost(err)
+	err = c.partly(conn.lost(err))
 	c.ended(now, err)
 	stmt := conn.cur
 	if stmt >= conn.Results() {
 		stmt = -1
 	}
 	c.apply(c.sess.Done(now, err, c.stmtIndex(stmt)), now)
+}
+
+// partly marks the failure of an attempt that had committed a write
+// before it (Conn.Wrote): a script of several transactions, a pipeline
+// whose other segment committed, a CALL of a procedure that commits. It
+// is not retried, which would apply that write again (retests 11 and 12:
+// counted failed and retried, the committed part applied twice), and its
+// outcome is partial, not a failure (pg.PartlyCommitted).
+func (c *client) partly(err error) error {
+	if err != nil && c.conn.wrote {
+		return pg.PartlyCommitted(err)
+	}
+	return err
 }
 
 // stmtIndex maps an exchange's statement to the program's numbering when

@@ -160,7 +160,11 @@ type Conn struct {
 	fate     fate  // what the server said of the exchange cut at the run's end (reap)
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
-	rec      interface {
+	// dirty: the transaction open on the connection wrote, or may have
+	// (follow); wrote: the attempt under way committed a write, or may
+	// have, so that a failure of it must not be retried (Wrote).
+	dirty, wrote bool
+	rec          interface {
 		StatementAt(op, stmt int, d time.Duration, now time.Time)
 	}
 }
@@ -375,33 +379,132 @@ func (c *Conn) pending() bool { return c.syncs > 0 }
 // Query of a \; compound (several statements, which may begin and end
 // transactions of their own).
 func compound(q request, s *Stmt) bool {
-	return q.simple && strings.Contains(strings.TrimRight(s.SQL, "; \t\r\n"), ";")
+	return s != nil && q.simple && strings.Contains(strings.TrimRight(s.SQL, "; \t\r\n"), ";")
 }
 
-// syncCommits says whether segment seg is one implicit transaction that
-// its Sync commits, and the exchange's first: it has statements, all
-// known, none a BEGIN or a COMMIT (nor a \; compound, which may hold
-// them), and it began outside a block (c.tx, from the ReadyForQuery
-// before it). A segment after another of the same exchange (a pipeline's
-// \syncpipeline) is not: the one before may have committed (retest 11: a
-// failure of the second was retried, the first applied again).
-func (c *Conn) syncCommits(seg int) bool {
-	if c.tx != 'I' || seg != 0 {
-		return false
-	}
-	any := false
+// syncError gives pe, an ERROR the server sent when every statement of
+// segment seg had completed (before its ReadyForQuery), to the segment:
+// it is its Sync's, the commit of the implicit transaction that ends the
+// segment failing (a deferred trigger or constraint, a serialization
+// failure found at commit, a cancel that landed there), which rolls back
+// the statements after the segment's last COMMIT or ROLLBACK: they fail
+// with it. What the segment committed before stays committed, and follow
+// counts it (Wrote). False when the segment queued nothing.
+func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
+	first, last := -1, -1
 	for i := range c.reqs {
 		if c.reqs[i].seg != seg {
 			continue
 		}
-		st := c.results[i].stmt
-		if st == nil || st.Begins || st.Commits || compound(c.reqs[i], st) {
-			return false
+		if first < 0 {
+			first = i
 		}
-		any = true
+		last = i
+		if k := kindOf(c.results[i].Tag()); k == tagCommit || k == tagRollback || compound(c.reqs[i], c.results[i].stmt) {
+			first = i + 1
+		}
 	}
-	return any
+	if last < 0 {
+		return false
+	}
+	for i := min(first, last); i <= last; i++ {
+		c.results[i].Err = pe
+	}
+	return true
 }
+
+// follow follows what segment seg did to the data, at its ReadyForQuery
+// (c.tx the status it left): a statement that wrote (its command tag not
+// one of a statement that changes no data) makes the transaction open
+// dirty; a COMMIT of a dirty one, or the segment ending outside a block
+// with a dirty one (its Sync's implicit commit, or autocommit), committed
+// a write: the attempt wrote. An error rolls the open transaction back.
+// A \; compound reports its last part's tag only: it counts as a write,
+// and one holding a COMMIT that failed after its first part may have
+// committed one. Conservative where it cannot see: a SELECT that writes
+// through a function is taken for a read.
+func (c *Conn) follow(seg int) {
+	last, failed := tagRead, false
+	for i := range c.reqs {
+		q := c.reqs[i]
+		if q.seg != seg {
+			continue
+		}
+		r := &c.results[i]
+		multi := r.stmt != nil && compound(q, r.stmt)
+		if r.tag.n < 0 {
+			if r.Err == nil {
+				continue // a Parse alone, an empty query
+			}
+			// The statement failed: the rest of the segment was skipped.
+			if multi && r.Parts > 0 && r.stmt.Commits {
+				c.wrote = true
+			}
+			failed = true
+			break
+		}
+		failed = failed || r.Err != nil // the Sync's error (syncError)
+		switch last = kindOf(r.Tag()); {
+		case multi:
+			c.dirty = true
+			c.wrote = c.wrote || r.stmt.Commits
+		case last == tagCommit:
+			c.wrote = c.wrote || c.dirty
+			c.dirty = false
+		case last == tagWrite:
+			c.dirty = true
+		}
+	}
+	switch {
+	case failed:
+		c.dirty = false
+	case c.tx == 'I':
+		c.wrote = c.wrote || c.dirty && last != tagRollback
+		c.dirty = false
+	}
+}
+
+// What a statement's command tag says it did (follow).
+type tagKind uint8
+
+const (
+	tagRead     tagKind = iota // changed no data: a read, transaction or session control
+	tagWrite                   // may have changed data
+	tagCommit                  // COMMIT, END, PREPARE TRANSACTION
+	tagRollback                // ROLLBACK (also a COMMIT of a failed block)
+)
+
+// kindOf reads a command tag ("INSERT 0 1") by its first word: every tag
+// but those of reads, transaction control and session settings may have
+// written.
+func kindOf(tag []byte) tagKind {
+	word := tag
+	for i, b := range tag {
+		if b == ' ' {
+			word = tag[:i]
+			break
+		}
+	}
+	switch string(word) {
+	case "COMMIT":
+		return tagCommit
+	case "ROLLBACK":
+		return tagRollback
+	case "PREPARE":
+		if len(word) < len(tag) {
+			return tagCommit // PREPARE TRANSACTION
+		}
+		return tagRead
+	case "SELECT", "SHOW", "SET", "RESET", "BEGIN", "START", "SAVEPOINT", "RELEASE", "FETCH", "MOVE",
+		"DECLARE", "CLOSE", "DEALLOCATE", "DISCARD", "LISTEN", "UNLISTEN", "LOCK", "":
+		return tagRead
+	}
+	return tagWrite
+}
+
+// Wrote says whether the attempt under way committed a write, or may have
+// (follow): retrying it would apply that write again.
+func (c *Conn) Wrote() bool { return c.wrote }
 
 // process handles the complete messages read; done when the exchange's last
 // ReadyForQuery arrived.
@@ -481,6 +584,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		// segment of c.cur: an extended statement that completed moved
 		// c.cur on to the next segment already.)
 		seg := c.synced
+		c.follow(seg)
 		c.synced++
 		for c.cur < len(c.reqs) && c.reqs[c.cur].seg <= seg {
 			c.cur++
@@ -494,27 +598,15 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 				return false, pe // the server ends the session, and says why
 			}
 			// Every statement of the segment whose ReadyForQuery is due
-			// (c.synced) completed: an ERROR now is its Sync's, the
-			// commit of its implicit transaction failing (a deferred
-			// trigger or constraint, a serialization failure found at
-			// commit, a cancel that landed there), which rolls back its
-			// statements: they fail with it. It was taken for an error
-			// outside the statements awaited, the connection given up and
-			// the transaction counted of unknown outcome (a cancel at a
-			// run's end landing on a deferred trigger).
-			// Only where the segment is that one implicit transaction: a
-			// segment that began inside a block, or holds a BEGIN or a
-			// COMMIT of its own, committed part of itself before (retest
-			// 10: a pipeline of BEGIN, INSERT, COMMIT, then an INSERT that
-			// failed at the Sync was counted failed, then retried, the
-			// committed part applied again): the account is lost, as
-			// below, and a COMMIT in it makes the outcome unknown.
-			if c.syncCommits(c.synced) {
-				for i := range c.reqs {
-					if c.reqs[i].seg == c.synced {
-						c.results[i].Err = pe
-					}
-				}
+			// (c.synced) completed: an ERROR now is its Sync's (syncError).
+			// It was taken for an error outside the statements awaited,
+			// the connection given up and the transaction counted of
+			// unknown outcome (a cancel at a run's end landing on a
+			// deferred trigger); then, where the segment committed part of
+			// itself before (retests 10 to 12), retried, that part
+			// applied again: follow now counts that part (Wrote), and a
+			// failure after it is not retried.
+			if c.syncError(c.synced, pe) {
 				return false, nil
 			}
 			// An ERROR for no statement awaited: the exchange's account

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -325,5 +326,119 @@ func commitErrorAtSync(t *testing.T, block, segment bool) {
 				t.Errorf("%d rows (%v): want the one from before", rows, err)
 			}
 		})
+	}
+}
+
+// An attempt that committed a write before it failed is not retried, which
+// would apply the write again: its class is an ambiguous commit (pgbench
+// retries it whole). Retests 11 and 12 found one path after another
+// retried: a pipeline whose later segment committed after the first failed
+// (at its Sync or at its statement), whose earlier one committed before a
+// later failed at its statement, a script of several transactions, a
+// procedure that commits, a COMMIT behind a comment. An attempt whose
+// writes all rolled back with the failure is retried as before, on the
+// same connection, its class the server's: a read committed before it, a
+// block rolled back, a write in the block or the segment that failed.
+func TestPartlyCommitted(t *testing.T) {
+	const (
+		pa  = "INSERT INTO pa VALUES (1)"
+		ser = "SELECT ser()"             // a serialization failure at once
+		dfr = "INSERT INTO u VALUES (1)" // a deferred unique violation, at its Sync
+	)
+	// Each exchange is segments of statements: one statement alone is a
+	// simple Query, else a pipeline with a Sync after each segment.
+	type exchange [][]string
+	for _, c := range []struct {
+		name      string
+		exchanges []exchange
+		class     metrics.Class
+		rows      int
+	}{
+		{"a later segment commits, the first failed at its Sync", []exchange{{{dfr}, {pa}}}, metrics.AmbiguousCommit, 1},
+		{"a later segment commits, the first failed at its statement", []exchange{{{ser}, {pa}}}, metrics.AmbiguousCommit, 1},
+		{"an earlier segment committed, a later fails at its statement", []exchange{{{pa}, {ser}}}, metrics.AmbiguousCommit, 1},
+		{"an earlier segment committed, a later fails at its Sync", []exchange{{{pa}, {dfr}}}, metrics.AmbiguousCommit, 1},
+		{"a block of the segment committed before its Sync failed", []exchange{{{"BEGIN", pa, "COMMIT", dfr}}}, metrics.AmbiguousCommit, 1},
+		{"an autocommitted write, then a failure", []exchange{{{pa}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a procedure that commits, then a failure", []exchange{{{"CALL pc()"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a COMMIT behind a comment holding ';'", []exchange{{{"BEGIN"}}, {{pa}}, {{"/* ; */ COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a read committed before", []exchange{{{"SELECT count(*) FROM pa"}}, {{ser}}}, metrics.Serialization, 0},
+		{"a block rolled back before", []exchange{{{"BEGIN", pa, "ROLLBACK"}, {ser}}}, metrics.Serialization, 0},
+		{"a block rolled back in the segment failing at its Sync", []exchange{{{"BEGIN", pa, "ROLLBACK", dfr}}}, metrics.Constraint, 0},
+		{"a write in the block that fails", []exchange{{{"BEGIN"}}, {{pa}}, {{ser}}}, metrics.Serialization, 0},
+		{"a write in the segment that fails", []exchange{{{pa, ser}}}, metrics.Serialization, 0},
+	} {
+		c0 := c
+		for name, raw := range loops() {
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				url := srv.NewDatabase(t)
+				admin := pgtest.Conn(t, url)
+				if _, err := admin.Exec(t.Context(), `CREATE TABLE u (k int UNIQUE DEFERRABLE INITIALLY DEFERRED);
+					INSERT INTO u VALUES (1); CREATE TABLE pa (k int);
+					CREATE FUNCTION ser() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'ser' USING ERRCODE = '40001'; END $$;
+					CREATE PROCEDURE pc() LANGUAGE plpgsql AS $$ BEGIN INSERT INTO pa VALUES (2); COMMIT; END $$`); err != nil {
+					t.Fatal(err)
+				}
+				tg, err := pg.NewTarget([]string{url})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stmts := map[string]*Stmt{}
+				stmt := func(sql string) *Stmt {
+					if stmts[sql] == nil {
+						stmts[sql] = &Stmt{SQL: sql, Begins: sql == "BEGIN", Commits: strings.HasSuffix(sql, "COMMIT")}
+					}
+					return stmts[sql]
+				}
+				send := func(c *Conn, x exchange) {
+					if len(x) == 1 && len(x[0]) == 1 {
+						c.Simple([]byte(x[0][0]), stmt(x[0][0]), CaptureNone)
+						return
+					}
+					c.Pipeline(true)
+					for i, seg := range x {
+						if i > 0 {
+							c.Sync()
+						}
+						for _, sql := range seg {
+							c.Bind(stmt(sql), CaptureNone).Send()
+						}
+					}
+					c.Pipeline(false)
+				}
+				next := 0
+				p := &funcProgram{
+					start: func(c *Conn, _ int) Action {
+						next = 0
+						send(c, c0.exchanges[0])
+						return Action{Kind: Await}
+					},
+					resume: func(c *Conn, _ int) Action {
+						if a := finishFirstError(c); a.Err != nil {
+							return a
+						}
+						if next++; next == len(c0.exchanges) {
+							return Action{Kind: Finish, Stmt: -1}
+						}
+						send(c, c0.exchanges[next])
+						return Action{Kind: Await}
+					},
+				}
+				sess := &loopSession{max: 1}
+				if err := run(t.Context(), tg, Clients{Groups: [][]Session{{sess}}, Ready: func(time.Time) {}}, func(int) Program { return p }, raw); err != nil {
+					t.Fatal(err)
+				}
+				if len(sess.errs) != 1 {
+					t.Fatalf("told %v: want the attempt's error", sess.errs)
+				}
+				if class, _ := pg.Classify(sess.errs[0]); class != c0.class {
+					t.Errorf("told %v, classified %s: want %s", sess.errs[0], class, c0.class)
+				}
+				var rows int
+				if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pa`).Scan(&rows); err != nil || rows != c0.rows {
+					t.Errorf("%d rows in pa (%v): want %d", rows, err, c0.rows)
+				}
+			})
+		}
 	}
 }

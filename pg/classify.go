@@ -41,6 +41,27 @@ func Fatal(err error) error {
 	return fatalError{err}
 }
 
+// partlyCommittedError marks the failure of an attempt that had committed
+// a write before it failed.
+type partlyCommittedError struct{ err error }
+
+func (e partlyCommittedError) Error() string {
+	return e.err.Error() + " (after this attempt committed a write: not retried, which would apply it again)"
+}
+func (e partlyCommittedError) Unwrap() error { return e.err }
+
+// PartlyCommitted marks err as ending an attempt that had committed a
+// write before it (a script of several transactions, a pipeline segment
+// after another that committed, a procedure that commits): it is
+// classified as an ambiguous commit, never retried, and counted as of
+// unknown outcome, not as a failure that left nothing behind.
+func PartlyCommitted(err error) error {
+	if err == nil {
+		return nil
+	}
+	return partlyCommittedError{err}
+}
+
 // brokenError marks an error after which the client cannot go on with the
 // connection, whatever the server said: it lost track of the exchange.
 type brokenError struct{ err error }
@@ -66,6 +87,9 @@ func Classify(err error) (class metrics.Class, fatal bool) {
 	var fe fatalError
 	if errors.As(err, &fe) {
 		return metrics.Other, true
+	}
+	if errors.As(err, new(partlyCommittedError)) {
+		return metrics.AmbiguousCommit, false
 	}
 	var ce commitError
 	duringCommit := errors.As(err, &ce)

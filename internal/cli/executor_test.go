@@ -66,6 +66,32 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 		t.Errorf("pipeline committing a block, failing at its Sync: exit %d, %d blocks committed (want 1, 6: none retried)\n%s\n%s", r.code, blocks, r.stdout, r.stderr)
 	}
 
+	// A script whose failing part comes after a part that committed: a
+	// pipeline's later segment that commits after the first failed at its
+	// Sync, and a script of two transactions whose second fails with a
+	// serialization failure (retest 12: counted failed, retried, the
+	// committed part applied three times, and "nothing committed").
+	if _, err := admin.Exec(t.Context(), `CREATE FUNCTION ser() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'ser' USING ERRCODE = '40001'; END $$`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, text string }{
+		{"later.sql", "\\startpipeline\nINSERT INTO du VALUES (0);\n\\syncpipeline\nINSERT INTO pa VALUES (:client_id);\n\\endpipeline\n"},
+		{"two.sql", "INSERT INTO pa VALUES (:client_id);\nSELECT ser();\n"},
+	} {
+		if _, err := admin.Exec(t.Context(), `TRUNCATE pa`); err != nil {
+			t.Fatal(err)
+		}
+		r = txload(t.Context(), nil, "run", "script", "--file", writeScript(t, c.name, c.text), "--url", url, "-M", "extended", "--concurrency", "2",
+			"--transactions", "3", "--progress", "0", "--continue-on-error", "--max-tries", "3")
+		if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pa`).Scan(&blocks); err != nil {
+			t.Fatal(err)
+		}
+		if r.code != 1 || blocks != 6 || !strings.Contains(r.stdout, "failed by class: ambiguous 6") || strings.Contains(r.stdout, "retried: 3") ||
+			!strings.Contains(r.stderr, "none seen to commit: all 6 operations failed, 6 of unknown outcome") {
+			t.Errorf("%s: exit %d, %d rows committed (want 1, 6: none retried)\n%s\n%s", c.name, r.code, blocks, r.stdout, r.stderr)
+		}
+	}
+
 	// One transaction in two fails: the run goes on, and exits 0.
 	half := writeScript(t, "half.sql", "\\set x random(0, 1)\nSELECT 1 / :x;\n")
 	r = txload(t.Context(), nil, "run", "script", "--file", half, "--url", url, "--concurrency", "2", "--duration", "1s",

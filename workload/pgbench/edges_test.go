@@ -20,6 +20,12 @@ func TestTransactionEdges(t *testing.T) {
 		{"/* unclosed COMMIT", false, false},
 		{"SELECT 1 -- COMMIT", false, false},
 		{"PREPARE TRANSACTION 'x'", false, true},
+		{"/* ; */ COMMIT", false, true},
+		{"/* a; b */ BEGIN", true, false},
+		{"BEGIN;INSERT INTO t VALUES (';');COMMIT", true, true},
+		{"SELECT 'x;'; -- ; \n END", false, true},
+		{"SELECT $$ ; COMMIT $$", false, false},
+		{"SELECT ';COMMIT'", false, false},
 	} {
 		b, cm := transactionEdges(c.text)
 		if b != c.begins || cm != c.commits {

@@ -561,13 +561,15 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 // transactionEdges says whether a command opens a transaction block (its
 // first statement is BEGIN or START TRANSACTION) or may end one with a
 // commit (any of its statements is COMMIT, END, or PREPARE TRANSACTION).
-// A compound's statements are joined by ';' in text. Each is read past its
-// leading comments: a "/* c */ COMMIT" commits all the same (retest 11:
-// taken for no COMMIT, a failure after it was retried and the committed
-// block applied again).
+// A compound's statements are joined by ';' in text, split where the
+// script's lexer ends them (retest 12: a ';' inside a comment split
+// "/* ; */ COMMIT" in two, and its COMMIT went unseen). Each is read past
+// its leading comments: a "/* c */ COMMIT" commits all the same (retest
+// 11: taken for no COMMIT, a failure after it was retried and the
+// committed block applied again).
 func transactionEdges(text string) (begins, commits bool) {
-	for i, part := range strings.Split(text, ";") {
-		w := strings.Fields(strings.ToUpper(script.AfterComments(part)))
+	for i, part := range script.Statements(text) {
+		w := strings.Fields(strings.ToUpper(script.AfterComments(strings.TrimSuffix(part, ";"))))
 		if len(w) == 0 {
 			continue
 		}

@@ -238,6 +238,28 @@ func (l *sqlLexer) identifier(word string) {
 	}
 }
 
+// Statements splits text, one SQL command (a \; compound's parts joined
+// by ';'), into its statements where the lexer ends them: at a ';' outside
+// quotes, comments, parentheses and BEGIN ATOMIC bodies. Each keeps its
+// leading comments and its ';'.
+func Statements(text string) []string {
+	var parts []string
+	l, b := sqlLexer{src: text}, sqlBuf{}
+	for from := 0; from < len(text); {
+		r := l.scan(&b)
+		b.reset()
+		if r == scanBackslash {
+			continue // not a meta-command here: part of the statement
+		}
+		parts = append(parts, text[from:l.pos])
+		from = l.pos
+		if r == scanEOF {
+			break
+		}
+	}
+	return parts
+}
+
 // AfterComments is s after its leading blanks and comments (-- to the
 // line's end, /* */ nested as the server nests them): where a statement's
 // first word is.
