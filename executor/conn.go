@@ -29,6 +29,11 @@ type Stmt struct {
 	// Begins marks a statement that opens a transaction block (BEGIN,
 	// START TRANSACTION): losing it before any other loses nothing.
 	Begins bool
+	// Writes marks a statement that may write though its command tag says
+	// SELECT: a data-modifying WITH, SELECT INTO (follow).
+	Writes bool
+	// RollbackTo marks a ROLLBACK TO SAVEPOINT, whose tag is ROLLBACK's.
+	RollbackTo bool
 }
 
 // Capture says which rows of a result a program keeps.
@@ -161,10 +166,11 @@ type Conn struct {
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
 	// dirty: the transaction open on the connection wrote, or may have
-	// (follow); wrote: the attempt under way committed a write, or may
-	// have, so that a failure of it must not be retried (Wrote).
-	dirty, wrote bool
-	rec          interface {
+	// (follow); saved: dirty at the last SAVEPOINT; wrote: the attempt
+	// under way committed a write, or may have, so that a failure of it
+	// must not be retried (Wrote).
+	dirty, saved, wrote bool
+	rec                 interface {
 		StatementAt(op, stmt int, d time.Duration, now time.Time)
 	}
 }
@@ -387,8 +393,8 @@ func compound(q request, s *Stmt) bool {
 // it is its Sync's, the commit of the implicit transaction that ends the
 // segment failing (a deferred trigger or constraint, a serialization
 // failure found at commit, a cancel that landed there), which rolls back
-// the statements after the segment's last COMMIT or ROLLBACK: they fail
-// with it. What the segment committed before stays committed, and follow
+// the statements after the segment's last COMMIT, ROLLBACK or CALL (whose
+// procedure may commit): they fail with it. What the segment committed before stays committed, and follow
 // counts it (Wrote). False when the segment queued nothing.
 func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
 	first, last := -1, -1
@@ -400,7 +406,7 @@ func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
 			first = i
 		}
 		last = i
-		if k := kindOf(c.results[i].Tag()); k == tagCommit || k == tagRollback || compound(c.reqs[i], c.results[i].stmt) {
+		if k := kindOf(c.results[i].Tag()); k == tagCommit || k == tagRollback || k == tagProcedure || compound(c.reqs[i], c.results[i].stmt) {
 			first = i + 1
 		}
 	}
@@ -414,24 +420,27 @@ func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
 }
 
 // follow follows what segment seg did to the data, at its ReadyForQuery
-// (c.tx the status it left): a statement that wrote (its command tag not
-// one of a statement that changes no data) makes the transaction open
-// dirty; a COMMIT of a dirty one, or the segment ending outside a block
-// with a dirty one (its Sync's implicit commit, or autocommit), committed
-// a write: the attempt wrote. An error rolls the open transaction back.
-// A \; compound reports its last part's tag only: it counts as a write,
-// and one holding a COMMIT that failed after its first part may have
-// committed one. Conservative where it cannot see: a SELECT that writes
-// through a function is taken for a read.
-func (c *Conn) follow(seg int) {
-	last, failed := tagRead, false
+// (c.tx the status it left, prev the one it began in): a statement that
+// wrote (its command tag not one of a statement that changes no data, or
+// Stmt.Writes) makes the transaction open dirty; a COMMIT of a dirty one,
+// or the segment ending outside a block with a dirty one (its Sync's
+// implicit commit, or autocommit), committed a write: the attempt wrote.
+// A CALL or DO outside a block may commit inside (a procedure's COMMIT):
+// it wrote, whatever follows. A ROLLBACK, and an error, undo the open
+// transaction's writes; a ROLLBACK TO SAVEPOINT those since the last
+// SAVEPOINT. A \; compound reports its last part's tag only: it counts as
+// a write, and one holding a COMMIT as having committed one. What a tag
+// cannot show is taken for a read: a SELECT that writes through a
+// function.
+func (c *Conn) follow(seg int, prev byte) {
+	inBlock, failed := prev != 'I', false
 	for i := range c.reqs {
 		q := c.reqs[i]
 		if q.seg != seg {
 			continue
 		}
 		r := &c.results[i]
-		multi := r.stmt != nil && compound(q, r.stmt)
+		multi := compound(q, r.stmt)
 		if r.tag.n < 0 {
 			if r.Err == nil {
 				continue // a Parse alone, an empty query
@@ -444,14 +453,30 @@ func (c *Conn) follow(seg int) {
 			break
 		}
 		failed = failed || r.Err != nil // the Sync's error (syncError)
-		switch last = kindOf(r.Tag()); {
+		switch k := kindOf(r.Tag()); {
 		case multi:
 			c.dirty = true
 			c.wrote = c.wrote || r.stmt.Commits
-		case last == tagCommit:
+		case k == tagBegin:
+			inBlock = true
+		case k == tagCommit:
 			c.wrote = c.wrote || c.dirty
-			c.dirty = false
-		case last == tagWrite:
+			c.dirty, inBlock = false, false
+		case k == tagCommitPrepared:
+			c.wrote = true
+		case k == tagPrepared:
+			// PREPARE TRANSACTION: the block ends, not committed.
+			c.dirty, inBlock = false, false
+		case k == tagRollback && r.stmt != nil && r.stmt.RollbackTo:
+			c.dirty = c.saved
+		case k == tagRollback:
+			c.dirty, inBlock = false, false
+		case k == tagSavepoint:
+			c.saved = c.dirty
+		case k == tagProcedure:
+			c.dirty = true
+			c.wrote = c.wrote || !inBlock
+		case k == tagWrite, r.stmt != nil && r.stmt.Writes:
 			c.dirty = true
 		}
 	}
@@ -459,7 +484,7 @@ func (c *Conn) follow(seg int) {
 	case failed:
 		c.dirty = false
 	case c.tx == 'I':
-		c.wrote = c.wrote || c.dirty && last != tagRollback
+		c.wrote = c.wrote || c.dirty
 		c.dirty = false
 	}
 }
@@ -468,10 +493,15 @@ func (c *Conn) follow(seg int) {
 type tagKind uint8
 
 const (
-	tagRead     tagKind = iota // changed no data: a read, transaction or session control
-	tagWrite                   // may have changed data
-	tagCommit                  // COMMIT, END, PREPARE TRANSACTION
-	tagRollback                // ROLLBACK (also a COMMIT of a failed block)
+	tagRead           tagKind = iota // changed no data: a read, session control
+	tagWrite                         // may have changed data
+	tagBegin                         // BEGIN, START TRANSACTION
+	tagCommit                        // COMMIT, END
+	tagCommitPrepared                // COMMIT PREPARED
+	tagPrepared                      // PREPARE TRANSACTION
+	tagRollback                      // ROLLBACK (also a COMMIT of a failed block, a ROLLBACK TO)
+	tagSavepoint                     // SAVEPOINT
+	tagProcedure                     // CALL, DO: may commit inside
 )
 
 // kindOf reads a command tag ("INSERT 0 1") by its first word: every tag
@@ -485,17 +515,30 @@ func kindOf(tag []byte) tagKind {
 			break
 		}
 	}
+	more := len(word) < len(tag)
 	switch string(word) {
 	case "COMMIT":
+		if more {
+			return tagCommitPrepared
+		}
 		return tagCommit
 	case "ROLLBACK":
+		if more {
+			return tagRead // ROLLBACK PREPARED
+		}
 		return tagRollback
 	case "PREPARE":
-		if len(word) < len(tag) {
-			return tagCommit // PREPARE TRANSACTION
+		if more {
+			return tagPrepared // PREPARE TRANSACTION
 		}
 		return tagRead
-	case "SELECT", "SHOW", "SET", "RESET", "BEGIN", "START", "SAVEPOINT", "RELEASE", "FETCH", "MOVE",
+	case "BEGIN", "START":
+		return tagBegin
+	case "SAVEPOINT":
+		return tagSavepoint
+	case "CALL", "DO":
+		return tagProcedure
+	case "SELECT", "SHOW", "SET", "RESET", "RELEASE", "FETCH", "MOVE",
 		"DECLARE", "CLOSE", "DEALLOCATE", "DISCARD", "LISTEN", "UNLISTEN", "LOCK", "":
 		return tagRead
 	}
@@ -575,6 +618,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 	}
 	switch typ {
 	case pgwire.ReadyForQuery:
+		prev := c.tx
 		if c.tx, err = pgwire.DecodeReadyForQuery(body); err != nil {
 			return false, err
 		}
@@ -584,7 +628,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 		// segment of c.cur: an extended statement that completed moved
 		// c.cur on to the next segment already.)
 		seg := c.synced
-		c.follow(seg)
+		c.follow(seg, prev)
 		c.synced++
 		for c.cur < len(c.reqs) && c.reqs[c.cur].seg <= seg {
 			c.cur++

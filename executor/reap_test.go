@@ -344,6 +344,7 @@ func TestPartlyCommitted(t *testing.T) {
 		pa  = "INSERT INTO pa VALUES (1)"
 		ser = "SELECT ser()"             // a serialization failure at once
 		dfr = "INSERT INTO u VALUES (1)" // a deferred unique violation, at its Sync
+		cte = "WITH w AS (INSERT INTO pa VALUES (1) RETURNING k) SELECT count(*) FROM w"
 	)
 	// Each exchange is segments of statements: one statement alone is a
 	// simple Query, else a pipeline with a Sync after each segment.
@@ -362,7 +363,12 @@ func TestPartlyCommitted(t *testing.T) {
 		{"an autocommitted write, then a failure", []exchange{{{pa}}, {{ser}}}, metrics.AmbiguousCommit, 1},
 		{"a procedure that commits, then a failure", []exchange{{{"CALL pc()"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
 		{"a COMMIT behind a comment holding ';'", []exchange{{{"BEGIN"}}, {{pa}}, {{"/* ; */ COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a procedure that commits, then a failure at its segment's Sync", []exchange{{{"CALL pc()", dfr}}}, metrics.AmbiguousCommit, 1},
+		{"a procedure that commits, then a failure in its segment", []exchange{{{"CALL pc()", ser}}}, metrics.AmbiguousCommit, 1},
+		{"a write under a SELECT, then a failure", []exchange{{{cte}}, {{ser}}}, metrics.AmbiguousCommit, 1},
 		{"a read committed before", []exchange{{{"SELECT count(*) FROM pa"}}, {{ser}}}, metrics.Serialization, 0},
+		{"a write rolled back to its savepoint", []exchange{{{"BEGIN"}}, {{"SAVEPOINT s"}}, {{pa}}, {{"ROLLBACK TO SAVEPOINT s"}}, {{"COMMIT"}}, {{ser}}}, metrics.Serialization, 0},
+		{"a block rolled back, a read after it in its segment", []exchange{{{"BEGIN", pa, "ROLLBACK", "SELECT 1"}, {ser}}}, metrics.Serialization, 0},
 		{"a block rolled back before", []exchange{{{"BEGIN", pa, "ROLLBACK"}, {ser}}}, metrics.Serialization, 0},
 		{"a block rolled back in the segment failing at its Sync", []exchange{{{"BEGIN", pa, "ROLLBACK", dfr}}}, metrics.Constraint, 0},
 		{"a write in the block that fails", []exchange{{{"BEGIN"}}, {{pa}}, {{ser}}}, metrics.Serialization, 0},
@@ -386,7 +392,8 @@ func TestPartlyCommitted(t *testing.T) {
 				stmts := map[string]*Stmt{}
 				stmt := func(sql string) *Stmt {
 					if stmts[sql] == nil {
-						stmts[sql] = &Stmt{SQL: sql, Begins: sql == "BEGIN", Commits: strings.HasSuffix(sql, "COMMIT")}
+						stmts[sql] = &Stmt{SQL: sql, Begins: sql == "BEGIN", Commits: strings.HasSuffix(sql, "COMMIT"),
+							Writes: strings.HasPrefix(sql, "WITH"), RollbackTo: strings.HasPrefix(sql, "ROLLBACK TO")}
 					}
 					return stmts[sql]
 				}

@@ -37,6 +37,52 @@ type Outcomes struct {
 	committed atomic.Uint64
 	mu        sync.Mutex
 	inDoubt   []uint64
+	// kept is the committed writes' hashes, so that rows of the same
+	// content as a write in doubt can be told to be theirs (Present).
+	kept Kept
+}
+
+// Kept is a multiset of hashes of rows (the committed writes', the rows a
+// table held before the run), up to maxKept of them; past it, none
+// counts. Safe for concurrent use.
+type Kept struct {
+	mu   sync.Mutex
+	hs   []uint64
+	full bool
+}
+
+// maxKept is the most hashes a Kept keeps: 8 MB. Past it, a row of the
+// same content as a write in doubt may be another's, and counts as the
+// one in doubt's (Present).
+const maxKept = 1 << 20
+
+// Add keeps h.
+func (k *Kept) Add(h uint64) {
+	k.mu.Lock()
+	if len(k.hs) < maxKept {
+		k.hs = append(k.hs, h)
+	} else {
+		k.full, k.hs = true, nil
+	}
+	k.mu.Unlock()
+}
+
+// takeFrom takes one row from present for each hash kept that it has,
+// unless some were not kept.
+func (k *Kept) takeFrom(present Present) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.full {
+		return
+	}
+	for _, h := range k.hs {
+		if n := present[h]; n > 0 {
+			present[h] = n - 1
+		}
+	}
 }
 
 // Ended records how a write with hash h ended: committed (err nil), in
@@ -45,6 +91,7 @@ type Outcomes struct {
 func (o *Outcomes) Ended(h uint64, err error) {
 	if err == nil {
 		o.committed.Add(h)
+		o.kept.Add(h)
 		return
 	}
 	if class, _ := pg.Classify(err); class == metrics.AmbiguousCommit {
@@ -78,8 +125,9 @@ func (o *Outcomes) InDoubt() []uint64 {
 // it starts this way, so that its seed reaches the server (where a
 // statement log shows it) only in its audit, whose snapshot is then
 // already taken: a writer who reads the seed there is too late to forge.
-func CopyHashSum(ctx context.Context, conn *pgconn.PgConn, seed uint64, copySQL string) (sum uint64, rows int64, err error) {
-	h := &rowHasher{prefix: strconv.AppendUint(nil, seed, 10)}
+// keep, when not nil, keeps each row's hash (PresentPastMax's before).
+func CopyHashSum(ctx context.Context, conn *pgconn.PgConn, seed uint64, copySQL string, keep *Kept) (sum uint64, rows int64, err error) {
+	h := &rowHasher{prefix: strconv.AppendUint(nil, seed, 10), keep: keep}
 	tag, err := conn.CopyTo(ctx, h, copySQL)
 	if err != nil {
 		return 0, 0, err
@@ -95,6 +143,7 @@ func CopyHashSum(ctx context.Context, conn *pgconn.PgConn, seed uint64, copySQL 
 type rowHasher struct {
 	prefix, part, buf []byte
 	sum               uint64
+	keep              *Kept // each row's hash, when not nil
 }
 
 func (h *rowHasher) Write(p []byte) (int, error) {
@@ -133,5 +182,9 @@ func (h *rowHasher) row(line []byte) {
 	}
 	h.buf = b
 	d := md5.Sum(b)
-	h.sum += binary.BigEndian.Uint64(d[:8])
+	x := binary.BigEndian.Uint64(d[:8])
+	h.sum += x
+	if h.keep != nil {
+		h.keep.Add(x)
+	}
 }

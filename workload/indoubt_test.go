@@ -64,11 +64,11 @@ func TestIdentityExplains(t *testing.T) {
 			present: append(many, 1<<40), ok: false, tried: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var present map[uint64]bool
+			var present Present
 			if tc.present != nil {
-				present = map[uint64]bool{}
+				present = Present{}
 				for _, h := range tc.present {
-					present[h] = true
+					present[h]++
 				}
 			}
 			ok, tried, known := id.Explains(tc.sum, tc.open, tc.unknown, tc.k, present)

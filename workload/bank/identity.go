@@ -160,7 +160,7 @@ func (id *identity) claimLate(ctx context.Context, t *pg.Target, first, last int
 // commit: a line, and a violation when they are not those rows.
 func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, rec workload.Reconciliation, res *workload.CheckResult) error {
 	var s string
-	var present map[uint64]bool
+	var present workload.Present
 	noSchema := fmt.Errorf("no bank schema in this database: run `txload init bank` first")
 	args := []any{strconv.FormatUint(id.Seed, 10), first, last}
 	err := workload.ReadSnapshot(ctx, t, "summing the ledger rows' identities", noSchema, func(tx pgx.Tx) error {
@@ -171,7 +171,7 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, first, last int64, 
 			return err
 		}
 		var err error
-		present, err = id.PresentPastMax(ctx, tx, rowHashesSQL, args, id.open())
+		present, err = id.PresentPastMax(ctx, tx, rowHashesSQL, args, id.open(), nil)
 		return err
 	})
 	if err != nil {

@@ -92,7 +92,7 @@ type tpcbAudit struct {
 	identOK     bool
 	// present is which transactions in doubt have a history row, read
 	// past workload.MaxInDoubt (nil: not read).
-	present map[uint64]bool
+	present workload.Present
 }
 
 type tableAudit struct {

@@ -28,8 +28,12 @@ import (
 type identity struct {
 	seed uint64
 	workload.Outcomes
-	mu     sync.Mutex
-	enders []*identityEnder
+	// rowsBefore is the hashes of the history rows from before the run
+	// (rows of the same content as a transaction in doubt, an earlier
+	// run's, are not its: PresentPastMax).
+	rowsBefore workload.Kept
+	mu         sync.Mutex
+	enders     []*identityEnder
 }
 
 // rowHash is the hash of one history row, as identitySQL computes it:
@@ -79,8 +83,8 @@ func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, be
 	}
 	var err error
 	if before {
-		if a.ident, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, identityCopy); err == nil {
-			a.identDated, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, datedCopy(a.runFrom))
+		if a.ident, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, identityCopy, &id.rowsBefore); err == nil {
+			a.identDated, _, err = workload.CopyHashSum(ctx, tx.Conn().PgConn(), id.seed, datedCopy(a.runFrom), nil)
 		}
 	} else {
 		var sum, dated string
@@ -91,7 +95,7 @@ func (a *tpcbAudit) sumIdentity(ctx context.Context, tx pgx.Tx, id *identity, be
 			}
 		}
 		if err == nil {
-			a.present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM pgbench_history`, []any{seed}, id.open())
+			a.present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM pgbench_history`, []any{seed}, id.open(), &id.rowsBefore)
 		}
 	}
 	a.identOK = err == nil
@@ -120,7 +124,7 @@ func (a *tpcbAudit) datedViolation(b *tpcbAudit) string {
 // transactions it knows: fewer than unknown, or more than
 // workload.MaxInDoubt with a row (present: nil, all of them), and it does
 // not try (tried false; the audit falls back to counts).
-func (id *identity) explains(diff uint64, unknown int64, present map[uint64]bool) (ok, tried bool, known int) {
+func (id *identity) explains(diff uint64, unknown int64, present workload.Present) (ok, tried bool, known int) {
 	return id.ExplainsAny(diff, id.open(), unknown, present)
 }
 

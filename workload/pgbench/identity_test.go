@@ -36,7 +36,7 @@ func TestIdentitySum(t *testing.T) {
 	}
 	// The sum before a run is taken in the client, from the rows COPY
 	// sends: the same sum, the row with a NULL adding nothing to either.
-	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy); err != nil || got != want || rows != 4 {
+	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy, nil); err != nil || got != want || rows != 4 {
 		t.Fatalf("the copy's sum = %d over %d rows, want %d over 4 (%v)", got, rows, want, err)
 	}
 	// The rows dated from a time on, summed by both: the literal the
@@ -55,7 +55,7 @@ func TestIdentitySum(t *testing.T) {
 	if got, err := workload.HashSum(dated, "the dated rows"); err != nil || got != h {
 		t.Fatalf("server's sum of the rows dated from %s = %d, want %d (%v)", from, got, h, err)
 	}
-	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, datedCopy(from)); err != nil || got != h || rows != 1 {
+	if got, rows, err := workload.CopyHashSum(ctx, conn.PgConn(), seed, datedCopy(from), nil); err != nil || got != h || rows != 1 {
 		t.Fatalf("the copy's sum of the rows dated from %s = %d over %d rows, want %d over 1 (%v)", from, got, rows, h, err)
 	}
 

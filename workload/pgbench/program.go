@@ -103,6 +103,7 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 			}
 			st := &executor.Stmt{SQL: c.Prepared}
 			st.Begins, st.Commits = transactionEdges(c.Text)
+			st.Writes, st.RollbackTo = statementTraits(c.Text)
 			if g.mode == prepared {
 				st.Name = "P_" + strconv.Itoa(n)
 			}
@@ -556,6 +557,30 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 		}
 		j = c.Next
 	}
+}
+
+// statementTraits says what a command's tag does not: whether it may
+// write though its tag says SELECT (a data-modifying WITH, SELECT INTO;
+// retest 13: a WITH … INSERT … RETURNING under a SELECT, committed before
+// a failure, was retried and applied again), and whether it is a ROLLBACK
+// TO SAVEPOINT, whose tag is a ROLLBACK's (executor.Stmt). The UPDATE of
+// FOR [NO KEY] UPDATE locks, and writes nothing.
+func statementTraits(text string) (writes, rollbackTo bool) {
+	words := script.Words(text)
+	for i, w := range words {
+		switch strings.ToUpper(w) {
+		case "INSERT", "DELETE", "MERGE", "INTO":
+			writes = true
+		case "UPDATE":
+			writes = writes || i == 0 || !strings.EqualFold(words[i-1], "FOR") && !strings.EqualFold(words[i-1], "KEY")
+		}
+	}
+	if len(words) > 1 && strings.EqualFold(words[0], "ROLLBACK") {
+		for _, w := range words[1:min(len(words), 3)] {
+			rollbackTo = rollbackTo || strings.EqualFold(w, "TO")
+		}
+	}
+	return writes, rollbackTo
 }
 
 // transactionEdges says whether a command opens a transaction block (its

@@ -42,6 +42,10 @@ const identityCopy = `COPY (SELECT article_id, user_id FROM vote) TO STDOUT`
 type identity struct {
 	seed   uint64
 	before uint64 // the table's sum before the run
+	// rowsBefore is the hashes of the rows the table held before the run
+	// (rows of the same content as a vote in doubt, which an earlier run
+	// with the same --seed wrote, are not that vote's: PresentPastMax).
+	rowsBefore workload.Kept
 	workload.Outcomes
 	mu       sync.Mutex
 	programs []*program
@@ -67,7 +71,7 @@ func (id *identity) hash(buf []byte, article, user int64) ([]byte, uint64) {
 // the run's clients are done). unknown is how many votes the run counts of
 // unknown outcome: when it knows fewer in doubt, it does not try (tried
 // false). present is which votes in doubt have a row (nil: try them all).
-func (id *identity) explains(after uint64, unknown, k int64, present map[uint64]bool) (ok, tried bool, known int) {
+func (id *identity) explains(after uint64, unknown, k int64, present workload.Present) (ok, tried bool, known int) {
 	ok, tried, known = id.Explains(after-id.before, id.open(), unknown, k, present)
 	if k < 0 || k > int64(known) {
 		return false, true, known // the count says so too
@@ -100,7 +104,7 @@ func (id *identity) add(p *program) {
 // they are not those rows.
 func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconciliation, res *workload.CheckResult) error {
 	var sum string
-	var present map[uint64]bool
+	var present workload.Present
 	seed := strconv.FormatUint(id.seed, 10)
 	err := workload.ReadSnapshot(ctx, t, "summing the vote rows' identities", errNoSchema, func(tx pgx.Tx) error {
 		if err := workload.TakeSnapshot(ctx, tx); err != nil {
@@ -110,7 +114,7 @@ func (id *identity) audit(ctx context.Context, t *pg.Target, rec workload.Reconc
 			return err
 		}
 		var err error
-		present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM vote`, []any{seed}, id.open())
+		present, err = id.PresentPastMax(ctx, tx, `SELECT `+rowHashSQL+` FROM vote`, []any{seed}, id.open(), &id.rowsBefore)
 		return err
 	})
 	if err != nil {

@@ -45,7 +45,7 @@ func BenchmarkIdentitySum(b *testing.B) {
 		for b.Loop() {
 			var n int64
 			var err error
-			if client, n, err = workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy); err != nil || n != rows {
+			if client, n, err = workload.CopyHashSum(ctx, conn.PgConn(), seed, identityCopy, nil); err != nil || n != rows {
 				b.Fatal(n, err)
 			}
 		}

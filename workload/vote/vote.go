@@ -114,7 +114,7 @@ func (g *gen) ops(ctx context.Context, t *pg.Target, opts workload.RunOptions) (
 	}
 	// Summed here, not in the server: the seed must not reach it (a
 	// statement log) before the audit's snapshot.
-	if rs.ident.before, rs.baseline, err = workload.CopyHashSum(ctx, conn.PgConn(), rs.ident.seed, identityCopy); err != nil {
+	if rs.ident.before, rs.baseline, err = workload.CopyHashSum(ctx, conn.PgConn(), rs.ident.seed, identityCopy, &rs.ident.rowsBefore); err != nil {
 		conn.Close(ctx)
 		return nil, fmt.Errorf("counting votes and summing their identities: %w", err)
 	}

@@ -57,6 +57,7 @@ type sqlLexer struct {
 	beginDepth int
 	identCount int
 	idents     [4]byte
+	words      *[]string // each identifier, when not nil (Words)
 }
 
 // psqlscan.l's character classes.
@@ -207,6 +208,9 @@ func (l *sqlLexer) emitWhitespace(b *sqlBuf, start, end int) {
 // END as psqlscan.l does, so that the ';' of a BEGIN ATOMIC body does not
 // end the command.
 func (l *sqlLexer) identifier(word string) {
+	if l.words != nil {
+		*l.words = append(*l.words, word)
+	}
 	if l.identCount == 0 {
 		l.idents = [4]byte{}
 	}
@@ -258,6 +262,21 @@ func Statements(text string) []string {
 		}
 	}
 	return parts
+}
+
+// Words is the bare words of text, in order, as the lexer reads them:
+// keywords and identifiers outside quotes, comments and dollar-quoted
+// bodies.
+func Words(text string) []string {
+	var words []string
+	l, b := sqlLexer{src: text, words: &words}, sqlBuf{}
+	for {
+		r := l.scan(&b)
+		b.reset()
+		if r == scanEOF {
+			return words
+		}
+	}
 }
 
 // AfterComments is s after its leading blanks and comments (-- to the
