@@ -82,6 +82,12 @@ func TestInitRerunAndDrop(t *testing.T) {
 	if err := pgtest.Conn(t, url).QueryRow(context.Background(), "SELECT count(*) FROM bank_ledger").Scan(&ledger); err != nil || ledger == 0 {
 		t.Fatalf("ledger %d: %v", ledger, err)
 	}
+	// After the fact, the identity is said not checked (retest 9's O1:
+	// check: ok with no word of it).
+	r = txload(t.Context(), nil, "check", "bank", "--url", url)
+	if r.code != 0 || !strings.Contains(r.stdout, "not checked after the fact: which ledger rows a run wrote") {
+		t.Fatalf("check after the run: exit %d\n%s", r.code, r.stdout)
+	}
 	// check needs a schema: a fresh database has none.
 	r = txload(t.Context(), nil, "check", "bank", "--url", srv.NewDatabase(t))
 	if r.code != ExitFailed || !strings.Contains(r.stderr, "run `txload init bank` first") {

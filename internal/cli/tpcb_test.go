@@ -140,7 +140,8 @@ func TestInitTPCBOptions(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "already hold scale 2") {
 		t.Fatalf("re-run: exit %d\n%s", r.code, r.stderr)
 	}
-	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 || !strings.Contains(c.stdout, "check: ok") {
+	if c := txload(t.Context(), nil, "check", "tpcb", "--url", url); c.code != 0 || !strings.Contains(c.stdout, "check: ok") ||
+		!strings.Contains(c.stdout, "not checked after the fact: which history rows a run wrote") {
 		t.Fatalf("check: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
 	if _, err := conn.Exec(context.Background(), "UPDATE pgbench_branches SET bbalance = bbalance + 7 WHERE bid = 1"); err != nil {

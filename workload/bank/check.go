@@ -638,7 +638,7 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if err != nil {
 		return nil, err
 	}
-	return a.result(append(a.totals(), a.anomalies()...)), nil
+	return a.result(append(append(a.totals(), a.anomalies()...), workload.AfterTheFact("ledger rows"))), nil
 }
 
 // runReport is iso-load's four lines, the run's own counts, then what the

@@ -460,7 +460,9 @@ func checkOf(r rule) func(context.Context, *pg.Target) (*workload.CheckResult, e
 		if err != nil {
 			return nil, err
 		}
-		return a.result(r), nil
+		res := a.result(r)
+		res.Lines = append(res.Lines, workload.AfterTheFact("history rows"))
+		return res, nil
 	}
 }
 

@@ -160,16 +160,10 @@ func RunInitSteps(ctx context.Context, t *pg.Target, c InitConfig, log io.Writer
 	return nil
 }
 
-// printNotice prints a notice as libpq's default notice processor does:
-// "NOTICE:  message", then its detail and hint.
+// printNotice prints a notice as libpq's default notice processor does
+// (pg.LibpqNotice): "NOTICE:  message", then its detail and hint.
 func printNotice(w io.Writer, n *pgconn.Notice) {
-	fmt.Fprintf(w, "%s:  %s\n", pg.Printable(n.Severity), pg.Printable(n.Message))
-	if n.Detail != "" {
-		fmt.Fprintf(w, "DETAIL:  %s\n", pg.Printable(n.Detail))
-	}
-	if n.Hint != "" {
-		fmt.Fprintf(w, "HINT:  %s\n", pg.Printable(n.Hint))
-	}
+	fmt.Fprint(w, pg.LibpqNotice((*pgconn.PgError)(n), "", ""))
 }
 
 func (r *initRun) exec(ctx context.Context, sqls ...string) error {

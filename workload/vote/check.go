@@ -235,7 +235,7 @@ func (g *gen) check(ctx context.Context, t *pg.Target) (*workload.CheckResult, e
 	if err != nil {
 		return nil, err
 	}
-	return a.result(a.lines()), nil
+	return a.result(append(a.lines(), workload.AfterTheFact("vote rows"))), nil
 }
 
 // runReport is the audit, the votes reconciled with the vote rows the run
