@@ -180,6 +180,15 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		r.setFatal(fmt.Errorf("running %s: %w", r.ops[c.op], err))
 		return c.stop(now)
 	}
+	if class == metrics.AmbiguousCommit && keepsConnection(err) {
+		// Of unknown outcome on a connection still good (an attempt that
+		// committed part of itself, then failed): not retried, and the
+		// client goes on on it. It reconnected, its session's prepared
+		// statements and settings lost (retest 14). (Where the run's
+		// Classify makes it another class, as txload pgbench's does to
+		// abort the client as pgbench would, that class decides.)
+		return c.next(now, false)
+	}
 	if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
 		c.retryAfterReset = retry
 		c.busy = retry
@@ -193,6 +202,13 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		return c.stop(now)
 	}
 	return c.next(now, false)
+}
+
+// keepsConnection says err ended an attempt on a connection that is still
+// good, though its class is one of a lost connection's (pg.PartlyCommitted).
+func keepsConnection(err error) bool {
+	var k interface{ KeepsConnection() bool }
+	return errors.As(err, &k) && k.KeepsConnection()
 }
 
 // succeeded counts the operation under way as done.

@@ -117,7 +117,7 @@ func (c *client) act(a Action, now time.Time) (Step, bool) {
 // finish ends an attempt. A failed one that left a transaction open is
 // rolled back first, so that the next attempt starts clean.
 func (c *client) finish(err error, stmt int, now time.Time) (Step, bool) {
-	err = c.partly(err)
+	err = c.partly(err, c.conn.broken == nil)
 	c.ended(now, err)
 	if err != nil && c.conn.broken == nil && !c.conn.Idle() {
 		c.finErr, c.finStmt = err, stmt
@@ -157,7 +157,7 @@ func (c *client) failed(err error, now time.Time) {
 		c.apply(c.sess.Done(now, c.finErr, c.finStmt), now)
 		return
 	}
-	err = c.partly(conn.lost(err))
+	err = c.partly(conn.lost(err), false)
 	c.ended(now, err)
 	stmt := conn.cur
 	if stmt >= conn.Results() {
@@ -171,10 +171,11 @@ func (c *client) failed(err error, now time.Time) {
 // whose other segment committed, a CALL of a procedure that commits. It
 // is not retried, which would apply that write again (retests 11 and 12:
 // counted failed and retried, the committed part applied twice), and its
-// outcome is partial, not a failure (pg.PartlyCommitted).
-func (c *client) partly(err error) error {
+// outcome is partial, not a failure (pg.PartlyCommitted); keeps says the
+// connection is still good.
+func (c *client) partly(err error, keeps bool) error {
 	if err != nil && c.conn.wrote {
-		return pg.PartlyCommitted(err)
+		return pg.PartlyCommitted(err, keeps)
 	}
 	return err
 }

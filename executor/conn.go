@@ -34,6 +34,9 @@ type Stmt struct {
 	Writes bool
 	// RollbackTo marks a ROLLBACK TO SAVEPOINT, whose tag is ROLLBACK's.
 	RollbackTo bool
+	// Savepoint is the savepoint a SAVEPOINT, ROLLBACK TO or RELEASE
+	// names, as the server folds it ("": not known).
+	Savepoint string
 }
 
 // Capture says which rows of a result a program keeps.
@@ -166,11 +169,13 @@ type Conn struct {
 	params   Params
 	complete bool // the last exchange is over: the next request starts another
 	// dirty: the transaction open on the connection wrote, or may have
-	// (follow); saved: dirty at the last SAVEPOINT; wrote: the attempt
-	// under way committed a write, or may have, so that a failure of it
-	// must not be retried (Wrote).
-	dirty, saved, wrote bool
-	rec                 interface {
+	// (follow); wrote: the attempt under way committed a write, or may
+	// have, so that a failure of it must not be retried (Wrote).
+	dirty, wrote bool
+	// saves is the open block's savepoints, each with dirty as it was
+	// when it was set.
+	saves []savepoint
+	rec   interface {
 		StatementAt(op, stmt int, d time.Duration, now time.Time)
 	}
 }
@@ -455,24 +460,29 @@ func (c *Conn) follow(seg int, prev byte) {
 		failed = failed || r.Err != nil // the Sync's error (syncError)
 		switch k := kindOf(r.Tag()); {
 		case multi:
+			// Its savepoints are not known: a ROLLBACK TO any of them, or
+			// of one before it, undoes nothing (retest 14).
 			c.dirty = true
 			c.wrote = c.wrote || r.stmt.Commits
+			c.saves = append(c.saves, savepoint{name: anySavepoint, dirty: true})
 		case k == tagBegin:
 			inBlock = true
 		case k == tagCommit:
 			c.wrote = c.wrote || c.dirty
-			c.dirty, inBlock = false, false
+			c.dirty, inBlock, c.saves = false, false, c.saves[:0]
 		case k == tagCommitPrepared:
 			c.wrote = true
 		case k == tagPrepared:
 			// PREPARE TRANSACTION: the block ends, not committed.
-			c.dirty, inBlock = false, false
+			c.dirty, inBlock, c.saves = false, false, c.saves[:0]
 		case k == tagRollback && r.stmt != nil && r.stmt.RollbackTo:
-			c.dirty = c.saved
+			c.rollbackTo(r.stmt.Savepoint)
 		case k == tagRollback:
-			c.dirty, inBlock = false, false
-		case k == tagSavepoint:
-			c.saved = c.dirty
+			c.dirty, inBlock, c.saves = false, false, c.saves[:0]
+		case k == tagSavepoint && r.stmt != nil:
+			c.saves = append(c.saves, savepoint{r.stmt.Savepoint, c.dirty})
+		case k == tagRead && r.stmt != nil && r.stmt.Savepoint != "":
+			c.release(r.stmt.Savepoint) // RELEASE
 		case k == tagProcedure:
 			c.dirty = true
 			c.wrote = c.wrote || !inBlock
@@ -482,10 +492,45 @@ func (c *Conn) follow(seg int, prev byte) {
 	}
 	switch {
 	case failed:
-		c.dirty = false
+		c.dirty, c.saves = false, c.saves[:0]
 	case c.tx == 'I':
 		c.wrote = c.wrote || c.dirty
-		c.dirty = false
+		c.dirty, c.saves = false, c.saves[:0]
+	}
+}
+
+// savepoint is a savepoint of the open block (follow).
+type savepoint struct {
+	name  string
+	dirty bool
+}
+
+// anySavepoint stands for the savepoints a \; compound may have set.
+const anySavepoint = "\\;"
+
+// rollbackTo undoes the writes since savepoint name: dirty is again what
+// it was when it was set. A savepoint not known (named in quotes), or one
+// a \; compound after it may have set again, leaves dirty as it is.
+func (c *Conn) rollbackTo(name string) {
+	for i := len(c.saves) - 1; i >= 0 && name != ""; i-- {
+		if c.saves[i].name == anySavepoint {
+			return
+		}
+		if c.saves[i].name == name {
+			c.dirty = c.saves[i].dirty
+			c.saves = c.saves[:i+1] // it stays; those after it go
+			return
+		}
+	}
+}
+
+// release forgets savepoint name and those set after it.
+func (c *Conn) release(name string) {
+	for i := len(c.saves) - 1; i >= 0 && name != ""; i-- {
+		if c.saves[i].name == name {
+			c.saves = c.saves[:i]
+			return
+		}
 	}
 }
 

@@ -368,6 +368,8 @@ func TestPartlyCommitted(t *testing.T) {
 		{"a write under a SELECT, then a failure", []exchange{{{cte}}, {{ser}}}, metrics.AmbiguousCommit, 1},
 		{"a read committed before", []exchange{{{"SELECT count(*) FROM pa"}}, {{ser}}}, metrics.Serialization, 0},
 		{"a write rolled back to its savepoint", []exchange{{{"BEGIN"}}, {{"SAVEPOINT s"}}, {{pa}}, {{"ROLLBACK TO SAVEPOINT s"}}, {{"COMMIT"}}, {{ser}}}, metrics.Serialization, 0},
+		{"a savepoint set in a compound, rolled back to, then committed", []exchange{{{"BEGIN"}}, {{pa + "; SAVEPOINT s"}}, {{"ROLLBACK TO SAVEPOINT s"}}, {{"COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a write rolled back to a savepoint before another", []exchange{{{"BEGIN"}}, {{"SAVEPOINT a"}}, {{pa}}, {{"SAVEPOINT b"}}, {{"ROLLBACK TO SAVEPOINT a"}}, {{"COMMIT"}}, {{ser}}}, metrics.Serialization, 0},
 		{"a block rolled back, a read after it in its segment", []exchange{{{"BEGIN", pa, "ROLLBACK", "SELECT 1"}, {ser}}}, metrics.Serialization, 0},
 		{"a block rolled back before", []exchange{{{"BEGIN", pa, "ROLLBACK"}, {ser}}}, metrics.Serialization, 0},
 		{"a block rolled back in the segment failing at its Sync", []exchange{{{"BEGIN", pa, "ROLLBACK", dfr}}}, metrics.Constraint, 0},
@@ -394,6 +396,9 @@ func TestPartlyCommitted(t *testing.T) {
 					if stmts[sql] == nil {
 						stmts[sql] = &Stmt{SQL: sql, Begins: sql == "BEGIN", Commits: strings.HasSuffix(sql, "COMMIT"),
 							Writes: strings.HasPrefix(sql, "WITH"), RollbackTo: strings.HasPrefix(sql, "ROLLBACK TO")}
+						if f := strings.Fields(sql); strings.HasPrefix(sql, "SAVEPOINT") || strings.HasPrefix(sql, "ROLLBACK TO") {
+							stmts[sql].Savepoint = f[len(f)-1]
+						}
 					}
 					return stmts[sql]
 				}

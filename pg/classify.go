@@ -42,24 +42,34 @@ func Fatal(err error) error {
 }
 
 // partlyCommittedError marks the failure of an attempt that had committed
-// a write before it failed.
-type partlyCommittedError struct{ err error }
+// a write before it failed; keeps says its connection is still good.
+type partlyCommittedError struct {
+	err   error
+	keeps bool
+}
 
 func (e partlyCommittedError) Error() string {
 	return e.err.Error() + " (after this attempt committed a write: not retried, which would apply it again)"
 }
 func (e partlyCommittedError) Unwrap() error { return e.err }
 
+// KeepsConnection says the connection the attempt ran on is still good:
+// the client goes on on it, with its session's prepared statements and
+// settings, instead of reconnecting as after a lost connection (retest
+// 14).
+func (e partlyCommittedError) KeepsConnection() bool { return e.keeps }
+
 // PartlyCommitted marks err as ending an attempt that had committed a
 // write before it (a script of several transactions, a pipeline segment
 // after another that committed, a procedure that commits): it is
 // classified as an ambiguous commit, never retried, and counted as of
-// unknown outcome, not as a failure that left nothing behind.
-func PartlyCommitted(err error) error {
+// unknown outcome, not as a failure that left nothing behind. keeps says
+// the connection is still good (the server answered the failure).
+func PartlyCommitted(err error, keeps bool) error {
 	if err == nil {
 		return nil
 	}
-	return partlyCommittedError{err}
+	return partlyCommittedError{err, keeps}
 }
 
 // brokenError marks an error after which the client cannot go on with the

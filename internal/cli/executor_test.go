@@ -76,7 +76,7 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 	}
 	for _, c := range []struct{ name, text string }{
 		{"later.sql", "\\startpipeline\nINSERT INTO du VALUES (0);\n\\syncpipeline\nINSERT INTO pa VALUES (:client_id);\n\\endpipeline\n"},
-		{"two.sql", "INSERT INTO pa VALUES (:client_id);\nSELECT ser();\n"},
+		{"two.sql", "INSERT INTO pa VALUES (pg_backend_pid());\nSELECT ser();\n"},
 	} {
 		if _, err := admin.Exec(t.Context(), `TRUNCATE pa`); err != nil {
 			t.Fatal(err)
@@ -89,6 +89,12 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 		if r.code != 1 || blocks != 6 || !strings.Contains(r.stdout, "failed by class: ambiguous 6") || strings.Contains(r.stdout, "retried: 3") ||
 			!strings.Contains(r.stderr, "none seen to commit: all 6 operations failed, 6 of unknown outcome") {
 			t.Errorf("%s: exit %d, %d rows committed (want 1, 6: none retried)\n%s\n%s", c.name, r.code, blocks, r.stdout, r.stderr)
+		}
+		// Each client goes on on its connection, still good: it
+		// reconnected, its session lost (retest 14).
+		var backends int
+		if err := admin.QueryRow(t.Context(), `SELECT count(DISTINCT k) FROM pa`).Scan(&backends); err != nil || c.name == "two.sql" && backends != 2 {
+			t.Errorf("%s: the rows were written by %d backends (%v), want 2: one per client", c.name, backends, err)
 		}
 	}
 

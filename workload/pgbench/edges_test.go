@@ -35,30 +35,39 @@ func TestTransactionEdges(t *testing.T) {
 }
 
 // What a statement's tag does not say: a SELECT that writes (a
-// data-modifying WITH, SELECT INTO; not FOR UPDATE's lock), a ROLLBACK TO
-// SAVEPOINT (retest 13).
+// data-modifying WITH, SELECT INTO; not FOR UPDATE's lock; an EXECUTE of
+// one, or of a statement the scripts do not PREPARE), a ROLLBACK TO
+// SAVEPOINT, the savepoint named (retests 13 and 14).
 func TestStatementTraits(t *testing.T) {
 	for _, c := range []struct {
 		text               string
 		writes, rollbackTo bool
+		savepoint          string
 	}{
-		{"SELECT 1", false, false},
-		{"WITH w AS (INSERT INTO pa(tag) VALUES ('cte') RETURNING id) SELECT count(*) FROM w", true, false},
-		{"with d as (delete from t where k = 1 returning k) select * from d", true, false},
-		{"SELECT * INTO copy FROM t", true, false},
-		{"SELECT * FROM t WHERE k = 1 FOR UPDATE", false, false},
-		{"SELECT * FROM t FOR NO KEY UPDATE SKIP LOCKED", false, false},
-		{"SELECT updated_at, 'INSERT' FROM t -- DELETE", false, false},
-		{"SELECT $$ UPDATE t SET k = 1 $$", false, false},
-		{`SELECT "insert" FROM t`, false, false},
-		{"ROLLBACK", false, false},
-		{"ROLLBACK TO SAVEPOINT s", false, true},
-		{"rollback work to s", false, true},
-		{"/* c */ ROLLBACK TRANSACTION TO SAVEPOINT s", false, true},
-		{"ROLLBACK AND NO CHAIN", false, false},
+		{"SELECT 1", false, false, ""},
+		{"WITH w AS (INSERT INTO pa(tag) VALUES ('cte') RETURNING id) SELECT count(*) FROM w", true, false, ""},
+		{"with d as (delete from t where k = 1 returning k) select * from d", true, false, ""},
+		{"SELECT * INTO copy FROM t", true, false, ""},
+		{"SELECT * FROM t WHERE k = 1 FOR UPDATE", false, false, ""},
+		{"SELECT * FROM t FOR NO KEY UPDATE SKIP LOCKED", false, false, ""},
+		{"SELECT updated_at, 'INSERT' FROM t -- DELETE", false, false, ""},
+		{"SELECT $$ UPDATE t SET k = 1 $$", false, false, ""},
+		{`SELECT "insert" FROM t`, false, false, ""},
+		{"ROLLBACK", false, false, ""},
+		{"ROLLBACK TO SAVEPOINT s", false, true, "s"},
+		{"rollback work to S1", false, true, "s1"},
+		{"/* c */ ROLLBACK TRANSACTION TO SAVEPOINT s", false, true, "s"},
+		{"ROLLBACK AND NO CHAIN", false, false, ""},
+		{"SAVEPOINT A", false, false, "a"},
+		{"RELEASE SAVEPOINT a", false, false, "a"},
+		{"release a", false, false, "a"},
+		{"EXECUTE pw", true, false, ""},
+		{"EXECUTE pr(1)", false, false, ""},
+		{"execute unknown", true, false, ""},
 	} {
-		if w, r := statementTraits(c.text); w != c.writes || r != c.rollbackTo {
-			t.Errorf("statementTraits(%q) = %v, %v; want %v, %v", c.text, w, r, c.writes, c.rollbackTo)
+		preps := map[string]bool{"pw": true, "pr": false}
+		if w, r, sp := statementTraits(c.text, preps); w != c.writes || r != c.rollbackTo || sp != c.savepoint {
+			t.Errorf("statementTraits(%q) = %v, %v, %q; want %v, %v, %q", c.text, w, r, sp, c.writes, c.rollbackTo, c.savepoint)
 		}
 	}
 }

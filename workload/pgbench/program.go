@@ -93,6 +93,7 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 	// Prepared statements are named as pgbench names them: P_0, P_1, ...
 	// over the SQL commands of every script in order.
 	n := 0
+	preps := preparedWrites(g.scripts)
 	for _, s := range g.scripts {
 		p.scripts = append(p.scripts, s.Commands)
 		row := make([]*executor.Stmt, len(s.Commands))
@@ -103,7 +104,7 @@ func (g *runGen) newProgram(id, pgbenchID int, seed uint64, vars map[string]expr
 			}
 			st := &executor.Stmt{SQL: c.Prepared}
 			st.Begins, st.Commits = transactionEdges(c.Text)
-			st.Writes, st.RollbackTo = statementTraits(c.Text)
+			st.Writes, st.RollbackTo, st.Savepoint = statementTraits(c.Text, preps)
 			if g.mode == prepared {
 				st.Name = "P_" + strconv.Itoa(n)
 			}
@@ -562,25 +563,87 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 // statementTraits says what a command's tag does not: whether it may
 // write though its tag says SELECT (a data-modifying WITH, SELECT INTO;
 // retest 13: a WITH … INSERT … RETURNING under a SELECT, committed before
-// a failure, was retried and applied again), and whether it is a ROLLBACK
-// TO SAVEPOINT, whose tag is a ROLLBACK's (executor.Stmt). The UPDATE of
-// FOR [NO KEY] UPDATE locks, and writes nothing.
-func statementTraits(text string) (writes, rollbackTo bool) {
+// a failure, was retried and applied again; an EXECUTE of a statement
+// prepared so, retest 14, or of one the scripts do not PREPARE), whether
+// it is a ROLLBACK TO SAVEPOINT, whose tag is a ROLLBACK's, and the
+// savepoint a SAVEPOINT, ROLLBACK TO or RELEASE names (executor.Stmt).
+// The UPDATE of FOR [NO KEY] UPDATE locks, and writes nothing. prepared
+// is whether each statement the scripts PREPARE writes (preparedWrites).
+func statementTraits(text string, prepared map[string]bool) (writes, rollbackTo bool, savepoint string) {
 	words := script.Words(text)
+	if len(words) > 1 && strings.EqualFold(words[0], "EXECUTE") {
+		w, known := prepared[strings.ToLower(words[1])]
+		return w || !known, false, ""
+	}
+	writes = modifies(words)
+	if len(words) < 2 {
+		return writes, false, ""
+	}
+	switch first := strings.ToUpper(words[0]); first {
+	case "ROLLBACK", "RELEASE":
+		rest := words[1:]
+		if first == "ROLLBACK" {
+			rest = skipWord(rest, "WORK", "TRANSACTION")
+			if len(rest) == 0 || !strings.EqualFold(rest[0], "TO") {
+				return writes, false, ""
+			}
+			rollbackTo, rest = true, rest[1:]
+		}
+		if rest = skipWord(rest, "SAVEPOINT"); len(rest) > 0 {
+			savepoint = strings.ToLower(rest[0])
+		}
+	case "SAVEPOINT":
+		savepoint = strings.ToLower(words[1])
+	}
+	return writes, rollbackTo, savepoint
+}
+
+// skipWord is words without its first if that is one of kws.
+func skipWord(words []string, kws ...string) []string {
+	for _, k := range kws {
+		if len(words) > 0 && strings.EqualFold(words[0], k) {
+			return words[1:]
+		}
+	}
+	return words
+}
+
+// modifies says whether words hold a data-modifying keyword: INSERT,
+// DELETE, MERGE, INTO (SELECT INTO), or an UPDATE that is not FOR [NO KEY]
+// UPDATE's lock.
+func modifies(words []string) bool {
 	for i, w := range words {
 		switch strings.ToUpper(w) {
 		case "INSERT", "DELETE", "MERGE", "INTO":
-			writes = true
+			return true
 		case "UPDATE":
-			writes = writes || i == 0 || !strings.EqualFold(words[i-1], "FOR") && !strings.EqualFold(words[i-1], "KEY")
+			if i == 0 || !strings.EqualFold(words[i-1], "FOR") && !strings.EqualFold(words[i-1], "KEY") {
+				return true
+			}
 		}
 	}
-	if len(words) > 1 && strings.EqualFold(words[0], "ROLLBACK") {
-		for _, w := range words[1:min(len(words), 3)] {
-			rollbackTo = rollbackTo || strings.EqualFold(w, "TO")
+	return false
+}
+
+// preparedWrites is, for each statement the scripts PREPARE (PREPARE name
+// [(types)] AS statement), whether it writes (modifies).
+func preparedWrites(scripts []*script.Script) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range scripts {
+		for _, c := range s.Commands {
+			if c.Kind != script.SQL {
+				continue
+			}
+			for _, part := range script.Statements(c.Text) {
+				words := script.Words(part)
+				if len(words) > 2 && strings.EqualFold(words[0], "PREPARE") && !strings.EqualFold(words[1], "TRANSACTION") {
+					name := strings.ToLower(words[1])
+					out[name] = out[name] || modifies(words[2:])
+				}
+			}
 		}
 	}
-	return writes, rollbackTo
+	return out
 }
 
 // transactionEdges says whether a command opens a transaction block (its
