@@ -180,13 +180,19 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 		r.setFatal(fmt.Errorf("running %s: %w", r.ops[c.op], err))
 		return c.stop(now)
 	}
-	if class == metrics.AmbiguousCommit && keepsConnection(err) {
+	if inner, ok := keepsConnection(err); ok && class == metrics.AmbiguousCommit {
 		// Of unknown outcome on a connection still good (an attempt that
 		// committed part of itself, then failed): not retried, and the
 		// client goes on on it. It reconnected, its session's prepared
-		// statements and settings lost (retest 14). (Where the run's
+		// statements and settings lost (retest 14). The error itself, if
+		// no retry would have cured it (a constraint, a script's error),
+		// still ends the client as it does elsewhere. (Where the run's
 		// Classify makes it another class, as txload pgbench's does to
 		// abort the client as pgbench would, that class decides.)
+		if ic, _ := r.cfg.Classify(inner); !ic.Retryable() && !r.cfg.ContinueOnError {
+			r.abort(c, err, stmt)
+			return c.stop(now)
+		}
 		return c.next(now, false)
 	}
 	if class == metrics.ConnectionLost || class == metrics.AmbiguousCommit {
@@ -205,10 +211,17 @@ func (c *client) Done(now time.Time, err error, stmt int) workload.Step {
 }
 
 // keepsConnection says err ended an attempt on a connection that is still
-// good, though its class is one of a lost connection's (pg.PartlyCommitted).
-func keepsConnection(err error) bool {
-	var k interface{ KeepsConnection() bool }
-	return errors.As(err, &k) && k.KeepsConnection()
+// good, though its class is one of a lost connection's (pg.PartlyCommitted),
+// and gives the error it marks.
+func keepsConnection(err error) (inner error, ok bool) {
+	var k interface {
+		KeepsConnection() bool
+		Unwrap() error
+	}
+	if errors.As(err, &k) && k.KeepsConnection() {
+		return k.Unwrap(), true
+	}
+	return nil, false
 }
 
 // succeeded counts the operation under way as done.

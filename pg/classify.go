@@ -49,7 +49,10 @@ type partlyCommittedError struct {
 }
 
 func (e partlyCommittedError) Error() string {
-	return e.err.Error() + " (after this attempt committed a write: not retried, which would apply it again)"
+	if class, _ := Classify(e.err); class.Retryable() {
+		return e.err.Error() + " (after this attempt committed a write: not retried, which would apply it again)"
+	}
+	return e.err.Error() + " (after this attempt committed a write)"
 }
 func (e partlyCommittedError) Unwrap() error { return e.err }
 

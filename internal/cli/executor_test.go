@@ -98,6 +98,22 @@ func TestScriptErrorAbortsClients(t *testing.T) {
 		}
 	}
 
+	// An error no retry cures after a committed write still ends the
+	// client (it went on, the error counted of unknown outcome), and says
+	// the write committed.
+	if _, err := admin.Exec(t.Context(), `TRUNCATE pa`); err != nil {
+		t.Fatal(err)
+	}
+	r = txload(t.Context(), nil, "run", "script", "--file", writeScript(t, "after.sql", "INSERT INTO pa VALUES (1);\nSELECT 1 / 0;\n"), "--url", url,
+		"--concurrency", "2", "--transactions", "3", "--progress", "0")
+	if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pa`).Scan(&blocks); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != 1 || blocks != 2 || !strings.Contains(r.stdout, "ABORTED: 2 clients") ||
+		!strings.Contains(r.stderr, "division by zero (SQLSTATE 22012) (after this attempt committed a write)") {
+		t.Errorf("a write, then a division by zero: exit %d, %d rows (want 1, 2: each client aborted after its first)\n%s\n%s", r.code, blocks, r.stdout, r.stderr)
+	}
+
 	// One transaction in two fails: the run goes on, and exits 0.
 	half := writeScript(t, "half.sql", "\\set x random(0, 1)\nSELECT 1 / :x;\n")
 	r = txload(t.Context(), nil, "run", "script", "--file", half, "--url", url, "--concurrency", "2", "--duration", "1s",
