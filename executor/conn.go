@@ -479,8 +479,13 @@ func (c *Conn) follow(seg int, prev byte) {
 			c.rollbackTo(r.stmt.Savepoint)
 		case k == tagRollback:
 			c.dirty, inBlock, c.saves = false, false, c.saves[:0]
-		case k == tagSavepoint && r.stmt != nil:
+		case k == tagSavepoint && r.stmt != nil && r.stmt.Savepoint != "":
 			c.saves = append(c.saves, savepoint{r.stmt.Savepoint, c.dirty})
+		case k == tagSavepoint:
+			// A savepoint whose name is not known: a ROLLBACK TO it, or
+			// to one before it, undoes nothing (retest 15: SAVEPOINT "a"
+			// after SAVEPOINT a).
+			c.saves = append(c.saves, savepoint{anySavepoint, true})
 		case k == tagRead && r.stmt != nil && r.stmt.Savepoint != "":
 			c.release(r.stmt.Savepoint) // RELEASE
 		case k == tagProcedure:
@@ -505,7 +510,8 @@ type savepoint struct {
 	dirty bool
 }
 
-// anySavepoint stands for the savepoints a \; compound may have set.
+// anySavepoint stands for the savepoints a \; compound may have set, or
+// one whose name is not known.
 const anySavepoint = "\\;"
 
 // rollbackTo undoes the writes since savepoint name: dirty is again what

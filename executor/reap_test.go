@@ -369,6 +369,9 @@ func TestPartlyCommitted(t *testing.T) {
 		{"a read committed before", []exchange{{{"SELECT count(*) FROM pa"}}, {{ser}}}, metrics.Serialization, 0},
 		{"a write rolled back to its savepoint", []exchange{{{"BEGIN"}}, {{"SAVEPOINT s"}}, {{pa}}, {{"ROLLBACK TO SAVEPOINT s"}}, {{"COMMIT"}}, {{ser}}}, metrics.Serialization, 0},
 		{"a savepoint set in a compound, rolled back to, then committed", []exchange{{{"BEGIN"}}, {{pa + "; SAVEPOINT s"}}, {{"ROLLBACK TO SAVEPOINT s"}}, {{"COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		{"a savepoint of the same name, quoted", []exchange{{{"BEGIN"}}, {{"SAVEPOINT a"}}, {{pa}}, {{`SAVEPOINT "a"`}}, {{"ROLLBACK TO SAVEPOINT a"}}, {{"COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 1},
+		// Conservative: the write may have been after it, and kept.
+		{"a savepoint whose name is not known, after the write", []exchange{{{"BEGIN"}}, {{"SAVEPOINT a"}}, {{pa}}, {{`SAVEPOINT "b"`}}, {{"ROLLBACK TO SAVEPOINT a"}}, {{"COMMIT"}}, {{ser}}}, metrics.AmbiguousCommit, 0},
 		{"a write rolled back to a savepoint before another", []exchange{{{"BEGIN"}}, {{"SAVEPOINT a"}}, {{pa}}, {{"SAVEPOINT b"}}, {{"ROLLBACK TO SAVEPOINT a"}}, {{"COMMIT"}}, {{ser}}}, metrics.Serialization, 0},
 		{"a block rolled back, a read after it in its segment", []exchange{{{"BEGIN", pa, "ROLLBACK", "SELECT 1"}, {ser}}}, metrics.Serialization, 0},
 		{"a block rolled back before", []exchange{{{"BEGIN", pa, "ROLLBACK"}, {ser}}}, metrics.Serialization, 0},
@@ -397,7 +400,10 @@ func TestPartlyCommitted(t *testing.T) {
 						stmts[sql] = &Stmt{SQL: sql, Begins: sql == "BEGIN", Commits: strings.HasSuffix(sql, "COMMIT"),
 							Writes: strings.HasPrefix(sql, "WITH"), RollbackTo: strings.HasPrefix(sql, "ROLLBACK TO")}
 						if f := strings.Fields(sql); strings.HasPrefix(sql, "SAVEPOINT") || strings.HasPrefix(sql, "ROLLBACK TO") {
-							stmts[sql].Savepoint = f[len(f)-1]
+							stmts[sql].Savepoint = strings.Trim(f[len(f)-1], `"`)
+							if sql == `SAVEPOINT "b"` {
+								stmts[sql].Savepoint = "" // not known
+							}
 						}
 					}
 					return stmts[sql]

@@ -1,6 +1,10 @@
 package pgbench
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/txload/txload/workload/pgbench/script"
+)
 
 // A statement's transaction edges are read past its leading comments: a
 // "/* c */ COMMIT" was taken for no COMMIT, and a failure after it was
@@ -62,12 +66,45 @@ func TestStatementTraits(t *testing.T) {
 		{"RELEASE SAVEPOINT a", false, false, "a"},
 		{"release a", false, false, "a"},
 		{"EXECUTE pw", true, false, ""},
+		{`EXECUTE "pw"`, true, false, ""},
+		{`EXECUTE "PW"`, true, false, ""},
+		{`SAVEPOINT "A"`, false, false, "A"},
+		{`ROLLBACK TO SAVEPOINT "a""b"`, false, true, `a"b`},
+		{"SAVEPOINT É", false, false, "É"},
+		{"SAVEPOINT Éa", false, false, "Éa"},
 		{"EXECUTE pr(1)", false, false, ""},
 		{"execute unknown", true, false, ""},
 	} {
 		preps := map[string]bool{"pw": true, "pr": false}
 		if w, r, sp := statementTraits(c.text, preps); w != c.writes || r != c.rollbackTo || sp != c.savepoint {
 			t.Errorf("statementTraits(%q) = %v, %v, %q; want %v, %v, %q", c.text, w, r, sp, c.writes, c.rollbackTo, c.savepoint)
+		}
+	}
+}
+
+// A statement the scripts PREPARE writes where its text does, or where it
+// takes a variable (its statement given with -D: retest 15), in any of
+// the run's scripts.
+func TestPreparedWrites(t *testing.T) {
+	var scripts []*script.Script
+	for name, src := range map[string]string{
+		"a.sql": "PREPARE pr AS SELECT 1;\nPREPARE pw AS WITH w AS (INSERT INTO t VALUES (1) RETURNING k) SELECT k FROM w;\n",
+		"b.sql": "PREPARE \"Pq\" AS :q;\nPREPARE pu(int) AS UPDATE t SET k = $1;\n",
+	} {
+		s, err := script.Parse(name, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scripts = append(scripts, s)
+	}
+	got := preparedWrites(scripts)
+	want := map[string]bool{"pr": false, "pw": true, "Pq": true, "pu": true}
+	if len(got) != len(want) {
+		t.Fatalf("preparedWrites = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("preparedWrites[%q] = %v, want %v", k, got[k], v)
 		}
 	}
 }

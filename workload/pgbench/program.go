@@ -571,8 +571,11 @@ func (p *program) nextBranch(cmds []script.Command, j int) (int, error) {
 // is whether each statement the scripts PREPARE writes (preparedWrites).
 func statementTraits(text string, prepared map[string]bool) (writes, rollbackTo bool, savepoint string) {
 	words := script.Words(text)
-	if len(words) > 1 && strings.EqualFold(words[0], "EXECUTE") {
-		w, known := prepared[strings.ToLower(words[1])]
+	if len(words) > 0 && strings.EqualFold(words[0], "EXECUTE") {
+		if len(words) < 2 {
+			return true, false, ""
+		}
+		w, known := prepared[script.Ident(words[1])]
 		return w || !known, false, ""
 	}
 	writes = modifies(words)
@@ -590,10 +593,10 @@ func statementTraits(text string, prepared map[string]bool) (writes, rollbackTo 
 			rollbackTo, rest = true, rest[1:]
 		}
 		if rest = skipWord(rest, "SAVEPOINT"); len(rest) > 0 {
-			savepoint = strings.ToLower(rest[0])
+			savepoint = script.Ident(rest[0])
 		}
 	case "SAVEPOINT":
-		savepoint = strings.ToLower(words[1])
+		savepoint = script.Ident(words[1])
 	}
 	return writes, rollbackTo, savepoint
 }
@@ -626,7 +629,9 @@ func modifies(words []string) bool {
 }
 
 // preparedWrites is, for each statement the scripts PREPARE (PREPARE name
-// [(types)] AS statement), whether it writes (modifies).
+// [(types)] AS statement), whether it writes (modifies): one whose text
+// takes a variable (PREPARE pw AS :q, its statement given with -D) may
+// write (retest 15).
 func preparedWrites(scripts []*script.Script) map[string]bool {
 	out := map[string]bool{}
 	for _, s := range scripts {
@@ -637,8 +642,8 @@ func preparedWrites(scripts []*script.Script) map[string]bool {
 			for _, part := range script.Statements(c.Text) {
 				words := script.Words(part)
 				if len(words) > 2 && strings.EqualFold(words[0], "PREPARE") && !strings.EqualFold(words[1], "TRANSACTION") {
-					name := strings.ToLower(words[1])
-					out[name] = out[name] || modifies(words[2:])
+					name := script.Ident(words[1])
+					out[name] = out[name] || len(c.Params) > 0 || modifies(words[2:])
 				}
 			}
 		}

@@ -115,6 +115,9 @@ func (l *sqlLexer) scan(b *sqlBuf) scanResult {
 		case c == '"':
 			end = dquotedEnd(src, start+1)
 			b.emit(src, start, end)
+			if l.words != nil {
+				*l.words = append(*l.words, src[start:end])
+			}
 		case c == '$':
 			if delim := dollarDelim(src, start); delim != "" {
 				body := start + len(delim)
@@ -264,9 +267,9 @@ func Statements(text string) []string {
 	return parts
 }
 
-// Words is the bare words of text, in order, as the lexer reads them:
+// Words is the words of text, in order, as the lexer reads them:
 // keywords and identifiers outside quotes, comments and dollar-quoted
-// bodies.
+// bodies, and quoted identifiers with their quotes ("a""b").
 func Words(text string) []string {
 	var words []string
 	l, b := sqlLexer{src: text, words: &words}, sqlBuf{}
@@ -277,6 +280,17 @@ func Words(text string) []string {
 			return words
 		}
 	}
+}
+
+// Ident is the name a word of Words stands for, as the server reads it:
+// a quoted identifier without its quotes (a doubled quote in it one
+// quote), any other folded to lower case, ASCII letters only (the server
+// leaves the others as they are in a multibyte encoding).
+func Ident(word string) string {
+	if len(word) >= 2 && word[0] == '"' && word[len(word)-1] == '"' {
+		return strings.ReplaceAll(word[1:len(word)-1], `""`, `"`)
+	}
+	return asciiLower(word)
 }
 
 // AfterComments is s after its leading blanks and comments (-- to the
