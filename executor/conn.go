@@ -170,7 +170,7 @@ type Conn struct {
 	complete bool // the last exchange is over: the next request starts another
 	// dirty: the transaction open on the connection wrote, or may have
 	// (follow); wrote: the attempt under way committed a write, or may
-	// have, so that a failure of it must not be retried (Wrote).
+	// have, so that a failure of it must not be retried (client.partly).
 	dirty, wrote bool
 	// saves is the open block's savepoints, each with dirty as it was
 	// when it was set.
@@ -400,7 +400,7 @@ func compound(q request, s *Stmt) bool {
 // failure found at commit, a cancel that landed there), which rolls back
 // the statements after the segment's last COMMIT, ROLLBACK or CALL (whose
 // procedure may commit): they fail with it. What the segment committed before stays committed, and follow
-// counts it (Wrote). False when the segment queued nothing.
+// counts it (wrote). False when the segment queued nothing.
 func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
 	first, last := -1, -1
 	for i := range c.reqs {
@@ -432,8 +432,8 @@ func (c *Conn) syncError(seg int, pe *pgconn.PgError) bool {
 // implicit commit, or autocommit), committed a write: the attempt wrote.
 // A CALL or DO outside a block may commit inside (a procedure's COMMIT):
 // it wrote, whatever follows. A ROLLBACK, and an error, undo the open
-// transaction's writes; a ROLLBACK TO SAVEPOINT those since the last
-// SAVEPOINT. A \; compound reports its last part's tag only: it counts as
+// transaction's writes; a ROLLBACK TO SAVEPOINT those since its savepoint
+// (by name: rollbackTo). A \; compound reports its last part's tag only: it counts as
 // a write, and one holding a COMMIT as having committed one. What a tag
 // cannot show is taken for a read: a SELECT that writes through a
 // function.
@@ -596,10 +596,6 @@ func kindOf(tag []byte) tagKind {
 	return tagWrite
 }
 
-// Wrote says whether the attempt under way committed a write, or may have
-// (follow): retrying it would apply that write again.
-func (c *Conn) Wrote() bool { return c.wrote }
-
 // process handles the complete messages read; done when the exchange's last
 // ReadyForQuery arrived.
 func (c *Conn) process() (bool, error) {
@@ -699,7 +695,7 @@ func (c *Conn) handle(typ byte, body []byte) (done bool, err error) {
 			// unknown outcome (a cancel at a run's end landing on a
 			// deferred trigger); then, where the segment committed part of
 			// itself before (retests 10 to 12), retried, that part
-			// applied again: follow now counts that part (Wrote), and a
+			// applied again: follow now counts that part (wrote), and a
 			// failure after it is not retried.
 			if c.syncError(c.synced, pe) {
 				return false, nil
