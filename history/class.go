@@ -55,8 +55,10 @@ const (
 	// the graph shows it as a G-single cycle.
 	Internal
 	// IncompatibleOrder: a committed read that is not a prefix of the
-	// key's version order (its longest read): no single order of appends
-	// explains both.
+	// key's version order (its longest read), or a version order that
+	// holds a committed attempt's appends to the key the other way round
+	// from the order it made them: no single order of appends explains
+	// both.
 	IncompatibleOrder
 	// DuplicateElements: a committed read holds a value twice.
 	DuplicateElements
@@ -84,7 +86,7 @@ var classMeanings = [numClasses]string{
 	GNonadjacent:      "a cycle with two or more rw edges, none adjacent",
 	G2Item:            "anti-dependency cycle: a cycle with two or more rw edges",
 	Internal:          "a read that misses the attempt's own appends or goes back on its own read",
-	IncompatibleOrder: "a read that is not a prefix of its key's longest read",
+	IncompatibleOrder: "a read that is not a prefix of its key's longest read, or holds an attempt's appends out of their order",
 	DuplicateElements: "a read that holds a value twice",
 	LostAppend:        "a committed append no later read holds",
 }

@@ -231,6 +231,31 @@ func (c *Checker) finalize(ks *keyState) error {
 		}
 	}
 
+	// A committed attempt's appends to the key stand in the version order
+	// in the order it made them: one read the other way round (retest 16:
+	// an attempt's two appends swapped in the file, ten later reads
+	// holding the first order) is explained by no order of appends.
+	for _, t := range txns {
+		if t.outcome != Committed {
+			continue
+		}
+		prevOp := -1
+		for i, op := range t.ops {
+			if op.key != k || op.kind != Append {
+				continue
+			}
+			p, ok := pos[op.value]
+			if !ok {
+				continue
+			}
+			if prevOp >= 0 && pos[t.ops[prevOp].value] > p {
+				first := prevOp
+				c.report(IncompatibleOrder, opRank(t, i), func() *Example { return appendOrderExample(t, first, i, c.txns[leaf.first]) })
+			}
+			prevOp = i
+		}
+	}
+
 	for _, t := range txns {
 		if t.outcome != Committed {
 			continue

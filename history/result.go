@@ -325,6 +325,25 @@ func incompatibleExample(t *txn, op int, longest *txn) *Example {
 	return e.ex
 }
 
+// appendOrderExample: t appended to a key at ops first and then, and the
+// key's longest read (longest's) holds the second before the first.
+func appendOrderExample(t *txn, first, then int, longest *txn) *Example {
+	e := newExample()
+	k := t.ops[first].key
+	var full []int64
+	for _, m := range longest.ops {
+		if m.key == k && m.kind == Read && m.read != nil && m.read.onV && len(m.read.vals) >= len(full) {
+			full = m.read.vals
+		}
+	}
+	n1, n2 := e.name(t), e.name(longest)
+	a, b := t.ops[first].value, t.ops[then].value
+	e.line("%s appended %d, then %d, to key %d; but %s, the longest read of key %d (%s's), holds %d before %d",
+		n1, a, b, k, listString(full), k, n2, b, a)
+	e.line("no single order of the appends to key %d explains both: a list grows in the order its appends were made", k)
+	return e.ex
+}
+
 func abortedExample(t *txn, op int, v int64, failed *txn) *Example {
 	e := newExample()
 	k := t.ops[op].key

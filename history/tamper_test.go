@@ -421,6 +421,28 @@ func tamperings() []tampering {
 			},
 		},
 		{
+			// Retest 16: ten later reads held the first order.
+			name: "an attempt's two appends to one key swapped, another read holding both",
+			apply: func(h []Attempt) ([]Attempt, string, bool) {
+				for _, s := range appends(h, Committed) {
+					a := h[s.i]
+					for j := s.j + 1; j < len(a.Ops); j++ {
+						o1, o2 := a.Ops[s.j], a.Ops[j]
+						if o2.Kind != Append || o2.Key != o1.Key {
+							continue
+						}
+						for _, r := range holders(h, o1.Key, o1.Value, s.i) {
+							if slices.Contains(h[r.i].Ops[r.j].List, o2.Value) {
+								a.Ops[s.j].Value, a.Ops[j].Value = o2.Value, o1.Value
+								return h, fmt.Sprintf("swapped %s and %s of attempt %d, which attempt %d reads", o1, o2, s.i, r.i), true
+							}
+						}
+					}
+				}
+				return nil, "", false
+			},
+		},
+		{
 			name: "a read given a value nobody appended",
 			apply: func(h []Attempt) ([]Attempt, string, bool) {
 				rs := reads(h)

@@ -54,6 +54,7 @@ const (
 	tamperElemAdded    = "a list element appended that no transaction wrote"
 	tamperResigned     = "a value rewritten, its checksum recomputed"
 	tamperForged       = "a run recorded that never ran, and writes consistent with it"
+	tamperForgedGaps   = "a run recorded that never ran, between two gaps of the ledger's ids, of another mode, and a lost update of its"
 	tamperElemForm     = "a list value in a form txload never writes (01, +1, a trailing comma)"
 	tamperTitle        = "a column no sum reads rewritten (a title)"
 	tamperOutOfRange   = "a value outside the range the workload draws from"
@@ -126,7 +127,7 @@ var tamperCatalogue = []string{tamperBalance, tamperMoved, tamperRowDeleted, tam
 	tamperVersion, tamperNegative, tamperLogDeleted, tamperLogDuplicate, tamperLogAdded, tamperCounter, tamperOther,
 	tamperValue, tamperValueMoved, tamperElemRemoved, tamperElemSwapped, tamperElemAdded, tamperTraded, tamperOverdraft, tamperAmount,
 	tamperSelf, tamperNull, tamperSettings, tamperMarker, tamperWideDelta, tamperOrphan, tamperZeroed,
-	tamperResigned, tamperForged, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
+	tamperResigned, tamperForged, tamperForgedGaps, tamperElemForm, tamperTitle, tamperOutOfRange, tamperCountMoved,
 	tamperUntouched, tamperScale, tamperScaleForged, tamperLogSwapped, tamperLogSplit, tamperZeroDelta,
 	tamperStockLow, tamperLineAmount, tamperLineItem, tamperLastLine,
 	tamperRelabelLevel, tamperRelabelMode, tamperAmountKept, tamperMetaMarker, tamperRunDeleted,
@@ -268,9 +269,30 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperRunDeleted, sql: `DELETE FROM bank_run`, want: "ledger rows whose id no run recorded in bank_run covers"},
 		// A read-committed run of the mode recorded over the run's ids, as
 		// if it had run beside it, and one of its rows made that run's lost
-		// update.
+		// update: its bounds are the real run's (retest 16).
 		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
-			relabelLevel(mode).sql, want: relabelLevel(mode).want, allowedAt: forgedRun(mode)},
+			relabelLevel(mode).sql, want: "recorded in bank_run as the bound of more than one run"},
+		// Retest 16's T3: a read-committed read-modify-write run recorded
+		// over one row of the real run, between two gaps of the ledger's
+		// ids (made by moving the rows beside it to the ids beside
+		// theirs), the real run's count lowered by one, and that row made
+		// its lost update.
+		{what: tamperForgedGaps, sql: `CREATE TEMP TABLE pick AS
+			WITH w AS (SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d FROM bank_ledger
+				UNION ALL SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount FROM bank_ledger),
+			l AS (SELECT l.ctid AS c, l.id, l.to_id AS acct, l.to_written AS v FROM bank_ledger l JOIN bank_account a ON a.id = l.to_id AND a.version = l.to_written
+				JOIN bank_run r ON l.id > r.first_id + 2 AND l.id < r.last_id - 2
+				WHERE l.to_written >= 2 AND COALESCE(l.to_read, l.to_written - 1) = l.to_written - 1
+					AND EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v = l.to_written - 1 AND w.r = w.v - 1) LIMIT 1)
+			SELECT l.*, (SELECT w.d FROM w WHERE w.id = l.acct AND w.v = l.v - 1) AS d FROM l;
+			DO $$ BEGIN IF NOT EXISTS (SELECT FROM pick) THEN RAISE EXCEPTION 'no ledger row to forge a run over'; END IF; END $$;
+			UPDATE bank_ledger SET id = bank_ledger.id - 1 FROM pick WHERE bank_ledger.id = pick.id - 1;
+			UPDATE bank_ledger SET id = bank_ledger.id + 1 FROM pick WHERE bank_ledger.id = pick.id + 1;
+			UPDATE bank_run SET committed = committed - 1;
+			INSERT INTO bank_run SELECT pick.id - 1, pick.id + 1, 0, 0, r.amount, r.selection, r.accounts, r.initial_balance, 1, 0 FROM pick, bank_run r;
+			UPDATE bank_ledger SET isolation = 0, mode = 0, from_read = COALESCE(from_read, from_written - 1), to_read = pick.v - 2 FROM pick WHERE bank_ledger.ctid = pick.c;
+			UPDATE bank_account SET balance = balance - pick.d FROM pick WHERE bank_account.id = pick.acct`,
+			allowed: forgedRunWhy},
 		// The run's last transfer swapped for the same accounts the other
 		// way, its balances undone and the forged one's applied: what the
 		// fourth retest did beside a run.
@@ -307,13 +329,9 @@ func bankTamperings(mode string) []tampering {
 
 // forgedRun is why a read-committed run forged in bank_run, and a lost
 // update of its in the ledger, pass where they do.
-func forgedRun(mode string) map[string]string {
-	if mode != "0" {
-		return nil // a delta transfer reads nothing, for-update loses no update: caught
-	}
-	why := "bank_run is the database's only record of the runs: a read-committed run recorded beside the real one, and a lost update of its in the ledger, are what two runs at once write, which check cannot tell from a forgery"
-	return map[string]string{"read committed": why, "repeatable read": why, "serializable": why}
-}
+// forgedRunWhy is why a run recorded between two gaps of the ledger's
+// ids, and a lost update of its, pass.
+const forgedRunWhy = "bank_run is the database's only record of the runs: a read-committed run recorded beside the real one, between two gaps of the ledger's ids (which rolled-back transfers leave), and a lost update of its in the ledger, are what two runs at once write, which check cannot tell from a forgery; a run recorded over another's bounds or a ledger row's id is caught"
 
 // lastTransfer changes the run's last transfer (the last write of both its
 // accounts: the ledger's replay moves their final balances alone) by set,
@@ -363,7 +381,7 @@ func tpcbTamperings(builtin string) []tampering {
 	switch builtin {
 	case "simple-update":
 		teller.want = "balances disagree: tellers"
-		tellers.want = "2 tellers whose tbalance is not init's 0, though txload ran only select-only and simple-update"
+		tellers.want = "2 tellers whose tbalance is not init's 0, though txload ran no builtin but select-only or simple-update"
 	case "tpcb":
 		tellers.want, tellers.allowed = "", "check tpcb is the check of any mix of the builtins, pgbench's own runs among them (which txload does not record), over a history pgbench may have truncated: it holds the tellers' sum to the branches', not one teller; check tpcb-like holds each to its history"
 	}

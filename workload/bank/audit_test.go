@@ -234,13 +234,16 @@ func TestAuditRuns(t *testing.T) {
 		return fmt.Sprintf(`INSERT INTO bank_run VALUES (%s, %s, 2, 0, 10, 10, 10, 10000, %d, %d)`, first, last, committed, unknown)
 	}
 	ser := run("0", "9", 2, 0, 10, 10)
+	// The ledger's ids spread apart, so that runs at once have bounds
+	// between them, as their sequence values are.
+	apart := "UPDATE bank_ledger SET id = id * 2; "
 	many := fmt.Sprintf(`INSERT INTO bank_run SELECT 100 + g * 10, 105 + g * 10, 0, 1, 5, 10, 10, 10000 FROM generate_series(1, %d) g`, maxTermRuns)
 	for _, tc := range []struct {
 		name, runs, tamper, violation string
 	}{
 		{name: "clean", runs: ser},
 		{name: "a stronger level than the run's", runs: run("0", "9", 0, 0, 10, 10)},
-		{name: "two runs at once", runs: run("0", "NULL", 0, 1, 5, 10) + "; " + run("0", "20", 2, 0, 10, 10)},
+		{name: "two runs at once", runs: apart + run("1", "NULL", 0, 1, 5, 10) + "; " + run("0", "20", 2, 0, 10, 10)},
 		// Transfer 8 relabelled read committed, its read made stale:
 		// account 1's replay then takes 10 away, and its balance with it.
 		{name: "relabelled read committed with a stale read", runs: ser,
@@ -278,11 +281,17 @@ func TestAuditRuns(t *testing.T) {
 			violation: "1 range of ledger ids recorded in bank_run with fewer rows than its runs saw commit (a row deleted, or its id moved; first: ids 1 to 8, 8 rows, where its run saw 9 commit and 2 end of unknown outcome)"},
 		{name: "a reported run, a count below 0", runs: reported("0", "9", 9, -1),
 			violation: "1 row in bank_run with a count of transfers below 0, which no run reports"},
-		{name: "two reported runs at once", runs: reported("0", "20", 5, 0) + "; " + reported("3", "9", 3, 0)},
-		{name: "two reported runs at once, a row too many", runs: reported("0", "20", 4, 0) + "; " + reported("3", "9", 3, 0),
+		{name: "two reported runs at once", runs: apart + reported("0", "20", 5, 0) + "; " + reported("3", "9", 3, 0)},
+		{name: "two reported runs at once, a row too many", runs: apart + reported("0", "20", 4, 0) + "; " + reported("3", "9", 3, 0),
 			violation: "(a transfer added or a row duplicated beside them; first: ids 1 to 19, 8 rows, where its 2 runs saw 7 commit and 0 end of unknown outcome)"},
-		{name: "two runs at once, one not reported", runs: reported("0", "20", 1, 0) + "; " + run("3", "9", 2, 0, 10, 10)},
-		{name: "a run after one that did not report", runs: run("0", "NULL", 2, 0, 10, 10) + "; " + reported("3", "9", 1, 0)},
+		{name: "two runs at once, one not reported", runs: apart + reported("0", "20", 1, 0) + "; " + run("3", "9", 2, 0, 10, 10)},
+		{name: "a run after one that did not report", runs: apart + run("0", "NULL", 2, 0, 10, 10) + "; " + reported("3", "9", 1, 0)},
+		// A run's bounds are ids it took from the sequence: never a
+		// ledger row's, never another run's (retest 16).
+		{name: "a run recorded over the real one's bounds", runs: ser + "; " + run("0", "9", 0, 0, 10, 10),
+			violation: "2 ids recorded in bank_run as the bound of more than one run (first: 0)"},
+		{name: "a run recorded over a ledger row's id", runs: ser + "; " + run("4", "6", 0, 0, 10, 10),
+			violation: "2 ledger rows at an id recorded in bank_run as a run's first or last (first: 4)"},
 		{name: "many runs, a row too many", runs: reported("0", "9", 7, 0) + "; " + many,
 			violation: "first: ids 1 to 8, 8 rows, where its run saw 7 commit and 0 end of unknown outcome"},
 		{name: "many runs, a row too few", runs: reported("0", "9", 9, 0) + "; " + many,

@@ -254,6 +254,9 @@ func runAudit(ctx context.Context, t *pg.Target) (*audit, error) {
 		if err != nil {
 			return err
 		}
+		if err := a.holdBounds(ctx, tx, runs); err != nil {
+			return err
+		}
 		if err := a.auditLedger(ctx, tx, runs); err != nil {
 			return err
 		}

@@ -372,7 +372,7 @@ func (a *tpcbAudit) historyViolations(r, asked rule) []string {
 	if holdsRecord(asked) && a.recorded && !a.moved {
 		for i, tb := range auditTables[1:] {
 			if n := a.untouched[i]; n > 0 {
-				v = append(v, fmt.Sprintf("%s whose %s is not init's 0, though txload ran only select-only and simple-update on the tables since init (%s records the scripts it ran), and neither moves one (after pgbench's own runs, which txload does not record, `txload check tpcb` checks what every builtin keeps)",
+				v = append(v, fmt.Sprintf("%s whose %s is not init's 0, though txload ran no builtin but select-only or simple-update on the tables since init (%s records the scripts it ran), and neither moves one (after pgbench's own runs, which txload does not record, `txload check tpcb` checks what every builtin keeps)",
 					metrics.Count(n, tb.what), tb.balance, recordTable))
 			}
 		}
