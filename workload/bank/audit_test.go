@@ -190,7 +190,9 @@ func coverRuns(t *testing.T, conn *pgx.Conn, initial int64) {
 	if _, err := conn.Exec(t.Context(), `DELETE FROM bank_run`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(t.Context(), `INSERT INTO bank_run SELECT 0, NULL, i, m, a, 10, 10, $1::BIGINT
+	// Each run's first id its own, below every row's, as sequence values
+	// are: a bound two runs share is a run that never ran.
+	if _, err := conn.Exec(t.Context(), `INSERT INTO bank_run SELECT -row_number() OVER (), NULL, i, m, a, 10, 10, $1::BIGINT
 		FROM (SELECT DISTINCT isolation i, mode m, amount a FROM bank_ledger WHERE isolation IS NOT NULL AND mode IS NOT NULL AND amount IS NOT NULL) d`, initial); err != nil {
 		t.Fatal(err)
 	}
