@@ -138,7 +138,7 @@ func (a *Attempt) Validate() error {
 		switch op.Kind {
 		case Read:
 			if op.List == nil && a.Outcome == Committed {
-				return fmt.Errorf("operation %d: a committed attempt's read has its result", i+1)
+				return fmt.Errorf("operation %d: a committed attempt's read must hold its result (a list, [] when empty), not null", i+1)
 			}
 		case Append:
 			if op.List != nil {

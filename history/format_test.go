@@ -146,7 +146,7 @@ func TestReadErrors(t *testing.T) {
 		{"float key", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1.5,1]]}`, JSONL, "line 1: operation 1: key 1.5 is not an integer"},
 		{"overflowing value", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["append",1,99999999999999999999]]}`, JSONL, "value 99999999999999999999 is not an integer"},
 		{"unknown op", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["w",1,1]]}`, JSONL, `line 1: operation 1: "w" is neither "r" nor "append"`},
-		{"committed read without result", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["r",1,null]]}`, JSONL, "line 1: operation 1: a committed attempt's read has its result"},
+		{"committed read without result", `{"client":0,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["r",1,null]]}`, JSONL, "line 1: operation 1: a committed attempt's read must hold its result (a list, [] when empty), not null"},
 		{"time backwards", `{"client":0,"invoke_ns":9,"complete_ns":5,"outcome":"committed","ops":[["r",1,[]]]}`, JSONL, "line 1: invoke time 9 ns is after the completion time 5 ns"},
 		{"blank lines counted", "\n\n" + `{"client":-1,"invoke_ns":0,"complete_ns":5,"outcome":"committed","ops":[["r",1,[]]]}`, JSONL, "line 3: client -1 is negative"},
 		{"edn: keyword keys", "{:type :invoke, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 0, :value [[:append :x 1]]}", EDN, "line 1: key :x in [:append :x 1] is not an integer"},

@@ -273,17 +273,22 @@ func bankTamperings(mode string) []tampering {
 		{what: tamperForged, sql: `INSERT INTO bank_run SELECT first_id, last_id, 0, mode, amount, selection, accounts, initial_balance FROM bank_run; ` +
 			relabelLevel(mode).sql, want: "recorded in bank_run as the bound of more than one run"},
 		// Retest 16's T3: a read-committed read-modify-write run recorded
-		// over one row of the real run, between two gaps of the ledger's
-		// ids (made by moving the rows beside it to the ids beside
-		// theirs), the real run's count lowered by one, and that row made
-		// its lost update.
+		// over one row of the real run (a write whose previous write of
+		// its account read the version before it, and which no later
+		// write of it skips, so that the replay's change is that one's
+		// delta), between two gaps of
+		// the ledger's ids (made by moving the rows beside it to the ids
+		// beside theirs), the real run's count lowered by one, and that
+		// row made its lost update (the write before it lost, its delta
+		// taken from the balance).
 		{what: tamperForgedGaps, sql: `CREATE TEMP TABLE pick AS
 			WITH w AS (SELECT from_id AS id, from_written AS v, COALESCE(from_read, from_written - 1) AS r, -amount AS d FROM bank_ledger
 				UNION ALL SELECT to_id, to_written, COALESCE(to_read, to_written - 1), amount FROM bank_ledger),
-			l AS (SELECT l.ctid AS c, l.id, l.to_id AS acct, l.to_written AS v FROM bank_ledger l JOIN bank_account a ON a.id = l.to_id AND a.version = l.to_written
+			l AS (SELECT l.ctid AS c, l.id, l.to_id AS acct, l.to_written AS v FROM bank_ledger l
 				JOIN bank_run r ON l.id > r.first_id + 2 AND l.id < r.last_id - 2
 				WHERE l.to_written >= 2 AND COALESCE(l.to_read, l.to_written - 1) = l.to_written - 1
-					AND EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v = l.to_written - 1 AND w.r = w.v - 1) LIMIT 1)
+					AND EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v = l.to_written - 1 AND w.r = w.v - 1)
+					AND NOT EXISTS (SELECT FROM w WHERE w.id = l.to_id AND w.v > l.to_written AND w.r < l.to_written) LIMIT 1)
 			SELECT l.*, (SELECT w.d FROM w WHERE w.id = l.acct AND w.v = l.v - 1) AS d FROM l;
 			DO $$ BEGIN IF NOT EXISTS (SELECT FROM pick) THEN RAISE EXCEPTION 'no ledger row to forge a run over'; END IF; END $$;
 			UPDATE bank_ledger SET id = bank_ledger.id - 1 FROM pick WHERE bank_ledger.id = pick.id - 1;

@@ -211,7 +211,13 @@ func initBank(t *testing.T, initial int64) (*pg.Target, *pgx.Conn) {
 	if err := g.schema().Init(t.Context(), tg, workload.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	return tg, pgtest.Conn(t, url)
+	conn := pgtest.Conn(t, url)
+	// The fixtures' runs take bounds at 0 and below, as if the sequence
+	// had given them (a run's bound is one it gave: holdBounds).
+	if _, err := conn.Exec(t.Context(), `ALTER SEQUENCE bank_ledger_id MINVALUE -1000`); err != nil {
+		t.Fatal(err)
+	}
+	return tg, conn
 }
 
 // The audit holds each ledger row to the run bank_run records over its id:
@@ -294,6 +300,10 @@ func TestAuditRuns(t *testing.T) {
 			violation: "2 ids recorded in bank_run as the bound of more than one run (first: 0)"},
 		{name: "a run recorded over a ledger row's id", runs: ser + "; " + run("4", "6", 0, 0, 10, 10),
 			violation: "2 ledger rows at an id recorded in bank_run as a run's first or last (first: 4)"},
+		{name: "a run recorded beyond what the sequence gave", runs: ser + "; " + run("1500", "1600", 0, 0, 10, 10),
+			violation: "2 ids recorded in bank_run as a run's bound that bank_ledger_id never gave (first: 1500; it gives -1000 on, and gave 1000 last)"},
+		{name: "a run recorded below what the sequence gives", runs: ser + "; " + run("-2000", "NULL", 0, 0, 10, 10),
+			violation: "1 id recorded in bank_run as a run's bound that bank_ledger_id never gave (first: -2000"},
 		{name: "many runs, a row too many", runs: reported("0", "9", 7, 0) + "; " + many,
 			violation: "first: ids 1 to 8, 8 rows, where its run saw 7 commit and 0 end of unknown outcome"},
 		{name: "many runs, a row too few", runs: reported("0", "9", 9, 0) + "; " + many,
@@ -309,7 +319,9 @@ func TestAuditRuns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg, conn := initBank(t, 10000)
-			for _, sql := range []string{eight, tc.runs, tc.tamper} {
+			// The sequence set past the fixtures' bounds, as if it had
+			// given them.
+			for _, sql := range []string{eight, tc.runs, tc.tamper, "SELECT setval('bank_ledger_id', 1000)"} {
 				for _, q := range strings.Split(sql, ";") {
 					if strings.TrimSpace(q) == "" {
 						continue

@@ -131,6 +131,38 @@ func (a *audit) holdBounds(ctx context.Context, tx pgx.Tx, runs []run) error {
 		a.meta = append(a.meta, fmt.Sprintf("%s at an id recorded in bank_run as a run's first or last (first: %d): a run's bounds are ids it took from bank_ledger_id, which no transfer takes (a run recorded that never ran, or a row's id moved)",
 			metrics.Count(rows, "ledger row"), *firstRow))
 	}
+	// Nor can a bound lie outside what the sequence gave: below its
+	// least value or above its last (retest 17: a forged run whose last
+	// id was 99999999, or whose first was 0, passed). Read in a
+	// savepoint: a dialect whose sequences do not read so is not held to
+	// it.
+	var last, least int64
+	var called bool
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		if err := sp.QueryRow(ctx, `SELECT last_value, is_called FROM bank_ledger_id`).Scan(&last, &called); err != nil {
+			return err
+		}
+		return sp.QueryRow(ctx, `SELECT seqmin FROM pg_sequence WHERE seqrelid = 'bank_ledger_id'::regclass`).Scan(&least)
+	})
+	if err != nil || len(ids) == 0 {
+		return nil
+	}
+	if !called {
+		last-- // none given since it was set: its last value is the next
+	}
+	var outside int64
+	firstOut := int64(0)
+	for _, id := range slices.Compact(ids) {
+		if id < least || id > last {
+			if outside++; outside == 1 {
+				firstOut = id
+			}
+		}
+	}
+	if outside > 0 {
+		a.meta = append(a.meta, fmt.Sprintf("%s recorded in bank_run as a run's bound that bank_ledger_id never gave (first: %d; it gives %d on, and gave %d last): a run recorded that never ran, or the sequence set back",
+			metrics.Count(outside, "id"), firstOut, least, last))
+	}
 	return nil
 }
 
