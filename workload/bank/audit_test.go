@@ -302,6 +302,10 @@ func TestAuditRuns(t *testing.T) {
 			violation: "2 ledger rows at an id recorded in bank_run as a run's first or last (first: 4)"},
 		{name: "a run recorded beyond what the sequence gave", runs: ser + "; " + run("1500", "1600", 0, 0, 10, 10),
 			violation: "2 ids recorded in bank_run as a run's bound that bank_ledger_id never gave (first: 1500; it gives -1000 on, and gave 1000 last)"},
+		{name: "the sequence dropped", runs: ser, tamper: "DROP SEQUENCE bank_ledger_id CASCADE",
+			violation: "the runs' bounds cannot be held to bank_ledger_id, the sequence each run takes its ledger ids and its bounds from (ERROR: relation \"bank_ledger_id\" does not exist"},
+		{name: "the sequence made a view", runs: ser, tamper: "DROP SEQUENCE bank_ledger_id CASCADE; CREATE VIEW bank_ledger_id AS SELECT 1000::bigint AS last_value, true AS is_called",
+			violation: "bank_ledger_id is not a sequence"},
 		{name: "a run recorded below what the sequence gives", runs: ser + "; " + run("-2000", "NULL", 0, 0, 10, 10),
 			violation: "1 id recorded in bank_run as a run's bound that bank_ledger_id never gave (first: -2000"},
 		{name: "many runs, a row too many", runs: reported("0", "9", 7, 0) + "; " + many,
@@ -321,7 +325,7 @@ func TestAuditRuns(t *testing.T) {
 			tg, conn := initBank(t, 10000)
 			// The sequence set past the fixtures' bounds, as if it had
 			// given them.
-			for _, sql := range []string{eight, tc.runs, tc.tamper, "SELECT setval('bank_ledger_id', 1000)"} {
+			for _, sql := range []string{eight, tc.runs, "SELECT setval('bank_ledger_id', 1000)", tc.tamper} {
 				for _, q := range strings.Split(sql, ";") {
 					if strings.TrimSpace(q) == "" {
 						continue
