@@ -304,12 +304,7 @@ func incompatibleExample(t *txn, op int, longest *txn) *Example {
 	e := newExample()
 	k := t.ops[op].key
 	list := readOf(t, op)
-	var full []int64
-	for _, m := range longest.ops {
-		if m.key == k && m.kind == Read && m.read != nil && m.read.onV && len(m.read.vals) >= len(full) {
-			full = m.read.vals
-		}
-	}
+	full := longestRead(longest, k)
 	at := 0
 	for at < len(list) && at < len(full) && list[at] == full[at] {
 		at++
@@ -325,17 +320,24 @@ func incompatibleExample(t *txn, op int, longest *txn) *Example {
 	return e.ex
 }
 
-// appendOrderExample: t appended to a key at ops first and then, and the
-// key's longest read (longest's) holds the second before the first.
-func appendOrderExample(t *txn, first, then int, longest *txn) *Example {
-	e := newExample()
-	k := t.ops[first].key
+// longestRead is key k's longest read (the version order) among
+// longest's reads of it.
+func longestRead(longest *txn, k int64) []int64 {
 	var full []int64
 	for _, m := range longest.ops {
 		if m.key == k && m.kind == Read && m.read != nil && m.read.onV && len(m.read.vals) >= len(full) {
 			full = m.read.vals
 		}
 	}
+	return full
+}
+
+// appendOrderExample: t appended to a key at ops first and then, and the
+// key's longest read (longest's) holds the second before the first.
+func appendOrderExample(t *txn, first, then int, longest *txn) *Example {
+	e := newExample()
+	k := t.ops[first].key
+	full := longestRead(longest, k)
 	n1, n2 := e.name(t), e.name(longest)
 	a, b := t.ops[first].value, t.ops[then].value
 	e.line("%s appended %d, then %d, to key %d; but %s, the longest read of key %d (%s's), holds %d before %d",
